@@ -1,0 +1,39 @@
+// swift-tools-version:6.1
+// ingestd: wearables and home medical devices into clean, HealthKit-shaped health data.
+import PackageDescription
+
+let package = Package(
+    name: "ingestd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "ingestd", targets: ["ingestd"]),
+        .executable(name: "IngestBench", targets: ["IngestBench"]),
+    ],
+    targets: [
+        // C libraries from Debian, through module maps and shim headers.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CLibUSB", pkgConfig: "libusb-1.0", providers: [.apt(["libusb-1.0-0-dev"])]),
+        .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
+
+        // The health model: pure values, Foundation only.
+        .target(name: "HealthModel"),
+        // Readers and writers of captured device logs (btsnoop, pcap, pcapng).
+        .target(name: "CaptureFormats"),
+        // Normalize, validate, authorize, hand to the store; the SampleStore port.
+        .target(name: "Pipeline", dependencies: ["HealthModel"]),
+        // A small Swift face on sqlite3 and the default SampleStore.
+        .target(name: "SQLiteStore", dependencies: ["CSQLite", "HealthModel", "Pipeline"]),
+        // Commands, argument parsing, logging, wiring.
+        .target(name: "IngestCLI", dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats"]),
+        .executableTarget(name: "ingestd", dependencies: ["IngestCLI"]),
+        .executableTarget(
+            name: "IngestBench",
+            dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CSQLite", "CaptureFormats"]
+        ),
+
+        .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
+        .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Pipeline", "HealthModel"]),
+        .testTarget(name: "IngestCLITests", dependencies: ["IngestCLI"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

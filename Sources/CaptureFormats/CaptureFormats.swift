@@ -1,0 +1,1 @@
+// CaptureFormats: filled by its issue.

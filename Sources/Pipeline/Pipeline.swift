@@ -1,0 +1,1 @@
+// Pipeline: filled by its issue.

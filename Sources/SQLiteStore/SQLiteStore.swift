@@ -1,0 +1,1 @@
+// SQLiteStore: filled by its issue.

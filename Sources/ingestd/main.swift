@@ -1,0 +1,3 @@
+import IngestCLI
+
+await IngestdMain.main()
