@@ -1,0 +1,156 @@
+import Testing
+@testable import HealthModel
+
+@Suite struct UnitParsingTests {
+    private func unit(_ s: String) throws -> Unit { try Unit(from: s) }
+
+    @Test func wholeAtomsWinOverPrefixPlusAtom() throws {
+        // min is minutes, mi is miles, m is metres: three different dimensions or sizes.
+        #expect(try unit("min").factors == [UnitFactor(prefix: nil, atom: .minute, exponent: 1)])
+        #expect(try unit("mi").factors == [UnitFactor(prefix: nil, atom: .mile, exponent: 1)])
+        #expect(try unit("m").factors == [UnitFactor(prefix: nil, atom: .meter, exponent: 1)])
+        #expect(try unit("mmHg").factors == [UnitFactor(prefix: nil, atom: .millimeterOfMercury, exponent: 1)])
+        #expect(try unit("cmAq").factors == [UnitFactor(prefix: nil, atom: .centimeterOfWater, exponent: 1)])
+        #expect(try unit("hr").factors == [UnitFactor(prefix: nil, atom: .hour, exponent: 1)])
+        #expect(try unit("d").factors == [UnitFactor(prefix: nil, atom: .day, exponent: 1)])
+    }
+
+    @Test func prefixedAtoms() throws {
+        #expect(try unit("dL").factors == [UnitFactor(prefix: .deci, atom: .liter, exponent: 1)])
+        #expect(try unit("mcg").factors == [UnitFactor(prefix: .micro, atom: .gram, exponent: 1)])
+        #expect(try unit("kPa").factors == [UnitFactor(prefix: .kilo, atom: .pascal, exponent: 1)])
+        #expect(try unit("mm").factors == [UnitFactor(prefix: .milli, atom: .meter, exponent: 1)])
+        #expect(try unit("Mm").factors == [UnitFactor(prefix: .mega, atom: .meter, exponent: 1)])
+        #expect(try unit("dam").factors == [UnitFactor(prefix: .deca, atom: .meter, exponent: 1)])
+        #expect(try unit("mcS").factors == [UnitFactor(prefix: .micro, atom: .siemens, exponent: 1)])
+    }
+
+    @Test func calorieSpellings() throws {
+        #expect(try unit("Cal").convert(1, to: unit("cal")) == 1000)
+        #expect(try unit("Cal").convert(1, to: unit("kcal")) == 1)
+        #expect(try unit("kcal").convert(1, to: unit("J")) == 4184)
+        #expect(try unit("cal").convert(1, to: unit("J")) == 4.184)
+        #expect(try unit("kJ").convert(4.184, to: unit("kcal")) == 1)
+    }
+
+    @Test func compoundForms() throws {
+        let vo2 = try unit("ml/(kg*min)")
+        #expect(vo2.unitString == "mL/(kg*min)")
+        #expect(try unit("kcal/(kg*hr)").unitString == "kcal/(kg*hr)")
+        // HealthKit: multiplication binds tighter than division, so kcal/kg*hr is kcal/(kg*hr).
+        #expect(try unit("kcal/kg*hr") == unit("kcal/(kg*hr)"))
+        #expect(try unit("m/s^2").unitString == "m/s^2")
+        #expect(try unit("m.s^-2") == unit("m/s^2"))
+        #expect(try unit("mg/dl") == unit("mg/dL"))
+        #expect(try unit("count/min").unitString == "count/min")
+    }
+
+    @Test func molarMass() throws {
+        let glucose = try unit("mmol<180.15588000005408>/L")
+        #expect(glucose.factors.first?.atom == .mole(molarMass: 180.15588000005408))
+        #expect(glucose.unitString == "mmol<180.15588000005408>/L")
+        // Apple's own export prints 16 significant digits; it must still convert.
+        let apple = try unit("mmol<180.1558800000541>/L")
+        let mgdl = try apple.convert(5.5, to: unit("mg/dL"))
+        #expect(abs(mgdl - 99.08573400002975) < 1e-9)
+        #expect(try glucose.convert(1, to: unit("mg/dL")) == 18.0155880000054)
+    }
+
+    @Test(arguments: ["kg", "count/min", "m/s^2", "mg/dL", "mmol<180.15588000005408>/L", "kcal/(kg*hr)",
+                      "ml/(kg*min)", "%", "degF", "degC", "K", "mcg", "fl_oz_us", "dBASPL", "IU", "count",
+                      "s^-1", "kg*m^2/s^2", "(kg)/(m)", "mL/min", "L/min", "cm^3", "lb", "st", "J/(s*m^2)"])
+    func canonicalStringRoundTrips(_ text: String) throws {
+        let parsed = try unit(text)
+        let again = try unit(parsed.unitString)
+        #expect(again == parsed)
+        #expect(again.unitString == parsed.unitString)
+    }
+
+    @Test func badStringsGiveSpecificErrors() {
+        #expect(throws: UnitError.empty) { try Unit(from: "") }
+        #expect(throws: UnitError.missingOperand(after: "/", at: 2, in: "kg/")) { try Unit(from: "kg/") }
+        #expect(throws: UnitError.badExponent("x", in: "m^x")) { try Unit(from: "m^x") }
+        #expect(throws: UnitError.badMolarMass("abc", in: "mmol<abc>/L")) { try Unit(from: "mmol<abc>/L") }
+        #expect(throws: UnitError.unknownAtom("foo", in: "foo")) { try Unit(from: "foo") }
+        #expect(throws: UnitError.missingOperand(after: "/", at: 2, in: "kg//s")) { try Unit(from: "kg//s") }
+        #expect(throws: UnitError.moreThanOneDivision(in: "m/s/s")) { try Unit(from: "m/s/s") }
+        #expect(throws: UnitError.unbalancedParentheses(in: "kcal/(kg*hr")) { try Unit(from: "kcal/(kg*hr") }
+        #expect(throws: UnitError.unbalancedParentheses(in: "kg)")) { try Unit(from: "kg)") }
+        #expect(throws: UnitError.affineInCompound("degC/min")) { try Unit(from: "degC/min") }
+        #expect(throws: UnitError.unknownAtom("h", in: "h")) { try Unit(from: "h") }
+        #expect(throws: UnitError.unknownAtom("kmin", in: "kmin")) { try Unit(from: "kmin") }
+        #expect(throws: UnitError.unknownAtom("mL/min·kg".split(separator: "/")[1].description, in: "mL/min·kg")) {
+            try Unit(from: "mL/min·kg")
+        }
+    }
+
+    @Test func errorMessagesNameTheProblem() {
+        #expect(UnitError.unknownAtom("foo", in: "foo").description == "unknown unit \"foo\" in \"foo\"")
+        #expect(UnitError.incompatible(from: "kg", to: "m").description == "cannot convert \"kg\" to \"m\": incompatible units")
+    }
+}
+
+@Suite struct UnitConversionTests {
+    private func convert(_ value: Double, _ from: String, _ to: String) throws -> Double {
+        try Unit(from: from).convert(value, to: Unit(from: to))
+    }
+
+    @Test func exactFactors() throws {
+        #expect(try convert(1, "lb", "kg") == 0.45359237)
+        #expect(try convert(1, "in", "m") == 0.0254)
+        #expect(try convert(1, "mi", "m") == 1609.344)
+        #expect(try convert(1, "mi", "km") == 1.609344)
+        #expect(try convert(1, "st", "lb") == 14)
+        #expect(try convert(16, "oz", "lb") == 1)
+        #expect(try convert(1, "ft", "in") == 12)
+        #expect(try convert(1, "mmHg", "Pa") == 133.322387415)
+        #expect(try convert(1, "fl_oz_us", "mL") == 29.5735295625)
+        #expect(try convert(180, "cm", "ft") == 5.90551181102362)
+        #expect(try convert(1, "Cal", "kJ") == 4.184)
+    }
+
+    @Test func rates() throws {
+        #expect(try convert(60, "count/min", "count/s") == 1)
+        #expect(try convert(1, "count/s", "count/min") == 60)
+        #expect(try convert(72, "count/min", "Hz") == 1.2)
+        #expect(try convert(3.6, "km/hr", "m/s") == 1)
+        #expect(try convert(1, "m/s^2", "km/hr^2") == 12960)
+        #expect(abs(try convert(1, "kcal/(kg*hr)", "J/(kg*s)") - 4184.0 / 3600.0) < 1e-12)
+    }
+
+    @Test func affineTemperatures() throws {
+        #expect(try convert(98.6, "degF", "degC") == 37)
+        #expect(try convert(32, "degF", "degC") == 0)
+        #expect(try convert(-40, "degF", "degC") == -40)
+        #expect(try convert(37, "degC", "degF") == 98.6)
+        #expect(try convert(0, "degC", "K") == 273.15)
+        #expect(try convert(212, "degF", "K") == 373.15)
+        #expect(try convert(0, "K", "degF") == -459.67)
+    }
+
+    @Test func percentIsAFraction() throws {
+        #expect(try convert(0.235, "%", "count") == 0.235)
+        #expect(Unit.percent.isCompatible(with: .count))
+    }
+
+    @Test func glucose() throws {
+        // 1 mmol/L of glucose is 18.015588 mg/dL (moles times molar mass, per decilitre).
+        #expect(abs(try convert(100, "mg/dL", "mmol<180.15588000005408>/L") - 100 / 18.015588000005408) < 1e-12)
+        #expect(abs(try convert(5.5, "mmol<180.15588000005408>/L", "mg/dL") - 5.5 * 18.015588000005408) < 1e-9)
+    }
+
+    @Test func incompatiblePairsNameBothUnits() {
+        #expect(throws: UnitError.incompatible(from: "kg", to: "m")) { try convert(1, "kg", "m") }
+        #expect(throws: UnitError.incompatible(from: "degC", to: "count")) { try convert(1, "degC", "count") }
+        #expect(throws: UnitError.incompatible(from: "mmol/L", to: "mg/dL")) { try convert(1, "mmol/L", "mg/dL") }
+        #expect(throws: UnitError.incompatible(from: "count/min", to: "min")) { try convert(1, "count/min", "min") }
+    }
+
+    @Test func healthKitConstructors() {
+        #expect(Unit.gramUnit(with: .kilo).unitString == "kg")
+        #expect(Unit.meterUnit(with: .centi).unitString == "cm")
+        #expect(Unit.countPerMinute.unitString == "count/min")
+        #expect(Unit.meter.unitDivided(by: Unit.second.unitRaised(toPower: 2)).unitString == "m/s^2")
+        #expect(Unit.millimolesBloodGlucosePerLiter.isCompatible(with: .milligramsPerDeciliter))
+    }
+}
