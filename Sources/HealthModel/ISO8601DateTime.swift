@@ -1,0 +1,125 @@
+import Foundation
+
+/// ingestd's timestamp text: ISO 8601 / RFC 3339 date-times.
+///
+/// Output is always UTC, `2026-01-01T08:00:00Z`, with fractional seconds (microsecond
+/// resolution, trailing zeros dropped) only when they are not zero: `2026-01-01T08:00:00.123Z`.
+/// Input accepts `Z` or a numeric offset (`+01:00`, `+0100`, `+01`), `T`, `t` or a space between
+/// date and time, and any number of fractional digits.
+public enum ISO8601DateTime {
+    /// Seconds from 1970-01-01 to 2001-01-01, Foundation's reference date.
+    private static let referenceDateOffset: Int64 = 978_307_200
+    /// The representable range: 0001-01-01T00:00:00Z through 9999-12-31T23:59:59.999999Z.
+    private static let minimumMicroseconds: Int64 = -62_135_596_800 * 1_000_000
+    private static let maximumMicroseconds: Int64 = 253_402_300_800 * 1_000_000 - 1
+
+    /// Formats `date` in UTC. Dates outside years 1...9999 are clamped to that range.
+    public static func string(from date: Date) -> String {
+        var text = ""
+        append(date, to: &text)
+        return text
+    }
+
+    /// Appends the formatted `date` to `text`.
+    public static func append(_ date: Date, to text: inout String) {
+        let micros = microsecondsSince1970(date)
+        let seconds = micros >= 0 ? micros / 1_000_000 : (micros - 999_999) / 1_000_000
+        let fraction = Int(micros - seconds * 1_000_000)
+        let days = Int(seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400)
+        let secondOfDay = Int(seconds) - days * 86_400
+        let (year, month, day) = CalendarMath.date(days: days)
+        text += CalendarMath.padded(year, 4)
+        text += "-" + CalendarMath.padded(month, 2)
+        text += "-" + CalendarMath.padded(day, 2)
+        text += "T" + CalendarMath.padded(secondOfDay / 3600, 2)
+        text += ":" + CalendarMath.padded(secondOfDay / 60 % 60, 2)
+        text += ":" + CalendarMath.padded(secondOfDay % 60, 2)
+        if fraction != 0 {
+            var digits = CalendarMath.padded(fraction, 6)
+            while digits.hasSuffix("0") { digits.removeLast() }
+            text += "." + digits
+        }
+        text += "Z"
+    }
+
+    private static func microsecondsSince1970(_ date: Date) -> Int64 {
+        // Round from the reference-date interval directly: one rounding instead of two.
+        let sinceReference = date.timeIntervalSinceReferenceDate * 1_000_000
+        let limit = 9.0e17
+        guard sinceReference.isFinite else { return sinceReference > 0 ? maximumMicroseconds : minimumMicroseconds }
+        let clampedSinceReference = Int64(min(max(sinceReference.rounded(), -limit), limit))
+        let micros = clampedSinceReference + referenceDateOffset * 1_000_000
+        return min(max(micros, minimumMicroseconds), maximumMicroseconds)
+    }
+
+    /// Parses an ISO 8601 date-time with `Z` or an offset; nil when the text is not one
+    /// (wrong shape, impossible date or time, missing zone).
+    public static func date(from text: some StringProtocol) -> Date? {
+        var utf8Text = String(text)
+        return utf8Text.withUTF8 { date(fromUTF8: $0) }
+    }
+
+    /// Parses UTF-8 bytes; see `date(from:)`.
+    static func date(fromUTF8 bytes: UnsafeBufferPointer<UInt8>) -> Date? {
+        guard bytes.count >= 20,
+            let year = CalendarMath.digits(bytes, 0, 4), bytes[4] == UInt8(ascii: "-"),
+            let month = CalendarMath.digits(bytes, 5, 2), bytes[7] == UInt8(ascii: "-"),
+            let day = CalendarMath.digits(bytes, 8, 2),
+            bytes[10] == UInt8(ascii: "T") || bytes[10] == UInt8(ascii: "t") || bytes[10] == UInt8(ascii: " "),
+            let hour = CalendarMath.digits(bytes, 11, 2), bytes[13] == UInt8(ascii: ":"),
+            let minute = CalendarMath.digits(bytes, 14, 2), bytes[16] == UInt8(ascii: ":"),
+            let second = CalendarMath.digits(bytes, 17, 2)
+        else { return nil }
+        guard (1...12).contains(month), (1...CalendarMath.daysInMonth(year: year, month: month)).contains(day),
+            hour < 24, minute < 60, second < 60
+        else { return nil }
+
+        var index = 19
+        var fractionDigits: Slice<UnsafeBufferPointer<UInt8>>? = nil
+        if bytes[index] == UInt8(ascii: ".") || bytes[index] == UInt8(ascii: ",") {
+            let fractionStart = index + 1
+            index = fractionStart
+            while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
+                index += 1
+            }
+            guard index > fractionStart else { return nil }
+            fractionDigits = bytes[fractionStart..<index]
+        }
+
+        guard index < bytes.count else { return nil }
+        var offsetSeconds = 0
+        switch bytes[index] {
+        case UInt8(ascii: "Z"), UInt8(ascii: "z"):
+            index += 1
+        case UInt8(ascii: "+"), UInt8(ascii: "-"):
+            let sign = bytes[index] == UInt8(ascii: "-") ? -1 : 1
+            guard let offsetHours = CalendarMath.digits(bytes, index + 1, 2), offsetHours < 24 else { return nil }
+            index += 3
+            var offsetMinutes = 0
+            if index < bytes.count {
+                if bytes[index] == UInt8(ascii: ":") { index += 1 }
+                guard let minutes = CalendarMath.digits(bytes, index, 2), minutes < 60 else { return nil }
+                offsetMinutes = minutes
+                index += 2
+            }
+            offsetSeconds = sign * (offsetHours * 3600 + offsetMinutes * 60)
+        default:
+            return nil
+        }
+        guard index == bytes.count else { return nil }
+
+        let days = CalendarMath.days(year: year, month: month, day: day)
+        let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
+        guard let fractionDigits, fractionDigits.contains(where: { $0 != UInt8(ascii: "0") }) else {
+            return Date(timeIntervalSince1970: TimeInterval(seconds))
+        }
+        // Parse "seconds.fraction" as one decimal so the result is the Double nearest to the
+        // written instant, the same value a literal like 1767254400.123 would give.
+        let fractionText = String(decoding: fractionDigits, as: UTF8.self)
+        if seconds >= 0, let interval = TimeInterval("\(seconds).\(fractionText)") {
+            return Date(timeIntervalSince1970: interval)
+        }
+        guard let fraction = TimeInterval("0.\(fractionText)") else { return nil }
+        return Date(timeIntervalSince1970: TimeInterval(seconds) + fraction)
+    }
+}

@@ -1,0 +1,28 @@
+/// The metadata keys ingestd interprets, as HealthKit's raw constant values (what exports show).
+public enum MetadataKey {
+    /// Stable id of one logical measurement across re-sends (String).
+    public static let syncIdentifier = "HKMetadataKeySyncIdentifier"
+    /// Version compared on re-send: a higher version replaces the stored sample (Int).
+    public static let syncVersion = "HKMetadataKeySyncVersion"
+    /// The writer's own record id (String); `HKMetadataKeyExternalUUID` in HealthKit's headers.
+    public static let externalUUID = "HKExternalUUID"
+    /// Whether a person typed the value in rather than a sensor measuring it (Bool).
+    public static let wasUserEntered = "HKWasUserEntered"
+    /// IANA time zone the sample was recorded in (String).
+    public static let timeZone = "HKTimeZone"
+    /// Serial number of the measuring device (String).
+    public static let deviceSerialNumber = "HKDeviceSerialNumber"
+    /// Name of the food in a food correlation (String).
+    public static let foodType = "HKFoodType"
+
+    /// The constant names that some producers write instead of the raw values; accepted on input.
+    static let longSpellings: [String: String] = [
+        "HKMetadataKeyExternalUUID": externalUUID,
+        "HKMetadataKeyWasUserEntered": wasUserEntered,
+        "HKMetadataKeyTimeZone": timeZone,
+        "HKMetadataKeyDeviceSerialNumber": deviceSerialNumber,
+    ]
+
+    /// The raw key for `key`, mapping the accepted long spellings to HealthKit's raw values.
+    public static func canonical(_ key: String) -> String { longSpellings[key] ?? key }
+}

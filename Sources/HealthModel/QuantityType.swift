@@ -1,0 +1,91 @@
+/// A kind of measured quantity (HealthKit's `HKQuantityType`), e.g. step count or body mass.
+///
+/// Every type has a canonical unit in which ingestd stores its values, an aggregation style,
+/// and a plausible range (in the canonical unit) that the pipeline uses to reject nonsense.
+/// Two types are equal when their identifiers are equal.
+public struct QuantityType: Hashable, Sendable, CustomStringConvertible {
+    /// The full identifier, e.g. `HKQuantityTypeIdentifierStepCount`.
+    public let identifier: String
+    /// The short form accepted on the command line, e.g. `stepCount`.
+    public let shortName: String
+    /// The unit values of this type are stored in.
+    public let canonicalUnit: Unit
+    /// How values combine over time; decides which statistics are legal.
+    public let aggregationStyle: AggregationStyle
+    /// The range a single sample's value must lie in, expressed in `canonicalUnit`.
+    public let plausibleRange: ClosedRange<Double>
+    /// Whether this is a nutrition type that may be a member of a food correlation.
+    public let isDietary: Bool
+
+    /// Creates a quantity type. The built-in types are the static members listed in `catalogue`.
+    public init(
+        identifier: String,
+        shortName: String,
+        canonicalUnit: Unit,
+        aggregationStyle: AggregationStyle,
+        plausibleRange: ClosedRange<Double>,
+        isDietary: Bool = false
+    ) {
+        self.identifier = identifier
+        self.shortName = shortName
+        self.canonicalUnit = canonicalUnit
+        self.aggregationStyle = aggregationStyle
+        self.plausibleRange = plausibleRange
+        self.isDietary = isDietary
+    }
+
+    /// Looks up a catalogue type by full identifier (exact) or short name (case-insensitive).
+    public init?(named name: some StringProtocol) {
+        guard let type = Self.named(name) else { return nil }
+        self = type
+    }
+
+    /// Looks up a catalogue type by full identifier (exact) or short name (case-insensitive).
+    public static func named(_ name: some StringProtocol) -> QuantityType? {
+        let name = String(name)
+        if let type = CatalogueIndex.built.byIdentifier[name] { return type }
+        return CatalogueIndex.built.byLowercasedShortName[name.lowercased()]
+    }
+
+    /// Whether `value` (in the canonical unit) lies in the plausible range.
+    public func isPlausible(_ value: Double) -> Bool { plausibleRange.contains(value) }
+
+    public var description: String { identifier }
+
+    public static func == (lhs: QuantityType, rhs: QuantityType) -> Bool {
+        lhs.identifier == rhs.identifier
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(identifier) }
+}
+
+/// Lookup tables over `QuantityType.catalogue`, built once on first use.
+private struct CatalogueIndex: Sendable {
+    static let built = CatalogueIndex()
+
+    let byIdentifier: [String: QuantityType]
+    let byLowercasedShortName: [String: QuantityType]
+
+    private init() {
+        var byIdentifier: [String: QuantityType] = [:]
+        var byShortName: [String: QuantityType] = [:]
+        for type in QuantityType.catalogue {
+            precondition(byIdentifier[type.identifier] == nil, "HealthModel catalogue: duplicate identifier \(type.identifier)")
+            precondition(byShortName[type.shortName.lowercased()] == nil, "HealthModel catalogue: duplicate short name \(type.shortName)")
+            byIdentifier[type.identifier] = type
+            byShortName[type.shortName.lowercased()] = type
+        }
+        self.byIdentifier = byIdentifier
+        self.byLowercasedShortName = byShortName
+    }
+}
+
+/// Parses a unit string written as a constant in this module's catalogue.
+/// A failure is a programmer error in the catalogue, never caused by input, so it traps.
+func catalogueUnit(_ string: String) -> Unit {
+    do {
+        return try Unit(from: string)
+    } catch {
+        preconditionFailure("HealthModel catalogue: constant unit string \"\(string)\" does not parse: \(error)")
+    }
+}
