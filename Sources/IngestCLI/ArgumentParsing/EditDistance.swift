@@ -26,13 +26,16 @@ enum EditDistance {
         return previous[b.count]
     }
 
-    /// The candidate closest to `word`, if close enough to be a likely typo: one edit for
-    /// words of up to four letters (dashes not counted), two for longer ones.
+    /// The candidate closest to `word`, if close enough to be a likely typo: one edit when both
+    /// are at most four letters long (dashes not counted), two otherwise. Words of one letter
+    /// (`-x`) get no suggestion, since every other letter is one edit away.
     static func nearest(to word: String, among candidates: [String]) -> String? {
         let letters = word.drop { $0 == "-" }.count
-        let allowed = letters <= 4 ? 1 : 2
+        guard letters > 1 else { return nil }
         var best: (candidate: String, distance: Int)?
         for candidate in candidates {
+            let longest = max(letters, candidate.drop { $0 == "-" }.count)
+            let allowed = longest <= 4 ? 1 : 2
             let distance = distance(word, candidate)
             if distance <= allowed, distance < (best?.distance ?? Int.max) {
                 best = (candidate, distance)
