@@ -77,6 +77,15 @@ fileprivate typealias Unit = HealthModel.Unit
         }
     }
 
+    @Test func nonFiniteValuesAreWrittenAsNullAndRefusedOnInput() throws {
+        let sample = QuantitySample(
+            type: .bodyMass, quantity: Quantity(value: .nan, unit: QuantityType.bodyMass.canonicalUnit),
+            start: .init(timeIntervalSince1970: 0), end: .init(timeIntervalSince1970: 0), source: "s")
+        let line = encoder.encode(sample)
+        #expect(line.contains(#""value":null,"#))
+        #expect(throws: RecordDecodingError.missingField("value")) { try decoder.decodeLine(line) }
+    }
+
     @Test func roundTripsEveryFieldAndAwkwardStrings() throws {
         let awkward = "quote \" backslash \\ slash / newline \n tab \t bell \u{07} nul \u{00} é 😀 \u{2028}"
         let sample = QuantitySample(

@@ -68,5 +68,7 @@ import Testing
         #expect(Metadata().isEmpty)
         #expect(!Metadata(wasUserEntered: false).isEmpty)
         #expect(!Metadata(entries: ["x": .string("")]).isEmpty)
+        // An entry under a typed key is shadowed by the (nil) typed field and never encoded.
+        #expect(Metadata(entries: ["HKMetadataKeyTimeZone": .string("UTC")]).isEmpty)
     }
 }
