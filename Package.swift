@@ -17,8 +17,12 @@ let package = Package(
 
         // The health model: pure values, Foundation only.
         .target(name: "HealthModel"),
+        // Transport-neutral device I/O types: BLE addresses, UUIDs, advertisements, GATT events.
+        .target(name: "Transport"),
         // Readers and writers of captured device logs (btsnoop, pcap, pcapng).
-        .target(name: "CaptureFormats"),
+        .target(name: "CaptureFormats", dependencies: ["Transport"]),
+        // The adapter contract: descriptors, device matches, sessions, the event router.
+        .target(name: "AdapterKit", dependencies: ["HealthModel", "Transport"]),
         // Normalize, validate, authorize, hand to the store; the SampleStore port.
         .target(name: "Pipeline", dependencies: ["HealthModel"]),
         // A small Swift face on sqlite3 and the default SampleStore.
@@ -34,6 +38,11 @@ let package = Package(
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Pipeline", "HealthModel"]),
         .testTarget(name: "IngestCLITests", dependencies: ["IngestCLI"]),
+        .testTarget(
+            name: "CaptureFormatsTests",
+            dependencies: ["CaptureFormats", "Transport"],
+            exclude: ["Captures"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,78 @@
+import Foundation
+import HealthModel
+import Transport
+
+/// A device adapter: its descriptor and a factory for per-device sessions.
+///
+/// Adapters depend on the health model and the transport types only; they never see the store.
+/// Decoding lives in pure decoders (bytes in, values or a typed error out); the session holds
+/// per-device state (the previous cumulative counter, the last broadcast reading, …).
+public protocol Adapter: Sendable {
+    var descriptor: AdapterDescriptor { get }
+    /// A session for one BLE device the descriptor matched.
+    func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any AdapterSession
+}
+
+/// Per-device decoding state. Fed transport events in order; writes records and rejections.
+public protocol AdapterSession: AnyObject {
+    /// Handles one event of this device.
+    func receive(_ event: TransportEvent, into output: inout AdapterOutput)
+    /// The device's events have ended (capture end, disconnection, shutdown).
+    func finish(into output: inout AdapterOutput)
+}
+
+extension AdapterSession {
+    public func finish(into output: inout AdapterOutput) {}
+}
+
+/// Settings every session gets.
+public struct AdapterContext: Sendable {
+    /// The zone device timestamps without a zone are read in; kept in `HKTimeZone` metadata.
+    public var timeZone: TimeZone
+    /// The sample source (the adapter id).
+    public var source: String
+
+    public init(timeZone: TimeZone, source: String) {
+        self.timeZone = timeZone
+        self.source = source
+    }
+}
+
+/// What sessions produce: records for the pipeline, and counted rejections with reasons.
+public struct AdapterOutput: Sendable {
+    public var records: [HealthRecord] = []
+    public var rejections: [AdapterRejection] = []
+    /// Frames understood but carrying nothing to store (intermediate cuff pressure, a repeated broadcast).
+    public var skipped: [String: Int] = [:]
+
+    public init() {}
+
+    public mutating func reject(_ adapter: String, reason: String, detail: String, time: Date) {
+        rejections.append(AdapterRejection(adapter: adapter, reason: reason, detail: detail, time: time))
+    }
+
+    public mutating func skip(_ reason: String) { skipped[reason, default: 0] += 1 }
+}
+
+/// A frame an adapter could not use, with a short stable reason and a detail naming the bytes.
+public struct AdapterRejection: Sendable, Equatable, CustomStringConvertible {
+    public var adapter: String
+    /// Short stable reason key, e.g. `short-frame`, `reserved-flags`, `bad-checksum`, `encrypted`.
+    public var reason: String
+    public var detail: String
+    public var time: Date
+
+    public init(adapter: String, reason: String, detail: String, time: Date) {
+        self.adapter = adapter
+        self.reason = reason
+        self.detail = detail
+        self.time = time
+    }
+
+    public var description: String { "\(adapter): \(reason): \(detail)" }
+}
+
+/// Hex rendering of bytes for error messages (`0a 1b ff`).
+public func hexString(_ bytes: some Collection<UInt8>) -> String {
+    bytes.map { String(format: "%02x", $0) }.joined(separator: " ")
+}

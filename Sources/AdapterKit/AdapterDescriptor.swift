@@ -1,0 +1,121 @@
+import Foundation
+import HealthModel
+import Transport
+
+/// What an adapter is and what it takes: a stable kebab-case id (also the sample source), a
+/// name, a version, the devices it matches and the quantity types it can produce.
+public struct AdapterDescriptor: Sendable, Hashable {
+    public var id: String
+    public var name: String
+    public var version: String
+    /// One line on what the adapter reads.
+    public var summary: String
+    /// Any one of these selects the adapter for a device.
+    public var matches: [DeviceMatch]
+    public var produces: [QuantityType]
+
+    public init(id: String, name: String, version: String, summary: String, matches: [DeviceMatch],
+                produces: [QuantityType]) {
+        self.id = id
+        self.name = name
+        self.version = version
+        self.summary = summary
+        self.matches = matches
+        self.produces = produces
+    }
+
+    /// Whether this adapter takes the BLE device seen with these traits.
+    public func matches(_ traits: BLEDeviceTraits) -> Bool {
+        matches.contains { match in
+            if case .ble(let ble) = match { ble.matches(traits) } else { false }
+        }
+    }
+}
+
+/// One way of recognising a device.
+public enum DeviceMatch: Sendable, Hashable, CustomStringConvertible {
+    case ble(BLEMatch)
+    case usb(USBMatch)
+
+    public var description: String {
+        switch self {
+        case .ble(let m): m.description
+        case .usb(let m): m.description
+        }
+    }
+}
+
+/// A Bluetooth LE match: every given criterion must hold; within a list, any entry suffices.
+public struct BLEMatch: Sendable, Hashable, CustomStringConvertible {
+    /// Advertised service UUIDs, service-data UUIDs or services discovered over GATT.
+    public var serviceUUIDs: [BLEUUID]
+    /// Manufacturer-specific data company identifiers.
+    public var companyIDs: [UInt16]
+    /// A regular expression the local name must match (searched, so anchor with `^` as needed).
+    public var namePattern: String?
+
+    public init(serviceUUIDs: [BLEUUID] = [], companyIDs: [UInt16] = [], namePattern: String? = nil) {
+        self.serviceUUIDs = serviceUUIDs
+        self.companyIDs = companyIDs
+        self.namePattern = namePattern
+    }
+
+    public func matches(_ traits: BLEDeviceTraits) -> Bool {
+        if serviceUUIDs.isEmpty && companyIDs.isEmpty && namePattern == nil { return false }
+        if !serviceUUIDs.isEmpty && !serviceUUIDs.contains(where: traits.serviceUUIDs.contains) { return false }
+        if !companyIDs.isEmpty && !companyIDs.contains(where: traits.companyIDs.contains) { return false }
+        if let namePattern {
+            guard let name = traits.name,
+                  name.range(of: namePattern, options: .regularExpression) != nil else { return false }
+        }
+        return true
+    }
+
+    public var description: String {
+        var parts: [String] = []
+        if !serviceUUIDs.isEmpty { parts.append("service " + serviceUUIDs.map(\.description).joined(separator: "|")) }
+        if !companyIDs.isEmpty {
+            parts.append("company " + companyIDs.map { String(format: "0x%04X", $0) }.joined(separator: "|"))
+        }
+        if let namePattern { parts.append("name /\(namePattern)/") }
+        return "ble " + parts.joined(separator: " ")
+    }
+}
+
+/// A USB match by vendor and (optionally) product id.
+public struct USBMatch: Sendable, Hashable, CustomStringConvertible {
+    public var vendorID: UInt16
+    public var productID: UInt16?
+
+    public init(vendorID: UInt16, productID: UInt16? = nil) {
+        self.vendorID = vendorID
+        self.productID = productID
+    }
+
+    public var description: String {
+        "usb " + String(format: "%04x", vendorID) + ":" + (productID.map { String(format: "%04x", $0) } ?? "*")
+    }
+}
+
+/// What is known about a BLE device so far: from its advertisements and its discovered services.
+public struct BLEDeviceTraits: Sendable, Hashable {
+    public var address: BLEAddress
+    public var name: String?
+    public var serviceUUIDs: Set<BLEUUID>
+    public var companyIDs: Set<UInt16>
+
+    public init(address: BLEAddress, name: String? = nil, serviceUUIDs: Set<BLEUUID> = [], companyIDs: Set<UInt16> = []) {
+        self.address = address
+        self.name = name
+        self.serviceUUIDs = serviceUUIDs
+        self.companyIDs = companyIDs
+    }
+
+    /// Adds what an advertisement tells.
+    public mutating func absorb(_ advertisement: BLEAdvertisement) {
+        if let localName = advertisement.localName { name = localName }
+        serviceUUIDs.formUnion(advertisement.serviceUUIDs)
+        serviceUUIDs.formUnion(advertisement.serviceData.keys)
+        companyIDs.formUnion(advertisement.manufacturerData.keys)
+    }
+}

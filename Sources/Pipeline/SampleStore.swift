@@ -1,0 +1,68 @@
+import Foundation
+import HealthModel
+
+/// The port through which the pipeline writes: implemented by the SQLite store (and by test sinks).
+///
+/// The store enforces identity with its own unique indexes; the pipeline never deduplicates in
+/// memory. `write` commits the whole batch in one transaction or nothing.
+public protocol SampleStore: AnyObject {
+    /// The authorization grants in force now (re-read by the caller when they may have changed).
+    func loadAuthorization() throws -> AuthorizationPolicy
+    /// Writes validated, normalized, authorized records in one transaction and says what became of each.
+    func write(_ batch: [NormalizedRecord], rejections: [RejectionKey: Int]) throws -> CommitReceipt
+}
+
+/// A record that passed normalization, validation and authorization: values are in canonical units.
+public enum NormalizedRecord: Sendable {
+    case sample(QuantitySample)
+    case correlation(Correlation)
+
+    /// The member samples (one for a sample, all objects for a correlation).
+    public var samples: [QuantitySample] {
+        switch self {
+        case .sample(let sample): [sample]
+        case .correlation(let correlation): correlation.objects
+        }
+    }
+}
+
+/// What the store did with one sample.
+public enum WriteOutcome: Sendable, Equatable {
+    /// Stored for the first time.
+    case written
+    /// Already stored (same identity, or the same sync identifier with an equal or higher version).
+    case duplicate
+    /// Stored, replacing an older sync version which became a tombstone.
+    case replaced
+}
+
+/// The store's answer to a committed batch: per record, per member sample, what happened.
+public struct CommitReceipt: Sendable {
+    /// `outcomes[i][j]` is the outcome of the j-th member sample of the i-th record.
+    public var outcomes: [[WriteOutcome]]
+    /// The change-log anchor after the commit.
+    public var anchor: Int64
+    /// One "records processed" event per (type, source) with its count of newly stored samples.
+    public var events: [RecordsProcessed]
+
+    public init(outcomes: [[WriteOutcome]], anchor: Int64, events: [RecordsProcessed]) {
+        self.outcomes = outcomes
+        self.anchor = anchor
+        self.events = events
+    }
+}
+
+/// The "records processed" notification: after a commit, how many samples of a type a source added.
+public struct RecordsProcessed: Sendable, Equatable {
+    public var type: String
+    public var source: String
+    public var count: Int
+    public var anchor: Int64
+
+    public init(type: String, source: String, count: Int, anchor: Int64) {
+        self.type = type
+        self.source = source
+        self.count = count
+        self.anchor = anchor
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import HealthModel
+import Pipeline
+
+/// A source that wrote samples, with its devices and counts (`ingestd sources`).
+public struct SourceSummary: Sendable, Equatable {
+    public var name: String
+    public var sampleCount: Int
+    public var countsByType: [String: Int]
+    public var devices: [Device]
+}
+
+extension HealthStore {
+    // MARK: Authorization
+
+    /// Grants `source` the right to write `types` (or every type with `all`).
+    public func grant(source: String, types: [QuantityType], all: Bool = false) throws {
+        let now = Date().timeIntervalSince1970
+        try db.transaction(.immediate) {
+            let insert = try db.cachedStatement("INSERT OR IGNORE INTO grants(source, type, granted_at) VALUES (?, ?, ?)")
+            for identifier in all ? ["*"] : types.map(\.identifier) {
+                try insert.bind(source, at: 1)
+                try insert.bind(identifier, at: 2)
+                try insert.bind(now, at: 3)
+                try insert.execute()
+            }
+        }
+    }
+
+    /// Revokes grants; `all` removes every grant of the source, including `--all`.
+    public func revoke(source: String, types: [QuantityType], all: Bool = false) throws {
+        try db.transaction(.immediate) {
+            if all {
+                let delete = try db.cachedStatement("DELETE FROM grants WHERE source = ?")
+                try delete.bind(source, at: 1)
+                try delete.execute()
+                return
+            }
+            let delete = try db.cachedStatement("DELETE FROM grants WHERE source = ? AND type = ?")
+            for type in types {
+                try delete.bind(source, at: 1)
+                try delete.bind(type.identifier, at: 2)
+                try delete.execute()
+            }
+        }
+    }
+
+    /// Every grant as (source, type identifier or `*`), sorted.
+    public func grants() throws -> [(source: String, type: String)] {
+        try db.prepare("SELECT source, type FROM grants ORDER BY source, type").mapRows { row in
+            (row.string(at: 0) ?? "", row.string(at: 1) ?? "")
+        }
+    }
+
+    // MARK: Priorities
+
+    /// Sets the source order for a type: the first source wins where sources overlap.
+    public func setPriority(type: QuantityType, sources: [String]) throws {
+        try db.transaction(.immediate) {
+            let clear = try db.cachedStatement("DELETE FROM priorities WHERE type = ?")
+            try clear.bind(type.identifier, at: 1)
+            try clear.execute()
+            let insert = try db.cachedStatement("INSERT INTO priorities(type, source, rank) VALUES (?, ?, ?)")
+            for (rank, source) in sources.enumerated() {
+                try insert.bind(type.identifier, at: 1)
+                try insert.bind(source, at: 2)
+                try insert.bind(rank, at: 3)
+                try insert.execute()
+            }
+        }
+    }
+
+    /// The sources of a type in priority order: the explicit order first, then the others by
+    /// when they first wrote that type.
+    public func priority(for type: QuantityType) throws -> [String] {
+        let explicitStatement = try db.prepare("SELECT source FROM priorities WHERE type = ? ORDER BY rank")
+        try explicitStatement.bind(type.identifier, at: 1)
+        var ordered = try explicitStatement.mapRows { $0.string(at: 0) ?? "" }
+        guard let typeID = typeIDs[type.identifier] else { return ordered }
+        let byFirstWrite = try db.prepare("""
+            SELECT s.name FROM source_types st JOIN sources s ON s.id = st.source
+            WHERE st.type = ? ORDER BY st.first_written, s.id
+            """)
+        try byFirstWrite.bind(typeID, at: 1)
+        for name in try byFirstWrite.mapRows({ $0.string(at: 0) ?? "" }) where !ordered.contains(name) {
+            ordered.append(name)
+        }
+        return ordered
+    }
+
+    // MARK: Sources
+
+    /// Every source with its sample counts per type and its devices.
+    public func sources() throws -> [SourceSummary] {
+        var result: [String: SourceSummary] = [:]
+        let names = try db.prepare("SELECT name FROM sources ORDER BY name").mapRows { $0.string(at: 0) ?? "" }
+        for name in names { result[name] = SourceSummary(name: name, sampleCount: 0, countsByType: [:], devices: []) }
+        try db.prepare("""
+            SELECT s.name, t.identifier, COUNT(*) FROM samples x
+            JOIN sources s ON s.id = x.source JOIN types t ON t.id = x.type
+            GROUP BY x.source, x.type
+            """).forEachRow { row in
+            let name = row.string(at: 0) ?? ""
+            let n = row.int(at: 2)
+            result[name, default: SourceSummary(name: name, sampleCount: 0, countsByType: [:], devices: [])]
+                .countsByType[row.string(at: 1) ?? ""] = n
+            result[name]?.sampleCount += n
+        }
+        try db.prepare("""
+            SELECT DISTINCT s.name, d.name, d.manufacturer, d.model, d.hardware_version, d.firmware_version,
+                   d.software_version, d.local_identifier, d.udi_device_identifier
+            FROM samples x JOIN sources s ON s.id = x.source JOIN devices d ON d.id = x.device
+            ORDER BY s.name, d.id
+            """).forEachRow { row in
+            let device = Device(name: row.string(at: 1), manufacturer: row.string(at: 2), model: row.string(at: 3),
+                                hardwareVersion: row.string(at: 4), firmwareVersion: row.string(at: 5),
+                                softwareVersion: row.string(at: 6), localIdentifier: row.string(at: 7),
+                                udiDeviceIdentifier: row.string(at: 8))
+            result[row.string(at: 0) ?? ""]?.devices.append(device)
+        }
+        return result.values.sorted { $0.name < $1.name }
+    }
+
+    // MARK: Profile
+
+    /// The characteristic types, kept once per store.
+    public func profile() throws -> UserProfile {
+        let statement = try db.prepare("SELECT value FROM profile WHERE key = 'profile'")
+        guard let text = try statement.firstRow({ $0.string(at: 0) }) ?? nil else { return UserProfile() }
+        return try JSONDecoder().decode(UserProfile.self, from: Data(text.utf8))
+    }
+
+    public func setProfile(_ profile: UserProfile) throws {
+        let data = try JSONEncoder().encode(profile)
+        let statement = try db.prepare("INSERT OR REPLACE INTO profile(key, value) VALUES ('profile', ?)")
+        try statement.bind(String(decoding: data, as: UTF8.self), at: 1)
+        try statement.execute()
+    }
+
+    // MARK: Rejections
+
+    /// Rejection counts per (source, type, reason) since `since`.
+    public func rejections(since: Date) throws -> [RejectionKey: Int] {
+        let statement = try db.prepare(
+            "SELECT source, type, reason, SUM(count) FROM rejections WHERE at >= ? GROUP BY source, type, reason")
+        try statement.bind(since.timeIntervalSince1970, at: 1)
+        var result: [RejectionKey: Int] = [:]
+        try statement.forEachRow { row in
+            result[RejectionKey(source: row.string(at: 0) ?? "", type: row.string(at: 1) ?? "",
+                                reason: row.string(at: 2) ?? "")] = row.int(at: 3)
+        }
+        return result
+    }
+}

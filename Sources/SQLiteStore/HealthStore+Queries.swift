@@ -1,0 +1,172 @@
+import Foundation
+import HealthModel
+import Pipeline
+
+/// One entry of the anchored change feed: a stored sample, or the tombstone of a removed one.
+public enum ChangeEntry: Sendable {
+    case added(QuantitySample, anchor: Int64)
+    case deleted(uuid: UUID, type: String, anchor: Int64)
+}
+
+/// One committed batch's count for one (type, source): the "records processed" log.
+public struct CommitEvent: Sendable, Equatable {
+    public var commitID: Int64
+    public var type: String
+    public var source: String
+    public var count: Int
+    public var anchor: Int64
+}
+
+/// The raw material of statistics: a sample's interval, value (canonical unit) and source.
+public struct StoredPoint: Sendable {
+    public var start: Double
+    public var end: Double
+    public var value: Double
+    public var source: String
+}
+
+extension HealthStore {
+    private static let sampleColumns = """
+        x.id, x.uuid, x.value, x.start_time, x.end_time, s.name, x.metadata,
+        d.name, d.manufacturer, d.model, d.hardware_version, d.firmware_version, d.software_version,
+        d.local_identifier, d.udi_device_identifier, x.sync_id, x.sync_version
+        """
+
+    private func readSample(_ row: Statement, type: QuantityType) throws -> QuantitySample? {
+        guard let uuid = Self.uuid(from: row.bytes(at: 1) ?? []) else { return nil }
+        var metadata = Metadata()
+        if let json = row.string(at: 6) {
+            metadata = try HealthRecordDecoder(defaultSource: "").decodeMetadata(json)
+        }
+        var device: Device?
+        if !row.isNull(at: 7) || !row.isNull(at: 8) || !row.isNull(at: 9) || !row.isNull(at: 13) {
+            device = Device(name: row.string(at: 7), manufacturer: row.string(at: 8), model: row.string(at: 9),
+                            hardwareVersion: row.string(at: 10), firmwareVersion: row.string(at: 11),
+                            softwareVersion: row.string(at: 12), localIdentifier: row.string(at: 13),
+                            udiDeviceIdentifier: row.string(at: 14))
+        }
+        return QuantitySample(
+            uuid: uuid, type: type, quantity: Quantity(value: row.double(at: 2), unit: type.canonicalUnit),
+            start: Date(timeIntervalSince1970: row.double(at: 3)), end: Date(timeIntervalSince1970: row.double(at: 4)),
+            source: row.string(at: 5) ?? "", device: device, metadata: metadata)
+    }
+
+    /// Samples of `type` overlapping [from, to) (an instantaneous sample at `from` is included),
+    /// optionally of one source, sorted by start date, at most `limit` (0 = no limit).
+    public func samples(type: QuantityType, from: Date? = nil, to: Date? = nil, source: String? = nil,
+                        limit: Int = 0) throws -> [QuantitySample] {
+        guard let typeID = typeIDs[type.identifier] else { return [] }
+        var sql = """
+            SELECT \(Self.sampleColumns) FROM samples x JOIN sources s ON s.id = x.source
+            LEFT JOIN devices d ON d.id = x.device WHERE x.type = ?1
+            """
+        if from != nil { sql += " AND (x.end_time > ?2 OR x.start_time >= ?2)" }
+        if to != nil { sql += " AND x.start_time < ?3" }
+        if source != nil { sql += " AND s.name = ?4" }
+        sql += " ORDER BY x.start_time, x.end_time, x.id"
+        if limit > 0 { sql += " LIMIT \(limit)" }
+        let statement = try db.prepare(sql)
+        try statement.bind(typeID, at: 1)
+        if let from { try statement.bind(from.timeIntervalSince1970, at: 2) }
+        if let to { try statement.bind(to.timeIntervalSince1970, at: 3) }
+        if let source { try statement.bind(source, at: 4) }
+        var result: [QuantitySample] = []
+        try statement.forEachRow { row in
+            if let sample = try readSample(row, type: type) { result.append(sample) }
+        }
+        return result
+    }
+
+    /// The raw points of `type` overlapping [from, to), for statistics, sorted by start.
+    public func points(type: QuantityType, from: Date?, to: Date?) throws -> [StoredPoint] {
+        guard let typeID = typeIDs[type.identifier] else { return [] }
+        var sql = "SELECT start_time, end_time, value, source FROM samples WHERE type = ?1"
+        if from != nil { sql += " AND (end_time > ?2 OR start_time >= ?2)" }
+        if to != nil { sql += " AND start_time < ?3" }
+        sql += " ORDER BY start_time"
+        let statement = try db.prepare(sql)
+        try statement.bind(typeID, at: 1)
+        if let from { try statement.bind(from.timeIntervalSince1970, at: 2) }
+        if let to { try statement.bind(to.timeIntervalSince1970, at: 3) }
+        var names: [Int64: String] = [:]
+        for (name, id) in sourceIDs { names[id] = name }
+        var result: [StoredPoint] = []
+        try statement.forEachRow { row in
+            result.append(StoredPoint(start: row.double(at: 0), end: row.double(at: 1), value: row.double(at: 2),
+                                      source: names[row.int64(at: 3)] ?? "?"))
+        }
+        return result
+    }
+
+    /// The anchored query: samples added and tombstones written after `anchor`, oldest first.
+    public func changes(since anchor: Int64 = 0, type: QuantityType? = nil, limit: Int = 0)
+        throws -> (entries: [ChangeEntry], anchor: Int64) {
+        try refreshIDs()
+        var entries: [(anchor: Int64, deleted: Bool, entry: ChangeEntry)] = []
+        var sql = """
+            SELECT \(Self.sampleColumns), t.identifier FROM samples x JOIN sources s ON s.id = x.source
+            JOIN types t ON t.id = x.type LEFT JOIN devices d ON d.id = x.device WHERE x.id > ?1
+            """
+        if type != nil { sql += " AND t.identifier = ?2" }
+        sql += " ORDER BY x.id"
+        let added = try db.prepare(sql)
+        try added.bind(anchor, at: 1)
+        if let type { try added.bind(type.identifier, at: 2) }
+        try added.forEachRow { row in
+            guard let identifier = row.string(at: 17), let quantityType = QuantityType.named(identifier),
+                  let sample = try readSample(row, type: quantityType) else { return }
+            let id = row.int64(at: 0)
+            entries.append((id, false, .added(sample, anchor: id)))
+        }
+        var tombSQL = "SELECT x.anchor, x.uuid, t.identifier FROM tombstones x JOIN types t ON t.id = x.type WHERE x.anchor > ?1"
+        if type != nil { tombSQL += " AND t.identifier = ?2" }
+        let deleted = try db.prepare(tombSQL)
+        try deleted.bind(anchor, at: 1)
+        if let type { try deleted.bind(type.identifier, at: 2) }
+        try deleted.forEachRow { row in
+            guard let uuid = Self.uuid(from: row.bytes(at: 1) ?? []) else { return }
+            let a = row.int64(at: 0)
+            entries.append((a, true, .deleted(uuid: uuid, type: row.string(at: 2) ?? "", anchor: a)))
+        }
+        // At one anchor the deletion comes before the insert that replaced it.
+        entries.sort { ($0.anchor, $0.deleted ? 0 : 1) < ($1.anchor, $1.deleted ? 0 : 1) }
+        if limit > 0, entries.count > limit { entries = Array(entries.prefix(limit)) }
+        let newAnchor = limit > 0 && !entries.isEmpty ? (entries.last?.anchor ?? anchor) : max(anchor, try currentAnchor())
+        return (entries.map(\.entry), newAnchor)
+    }
+
+    /// Commit events after commit `afterCommit` (for `ingestd watch`), oldest first.
+    public func commitEvents(afterCommit: Int64) throws -> [CommitEvent] {
+        try refreshIDs()
+        let statement = try db.prepare("""
+            SELECT c.id, t.identifier, s.name, k.count, c.anchor FROM commits c
+            JOIN commit_counts k ON k.commit_id = c.id JOIN types t ON t.id = k.type JOIN sources s ON s.id = k.source
+            WHERE c.id > ? ORDER BY c.id, t.identifier, s.name
+            """)
+        try statement.bind(afterCommit, at: 1)
+        return try statement.mapRows { row in
+            CommitEvent(commitID: row.int64(at: 0), type: row.string(at: 1) ?? "", source: row.string(at: 2) ?? "",
+                        count: row.int(at: 3), anchor: row.int64(at: 4))
+        }
+    }
+
+    /// The id of the first commit whose anchor is above `anchor` minus one: where `watch --since` starts.
+    public func commitID(forAnchor anchor: Int64) throws -> Int64 {
+        let statement = try db.prepare("SELECT COALESCE(MAX(id), 0) FROM commits WHERE anchor <= ?")
+        try statement.bind(anchor, at: 1)
+        return try statement.firstRow { $0.int64(at: 0) } ?? 0
+    }
+
+    /// Re-reads the id caches (another process may have added types or sources).
+    func refreshIDs() throws {
+        try db.prepare("SELECT id, identifier FROM types").forEachRow { row in
+            if let name = row.string(at: 1) {
+                typeIDs[name] = row.int64(at: 0)
+                typeNames[row.int64(at: 0)] = name
+            }
+        }
+        try db.prepare("SELECT id, name FROM sources").forEachRow { row in
+            if let name = row.string(at: 1) { sourceIDs[name] = row.int64(at: 0) }
+        }
+    }
+}

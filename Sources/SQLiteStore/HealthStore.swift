@@ -1,0 +1,203 @@
+import Foundation
+import HealthModel
+import Pipeline
+
+/// The default health store: samples, correlations, devices, sources, grants, priorities, the
+/// profile and a change log with tombstones, in one SQLite file (WAL, `synchronous=FULL`, 0600).
+///
+/// One `HealthStore` wraps one connection and is used by one task at a time; several processes
+/// may open the same file (SQLite's locking), e.g. `ingestd watch` while the daemon writes.
+public final class HealthStore {
+    /// `PRAGMA application_id` of ingestd stores ("IGST").
+    public static let applicationID: Int32 = 0x4947_5354
+
+    public let path: String
+    let db: Connection
+    /// Small integer ids for type identifiers and source names, cached for the write path.
+    var typeIDs: [String: Int64] = [:]
+    var typeNames: [Int64: String] = [:]
+    var sourceIDs: [String: Int64] = [:]
+    var deviceIDs: [Device: Int64] = [:]
+
+    /// Opens (creating if needed) the store at `path`, migrating its schema to this build's.
+    public init(path: String, readOnly: Bool = false) throws {
+        self.path = path
+        if !readOnly {
+            let directory = (path as NSString).deletingLastPathComponent
+            if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                        attributes: [.posixPermissions: 0o700])
+            }
+        }
+        db = try Connection(path: path, mode: readOnly ? .readOnly : .createIfMissing)
+        try Self.migrator.migrate(db, path: path)
+        try refreshIDs()
+    }
+
+    /// The default location: `$XDG_DATA_HOME/ingestd/health.sqlite` or `~/.local/share/ingestd/health.sqlite`.
+    public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let xdg = environment["XDG_DATA_HOME"], !xdg.isEmpty {
+            return xdg + "/ingestd/health.sqlite"
+        }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        return home + "/.local/share/ingestd/health.sqlite"
+    }
+
+    static let migrator = Migrator(applicationID: applicationID, migrations: [
+        Migration(version: 1, name: "initial schema", sql: schemaV1),
+    ])
+
+    static let schemaV1 = """
+        CREATE TABLE types(
+            id INTEGER PRIMARY KEY,
+            identifier TEXT NOT NULL UNIQUE
+        );
+        CREATE TABLE sources(
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            created_at REAL NOT NULL
+        );
+        CREATE TABLE devices(
+            id INTEGER PRIMARY KEY,
+            name TEXT, manufacturer TEXT, model TEXT, hardware_version TEXT, firmware_version TEXT,
+            software_version TEXT, local_identifier TEXT, udi_device_identifier TEXT,
+            identity TEXT NOT NULL UNIQUE
+        );
+        CREATE TABLE correlations(
+            id INTEGER PRIMARY KEY,
+            uuid BLOB NOT NULL UNIQUE,
+            type TEXT NOT NULL,
+            start_time REAL NOT NULL,
+            end_time REAL NOT NULL,
+            source INTEGER NOT NULL REFERENCES sources(id),
+            device INTEGER REFERENCES devices(id),
+            metadata TEXT,
+            UNIQUE(source, type, start_time, end_time)
+        );
+        -- The id is the change anchor of the insert (AUTOINCREMENT: never reused).
+        CREATE TABLE samples(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            uuid BLOB NOT NULL UNIQUE,
+            type INTEGER NOT NULL REFERENCES types(id),
+            value REAL NOT NULL,
+            start_time REAL NOT NULL,
+            end_time REAL NOT NULL,
+            source INTEGER NOT NULL REFERENCES sources(id),
+            device INTEGER REFERENCES devices(id),
+            device_local_id TEXT NOT NULL DEFAULT '',
+            sync_id TEXT,
+            sync_version INTEGER,
+            metadata TEXT,
+            correlation INTEGER REFERENCES correlations(id)
+        );
+        CREATE UNIQUE INDEX samples_sync_identity ON samples(source, sync_id) WHERE sync_id IS NOT NULL;
+        CREATE UNIQUE INDEX samples_identity
+            ON samples(source, device_local_id, type, start_time, end_time, value) WHERE sync_id IS NULL;
+        CREATE INDEX samples_by_type_time ON samples(type, start_time);
+        -- Deleted (replaced) samples, for anchored queries. anchor = the replacing sample's id.
+        CREATE TABLE tombstones(
+            anchor INTEGER PRIMARY KEY,
+            uuid BLOB NOT NULL,
+            type INTEGER NOT NULL,
+            source INTEGER NOT NULL,
+            deleted_at REAL NOT NULL
+        );
+        -- One row per commit and one count per (commit, type, source): the "records processed" log.
+        CREATE TABLE commits(
+            id INTEGER PRIMARY KEY,
+            anchor INTEGER NOT NULL,
+            committed_at REAL NOT NULL
+        );
+        CREATE TABLE commit_counts(
+            commit_id INTEGER NOT NULL REFERENCES commits(id),
+            type INTEGER NOT NULL,
+            source INTEGER NOT NULL,
+            count INTEGER NOT NULL
+        );
+        CREATE TABLE rejections(
+            id INTEGER PRIMARY KEY,
+            at REAL NOT NULL,
+            source TEXT NOT NULL,
+            type TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            count INTEGER NOT NULL
+        );
+        -- type '*' grants every type to the source.
+        CREATE TABLE grants(
+            source TEXT NOT NULL,
+            type TEXT NOT NULL,
+            granted_at REAL NOT NULL,
+            PRIMARY KEY(source, type)
+        ) WITHOUT ROWID;
+        CREATE TABLE source_types(
+            source INTEGER NOT NULL,
+            type INTEGER NOT NULL,
+            first_written REAL NOT NULL,
+            PRIMARY KEY(source, type)
+        ) WITHOUT ROWID;
+        CREATE TABLE priorities(
+            type TEXT NOT NULL,
+            source TEXT NOT NULL,
+            rank INTEGER NOT NULL,
+            PRIMARY KEY(type, source)
+        ) WITHOUT ROWID;
+        CREATE TABLE profile(
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        ) WITHOUT ROWID;
+        """
+
+    func typeID(_ identifier: String) throws -> Int64 {
+        if let id = typeIDs[identifier] { return id }
+        let insert = try db.cachedStatement("INSERT INTO types(identifier) VALUES (?)")
+        try insert.bind(identifier, at: 1)
+        try insert.execute()
+        let id = db.lastInsertRowID
+        typeIDs[identifier] = id
+        typeNames[id] = identifier
+        return id
+    }
+
+    func sourceID(_ name: String, now: Date) throws -> Int64 {
+        if let id = sourceIDs[name] { return id }
+        let insert = try db.cachedStatement("INSERT INTO sources(name, created_at) VALUES (?, ?)")
+        try insert.bind(name, at: 1)
+        try insert.bind(now.timeIntervalSince1970, at: 2)
+        try insert.execute()
+        let id = db.lastInsertRowID
+        sourceIDs[name] = id
+        return id
+    }
+
+    func deviceID(_ device: Device?) throws -> Int64? {
+        guard let device, !device.isEmpty else { return nil }
+        if let id = deviceIDs[device] { return id }
+        let identity = HealthRecordEncoder().encode(device)
+        let find = try db.cachedStatement("SELECT id FROM devices WHERE identity = ?")
+        try find.bind(identity, at: 1)
+        if let id = try find.firstRow({ $0.int64(at: 0) }) {
+            deviceIDs[device] = id
+            return id
+        }
+        let insert = try db.cachedStatement("""
+            INSERT INTO devices(name, manufacturer, model, hardware_version, firmware_version, software_version,
+                                local_identifier, udi_device_identifier, identity)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        let fields = [device.name, device.manufacturer, device.model, device.hardwareVersion, device.firmwareVersion,
+                      device.softwareVersion, device.localIdentifier, device.udiDeviceIdentifier]
+        for (index, field) in fields.enumerated() {
+            if let field { try insert.bind(field, at: index + 1) } else { try insert.bindNull(at: index + 1) }
+        }
+        try insert.bind(identity, at: 9)
+        try insert.execute()
+        let id = db.lastInsertRowID
+        deviceIDs[device] = id
+        return id
+    }
+
+    /// Closes the store; further use throws.
+    public func close() {
+        db.close()
+    }
+}
