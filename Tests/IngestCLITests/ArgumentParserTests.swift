@@ -114,6 +114,7 @@ import Testing
         (["samples", "T", "--limt", "5"], "error: unknown option '--limt'; did you mean '--limit'?"),
         (["samples", "T", "--frobnicate"], "error: unknown option '--frobnicate'"),
         (["--stor=x.sqlite"], "error: unknown option '--stor'; did you mean '--store'?"),
+        (["--verison"], "error: unknown option '--verison'; did you mean '--version'?"),
         (["samples", "T", "-limit"], "error: unknown option '-limit'; did you mean '--limit'?"),
         (["samples", "T", "-x"], "error: unknown option '-x'"),
         (["auth", "--json"], "error: unknown option '--json'"),

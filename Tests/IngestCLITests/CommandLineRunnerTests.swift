@@ -101,13 +101,13 @@ import IngestCLI
             "error: invalid value 'chatty' for INGESTD_LOG_LEVEL: expected one of trace, debug, info, notice, warning, error, critical\n"))
     }
 
-    @Test func defaultContextLogsTimestampedLinesToItsStderr() async {
+    @Test func defaultContextLogsTimestampedLinesToItsStderr() async throws {
         let stderr = CapturingWriter()
         let context = CommandContext(stdout: CapturingWriter(), stderr: stderr, environment: [:])
         _ = await CommandLineRunner.run(root: SampleRoot.self, arguments: ["run"], context: context)
-        let line = try? #require(stderr.lines.first)
         #expect(stderr.lines.count == 1)
-        #expect(line?.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ info ingestd: watching/) != nil)
+        let line = try #require(stderr.lines.first)
+        #expect(line.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ info ingestd: watching/) != nil)
     }
 
     @Test func defaultContextUsesJournaldPrefixWhenJournalStreamIsSet() async {
