@@ -13,11 +13,11 @@ public enum CommandTreeValidator {
     private static func visit(_ path: [any Command.Type], globalOptions: [Option], problems: inout [String]) {
         let command = path[path.count - 1]
         let configuration = command.configuration
-        let where_ = "'" + path.map { $0.configuration.name }.joined(separator: " ") + "'"
+        let place = "'" + path.map { $0.configuration.name }.joined(separator: " ") + "'"
         let elements = command.signature.elements
 
-        checkPositionals(command.signature.positionals, in: where_, isGroup: !configuration.subcommands.isEmpty, problems: &problems)
-        checkNames(path, globalOptions: globalOptions, in: where_, problems: &problems)
+        checkPositionals(command.signature.positionals, in: place, isGroup: !configuration.subcommands.isEmpty, problems: &problems)
+        checkNames(path, globalOptions: globalOptions, in: place, problems: &problems)
 
         var keys: [String: Int] = [:]
         for element in elements {
@@ -26,41 +26,41 @@ public enum CommandTreeValidator {
             case .option(let option):
                 keys[option.name, default: 0] += 1
                 if let allowed = option.allowedValues, let defaultValue = option.defaultValue, !allowed.contains(defaultValue) {
-                    problems.append("\(where_): default '\(defaultValue)' of \(option.spelling) is not an allowed value")
+                    problems.append("\(place): default '\(defaultValue)' of \(option.spelling) is not an allowed value")
                 }
             case .exclusiveFlags(let group):
                 keys[group.key, default: 0] += 1
                 if group.flags.count < 2 {
-                    problems.append("\(where_): exclusive group '\(group.key)' has fewer than two flags")
+                    problems.append("\(place): exclusive group '\(group.key)' has fewer than two flags")
                 }
             case .flag:
                 break
             }
         }
         for (key, count) in keys.sorted(by: { $0.key < $1.key }) where count > 1 {
-            problems.append("\(where_): key '\(key)' is declared \(count) times")
+            problems.append("\(place): key '\(key)' is declared \(count) times")
         }
 
         var subcommandNames: Set<String> = []
         for subcommand in configuration.subcommands {
             let name = subcommand.configuration.name
             if !subcommandNames.insert(name).inserted {
-                problems.append("\(where_): subcommand '\(name)' appears twice")
+                problems.append("\(place): subcommand '\(name)' appears twice")
             }
         }
         if let fallback = configuration.defaultSubcommand,
             !configuration.subcommands.contains(where: { ObjectIdentifier($0) == ObjectIdentifier(fallback) })
         {
-            problems.append("\(where_): default subcommand '\(fallback.configuration.name)' is not among its subcommands")
+            problems.append("\(place): default subcommand '\(fallback.configuration.name)' is not among its subcommands")
         }
         for subcommand in configuration.subcommands {
             visit(path + [subcommand], globalOptions: globalOptions, problems: &problems)
         }
     }
 
-    private static func checkPositionals(_ positionals: [Positional], in where_: String, isGroup: Bool, problems: inout [String]) {
+    private static func checkPositionals(_ positionals: [Positional], in place: String, isGroup: Bool, problems: inout [String]) {
         if isGroup && !positionals.isEmpty {
-            problems.append("\(where_): a command with subcommands cannot take positionals")
+            problems.append("\(place): a command with subcommands cannot take positionals")
         }
         // Required ones, then optional ones, then at most one variadic at the end.
         var stage = 0
@@ -72,13 +72,13 @@ public enum CommandTreeValidator {
             case .variadic: positionalStage = 2
             }
             if positionalStage < stage || (positionalStage == 2 && stage == 2) {
-                problems.append("\(where_): positional \(positional.label) cannot follow an optional or variadic one")
+                problems.append("\(place): positional \(positional.label) cannot follow an optional or variadic one")
             }
             stage = max(stage, positionalStage)
         }
     }
 
-    private static func checkNames(_ path: [any Command.Type], globalOptions: [Option], in where_: String, problems: inout [String]) {
+    private static func checkNames(_ path: [any Command.Type], globalOptions: [Option], in place: String, problems: inout [String]) {
         var longNames: [String] = ["help"]
         var shortNames: [Character] = ["h"]
         if path.count == 1, path[0].configuration.version != nil { longNames.append("version") }
@@ -107,10 +107,10 @@ public enum CommandTreeValidator {
             }
         }
         for name in Set(longNames).sorted() where longNames.count(where: { $0 == name }) > 1 {
-            problems.append("\(where_): --\(name) is declared more than once")
+            problems.append("\(place): --\(name) is declared more than once")
         }
         for letter in Set(shortNames).sorted() where shortNames.count(where: { $0 == letter }) > 1 {
-            problems.append("\(where_): -\(letter) is declared more than once")
+            problems.append("\(place): -\(letter) is declared more than once")
         }
     }
 }
