@@ -194,4 +194,11 @@ struct CalendarBucketsTests {
             granularity: .hour, timeZone: try zone("UTC"), maximumBucketCount: 24)
         #expect(buckets.count == 24)
     }
+
+    @Test func periodContainingAnInstantIsTheLocalDay() throws {
+        let today = try CalendarBuckets.period(
+            containing: try instant("2026-10-25T15:00:00+01:00"), granularity: .day, timeZone: try zone("Europe/Berlin"))
+        #expect(today == DateInterval(start: try instant("2026-10-25T00:00:00+02:00"), end: try instant("2026-10-26T00:00:00+01:00")))
+        #expect(today.duration == 25 * 3600)
+    }
 }
