@@ -349,6 +349,28 @@ struct StatisticsTests {
         #expect(values(try engine.statistics(.maximum, of: samples, in: buckets)) == [1000, 600])
     }
 
+    // MARK: Cross-checks against a direct reading of the rules
+
+    @Test(arguments: 1...8, [1, 4]) func prioritySumMatchesElementarySlices(seed: UInt64, sources: Int) throws {
+        var random = SplitMix(seed: seed)
+        let origin = try instant("2026-05-04T00:00:00Z")
+        let samples = randomSamples(&random, origin: origin, count: 150, sources: sources)
+        let buckets = try utcHours("2026-05-04T01:00:00Z", "2026-05-04T07:00:00Z")
+        let result = try engine.sum(of: samples, in: buckets)
+        let expected = bruteForceSums(samples, buckets)
+        #expect(closeAll(values(result), expected.values))
+        #expect(result.map(\.sampleCount) == expected.counts)
+    }
+
+    @Test(arguments: 1...8) func temporalAverageMatchesHoldRule(seed: UInt64) throws {
+        var random = SplitMix(seed: seed)
+        let origin = try instant("2026-05-04T00:00:00Z")
+        let samples = randomSamples(&random, origin: origin, count: 150, sources: 4)
+        let buckets = try utcHours("2026-05-04T01:00:00Z", "2026-05-04T07:00:00Z")
+        let result = try engine.average(of: samples, weighting: .temporal, in: buckets)
+        #expect(closeAll(values(result), bruteForceTemporalAverages(samples, buckets, maxHoldGap: 600)))
+    }
+
     // MARK: Errors
 
     @Test func rejectsBadSamples() throws {
@@ -370,4 +392,88 @@ struct StatisticsTests {
             try engine.total(.sum, of: [], from: late, to: early)
         }
     }
+}
+
+/// A small deterministic generator for the cross-checks.
+private struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+}
+
+/// Samples on a whole-minute grid over eight hours (so boundaries often coincide), from
+/// `sources` sources, about a quarter of them instantaneous.
+private func randomSamples(_ random: inout SplitMix, origin: Date, count: Int, sources: Int) -> [StatisticsSample] {
+    (0..<count).map { _ in
+        let startMinute = random.below(8 * 60)
+        let length = random.below(4) == 0 ? 0 : 1 + random.below(90)
+        let start = origin.addingTimeInterval(Double(startMinute * 60))
+        return StatisticsSample(
+            start: start, end: start.addingTimeInterval(Double(length * 60)),
+            value: Double(random.below(1000)), sourceRank: random.below(sources))
+    }
+}
+
+/// The priority-merged sum, read straight from the rule: cut at every edge, let the best source
+/// with an interval sample overlapping each slice contribute, prorate by time.
+private func bruteForceSums(_ samples: [StatisticsSample], _ buckets: CalendarBuckets) -> (values: [Double?], counts: [Int]) {
+    var edges = Set(buckets.boundaries)
+    for sample in samples { edges.insert(sample.start); edges.insert(sample.end) }
+    let cuts = edges.sorted()
+    var totals = [Double](repeating: 0, count: buckets.count)
+    var contributors = [Set<Int>](repeating: [], count: buckets.count)
+    let intervals = samples.indices.filter { !samples[$0].isInstantaneous }
+    for (a, b) in zip(cuts, cuts.dropFirst()) {
+        guard let bucket = buckets.bucketIndex(for: a) else { continue }
+        let active = intervals.filter { samples[$0].start < b && samples[$0].end > a }
+        guard let best = active.map({ samples[$0].sourceRank }).min() else { continue }
+        for i in active where samples[i].sourceRank == best {
+            totals[bucket] += samples[i].value * b.timeIntervalSince(a) / samples[i].end.timeIntervalSince(samples[i].start)
+            contributors[bucket].insert(i)
+        }
+    }
+    for i in samples.indices where samples[i].isInstantaneous {
+        let t = samples[i].start
+        guard let bucket = buckets.bucketIndex(for: t) else { continue }
+        let shadowed = intervals.contains {
+            samples[$0].sourceRank < samples[i].sourceRank && samples[$0].start <= t && t < samples[$0].end
+        }
+        if !shadowed {
+            totals[bucket] += samples[i].value
+            contributors[bucket].insert(i)
+        }
+    }
+    return (
+        (0..<buckets.count).map { contributors[$0].isEmpty ? nil : totals[$0] },
+        contributors.map(\.count)
+    )
+}
+
+/// The temporally weighted average, read straight from the hold rule.
+private func bruteForceTemporalAverages(_ samples: [StatisticsSample], _ buckets: CalendarBuckets, maxHoldGap: Double) -> [Double?] {
+    var weighted = [Double](repeating: 0, count: buckets.count)
+    var weights = [Double](repeating: 0, count: buckets.count)
+    for sample in samples {
+        var heldEnd = sample.end
+        if sample.isInstantaneous {
+            let next = samples.filter { $0.sourceRank == sample.sourceRank && $0.start > sample.start }.map(\.start).min()
+            let gap = next.map { $0.timeIntervalSince(sample.start) } ?? .infinity
+            heldEnd = sample.start.addingTimeInterval(min(gap, maxHoldGap))
+        }
+        for (index, bucket) in buckets.intervals.enumerated() {
+            let overlap = min(heldEnd, bucket.end).timeIntervalSince(max(sample.start, bucket.start))
+            if overlap > 0 {
+                weighted[index] += sample.value * overlap
+                weights[index] += overlap
+            }
+        }
+    }
+    return (0..<buckets.count).map { weights[$0] > 0 ? weighted[$0] / weights[$0] : nil }
 }
