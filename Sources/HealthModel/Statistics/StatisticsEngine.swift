@@ -135,11 +135,13 @@ public struct StatisticsEngine: Hashable, Sendable {
     /// - `arithmetic`: the plain mean of the samples assigned to the bucket (see the type's
     ///   overview for the assignment rule).
     /// - `temporal`: each sample's value holds over the interval given by the temporal-weighting
-    ///   rule (`heldEnd(start:end:nextStartFromSameSource:maxHoldGap:)`: an interval sample over its
-    ///   interval, a reading until the same source's next sample, at most `maxHoldGap`), and the
-    ///   mean is weighted by how much of that interval lies inside the bucket. A bucket therefore also counts a reading from just before
-    ///   it whose hold reaches into it. When a bucket's total weight is 0 (only possible with a
-    ///   hold cap of 0) it falls back to the arithmetic mean of its instantaneous samples.
+    ///   rule (`heldEnd(start:end:nextStartFromSameSource:maxHoldGap:)`: an interval sample over
+    ///   its interval, a reading until the same source's next sample, at most `maxHoldGap`), and
+    ///   the mean is weighted by how much of that interval lies inside the bucket. A bucket thus
+    ///   also counts a reading from shortly before it whose hold reaches into it (callers should
+    ///   pass readings up to `maxHoldGap` before the first bucket if they want that edge exact).
+    ///   When a bucket's total weight is 0 (only possible with a hold cap of 0) it falls back to
+    ///   the arithmetic mean of its instantaneous samples.
     /// - `equivalentContinuousLevel`: like `temporal`, but combining sound levels as
     ///   Leq = 10·log10(Σ tᵢ·10^(Lᵢ/10) / Σ tᵢ).
     public func average(
