@@ -38,7 +38,7 @@ let package = Package(
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "SQLiteStore", "HealthModel"]),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Pipeline", "HealthModel"]),
-        .testTarget(name: "IngestCLITests", dependencies: ["IngestCLI"]),
+        .testTarget(name: "IngestCLITests", dependencies: ["IngestCLI", "HealthModel"]),
         .testTarget(
             name: "CaptureFormatsTests",
             dependencies: ["CaptureFormats", "Transport"],
