@@ -38,6 +38,8 @@ let package = Package(
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "SQLiteStore", "HealthModel"]),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Pipeline", "HealthModel"]),
+        // Runs the built ingestd binary (SIGKILL mid-replay, then replay again).
+        .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd"]),
         .testTarget(name: "IngestCLITests", dependencies: ["IngestCLI", "HealthModel"]),
         .testTarget(
             name: "CaptureFormatsTests",
