@@ -29,6 +29,13 @@ let package = Package(
         .target(name: "SQLiteStore", dependencies: ["CSQLite", "HealthModel", "Pipeline"]),
         // Commands, argument parsing, logging, wiring.
         .target(name: "IngestCLI", dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats"]),
+        // USB device adapters (built in): ANT+ sticks, the Omron HJ-720IT pedometer, TEMPer thermometers.
+        .target(name: "ANTPlus", dependencies: ["AdapterKit", "HealthModel", "Transport"],
+                path: "Plugins/ANTPlus", exclude: ["README.md"]),
+        .target(name: "OmronPedometer", dependencies: ["AdapterKit", "HealthModel", "Transport"],
+                path: "Plugins/OmronPedometer", exclude: ["README.md"]),
+        .target(name: "TEMPer", dependencies: ["AdapterKit", "HealthModel", "Transport"],
+                path: "Plugins/TEMPer", exclude: ["README.md"]),
         .executableTarget(name: "ingestd", dependencies: ["IngestCLI"]),
         .executableTarget(
             name: "IngestBench",
@@ -41,6 +48,11 @@ let package = Package(
         // Runs the built ingestd binary (SIGKILL mid-replay, then replay again).
         .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd"]),
         .testTarget(name: "IngestCLITests", dependencies: ["IngestCLI", "HealthModel"]),
+        .testTarget(
+            name: "USBAdaptersTests",
+            dependencies: ["ANTPlus", "OmronPedometer", "TEMPer", "AdapterKit", "HealthModel", "Transport"],
+            exclude: ["Captures"]
+        ),
         .testTarget(
             name: "CaptureFormatsTests",
             dependencies: ["CaptureFormats", "Transport"],
