@@ -1,0 +1,1 @@
+// TEMPer adapter
