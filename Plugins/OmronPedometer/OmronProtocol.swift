@@ -30,7 +30,7 @@ public enum OmronReport {
         guard report.count > Int(count) else {
             throw .truncatedReport(count: count, length: report.count, report: report)
         }
-        return Array(report[1...Int(count)])
+        return Array(report[1..<(1 + Int(count))])
     }
 }
 
@@ -62,9 +62,11 @@ public struct OmronCommand: Hashable, Sendable, CustomStringConvertible {
         Array(verb.utf8) + arguments + [arguments.reduce(0, ^)]
     }
 
-    /// `GTD 00 00 03 02`.
+    /// `VER00`, `GTD 00 00 03 02 01`: the bytes after the verb as text when they are digits, else in hex.
     public var description: String {
-        arguments.isEmpty ? verb : "\(verb) \(hexString(arguments))"
+        let tail = Array(bytes.dropFirst(verb.utf8.count))
+        if tail.allSatisfy({ (0x30...0x39).contains($0) }) { return verb + String(decoding: tail, as: UTF8.self) }
+        return "\(verb) \(hexString(tail))"
     }
 
     /// `VER00`: the model/version string. The reply is 15 bytes on every Omron device seen.
