@@ -42,14 +42,6 @@ public enum MiScaleWeightUnit: String, Sendable, Hashable {
     /// Raw value in 1/100 jin (catty; one jin is exactly 0.5 kg).
     case jin
 
-    /// Kilograms per raw count.
-    var kilogramsPerCount: Double {
-        switch self {
-        case .kilogram: 1.0 / 200
-        case .pound: 0.453_592_37 / 100
-        case .jin: 0.5 / 100
-        }
-    }
 }
 
 /// The scale's own clock reading (year, month, day, hour, minute, second), without a zone.
@@ -122,8 +114,13 @@ public struct MiScaleReading: Hashable, Sendable {
     /// The control byte(s) as received: one for the smart scale, two for the body composition scale.
     public var controlBytes: [UInt8]
 
-    /// The weight in kilograms (pounds and jin converted exactly).
-    public var weightKilograms: Double { Double(rawWeight) * unit.kilogramsPerCount }
+    /// The weight in kilograms: kg and jin counts are both 1/200 kg; a pound is 0.45359237 kg.
+    public var weightKilograms: Double {
+        switch unit {
+        case .kilogram, .jin: Double(rawWeight) / 200
+        case .pound: Double(rawWeight) * 0.453_592_37 / 100
+        }
+    }
 
     /// The weight in the unit the scale displays.
     public var weightInDisplayUnit: Double {
