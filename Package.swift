@@ -42,8 +42,11 @@ let package = Package(
                 exclude: ["README.md"]),
 
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
+        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "SQLiteStore", "HealthModel"]),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Pipeline", "HealthModel"]),
-        .testTarget(name: "IngestCLITests", dependencies: ["IngestCLI"]),
+        // Runs the built ingestd binary (SIGKILL mid-replay, then replay again).
+        .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd"]),
+        .testTarget(name: "IngestCLITests", dependencies: ["IngestCLI", "HealthModel"]),
         .testTarget(
             name: "AdvertisementAdaptersTests",
             dependencies: ["XiaomiScale", "BTHome", "AdapterKit", "HealthModel", "Transport"]

@@ -29,8 +29,7 @@ public final class HealthStore {
                                                         attributes: [.posixPermissions: 0o700])
             }
         }
-        db = try Connection(path: path, mode: readOnly ? .readOnly : .createIfMissing)
-        try Self.migrator.migrate(db, path: path)
+        db = try Self.migrator.openDatabase(path: path, mode: readOnly ? .readOnly : .createIfMissing)
         try refreshIDs()
     }
 

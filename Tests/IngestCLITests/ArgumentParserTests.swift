@@ -114,6 +114,7 @@ import Testing
         (["samples", "T", "--limt", "5"], "error: unknown option '--limt'; did you mean '--limit'?"),
         (["samples", "T", "--frobnicate"], "error: unknown option '--frobnicate'"),
         (["--stor=x.sqlite"], "error: unknown option '--stor'; did you mean '--store'?"),
+        (["--verison"], "error: unknown option '--verison'; did you mean '--version'?"),
         (["samples", "T", "-limit"], "error: unknown option '-limit'; did you mean '--limit'?"),
         (["samples", "T", "-x"], "error: unknown option '-x'"),
         (["auth", "--json"], "error: unknown option '--json'"),
@@ -241,5 +242,71 @@ import Testing
         #expect(EditDistance.nearest(to: "--lmt", among: ["--limit", "--from"]) == "--limit")
         #expect(EditDistance.nearest(to: "--fo", among: ["--to", "--from"]) == "--to")
         #expect(EditDistance.nearest(to: "-x", among: ["-j", "-h"]) == nil)
+    }
+}
+
+/// Options a group declares as inherited reach its subcommands.
+@Suite struct InheritedOptionTests {
+    struct Tool: Command {
+        static let configuration = CommandConfiguration(name: "tool", subcommands: [Show.self])
+        static let signature = Signature {
+            Option("store", valueName: "PATH", help: "The store.", default: "a.sqlite", inherited: true)
+            Flag("verbose", short: "v", help: "Say more.", inherited: true)
+            Flag("color", help: "Only for the group itself.")
+        }
+        init(_ arguments: ParsedValues) {}
+    }
+
+    struct Show: Command {
+        static let configuration = CommandConfiguration(name: "show", abstract: "Show things.")
+        static let signature = Signature { Positional("NAME", arity: .optional, help: "What to show.") }
+        init(_ arguments: ParsedValues) {}
+    }
+
+    private func parse(_ arguments: [String]) throws(ParseFailure) -> Invocation {
+        try CommandLineParser(root: Tool.self).parse(arguments)
+    }
+
+    @Test func inheritedOptionIsAcceptedOnEitherSideOfTheSubcommand() throws {
+        let after = try parse(["show", "x", "--store", "b.sqlite", "-v"])
+        #expect(try after.values.value("store") == "b.sqlite")
+        #expect(after.values.flag("verbose"))
+        #expect(try after.values.value("name") == "x")
+        let before = try parse(["--store=c.sqlite", "--color", "show"])
+        #expect(try before.values.value("store") == "c.sqlite")
+        #expect(before.values.flag("color"))
+        #expect(try before.values.value("name", as: String.self) == nil)
+    }
+
+    @Test func nonInheritedOptionIsRejectedAfterTheSubcommand() {
+        #expect(throws: ParseFailure.self) { try parse(["show", "--color"]) }
+    }
+
+    @Test func inheritedOptionGivenOnBothSidesIsRepeated() {
+        #expect {
+            try parse(["--store", "a", "show", "--store", "b"])
+        } throws: { error in
+            (error as? ParseFailure)?.error == .repeatedOption("--store")
+        }
+    }
+
+    @Test func usageAndHelpOfTheSubcommandShowInheritedOptions() {
+        let formatter = HelpFormatter()
+        #expect(formatter.usage(for: [Tool.self, Show.self]) == "tool show [NAME] [--store PATH] [--verbose]")
+        let help = formatter.help(for: [Tool.self, Show.self])
+        #expect(help == """
+            OVERVIEW: Show things.
+
+            USAGE: tool show [NAME] [--store PATH] [--verbose]
+
+            ARGUMENTS:
+              NAME           What to show.
+
+            OPTIONS:
+              --store PATH   The store. (default: a.sqlite)
+              -v, --verbose  Say more.
+              -h, --help     Show help information.
+
+            """)
     }
 }

@@ -161,6 +161,10 @@ private struct NameTable {
     }
 
     func unknownOptionError(_ word: String) -> UsageError {
+        Self.unknownOptionError(word, among: spellings)
+    }
+
+    static func unknownOptionError(_ word: String, among spellings: [String]) -> UsageError {
         let typed = word.split(separator: "=", maxSplits: 1).first.map(String.init) ?? word
         return .unknownOption(typed, suggestion: EditDistance.nearest(to: typed, among: spellings))
     }
@@ -258,6 +262,11 @@ private struct ParseState {
                         throw table.unknownOptionError(word)
                     }
                     descend(into: fallback)
+                    let fallbackTable = NameTable(path: path, globalOptions: globalOptions)
+                    if fallbackTable.lookUp(token) == nil {
+                        // Known to neither: suggest from both, report in the default subcommand.
+                        throw NameTable.unknownOptionError(word, among: table.spellings + fallbackTable.spellings)
+                    }
                     return nil
                 }
                 if let action = try consume(named, token: token) {

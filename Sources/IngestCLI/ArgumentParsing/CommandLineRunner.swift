@@ -20,7 +20,7 @@ public enum CommandLineRunner {
     /// `--log-level LEVEL`, accepted by every command.
     public static let logLevelOption = Option(
         "log-level", valueName: "LEVEL",
-        help: "Least severe log messages to show; also read from \(logLevelVariable).",
+        help: "Show log messages of this level and above; also read from \(logLevelVariable).",
         allowedValues: Logger.Level.allCases.map(\.rawValue))
 
     /// Runs `arguments` (without the program name) against the command tree under `root` and

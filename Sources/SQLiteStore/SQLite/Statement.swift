@@ -11,8 +11,8 @@ import Foundation
 /// Parameter indexes are 1-based (SQLite's convention); column indexes are 0-based.
 ///
 /// Not thread-safe, like its `Connection`: use it only where the connection is used. A
-/// statement may outlive its connection object; the SQLite handle is then freed when the last
-/// statement is (`sqlite3_close_v2`), and using the statement reports `SQLITE_MISUSE`.
+/// statement may outlive its connection object or `close()`: SQLite keeps the database handle
+/// until the last statement is released (`sqlite3_close_v2`), so nothing dangles.
 public final class Statement {
     let handle: OpaquePointer
     /// The SQL text of this statement, as prepared (without bound values).
