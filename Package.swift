@@ -30,6 +30,8 @@ let package = Package(
         // Commands, argument parsing, logging, wiring.
         .target(name: "IngestCLI", dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats"]),
         .executableTarget(name: "ingestd", dependencies: ["IngestCLI"]),
+        // Bluetooth SIG standard health profiles (weight, body composition, thermometer, heart rate, RSC, BP, glucose, PLX).
+        .target(name: "GATTHealthProfiles", dependencies: ["AdapterKit", "HealthModel", "Transport"], path: "Plugins/GATTHealthProfiles"),
         .executableTarget(
             name: "IngestBench",
             dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CSQLite", "CaptureFormats"]
@@ -38,6 +40,7 @@ let package = Package(
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Pipeline", "HealthModel"]),
         .testTarget(name: "IngestCLITests", dependencies: ["IngestCLI"]),
+        .testTarget(name: "GATTHealthProfilesTests", dependencies: ["GATTHealthProfiles", "AdapterKit", "HealthModel", "Transport"]),
         .testTarget(
             name: "CaptureFormatsTests",
             dependencies: ["CaptureFormats", "Transport"],
