@@ -30,7 +30,8 @@ public struct HeartRateMeasurement: Hashable, Sendable {
     public var rrIntervals: [Double] { rrIntervalTicks.map { Double($0) / 1024 } }
 
     /// Decodes a characteristic value.
-    /// - Throws: `.reservedFlags`, `.tooShort` (also for an odd byte left among the RR intervals).
+    /// - Throws: `.reservedFlags`, `.tooShort` (also for no RR interval though the flag is set, or
+    ///   an odd byte left after them).
     public init(decoding bytes: [UInt8]) throws(GATTDecodeError) {
         var reader = GATTByteReader(bytes)
         flags = try reader.uint8("flags")
@@ -44,7 +45,8 @@ public struct HeartRateMeasurement: Hashable, Sendable {
         energyExpended = flags & 0x08 != 0 ? Int(try reader.uint16("energy-expended")) : nil
         var intervals: [UInt16] = []
         if flags & 0x10 != 0 {
-            while reader.remaining > 0 { intervals.append(try reader.uint16("rr-interval")) }
+            // The flag promises at least one interval.
+            repeat { intervals.append(try reader.uint16("rr-interval")) } while reader.remaining > 0
         }
         rrIntervalTicks = intervals
     }
