@@ -28,8 +28,19 @@ let package = Package(
         // A small Swift face on sqlite3 and the default SampleStore.
         .target(name: "SQLiteStore", dependencies: ["CSQLite", "HealthModel", "Pipeline"]),
         // Commands, argument parsing, logging, wiring.
-        .target(name: "IngestCLI", dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats"]),
+        .target(name: "IngestCLI", dependencies: [
+            "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
+        ]),
+        // The ordered registry of built-in adapters (exact matches before generic ones).
+        .target(
+            name: "BuiltinAdapters",
+            dependencies: ["AdapterKit", "XiaomiScale", "BTHome", "GATTHealthProfiles"],
+            path: "Plugins/BuiltinAdapters"
+        ),
         .executableTarget(name: "ingestd", dependencies: ["IngestCLI"]),
+        // Bluetooth SIG standard health profiles (weight, body composition, thermometer, heart rate, RSC, BP, glucose, PLX).
+        .target(name: "GATTHealthProfiles", dependencies: ["AdapterKit", "HealthModel", "Transport"], path: "Plugins/GATTHealthProfiles",
+                exclude: ["README.md"]),
         .executableTarget(
             name: "IngestBench",
             dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CSQLite", "CaptureFormats"]
@@ -51,6 +62,7 @@ let package = Package(
             name: "AdvertisementAdaptersTests",
             dependencies: ["XiaomiScale", "BTHome", "AdapterKit", "HealthModel", "Transport"]
         ),
+        .testTarget(name: "GATTHealthProfilesTests", dependencies: ["GATTHealthProfiles", "AdapterKit", "HealthModel", "Transport"]),
         .testTarget(
             name: "CaptureFormatsTests",
             dependencies: ["CaptureFormats", "Transport"],
