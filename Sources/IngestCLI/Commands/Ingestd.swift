@@ -14,7 +14,7 @@ public struct Ingestd: Command {
         subcommands: [
             Replay.self, Decode.self, Samples.self, Stats.self, Today.self, Changes.self, Watch.self,
             Auth.self, Priority.self, Sources.self, Status.self, ProfileCommand.self,
-            Units.self, Types.self,
+            Units.self, Types.self, UdevRulesCommand.self,
         ]
     )
 
