@@ -19,6 +19,10 @@ let package = Package(
         .target(name: "HealthModel"),
         // Transport-neutral device I/O types: BLE addresses, UUIDs, advertisements, GATT events.
         .target(name: "Transport"),
+        // Transport's USB protocols over libusb-1.0: enumerate, hotplug, open/claim/detach, transfers.
+        .target(name: "LibUSBTransport", dependencies: ["CLibUSB", "Transport"]),
+        // Test helper: drives LibUSBTransport under umockdev (run by LibUSBTransportTests).
+        .executableTarget(name: "usb-probe", dependencies: ["LibUSBTransport", "Transport"]),
         // Readers and writers of captured device logs (btsnoop, pcap, pcapng).
         .target(name: "CaptureFormats", dependencies: ["Transport"]),
         // The adapter contract: descriptors, device matches, sessions, the event router.
@@ -41,6 +45,9 @@ let package = Package(
         // Runs the built ingestd binary (SIGKILL mid-replay, then replay again).
         .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd"]),
         .testTarget(name: "IngestCLITests", dependencies: ["IngestCLI", "HealthModel"]),
+        // Runs usb-probe under umockdev-run / umockdev-wrapper: the real libusb on replayed usbmon captures.
+        .testTarget(name: "LibUSBTransportTests", dependencies: ["LibUSBTransport", "Transport", "usb-probe"],
+                    exclude: ["Fixtures"]),
         .testTarget(
             name: "CaptureFormatsTests",
             dependencies: ["CaptureFormats", "Transport"],
