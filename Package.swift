@@ -19,6 +19,10 @@ let package = Package(
         .target(name: "HealthModel"),
         // Transport-neutral device I/O types: BLE addresses, UUIDs, advertisements, GATT events.
         .target(name: "Transport"),
+        // Transport's USB protocols over libusb-1.0: enumerate, hotplug, open/claim/detach, transfers.
+        .target(name: "LibUSBTransport", dependencies: ["CLibUSB", "Transport"]),
+        // Test helper: drives LibUSBTransport under umockdev (run by LibUSBTransportTests).
+        .executableTarget(name: "usb-probe", dependencies: ["LibUSBTransport", "Transport"]),
         // Readers and writers of captured device logs (btsnoop, pcap, pcapng).
         .target(name: "CaptureFormats", dependencies: ["Transport"]),
         // The adapter contract: descriptors, device matches, sessions, the event router.
@@ -63,6 +67,9 @@ let package = Package(
             dependencies: ["XiaomiScale", "BTHome", "AdapterKit", "HealthModel", "Transport"]
         ),
         .testTarget(name: "GATTHealthProfilesTests", dependencies: ["GATTHealthProfiles", "AdapterKit", "HealthModel", "Transport"]),
+        // Runs usb-probe under umockdev-run / umockdev-wrapper: the real libusb on replayed usbmon captures.
+        .testTarget(name: "LibUSBTransportTests", dependencies: ["LibUSBTransport", "Transport", "usb-probe"],
+                    exclude: ["Fixtures"]),
         .testTarget(
             name: "CaptureFormatsTests",
             dependencies: ["CaptureFormats", "Transport"],
