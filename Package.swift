@@ -21,6 +21,10 @@ let package = Package(
         .target(name: "Transport"),
         // Readers and writers of captured device logs (btsnoop, pcap, pcapng).
         .target(name: "CaptureFormats", dependencies: ["Transport"]),
+        // Transport over BlueZ sockets: HCI LE scanning and an ATT/GATT client over L2CAP CID 4.
+        .target(name: "BlueZTransport", dependencies: ["CBluetooth", "Transport"]),
+        // A simulated HCI controller and GATT peripherals speaking bytes over a socketpair.
+        .target(name: "BLESimulators", dependencies: ["Transport"]),
         // The adapter contract: descriptors, device matches, sessions, the event router.
         .target(name: "AdapterKit", dependencies: ["HealthModel", "Transport"]),
         // Normalize, validate, authorize, hand to the store; the SampleStore port.
@@ -41,6 +45,7 @@ let package = Package(
         // Runs the built ingestd binary (SIGKILL mid-replay, then replay again).
         .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd"]),
         .testTarget(name: "IngestCLITests", dependencies: ["IngestCLI", "HealthModel"]),
+        .testTarget(name: "BlueZTransportTests", dependencies: ["BlueZTransport", "BLESimulators", "Transport"]),
         .testTarget(
             name: "CaptureFormatsTests",
             dependencies: ["CaptureFormats", "Transport"],
