@@ -28,18 +28,40 @@ let package = Package(
         // A small Swift face on sqlite3 and the default SampleStore.
         .target(name: "SQLiteStore", dependencies: ["CSQLite", "HealthModel", "Pipeline"]),
         // Commands, argument parsing, logging, wiring.
-        .target(name: "IngestCLI", dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats"]),
+        .target(name: "IngestCLI", dependencies: [
+            "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
+        ]),
+        // The ordered registry of built-in adapters (exact matches before generic ones).
+        .target(
+            name: "BuiltinAdapters",
+            dependencies: ["AdapterKit", "XiaomiScale", "BTHome", "GATTHealthProfiles"],
+            path: "Plugins/BuiltinAdapters"
+        ),
         .executableTarget(name: "ingestd", dependencies: ["IngestCLI"]),
         // Bluetooth SIG standard health profiles (weight, body composition, thermometer, heart rate, RSC, BP, glucose, PLX).
-        .target(name: "GATTHealthProfiles", dependencies: ["AdapterKit", "HealthModel", "Transport"], path: "Plugins/GATTHealthProfiles"),
+        .target(name: "GATTHealthProfiles", dependencies: ["AdapterKit", "HealthModel", "Transport"], path: "Plugins/GATTHealthProfiles",
+                exclude: ["README.md"]),
         .executableTarget(
             name: "IngestBench",
             dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CSQLite", "CaptureFormats"]
         ),
 
+        // Built-in advertisement adapters: Xiaomi Mi scales and BTHome v2.
+        .target(name: "XiaomiScale", dependencies: ["AdapterKit", "HealthModel", "Transport"], path: "Plugins/XiaomiScale",
+                exclude: ["README.md"]),
+        .target(name: "BTHome", dependencies: ["AdapterKit", "HealthModel", "Transport"], path: "Plugins/BTHome",
+                exclude: ["README.md"]),
+
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
+        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "SQLiteStore", "HealthModel"]),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Pipeline", "HealthModel"]),
-        .testTarget(name: "IngestCLITests", dependencies: ["IngestCLI"]),
+        // Runs the built ingestd binary (SIGKILL mid-replay, then replay again).
+        .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd"]),
+        .testTarget(name: "IngestCLITests", dependencies: ["IngestCLI", "HealthModel"]),
+        .testTarget(
+            name: "AdvertisementAdaptersTests",
+            dependencies: ["XiaomiScale", "BTHome", "AdapterKit", "HealthModel", "Transport"]
+        ),
         .testTarget(name: "GATTHealthProfilesTests", dependencies: ["GATTHealthProfiles", "AdapterKit", "HealthModel", "Transport"]),
         .testTarget(
             name: "CaptureFormatsTests",

@@ -1,7 +1,7 @@
 /// Writing JSON strings and numbers by hand (the encoder keeps a fixed key order).
-enum JSONText {
+public enum JSONText {
     /// `string` as a JSON string literal, quotes included.
-    static func quoted(_ string: String) -> String {
+    public static func quoted(_ string: String) -> String {
         var text = ""
         appendQuoted(string, to: &text)
         return text
@@ -9,7 +9,7 @@ enum JSONText {
 
     /// Appends `string` as a JSON string literal: `"` and `\` escaped, control characters as
     /// `\n`, `\t`... or `\u00XX`; everything else (including non-ASCII) written as UTF-8.
-    static func appendQuoted(_ string: String, to text: inout String) {
+    public static func appendQuoted(_ string: String, to text: inout String) {
         text.append("\"")
         var pendingStart = string.unicodeScalars.startIndex
         var index = pendingStart
@@ -46,10 +46,10 @@ enum JSONText {
 }
 
 /// Number formatting shared by the JSON writer and descriptions.
-enum JSONNumber {
+public enum JSONNumber {
     /// The shortest text that reads back as exactly `value`, without a `.0` on integral values:
     /// `72.35`, `72`, `0.97`, `1e-07`. Non-finite values (which JSON cannot express) give `null`.
-    static func format(_ value: Double) -> String {
+    public static func format(_ value: Double) -> String {
         guard value.isFinite else { return "null" }
         if value == value.rounded(), abs(value) < 1e15 {
             // Integral and exactly representable as Int: no fraction, no exponent.

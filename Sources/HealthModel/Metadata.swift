@@ -40,7 +40,11 @@ public struct Metadata: Hashable, Sendable {
     }
 
     /// Whether there is nothing to encode.
-    public var isEmpty: Bool { orderedEntries.isEmpty }
+    public var isEmpty: Bool {
+        syncIdentifier == nil && syncVersion == nil && externalUUID == nil && wasUserEntered == nil
+            && timeZone == nil && deviceSerialNumber == nil
+            && entries.keys.allSatisfy { Self.typedKeys.contains(MetadataKey.canonical($0)) }
+    }
 
     /// The keys handled by typed fields (raw spellings).
     static let typedKeys: Set<String> = [

@@ -1,7 +1,7 @@
 import HealthModel
 
 /// Why the pipeline refused a sample. Each case carries the offending value.
-public enum RejectionReason: Hashable, Sendable, CustomStringConvertible {
+public enum RejectionReason: Error, Hashable, Sendable, CustomStringConvertible {
     /// The sample's unit cannot express the type (e.g. `kg` for a step count).
     case incompatibleUnit(unit: String, canonical: String)
     /// The value is NaN or infinite.

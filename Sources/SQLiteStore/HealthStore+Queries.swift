@@ -36,7 +36,7 @@ extension HealthStore {
         guard let uuid = Self.uuid(from: row.bytes(at: 1) ?? []) else { return nil }
         var metadata = Metadata()
         if let json = row.string(at: 6) {
-            metadata = try HealthRecordDecoder.decodeMetadata(json)
+            metadata = try HealthRecordDecoder(defaultSource: "").decodeMetadata(json)
         }
         var device: Device?
         if !row.isNull(at: 7) || !row.isNull(at: 8) || !row.isNull(at: 9) || !row.isNull(at: 13) {

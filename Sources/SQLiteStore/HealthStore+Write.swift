@@ -153,7 +153,7 @@ extension HealthStore: SampleStore {
         if sample.metadata.isEmpty {
             try insert.bindNull(at: 11)
         } else {
-            try insert.bind(HealthRecordEncoder.metadataJSON(sample.metadata), at: 11)
+            try insert.bind(HealthRecordEncoder().encode(sample.metadata), at: 11)
         }
         if let correlation { try insert.bind(correlation, at: 12) } else { try insert.bindNull(at: 12) }
         try insert.execute()
@@ -187,7 +187,7 @@ extension HealthStore: SampleStore {
         if correlation.metadata.isEmpty {
             try insert.bindNull(at: 7)
         } else {
-            try insert.bind(HealthRecordEncoder.metadataJSON(correlation.metadata), at: 7)
+            try insert.bind(HealthRecordEncoder().encode(correlation.metadata), at: 7)
         }
         try insert.execute()
         let find = try db.cachedStatement(

@@ -29,8 +29,7 @@ public final class HealthStore {
                                                         attributes: [.posixPermissions: 0o700])
             }
         }
-        db = try Connection(path: path, mode: readOnly ? .readOnly : .createIfMissing)
-        try Self.migrator.migrate(db, path: path)
+        db = try Self.migrator.openDatabase(path: path, mode: readOnly ? .readOnly : .createIfMissing)
         try refreshIDs()
     }
 
@@ -172,7 +171,7 @@ public final class HealthStore {
     func deviceID(_ device: Device?) throws -> Int64? {
         guard let device, !device.isEmpty else { return nil }
         if let id = deviceIDs[device] { return id }
-        let identity = HealthRecordEncoder.deviceJSON(device)
+        let identity = HealthRecordEncoder().encode(device)
         let find = try db.cachedStatement("SELECT id FROM devices WHERE identity = ?")
         try find.bind(identity, at: 1)
         if let id = try find.firstRow({ $0.int64(at: 0) }) {

@@ -1,3 +1,3 @@
 import IngestCLI
 
-await IngestdMain.main()
+await CommandLineRunner.main(root: Ingestd.self)

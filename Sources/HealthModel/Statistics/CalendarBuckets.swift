@@ -113,6 +113,19 @@ public struct CalendarBuckets: Hashable, Sendable {
         self.timeZone = timeZone
     }
 
+    /// The calendar period of `granularity` containing `date` in `timeZone`, e.g. today for
+    /// `ingestd today` (a DST day lasts 23 or 25 hours).
+    public static func period(
+        containing date: Date,
+        granularity: BucketGranularity,
+        timeZone: TimeZone,
+        firstWeekday: Int = CalendarBuckets.monday
+    ) throws(StatisticsError) -> DateInterval {
+        let buckets = try CalendarBuckets(
+            from: date, to: date, granularity: granularity, timeZone: timeZone, firstWeekday: firstWeekday)
+        return buckets[0]
+    }
+
     /// The number of buckets.
     public var count: Int { max(boundaries.count - 1, 0) }
 

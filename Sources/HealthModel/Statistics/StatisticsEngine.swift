@@ -67,7 +67,8 @@ public struct StatisticsEngine: Hashable, Sendable {
     /// interval sample of a higher-priority source covers that instant (start ≤ t < end); it never
     /// displaces anyone's interval samples, and instantaneous samples never displace one another.
     public func sum(of samples: [StatisticsSample], in buckets: CalendarBuckets) throws(StatisticsError) -> [StatisticsBucket] {
-        let columns = try SampleColumns(samples)
+        var columns = try SampleColumns(samples)
+        columns.sortByStart()
         let bounds = buckets.boundarySeconds
         let bucketCount = buckets.count
         guard bucketCount > 0 else { return [] }
@@ -134,10 +135,13 @@ public struct StatisticsEngine: Hashable, Sendable {
     /// - `arithmetic`: the plain mean of the samples assigned to the bucket (see the type's
     ///   overview for the assignment rule).
     /// - `temporal`: each sample's value holds over the interval given by the temporal-weighting
-    ///   rule (``StatisticsEngine`` `heldEnd`), and the mean is weighted by how much of that
-    ///   interval lies inside the bucket. A bucket therefore also counts a reading from just before
-    ///   it whose hold reaches into it. When a bucket's total weight is 0 (only possible with a
-    ///   hold cap of 0) it falls back to the arithmetic mean of its instantaneous samples.
+    ///   rule (`heldEnd(start:end:nextStartFromSameSource:maxHoldGap:)`: an interval sample over
+    ///   its interval, a reading until the same source's next sample, at most `maxHoldGap`), and
+    ///   the mean is weighted by how much of that interval lies inside the bucket. A bucket thus
+    ///   also counts a reading from shortly before it whose hold reaches into it (callers should
+    ///   pass readings up to `maxHoldGap` before the first bucket if they want that edge exact).
+    ///   When a bucket's total weight is 0 (only possible with a hold cap of 0) it falls back to
+    ///   the arithmetic mean of its instantaneous samples.
     /// - `equivalentContinuousLevel`: like `temporal`, but combining sound levels as
     ///   Leq = 10·log10(Σ tᵢ·10^(Lᵢ/10) / Σ tᵢ).
     public func average(
@@ -155,8 +159,12 @@ public struct StatisticsEngine: Hashable, Sendable {
                 (state.count > 0 ? state.sum / Double(state.count) : nil, nil, state.count)
             }
         case .temporal:
+            var columns = columns
+            columns.sortByStart()
             return try weightedAverage(columns, buckets, toLinear: { $0 }, fromLinear: { $0 })
         case .equivalentContinuousLevel:
+            var columns = columns
+            columns.sortByStart()
             return try weightedAverage(
                 columns, buckets,
                 toLinear: { Foundation.pow(10, $0 / 10) },
@@ -342,7 +350,7 @@ public struct StatisticsEngine: Hashable, Sendable {
         let starts = columns.starts
         for var group in groups.values {
             let isSorted = zip(group, group.dropFirst()).allSatisfy { starts[$0] <= starts[$1] }
-            if !isSorted { group.sort { starts[$0] < starts[$1] || (starts[$0] == starts[$1] && $0 < $1) } }
+            if !isSorted { group.sort { starts[$0] < starts[$1] } }  // stable
             // Walk backwards, remembering the earliest start strictly after the current one.
             var nextDistinctStart: Double? = nil
             var position = group.count - 1
@@ -392,6 +400,27 @@ private struct SampleColumns {
             values.append(sample.value)
             ranks.append(sample.sourceRank)
         }
+    }
+
+    /// Reorders the samples by start time (stable), unless they already are. Sums and temporal
+    /// weights do not depend on input order, and sorted columns keep their sweeps cache-friendly.
+    mutating func sortByStart() {
+        var isSorted = true
+        for i in starts.indices.dropFirst() where starts[i - 1] > starts[i] {
+            isSorted = false
+            break
+        }
+        guard !isSorted else { return }
+        struct Key {
+            var start: Double
+            var index: Int
+        }
+        var keys = starts.enumerated().map { Key(start: $0.element, index: $0.offset) }
+        keys.sort { $0.start < $1.start }  // Swift's sort is stable
+        starts = keys.map(\.start)
+        ends = keys.map { ends[$0.index] }
+        values = keys.map { values[$0.index] }
+        ranks = keys.map { ranks[$0.index] }
     }
 
     /// Whether sample `i` is more recent than sample `k`: later end, then later start, then

@@ -39,8 +39,9 @@ public enum AverageWeighting: String, Hashable, Sendable, CaseIterable {
     /// A plain mean of the samples assigned to the bucket (HealthKit's `discreteArithmetic`).
     case arithmetic
     /// A mean weighted by how long each value was in effect inside the bucket
-    /// (HealthKit's `discreteTemporallyWeighted`, e.g. heart rate). See
-    /// ``StatisticsEngine/heldInterval(start:end:nextStartFromSameSource:maxHoldGap:)``.
+    /// (HealthKit's `discreteTemporallyWeighted`, e.g. heart rate): an interval sample over its
+    /// interval, an instantaneous reading until the same source's next sample but at most
+    /// ``StatisticsEngine/maxHoldGap``. The rule lives in `StatisticsEngine.heldEnd`.
     case temporal
     /// The equivalent continuous sound level Leq = 10·log10(Σ tᵢ·10^(Lᵢ/10) / Σ tᵢ), with the
     /// same time weights as `temporal` (HealthKit's `discreteEquivalentContinuousLevel`).

@@ -1,0 +1,34 @@
+import Foundation
+import HealthModel
+import Transport
+
+/// An adapter for a USB device: a conversation (start-up, history download, broadcast reception)
+/// over a `USBDeviceHandle`, live through libusb or replayed from a usbmon capture.
+public protocol USBAdapter: Sendable {
+    var descriptor: AdapterDescriptor { get }
+    /// A session for one matched device. `options` carries adapter configuration
+    /// (e.g. `clear-after-sync`, the ANT+ network key) from the command line or a config file.
+    func makeSession(for device: USBDeviceDescription, context: AdapterContext,
+                     options: [String: String]) -> any USBAdapterSession
+}
+
+/// One conversation with one USB device.
+public protocol USBAdapterSession: AnyObject {
+    /// Talks to the device until it has nothing more to give (a history device) or until
+    /// `shouldStop()` returns true (a receiver such as an ANT stick). Hands each batch to `deliver`,
+    /// which returns only after the batch is committed (or throws when it could not be): anything
+    /// the device must be told after a commit (erase its memory) happens after `deliver` returns.
+    /// `USBError.noDevice` ends the session: the device was pulled out.
+    func run(_ device: any USBDeviceHandle, deliver: (AdapterOutput) throws -> Void,
+             shouldStop: () -> Bool) throws
+}
+
+extension AdapterDescriptor {
+    /// Whether this adapter takes the USB device.
+    public func matches(_ device: USBDeviceDescription) -> Bool {
+        matches.contains { match in
+            guard case .usb(let usb) = match else { return false }
+            return usb.vendorID == device.vendorID && (usb.productID == nil || usb.productID == device.productID)
+        }
+    }
+}

@@ -1,0 +1,31 @@
+/// What a running command may use of the outside world: output streams, the environment and
+/// the logger. Tests build one over `CapturingWriter`s and a fixed environment.
+public struct CommandContext: Sendable {
+    /// Where results go.
+    public var stdout: any TextWriter
+    /// Where errors and log lines go.
+    public var stderr: any TextWriter
+    /// The process environment (or a test's stand-in).
+    public var environment: [String: String]
+    /// The logger for the command; its level is set by the runner from `--log-level` or
+    /// `INGESTD_LOG_LEVEL`.
+    public var logger: Logger
+
+    /// A context whose logger writes to `stderr` with `StreamLogHandler`, in journald style
+    /// when the environment says stderr is the journal.
+    public init(stdout: any TextWriter, stderr: any TextWriter, environment: [String: String] = [:], label: String = "ingestd") {
+        self.stdout = stdout
+        self.stderr = stderr
+        self.environment = environment
+        let style = StreamLogHandler.style(environment: environment)
+        self.logger = Logger(label: label, handler: StreamLogHandler(writer: stderr, style: style))
+    }
+
+    /// A context with a logger of the caller's making.
+    public init(stdout: any TextWriter, stderr: any TextWriter, environment: [String: String] = [:], logger: Logger) {
+        self.stdout = stdout
+        self.stderr = stderr
+        self.environment = environment
+        self.logger = logger
+    }
+}

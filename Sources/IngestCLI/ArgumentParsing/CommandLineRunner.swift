@@ -1,0 +1,143 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Parses a command line, runs the selected command and turns the outcome into an exit status.
+///
+/// All printing of help, versions and errors happens here, so commands only produce results
+/// and throw. Errors map to statuses as follows: `UsageError` (from parsing or from a command)
+/// prints the error, the usage line and a pointer to help, and gives 64; a `CLIError` prints
+/// `error: <description>` and gives its `exitCode`; a thrown `ExitCode` gives itself silently;
+/// a missing file reported by Foundation gives 66; anything else prints `error: …` and gives 1.
+public enum CommandLineRunner {
+    /// The environment variable read for the log level when `--log-level` is not given.
+    public static let logLevelVariable = "INGESTD_LOG_LEVEL"
+
+    /// `--log-level LEVEL`, accepted by every command.
+    public static let logLevelOption = Option(
+        "log-level", valueName: "LEVEL",
+        help: "Show log messages of this level and above; also read from \(logLevelVariable).",
+        allowedValues: Logger.Level.allCases.map(\.rawValue))
+
+    /// Runs `arguments` (without the program name) against the command tree under `root` and
+    /// returns the exit status. Flushes both output streams before returning.
+    public static func run(
+        root: any Command.Type,
+        arguments: [String],
+        context: CommandContext,
+        defaultLogLevel: Logger.Level = .info
+    ) async -> Int32 {
+        let status = await runUnflushed(root: root, arguments: arguments, context: context, defaultLogLevel: defaultLogLevel)
+        context.stdout.flush()
+        context.stderr.flush()
+        return status.rawValue
+    }
+
+    private static func runUnflushed(
+        root: any Command.Type,
+        arguments: [String],
+        context: CommandContext,
+        defaultLogLevel: Logger.Level
+    ) async -> ExitCode {
+        let formatter = HelpFormatter(globalOptions: [logLevelOption])
+        let parser = CommandLineParser(root: root, globalOptions: [logLevelOption])
+        let invocation: Invocation
+        do {
+            invocation = try parser.parse(arguments)
+        } catch {
+            context.stderr.write(formatter.usageError(error.error, path: error.commandPath))
+            return .usage
+        }
+
+        switch invocation.action {
+        case .help:
+            context.stdout.write(formatter.help(for: invocation.commandPath))
+            return .success
+        case .version:
+            context.stdout.writeLine(root.configuration.version ?? "")
+            return .success
+        case .run:
+            break
+        }
+
+        var context = context
+        do {
+            context.logger.logLevel = try logLevel(invocation.values, environment: context.environment) ?? defaultLogLevel
+            let command = try invocation.command.init(invocation.values)
+            try await command.run(context)
+            return .success
+        } catch {
+            return report(error, path: invocation.commandPath, formatter: formatter, stderr: context.stderr)
+        }
+    }
+
+    /// The level from `--log-level`, else from the environment; `nil` when neither is set.
+    private static func logLevel(_ values: ParsedValues, environment: [String: String]) throws -> Logger.Level? {
+        if let given: String = try values.value(logLevelOption.name) {
+            return Logger.Level(rawValue: given)
+        }
+        guard let fromEnvironment = environment[logLevelVariable], !fromEnvironment.isEmpty else { return nil }
+        guard let level = Logger.Level(rawValue: fromEnvironment.lowercased()) else {
+            throw UsageError.invalidValue(
+                fromEnvironment, argument: logLevelVariable,
+                reason: "expected one of " + Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        return level
+    }
+
+    /// Prints `error` the way its kind asks for and returns the status it maps to.
+    private static func report(
+        _ error: any Error, path: [any Command.Type], formatter: HelpFormatter, stderr: any TextWriter
+    ) -> ExitCode {
+        switch error {
+        case let exitCode as ExitCode:
+            return exitCode
+        case let usage as UsageError:
+            stderr.write(formatter.usageError(usage, path: path))
+            return .usage
+        case let failure as any CLIError:
+            stderr.writeLine("error: " + oneLine(failure.description))
+            return failure.exitCode
+        case let cocoa as CocoaError where cocoa.code == .fileReadNoSuchFile || cocoa.code == .fileNoSuchFile:
+            let path = cocoa.filePath ?? cocoa.url?.path ?? "file"
+            stderr.writeLine("error: cannot open '\(path)': no such file or directory")
+            return .noInput
+        case let localized as any LocalizedError:
+            stderr.writeLine("error: " + oneLine(localized.errorDescription ?? String(describing: error)))
+            return .failure
+        default:
+            stderr.writeLine("error: " + oneLine(String(describing: error)))
+            return .failure
+        }
+    }
+
+    private static func oneLine(_ text: String) -> String {
+        text.split(whereSeparator: \.isNewline).joined(separator: " ")
+    }
+
+    /// The process entry point: runs `CommandLine.arguments` against `root` with the real
+    /// standard streams and environment, then exits with the resulting status.
+    public static func main(root: any Command.Type, defaultLogLevel: Logger.Level = .info) async -> Never {
+        let stdout = FileDescriptorWriter.standardOutput()
+        let stderr = FileDescriptorWriter.standardError()
+        let environment = ProcessInfo.processInfo.environment
+        let style = StreamLogHandler.style(environment: environment, standardErrorIdentity: standardErrorIdentity())
+        let logger = Logger(label: root.configuration.name, handler: StreamLogHandler(writer: stderr, style: style))
+        let context = CommandContext(stdout: stdout, stderr: stderr, environment: environment, logger: logger)
+        let status = await run(
+            root: root, arguments: Array(CommandLine.arguments.dropFirst()), context: context,
+            defaultLogLevel: defaultLogLevel)
+        exit(status)
+    }
+
+    /// `device:inode` of file descriptor 2, the form `JOURNAL_STREAM` uses.
+    private static func standardErrorIdentity() -> String? {
+        var status = stat()
+        guard fstat(2, &status) == 0 else { return nil }
+        return "\(status.st_dev):\(status.st_ino)"
+    }
+}

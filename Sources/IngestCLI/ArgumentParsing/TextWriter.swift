@@ -1,0 +1,145 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+
+/// `write(2)`, named apart from `TextWriter.write(_:)`.
+private func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+    #if canImport(Glibc)
+    Glibc.write(descriptor, bytes, count)
+    #else
+    Darwin.write(descriptor, bytes, count)
+    #endif
+}
+
+/// A destination for text output, such as standard output or a test's capture buffer.
+///
+/// Each `write` call is atomic with respect to other writes on the same writer, so one log line
+/// written from several tasks never interleaves with another.
+public protocol TextWriter: Sendable {
+    /// Appends `text` to the output.
+    func write(_ text: String)
+    /// Pushes buffered output to its destination.
+    func flush()
+}
+
+extension TextWriter {
+    /// Appends `line` followed by a newline.
+    public func writeLine(_ line: String = "") {
+        write(line + "\n")
+    }
+}
+
+/// A `TextWriter` that keeps everything written in memory, for tests.
+public final class CapturingWriter: TextWriter {
+    private let buffer = Mutex("")
+
+    public init() {}
+
+    public func write(_ text: String) {
+        buffer.withLock { $0 += text }
+    }
+
+    public func flush() {}
+
+    /// Everything written so far.
+    public var text: String {
+        buffer.withLock { $0 }
+    }
+
+    /// Everything written so far, split into lines without their terminators.
+    public var lines: [String] {
+        var parts = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        if parts.last == "" { parts.removeLast() }
+        return parts
+    }
+}
+
+/// A `TextWriter` on a file descriptor (stdout, stderr) with its own buffer.
+///
+/// `.full` buffering writes when 64 KiB have gathered or on `flush()`; `.line` writes every
+/// complete line at once; `.none` writes each `write` call straight through. A failing
+/// descriptor (closed pipe) drops the output rather than stopping the program.
+public final class FileDescriptorWriter: TextWriter {
+    /// When buffered bytes reach the descriptor.
+    public enum Buffering: Sendable {
+        case none
+        case line
+        case full
+    }
+
+    private static let fullBufferLimit = 64 * 1024
+
+    /// The descriptor written to; not closed by this writer.
+    public let fileDescriptor: Int32
+    /// The buffering policy chosen at creation.
+    public let buffering: Buffering
+    private let pending = Mutex<[UInt8]>([])
+
+    public init(fileDescriptor: Int32, buffering: Buffering) {
+        self.fileDescriptor = fileDescriptor
+        self.buffering = buffering
+    }
+
+    /// Standard output: line-buffered on a terminal, fully buffered otherwise.
+    public static func standardOutput() -> FileDescriptorWriter {
+        FileDescriptorWriter(fileDescriptor: 1, buffering: isatty(1) == 1 ? .line : .full)
+    }
+
+    /// Standard error: every write goes straight through.
+    public static func standardError() -> FileDescriptorWriter {
+        FileDescriptorWriter(fileDescriptor: 2, buffering: .none)
+    }
+
+    public func write(_ text: String) {
+        pending.withLock { buffer in
+            buffer.append(contentsOf: text.utf8)
+            switch buffering {
+            case .none:
+                writeAll(buffer[...])
+                buffer.removeAll(keepingCapacity: true)
+            case .line:
+                if let lastNewline = buffer.lastIndex(of: UInt8(ascii: "\n")) {
+                    writeAll(buffer[...lastNewline])
+                    buffer.removeSubrange(...lastNewline)
+                }
+            case .full:
+                if buffer.count >= Self.fullBufferLimit {
+                    writeAll(buffer[...])
+                    buffer.removeAll(keepingCapacity: true)
+                }
+            }
+        }
+    }
+
+    public func flush() {
+        pending.withLock { buffer in
+            writeAll(buffer[...])
+            buffer.removeAll(keepingCapacity: true)
+        }
+    }
+
+    deinit {
+        flush()
+    }
+
+    /// Writes every byte, retrying after signals and short writes; gives up on any other error.
+    private func writeAll(_ bytes: ArraySlice<UInt8>) {
+        bytes.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            var offset = 0
+            while offset < raw.count {
+                let written = systemWrite(fileDescriptor, base + offset, raw.count - offset)
+                if written > 0 {
+                    offset += written
+                } else if written < 0 && errno == EINTR {
+                    continue
+                } else {
+                    return
+                }
+            }
+        }
+    }
+}

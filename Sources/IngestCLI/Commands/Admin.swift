@@ -1,0 +1,280 @@
+import Foundation
+import HealthModel
+import Pipeline
+import SQLiteStore
+
+/// `ingestd auth`: per (source, type) write authorization, default deny.
+struct Auth: Command {
+    static let configuration = CommandConfiguration(
+        name: "auth", abstract: "Grant, revoke and list which source may write which types (default: deny).",
+        subcommands: [List.self, Grant.self, Revoke.self])
+
+    init(_ arguments: ParsedValues) throws {}
+
+    static func parseTypes(_ arguments: ParsedValues, all: Bool) throws -> [QuantityType] {
+        let names: [String] = try arguments.values("types")
+        if all, !names.isEmpty { throw UsageError.invalid("give TYPE... or --all, not both") }
+        if !all, names.isEmpty { throw UsageError.invalid("give at least one TYPE, or --all") }
+        return try names.map(CommonArguments.quantityType)
+    }
+
+    struct List: Command {
+        static let configuration = CommandConfiguration(name: "list", abstract: "List the grants.")
+        static let signature = Signature {
+            CommonArguments.json
+            CommonArguments.store
+        }
+        let json: Bool
+        let storePath: String?
+
+        init(_ arguments: ParsedValues) throws {
+            json = arguments.flag("json")
+            storePath = try arguments.value("store")
+        }
+
+        func run(_ context: CommandContext) async throws {
+            let store = try CommonArguments.openStore(storePath, context: context)
+            defer { store.close() }
+            let grants = try store.grants()
+            if json {
+                for grant in grants {
+                    let type = grant.type == "*" ? "*" : grant.type
+                    context.stdout.writeLine("{\"source\":\(JSONText.quoted(grant.source)),\"type\":\(JSONText.quoted(type))}")
+                }
+                return
+            }
+            if grants.isEmpty {
+                context.stdout.writeLine("no grants: every sample is denied until 'ingestd auth grant SOURCE TYPE...'")
+                return
+            }
+            let rows = grants.map { [$0.source, $0.type == "*" ? "(all types)" : (QuantityType.named($0.type)?.shortName ?? $0.type), $0.type] }
+            context.stdout.write(Table(header: ["SOURCE", "TYPE", "IDENTIFIER"], rows: rows).rendered)
+        }
+    }
+
+    struct Grant: Command {
+        static let configuration = CommandConfiguration(
+            name: "grant", abstract: "Allow SOURCE to write TYPEs (short or full names) or --all types.",
+            usage: "SOURCE TYPE...|--all")
+        static let signature = Signature {
+            Positional("SOURCE", help: "The source id (an adapter id, or the source of replayed records).")
+            Positional("TYPE", key: "types", arity: .zeroOrMore, help: "Quantity types, e.g. stepCount bodyMass.")
+            Flag("all", help: "Every type, now and in the future.")
+            CommonArguments.store
+        }
+        let source: String
+        let types: [QuantityType]
+        let all: Bool
+        let storePath: String?
+
+        init(_ arguments: ParsedValues) throws {
+            source = try arguments.required("source")
+            all = arguments.flag("all")
+            types = try Auth.parseTypes(arguments, all: all)
+            storePath = try arguments.value("store")
+        }
+
+        func run(_ context: CommandContext) async throws {
+            let store = try CommonArguments.openStore(storePath, context: context)
+            defer { store.close() }
+            try store.grant(source: source, types: types, all: all)
+            let what = all ? "every type" : types.map(\.shortName).joined(separator: ", ")
+            context.stderr.writeLine("granted \(source): \(what)")
+        }
+    }
+
+    struct Revoke: Command {
+        static let configuration = CommandConfiguration(
+            name: "revoke", abstract: "Stop SOURCE writing TYPEs (or --all of its grants). Stored samples stay.",
+            usage: "SOURCE TYPE...|--all")
+        static let signature = Signature {
+            Positional("SOURCE", help: "The source id.")
+            Positional("TYPE", key: "types", arity: .zeroOrMore, help: "Quantity types.")
+            Flag("all", help: "Every grant of the source.")
+            CommonArguments.store
+        }
+        let source: String
+        let types: [QuantityType]
+        let all: Bool
+        let storePath: String?
+
+        init(_ arguments: ParsedValues) throws {
+            source = try arguments.required("source")
+            all = arguments.flag("all")
+            types = try Auth.parseTypes(arguments, all: all)
+            storePath = try arguments.value("store")
+        }
+
+        func run(_ context: CommandContext) async throws {
+            let store = try CommonArguments.openStore(storePath, context: context)
+            defer { store.close() }
+            try store.revoke(source: source, types: types, all: all)
+            let what = all ? "every grant" : types.map(\.shortName).joined(separator: ", ")
+            context.stderr.writeLine("revoked \(source): \(what)")
+        }
+    }
+}
+
+/// `ingestd priority TYPE SOURCE...`: which source wins where sources overlap.
+struct Priority: Command {
+    static let configuration = CommandConfiguration(
+        name: "priority", abstract: "Show or set the source order of a type (first wins where sources overlap).",
+        discussion: "Without SOURCE, prints the current order: explicit first, then by when each source first wrote the type.")
+    static let signature = Signature {
+        Positional("TYPE", help: "Quantity type.")
+        Positional("SOURCE", key: "sources", arity: .zeroOrMore, help: "Sources, highest priority first.")
+        CommonArguments.store
+    }
+    let type: QuantityType
+    let sources: [String]
+    let storePath: String?
+
+    init(_ arguments: ParsedValues) throws {
+        type = try CommonArguments.quantityType(try arguments.required("type"))
+        sources = try arguments.values("sources")
+        storePath = try arguments.value("store")
+        if Set(sources).count != sources.count { throw UsageError.invalid("a source is listed twice") }
+    }
+
+    func run(_ context: CommandContext) async throws {
+        let store = try CommonArguments.openStore(storePath, context: context)
+        defer { store.close() }
+        if !sources.isEmpty { try store.setPriority(type: type, sources: sources) }
+        for (rank, source) in try store.priority(for: type).enumerated() {
+            context.stdout.writeLine("\(rank + 1) \(source)")
+        }
+    }
+}
+
+/// `ingestd sources`: who wrote what.
+struct Sources: Command {
+    static let configuration = CommandConfiguration(name: "sources", abstract: "List sources and their devices with sample counts.")
+    static let signature = Signature {
+        CommonArguments.json
+        CommonArguments.store
+    }
+    let json: Bool
+    let storePath: String?
+
+    init(_ arguments: ParsedValues) throws {
+        json = arguments.flag("json")
+        storePath = try arguments.value("store")
+    }
+
+    func run(_ context: CommandContext) async throws {
+        let store = try CommonArguments.openStore(storePath, context: context, readOnly: true)
+        defer { store.close() }
+        let encoder = HealthRecordEncoder()
+        for source in try store.sources() {
+            if json {
+                let counts = source.countsByType.keys.sorted().map { "\(JSONText.quoted($0)):\(source.countsByType[$0] ?? 0)" }
+                let devices = source.devices.map { encoder.encode($0) }
+                context.stdout.writeLine(
+                    "{\"source\":\(JSONText.quoted(source.name)),\"samples\":\(source.sampleCount),\"types\":{\(counts.joined(separator: ","))},\"devices\":[\(devices.joined(separator: ","))]}")
+            } else {
+                context.stdout.writeLine("\(source.name): \(source.sampleCount) samples")
+                for type in source.countsByType.keys.sorted() {
+                    context.stdout.writeLine("  \(QuantityType.named(type)?.shortName ?? type): \(source.countsByType[type] ?? 0)")
+                }
+                for device in source.devices {
+                    let parts = [device.manufacturer, device.model, device.name, device.localIdentifier].compactMap { $0 }
+                    context.stdout.writeLine("  device: \(parts.joined(separator: " "))")
+                }
+            }
+        }
+    }
+}
+
+/// `ingestd profile`: the characteristic types, kept once per store.
+struct ProfileCommand: Command {
+    static let configuration = CommandConfiguration(
+        name: "profile", abstract: "Show or set the user's characteristics (date of birth, biological sex, height).",
+        subcommands: [Show.self, Set.self], defaultSubcommand: Show.self)
+
+    init(_ arguments: ParsedValues) throws {}
+
+    struct Show: Command {
+        static let configuration = CommandConfiguration(name: "show", abstract: "Print the profile.")
+        static let signature = Signature {
+            CommonArguments.json
+            CommonArguments.store
+        }
+        let json: Bool
+        let storePath: String?
+
+        init(_ arguments: ParsedValues) throws {
+            json = arguments.flag("json")
+            storePath = try arguments.value("store")
+        }
+
+        func run(_ context: CommandContext) async throws {
+            let store = try CommonArguments.openStore(storePath, context: context)
+            defer { store.close() }
+            let profile = try store.profile()
+            if json {
+                var line = "{\"dateOfBirth\":" + (profile.dateOfBirth.map { JSONText.quoted($0.description) } ?? "null")
+                line += ",\"biologicalSex\":" + JSONText.quoted(profile.biologicalSex.rawValue)
+                if let height = profile.height {
+                    line += ",\"height\":{\"value\":\(JSONNumber.format(height.value)),\"unit\":\(JSONText.quoted(height.unit.unitString))}"
+                } else {
+                    line += ",\"height\":null"
+                }
+                context.stdout.writeLine(line + "}")
+            } else {
+                context.stdout.writeLine("date of birth:  \(profile.dateOfBirth?.description ?? "not set")")
+                context.stdout.writeLine("biological sex: \(profile.biologicalSex.rawValue)")
+                context.stdout.writeLine("height:         \(profile.height?.description ?? "not set")")
+            }
+        }
+    }
+
+    struct Set: Command {
+        static let configuration = CommandConfiguration(name: "set", abstract: "Set characteristics; others stay as they are.")
+        static let signature = Signature {
+            Option("date-of-birth", valueName: "YYYY-MM-DD", help: "Date of birth.")
+            Option("biological-sex", valueName: "female|male|other", help: "Biological sex.",
+                   allowedValues: ["female", "male", "other", "notSet"])
+            Option("height", valueName: "H", help: "Height (with --unit).")
+            CommonArguments.unit
+            CommonArguments.store
+        }
+        let dateOfBirth: CalendarDate?
+        let sex: BiologicalSex?
+        let height: Quantity?
+        let storePath: String?
+
+        init(_ arguments: ParsedValues) throws {
+            dateOfBirth = try arguments.value("date-of-birth", expected: "a date YYYY-MM-DD") { CalendarDate($0) }
+            sex = try arguments.value("biological-sex", expected: "female, male or other") { BiologicalSex(named: $0) }
+            let heightValue: Double? = try arguments.value("height")
+            let unitText: String? = try arguments.value("unit")
+            if let heightValue {
+                guard let unitText else { throw UsageError.invalid("--height needs --unit (cm, m, in, ft)") }
+                guard let unit = try? HealthModel.Unit(from: unitText), unit.isCompatible(with: .meter) else {
+                    throw UsageError.invalidValue(unitText, argument: "--unit", reason: "not a length unit")
+                }
+                guard let metres = try? unit.convert(heightValue, to: .meter), QuantityType.height.plausibleRange.contains(metres) else {
+                    throw UsageError.invalidValue(String(heightValue), argument: "--height", reason: "not a plausible height")
+                }
+                height = Quantity(value: heightValue, unit: unit)
+            } else {
+                if unitText != nil { throw UsageError.invalid("--unit is only used with --height") }
+                height = nil
+            }
+            storePath = try arguments.value("store")
+            if dateOfBirth == nil, sex == nil, height == nil {
+                throw UsageError.invalid("nothing to set: give --date-of-birth, --biological-sex or --height")
+            }
+        }
+
+        func run(_ context: CommandContext) async throws {
+            let store = try CommonArguments.openStore(storePath, context: context)
+            defer { store.close() }
+            var profile = try store.profile()
+            if let dateOfBirth { profile.dateOfBirth = dateOfBirth }
+            if let sex { profile.biologicalSex = sex }
+            if let height { profile.height = height }
+            try store.setProfile(profile)
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import HealthModel
+import Pipeline
+import SQLiteStore
+
+/// Options and parsing shared by the store commands.
+enum CommonArguments {
+    static let store = Option(
+        "store", valueName: "PATH",
+        help: "The store file (default: $XDG_DATA_HOME/ingestd/health.sqlite, i.e. ~/.local/share/ingestd/health.sqlite).")
+    static let tz = Option("tz", valueName: "ZONE", help: "IANA time zone for dates and buckets (default: the system zone).")
+    static let from = Option("from", valueName: "T", help: "Start, inclusive: ISO 8601 date-time with offset, or YYYY-MM-DD (start of that day in --tz).")
+    static let to = Option("to", valueName: "T", help: "End, exclusive: ISO 8601 date-time with offset, or YYYY-MM-DD (start of that day in --tz).")
+    static let unit = Option("unit", valueName: "U", help: "Print values in this HKUnit (default: the type's canonical unit).")
+    static let json = Flag("json", help: "One JSON object per line.")
+
+    /// Opens the store named by `--store` (or the default), mapping open failures to clear errors.
+    static func openStore(_ path: String?, context: CommandContext, readOnly: Bool = false) throws -> HealthStore {
+        let resolved = path ?? HealthStore.defaultPath(environment: context.environment)
+        if readOnly, !FileManager.default.fileExists(atPath: resolved) {
+            throw CommandFailure.noInput(path: resolved, reason: "no store yet (nothing has been ingested)")
+        }
+        do {
+            return try HealthStore(path: resolved, readOnly: false)
+        } catch let error as StoreOpenError {
+            throw CommandFailure.dataError(error.description)
+        } catch let error as SQLiteError {
+            if error.isCannotOpen {
+                throw CommandFailure.failure("cannot open store \(resolved): \(error.message)")
+            }
+            throw CommandFailure.failure("store \(resolved): \(error.description)")
+        }
+    }
+
+    /// The zone named by `--tz`, or the system zone.
+    static func timeZone(_ name: String?) throws -> TimeZone {
+        guard let name else { return TimeZone.current }
+        guard let zone = TimeZone(identifier: name) else {
+            throw UsageError.invalidValue(name, argument: "--tz", reason: "not a known IANA time zone")
+        }
+        return zone
+    }
+
+    /// A `T` argument: an ISO 8601 date-time with offset, or a date meaning the start of that day in `zone`.
+    static func date(_ text: String?, option: String, zone: TimeZone) throws -> Date? {
+        guard let text else { return nil }
+        if let date = ISO8601DateTime.date(from: text) { return date }
+        if let day = CalendarDate(text), let date = startOfDay(day, in: zone) { return date }
+        throw UsageError.invalidValue(
+            text, argument: option, reason: "expected an ISO 8601 date-time with offset or YYYY-MM-DD")
+    }
+
+    static func startOfDay(_ day: CalendarDate, in zone: TimeZone) -> Date? {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        guard let noon = calendar.date(from: DateComponents(year: day.year, month: day.month, day: day.day, hour: 12))
+        else { return nil }
+        return calendar.startOfDay(for: noon)
+    }
+
+    /// A quantity type by full identifier or short name.
+    static func quantityType(_ name: String) throws -> QuantityType {
+        guard let type = QuantityType.named(name) else {
+            let suggestion = EditDistance.nearest(to: name, among: QuantityType.catalogue.map(\.shortName))
+            let hint = suggestion.map { " (did you mean \($0)?)" } ?? ""
+            throw CommandFailure("unknown quantity type \"\(name)\"\(hint); 'ingestd types' lists them",
+                                 exitCode: .usage)
+        }
+        return type
+    }
+
+    /// A unit for output, compatible with `type`.
+    static func outputUnit(_ text: String?, for type: QuantityType) throws -> HealthModel.Unit {
+        guard let text else { return type.canonicalUnit }
+        let unit: HealthModel.Unit
+        do {
+            unit = try HealthModel.Unit(from: text)
+        } catch {
+            throw CommandFailure.dataError(error.description)
+        }
+        guard unit.isCompatible(with: type.canonicalUnit) else {
+            throw CommandFailure.dataError(
+                UnitError.incompatible(from: type.canonicalUnit.unitString, to: unit.unitString).description
+                    + " (\(type.shortName) is measured in \(type.canonicalUnit.unitString))")
+        }
+        return unit
+    }
+
+    /// A value converted for output (compatibility was checked by `outputUnit`).
+    static func convert(_ value: Double, from: HealthModel.Unit, to: HealthModel.Unit) -> Double {
+        (try? from.convert(value, to: to)) ?? value
+    }
+}

@@ -1,0 +1,22 @@
+/// The root of the `ingestd` command tree.
+public struct Ingestd: Command {
+    public static let version = "0.1.0"
+
+    public static let configuration = CommandConfiguration(
+        name: "ingestd",
+        abstract: "Turn wearables and home medical devices into clean, HealthKit-shaped health data.",
+        discussion: """
+            Samples from devices and captured logs pass a pipeline that normalizes units, validates \
+            ranges, authorizes per (source, type) and deduplicates, into a local SQLite store. Query \
+            them with samples, stats, today and changes.
+            """,
+        version: version,
+        subcommands: [
+            Replay.self, Samples.self, Stats.self, Today.self, Changes.self, Watch.self,
+            Auth.self, Priority.self, Sources.self, Status.self, ProfileCommand.self,
+            Units.self, Types.self,
+        ]
+    )
+
+    public init(_ arguments: ParsedValues) throws {}
+}

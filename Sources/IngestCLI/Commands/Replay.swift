@@ -1,0 +1,143 @@
+import Foundation
+import HealthModel
+import Pipeline
+import SQLiteStore
+
+/// `ingestd replay FILE...`: JSON-lines records (and, through the adapters, captures) into the store.
+struct Replay: Command {
+    static let configuration = CommandConfiguration(
+        name: "replay",
+        abstract: "Ingest files through the pipeline into the store.",
+        discussion: """
+            FILE is a JSON-lines file of samples and correlations in ingestd's format (one per line; \
+            '-' reads stdin). Every record passes the pipeline: units are normalized, values validated, \
+            the (source, type) authorized ('ingestd auth grant') and duplicates dropped by the store. \
+            A malformed line is reported with its line number and skipped; the rest is ingested and \
+            the exit status is 65. Replaying a file twice changes nothing the second time.
+            """
+    )
+    static let signature = Signature {
+        Positional("FILE", key: "files", arity: .oneOrMore, help: "Files to ingest ('-' for stdin).")
+        CommonArguments.store
+        Option("source", valueName: "ID", help: "Source for records that name none.", default: "replay")
+        Option("batch-size", valueName: "N", help: "Records per transaction.", default: "1000")
+        CommonArguments.json
+    }
+
+    let files: [String]
+    let storePath: String?
+    let source: String
+    let batchSize: Int
+    let json: Bool
+
+    init(_ arguments: ParsedValues) throws {
+        files = try arguments.values("files")
+        storePath = try arguments.value("store")
+        source = try arguments.value("source") ?? "replay"
+        batchSize = try arguments.value("batch-size") ?? 1000
+        json = arguments.flag("json")
+        guard batchSize > 0 else { throw UsageError.invalidValue(String(batchSize), argument: "--batch-size", reason: "must be at least 1") }
+    }
+
+    func run(_ context: CommandContext) async throws {
+        for file in files where file != "-" && !FileManager.default.fileExists(atPath: file) {
+            throw CommandFailure.noInput(path: file)
+        }
+        let store = try CommonArguments.openStore(storePath, context: context)
+        defer { store.close() }
+        let pipeline = try Pipeline(store: store)
+        let decoder = HealthRecordDecoder(defaultSource: source)
+        var report = IngestReport()
+        var malformed = 0
+        var records = 0
+        for file in files {
+            let reader = try LineReader(path: file)
+            var batch: [HealthRecord] = []
+            batch.reserveCapacity(batchSize)
+            var lineNumber = 0
+            while let (bytes, truncated) = try reader.nextLine() {
+                lineNumber += 1
+                if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+                if truncated {
+                    malformed += 1
+                    context.stderr.writeLine("error: \(file):\(lineNumber): line longer than \(reader.maximumLineLength) bytes")
+                    continue
+                }
+                do {
+                    batch.append(try decoder.decodeLine(Data(bytes)))
+                } catch {
+                    malformed += 1
+                    context.stderr.writeLine("error: \(file):\(lineNumber): \(error.description)")
+                    continue
+                }
+                if batch.count >= batchSize {
+                    report.merge(try ingest(batch, pipeline: pipeline))
+                    records += batch.count
+                    batch.removeAll(keepingCapacity: true)
+                    if records % 100_000 < batchSize {
+                        context.logger.info("\(file): \(records) records ingested")
+                    }
+                }
+            }
+            if !batch.isEmpty {
+                report.merge(try ingest(batch, pipeline: pipeline))
+                records += batch.count
+            }
+        }
+        IngestSummaryPrinter(report: report, malformedLines: malformed).print(to: context, json: json)
+        if malformed > 0 {
+            throw CommandFailure.dataError("\(malformed) malformed line\(malformed == 1 ? "" : "s") skipped")
+        }
+    }
+
+    private func ingest(_ batch: [HealthRecord], pipeline: Pipeline) throws -> IngestReport {
+        do {
+            return try pipeline.ingest(batch)
+        } catch let error as SQLiteError where error.isDiskFull {
+            throw CommandFailure.failure("the disk is full: the last batch was not stored (nothing half-written); free space and replay again")
+        }
+    }
+}
+
+/// Prints an ingest report: per type written/duplicate/replaced/denied/invalid, rejection reasons
+/// and the grant commands for denied types.
+struct IngestSummaryPrinter {
+    var report: IngestReport
+    var malformedLines = 0
+
+    func print(to context: CommandContext, json: Bool) {
+        let types = report.perType.keys.sorted()
+        if json {
+            for type in types {
+                let c = report.perType[type] ?? TypeCounts()
+                context.stdout.writeLine(
+                    "{\"type\":\(JSONText.quoted(type)),\"written\":\(c.written),\"duplicate\":\(c.duplicate),"
+                        + "\"replaced\":\(c.replaced),\"denied\":\(c.denied),\"invalid\":\(c.invalid)}")
+            }
+        } else {
+            let rows = types.map { type -> [String] in
+                let c = report.perType[type] ?? TypeCounts()
+                let name = QuantityType.named(type)?.shortName ?? type
+                return [name, "\(c.written)", "\(c.duplicate)", "\(c.replaced)", "\(c.denied)", "\(c.invalid)"]
+            }
+            let t = report.totals
+            let total = ["total", "\(t.written)", "\(t.duplicate)", "\(t.replaced)", "\(t.denied)", "\(t.invalid)"]
+            context.stdout.write(Table(header: ["TYPE", "WRITTEN", "DUPLICATE", "REPLACED", "DENIED", "INVALID"],
+                                       rows: rows + [total]).rendered)
+        }
+        for (key, count) in report.rejections.sorted(by: { $0.key < $1.key }) where key.reason != "denied" {
+            let example = report.examples[key].map { ": \($0)" } ?? ""
+            context.stderr.writeLine("warning: \(count) \(key.type) sample\(count == 1 ? "" : "s") from \(key.source) rejected (\(key.reason))\(example)")
+        }
+        for source in report.denied.keys.sorted() {
+            let types = (report.denied[source] ?? []).sorted()
+            let count = report.rejections.filter { $0.key.source == source && $0.key.reason == "denied" }.values.reduce(0, +)
+            let typeList = types.map { QuantityType.named($0)?.shortName ?? $0 }.joined(separator: ", ")
+            let command = AuthorizationPolicy.grantCommand(source: source, types: types.compactMap { QuantityType.named($0) })
+            context.stderr.writeLine("note: \(count) sample\(count == 1 ? "" : "s") from \(source) denied (\(typeList)); allow with: \(command)")
+        }
+        if malformedLines > 0 {
+            context.stderr.writeLine("note: \(malformedLines) malformed line\(malformedLines == 1 ? "" : "s") skipped")
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import HealthModel
+
+/// `ingestd types`: the quantity type catalogue.
+struct Types: Command {
+    static let configuration = CommandConfiguration(
+        name: "types",
+        abstract: "List the quantity types: identifier, short name, canonical unit, aggregation, plausible range."
+    )
+    static let signature = Signature {
+        Flag("json", help: "One JSON object per type.")
+    }
+
+    let json: Bool
+
+    init(_ arguments: ParsedValues) throws {
+        json = arguments.flag("json")
+    }
+
+    func run(_ context: CommandContext) async throws {
+        let types = QuantityType.catalogue
+        if json {
+            for type in types {
+                var line = "{\"identifier\":" + JSONText.quoted(type.identifier)
+                line += ",\"shortName\":" + JSONText.quoted(type.shortName)
+                line += ",\"unit\":" + JSONText.quoted(type.canonicalUnit.unitString)
+                line += ",\"aggregation\":" + JSONText.quoted(type.aggregationStyle.description)
+                line += ",\"min\":" + JSONNumber.format(type.plausibleRange.lowerBound)
+                line += ",\"max\":" + JSONNumber.format(type.plausibleRange.upperBound)
+                line += ",\"dietary\":" + (type.isDietary ? "true" : "false") + "}"
+                context.stdout.writeLine(line)
+            }
+            return
+        }
+        let rows = types.map { type in
+            [type.shortName, type.canonicalUnit.unitString, type.aggregationStyle.description,
+             JSONNumber.format(type.plausibleRange.lowerBound) + "..." + JSONNumber.format(type.plausibleRange.upperBound),
+             type.identifier]
+        }
+        context.stdout.write(Table(header: ["TYPE", "UNIT", "AGGREGATION", "RANGE", "IDENTIFIER"], rows: rows).rendered)
+    }
+}
+
+/// A plain left-aligned text table.
+struct Table {
+    var header: [String]
+    var rows: [[String]]
+
+    var rendered: String {
+        var widths = header.map(\.count)
+        for row in rows {
+            for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) }
+        }
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { i, cell in
+                i == cells.count - 1 ? cell : cell.padding(toLength: widths[i] + 2, withPad: " ", startingAt: 0)
+            }.joined() + "\n"
+        }
+        return ([header] + rows).map(line).joined()
+    }
+}

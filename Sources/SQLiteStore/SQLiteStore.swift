@@ -1,1 +1,0 @@
-// SQLiteStore: filled by its issue.

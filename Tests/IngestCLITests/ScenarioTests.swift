@@ -1,0 +1,213 @@
+import Foundation
+import Testing
+@testable import IngestCLI
+import HealthModel
+
+/// End-to-end scenarios through the public commands, run in-process against a temporary store.
+final class Scenario {
+    let directory: URL
+    var store: String { directory.appendingPathComponent("health.sqlite").path }
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("ingestd-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: directory) }
+
+    struct Result {
+        var status: Int32
+        var stdout: [String]
+        var stderr: [String]
+    }
+
+    /// Runs `ingestd ARGS` (with `--store` appended for store commands).
+    @discardableResult
+    func run(_ arguments: [String], withStore: Bool = true) async -> Result {
+        let out = CapturingWriter()
+        let err = CapturingWriter()
+        let context = CommandContext(stdout: out, stderr: err, environment: ["HOME": directory.path], label: "ingestd")
+        let status = await CommandLineRunner.run(root: Ingestd.self, arguments: arguments + (withStore ? ["--store", store] : []),
+                                                 context: context)
+        return Result(status: status, stdout: out.lines, stderr: err.lines)
+    }
+
+    func write(_ name: String, _ lines: [String]) throws -> String {
+        let path = directory.appendingPathComponent(name).path
+        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+}
+
+@Suite struct ScenarioTests {
+    @Test func commandTreeIsWellFormed() {
+        #expect(CommandTreeValidator.problems(root: Ingestd.self) == [])
+    }
+
+    @Test func unitsConvertPrintsTheNumberAlone() async throws {
+        let scenario = try Scenario()
+        let cases: [([String], String)] = [
+            (["98.6", "degF", "degC"], "37"), (["1", "lb", "kg"], "0.45359237"), (["1", "in", "m"], "0.0254"),
+            (["1", "mi", "m"], "1609.344"), (["1", "Cal", "J"], "4184"), (["1", "kcal", "Cal"], "1"),
+            (["1", "mmHg", "Pa"], "133.322387415"), (["1", "fl_oz_us", "mL"], "29.5735295625"),
+            (["60", "count/min", "count/s"], "1"), (["0", "degC", "K"], "273.15"), (["212", "degF", "K"], "373.15"),
+            (["100", "mg/dL", "mmol<180.15588000005408>/L"], "5.55074860726"), (["2", "st", "lb"], "28"),
+        ]
+        for (arguments, expected) in cases {
+            let result = await scenario.run(["units", "convert"] + arguments, withStore: false)
+            #expect(result.status == 0)
+            #expect(result.stdout == [expected], "\(arguments)")
+        }
+    }
+
+    @Test func unitsConvertRefusesBadUnitsWithExit65() async throws {
+        let scenario = try Scenario()
+        for (arguments, message) in [
+            (["1", "kg", "m"], "error: cannot convert \"kg\" to \"m\": incompatible units"),
+            (["1", "foo", "kg"], "error: unknown unit \"foo\" in \"foo\""),
+            (["1", "kg/", "kg"], "error: missing unit after \"/\" at position 3 in \"kg/\""),
+            (["x", "kg", "lb"], "error: \"x\" is not a finite number"),
+        ] {
+            let result = await scenario.run(["units", "convert"] + arguments, withStore: false)
+            #expect(result.status == 65)
+            #expect(result.stderr == [message])
+            #expect(result.stdout.isEmpty)
+        }
+    }
+
+    @Test func todayMergesOverlappingSourcesByPriority() async throws {
+        let scenario = try Scenario()
+        let file = try scenario.write("walk.jsonl", [
+            #"{"type":"stepCount","value":1000,"unit":"count","start":"2026-11-29T08:00:00+01:00","end":"2026-11-29T09:00:00+01:00","source":"A"}"#,
+            #"{"type":"stepCount","value":600,"unit":"count","start":"2026-11-29T08:30:00+01:00","end":"2026-11-29T09:30:00+01:00","source":"B"}"#,
+            #"{"type":"distanceWalkingRunning","value":800,"unit":"m","start":"2026-11-29T08:00:00+01:00","end":"2026-11-29T09:00:00+01:00","source":"A"}"#,
+            #"{"type":"distanceWalkingRunning","value":0.3,"unit":"km","start":"2026-11-29T08:30:00+01:00","end":"2026-11-29T09:30:00+01:00","source":"B"}"#,
+        ])
+        await scenario.run(["auth", "grant", "A", "--all"])
+        await scenario.run(["auth", "grant", "B", "stepCount", "HKQuantityTypeIdentifierDistanceWalkingRunning"])
+        #expect(await scenario.run(["replay", file]).status == 0)
+        let today = await scenario.run(["today", "--date", "2026-11-29", "--tz", "Europe/Berlin", "--json"])
+        #expect(today.stdout == [#"{"date":"2026-11-29","tz":"Europe/Berlin","steps":1300,"distance_km":0.95}"#])
+        // B first: 600 + A's 08:00–08:30 half = 1100.
+        await scenario.run(["priority", "stepCount", "B", "A"])
+        let reordered = await scenario.run(["today", "--date", "2026-11-29", "--tz", "Europe/Berlin", "--json"])
+        #expect(reordered.stdout.first?.contains(#""steps":1100"#) == true)
+    }
+
+    @Test func deniedSamplesAreAbsentAndTheHintIsExact() async throws {
+        let scenario = try Scenario()
+        let file = try scenario.write("hr.jsonl", [
+            #"{"type":"heartRate","value":72,"unit":"count/min","start":"2026-11-29T08:00:00Z","end":"2026-11-29T08:00:00Z","source":"strap"}"#,
+        ])
+        let result = await scenario.run(["replay", file, "--json"])
+        #expect(result.status == 0)
+        #expect(result.stdout == [#"{"type":"HKQuantityTypeIdentifierHeartRate","written":0,"duplicate":0,"replaced":0,"denied":1,"invalid":0}"#])
+        #expect(result.stderr.contains("note: 1 sample from strap denied (heartRate); allow with: ingestd auth grant strap heartRate"))
+        let samples = await scenario.run(["samples", "heartRate", "--json"])
+        #expect(samples.stdout.isEmpty)
+    }
+
+    @Test func replayIsIdempotentAndMalformedLinesAreNamed() async throws {
+        let scenario = try Scenario()
+        let file = try scenario.write("mixed.jsonl", [
+            #"{"type":"bodyMass","value":72.35,"unit":"kg","start":"2026-01-01T08:00:00Z","end":"2026-01-01T08:00:00Z","source":"scale"}"#,
+            #"{"type":"bodyMass","value":72.35,"unit":"kg","start":"2026-01-01T08:00:00Z"}"#,
+            "",
+            #"{"type":"bodyMass","value":"heavy","unit":"kg","start":"2026-01-01T08:00:00Z","end":"2026-01-01T08:00:00Z"}"#,
+        ])
+        await scenario.run(["auth", "grant", "scale", "bodyMass"])
+        let first = await scenario.run(["replay", file, "--json"])
+        #expect(first.status == 65)
+        #expect(first.stderr.contains { $0.hasPrefix("error: \(file):2: ") && $0.contains("end") })
+        #expect(first.stderr.contains { $0.hasPrefix("error: \(file):4: ") && $0.contains("value") })
+        #expect(first.stdout == [#"{"type":"HKQuantityTypeIdentifierBodyMass","written":1,"duplicate":0,"replaced":0,"denied":0,"invalid":0}"#])
+        let second = await scenario.run(["replay", file, "--json"])
+        #expect(second.stdout == [#"{"type":"HKQuantityTypeIdentifierBodyMass","written":0,"duplicate":1,"replaced":0,"denied":0,"invalid":0}"#])
+    }
+
+    @Test func missingFileExits66() async throws {
+        let scenario = try Scenario()
+        let result = await scenario.run(["replay", scenario.directory.appendingPathComponent("nope.jsonl").path])
+        #expect(result.status == 66)
+    }
+
+    @Test func dailyBucketsFollowDaylightSavingTime() async throws {
+        let scenario = try Scenario()
+        // One step per minute from 2026-03-28 00:00 to 2026-03-30 00:00 Berlin time (UTC+1, then +2 from 29 March 02:00).
+        var lines: [String] = []
+        var t = try #require(ISO8601DateTime.date(from: "2026-03-27T23:00:00Z"))
+        let end = try #require(ISO8601DateTime.date(from: "2026-03-29T22:00:00Z"))
+        while t < end {
+            let next = t.addingTimeInterval(60)
+            lines.append(#"{"type":"stepCount","value":1,"unit":"count","start":"\#(ISO8601DateTime.string(from: t))","end":"\#(ISO8601DateTime.string(from: next))","source":"pod"}"#)
+            t = next
+        }
+        let file = try scenario.write("steps.jsonl", lines)
+        await scenario.run(["auth", "grant", "pod", "stepCount"])
+        #expect(await scenario.run(["replay", file]).status == 0)
+        let stats = await scenario.run(["stats", "stepCount", "--sum", "--by", "day", "--tz", "Europe/Berlin",
+                                         "--from", "2026-03-28", "--to", "2026-03-30", "--json"])
+        #expect(stats.status == 0)
+        #expect(stats.stdout == [
+            #"{"start":"2026-03-28T00:00:00+01:00","end":"2026-03-29T00:00:00+01:00","value":1440,"unit":"count"}"#,
+            #"{"start":"2026-03-29T00:00:00+01:00","end":"2026-03-30T00:00:00+02:00","value":1380,"unit":"count"}"#,
+        ])
+    }
+
+    @Test func statisticsMustFitTheAggregationStyle() async throws {
+        let scenario = try Scenario()
+        let sum = await scenario.run(["stats", "bodyMass", "--sum"])
+        #expect(sum.status == 64)
+        #expect(sum.stderr.first == "error: --sum is only for cumulative types; bodyMass is discreteArithmetic (use --average, --min, --max or --latest)")
+        let average = await scenario.run(["stats", "stepCount", "--average"])
+        #expect(average.status == 64)
+    }
+
+    @Test func heartRateAverageIsTimeWeighted() async throws {
+        let scenario = try Scenario()
+        // 60 bpm for 9 minutes, then 120 bpm for 1 minute: weighted 66, arithmetic would be 90.
+        let file = try scenario.write("hr.jsonl", [
+            #"{"type":"heartRate","value":60,"unit":"count/min","start":"2026-11-29T08:00:00Z","end":"2026-11-29T08:09:00Z","source":"strap"}"#,
+            #"{"type":"heartRate","value":120,"unit":"count/min","start":"2026-11-29T08:09:00Z","end":"2026-11-29T08:10:00Z","source":"strap"}"#,
+        ])
+        await scenario.run(["auth", "grant", "strap", "heartRate"])
+        await scenario.run(["replay", file])
+        let stats = await scenario.run(["stats", "heartRate", "--average", "--unit", "count/min", "--json",
+                                         "--from", "2026-11-29T08:00:00Z", "--to", "2026-11-29T08:10:00Z"])
+        #expect(stats.stdout.first?.contains(#""value":66,"unit":"count/min""#) == true, "\(stats.stdout)")
+    }
+
+    @Test func syncVersionReplacementShowsInChanges() async throws {
+        let scenario = try Scenario()
+        let v1 = try scenario.write("v1.jsonl", [
+            #"{"uuid":"11111111-1111-1111-1111-111111111111","type":"bodyMass","value":80,"unit":"kg","start":"2026-11-01T07:00:00Z","end":"2026-11-01T07:00:00Z","source":"scale","metadata":{"HKMetadataKeySyncIdentifier":"r1","HKMetadataKeySyncVersion":1}}"#,
+        ])
+        let v2 = try scenario.write("v2.jsonl", [
+            #"{"uuid":"22222222-2222-2222-2222-222222222222","type":"bodyMass","value":79,"unit":"kg","start":"2026-11-01T07:00:00Z","end":"2026-11-01T07:00:00Z","source":"scale","metadata":{"HKMetadataKeySyncIdentifier":"r1","HKMetadataKeySyncVersion":2}}"#,
+        ])
+        await scenario.run(["auth", "grant", "scale", "bodyMass"])
+        await scenario.run(["replay", v1])
+        let first = await scenario.run(["changes", "--json"])
+        #expect(first.stdout.last == #"{"anchor":1}"#)
+        let replaced = await scenario.run(["replay", v2, "--json"])
+        #expect(replaced.stdout.first?.contains(#""replaced":1"#) == true)
+        let changes = await scenario.run(["changes", "--since", "1", "--json"])
+        #expect(changes.stdout.count == 3)
+        #expect(changes.stdout[0] == #"{"deleted":"11111111-1111-1111-1111-111111111111","type":"HKQuantityTypeIdentifierBodyMass"}"#)
+        #expect(changes.stdout[1].hasPrefix(#"{"uuid":"22222222-2222-2222-2222-222222222222","type":"HKQuantityTypeIdentifierBodyMass","value":79,"unit":"kg""#))
+        #expect(changes.stdout[2] == #"{"anchor":2}"#)
+        let samples = await scenario.run(["samples", "bodyMass", "--unit", "lb", "--json"])
+        #expect(samples.stdout.count == 1)
+        #expect(samples.stdout.first?.contains(#""value":174.165187126053,"unit":"lb""#) == true, "\(samples.stdout)")
+    }
+
+    @Test func profileIsKeptOncePerStore() async throws {
+        let scenario = try Scenario()
+        #expect(await scenario.run(["profile", "set", "--date-of-birth", "1980-02-29", "--biological-sex", "female",
+                                    "--height", "168", "--unit", "cm"]).status == 0)
+        let shown = await scenario.run(["profile", "show", "--json"])
+        #expect(shown.stdout == [#"{"dateOfBirth":"1980-02-29","biologicalSex":"female","height":{"value":168,"unit":"cm"}}"#])
+        let bad = await scenario.run(["profile", "set", "--height", "168"])
+        #expect(bad.status == 64)
+    }
+}
