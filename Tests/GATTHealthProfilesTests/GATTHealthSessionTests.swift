@@ -20,6 +20,13 @@ struct GATTHealthSessionTests {
             router = try AdapterRouter(adapters: [GATTHealthAdapter()], timeZone: try berlin())
         }
 
+        /// An advertisement of the Weight Scale service (AD: flags 0x06, 16-bit UUID 0x181D).
+        func advertise(at time: Date = captureStart) {
+            router.route(.advertisement(BLEAdvertisement(
+                time: time, address: testAddress, addressType: .public, eventType: .advInd, rssi: -60,
+                data: bytes("02 01 06 03 03 1D 18"))), into: &output)
+        }
+
         func connect(at time: Date = captureStart) {
             router.route(.connected(BLEConnection(
                 time: time, handle: handle, peerAddress: testAddress, peerAddressType: .public, role: .central)),
@@ -138,8 +145,11 @@ struct GATTHealthSessionTests {
         ])
     }
 
+    /// Device Information is read before the measurements arrive; the advertised Weight Scale
+    /// service has already chosen the adapter, so the session sees those reads.
     @Test func deviceInformationFillsTheDevice() throws {
         let harness = try Harness()
+        harness.advertise()
         harness.connect()
         harness.value(Array("Acme Health\0".utf8), characteristic: 0x2A29, service: 0x180A, kind: .read)
         harness.value(Array("BS-440".utf8), characteristic: 0x2A24, service: 0x180A, kind: .read)
