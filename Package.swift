@@ -28,7 +28,6 @@ let package = Package(
         // Transport over BlueZ sockets: HCI LE scanning and an ATT/GATT client over L2CAP CID 4.
         .target(name: "BlueZTransport", dependencies: ["CBluetooth", "Transport"]),
         // A simulated HCI controller and GATT peripherals speaking bytes over a socketpair.
-        .target(name: "BLESimulators", dependencies: ["Transport"]),
         // The adapter contract: descriptors, device matches, sessions, the event router.
         .target(name: "AdapterKit", dependencies: ["HealthModel", "Transport"]),
         // Normalize, validate, authorize, hand to the store; the SampleStore port.
@@ -38,6 +37,7 @@ let package = Package(
         // Commands, argument parsing, logging, wiring.
         .target(name: "IngestCLI", dependencies: [
             "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
+            "LibUSBTransport", "BlueZTransport",
         ]),
         // The ordered registry of built-in adapters (exact matches before generic ones).
         .target(
@@ -74,7 +74,6 @@ let package = Package(
         // Runs usb-probe under umockdev-run / umockdev-wrapper: the real libusb on replayed usbmon captures.
         .testTarget(name: "LibUSBTransportTests", dependencies: ["LibUSBTransport", "Transport", "usb-probe"],
                     exclude: ["Fixtures"]),
-        .testTarget(name: "BlueZTransportTests", dependencies: ["BlueZTransport", "BLESimulators", "Transport"]),
         .testTarget(
             name: "CaptureFormatsTests",
             dependencies: ["CaptureFormats", "Transport"],
