@@ -23,6 +23,14 @@ What the XML does not record is reconstructed (and listed in the output summary)
   * transfers that never completed (the IN requests still pending when the log ended) are dropped;
   * time: SnoopyPro gives milliseconds since the start of the log; --start sets the wall-clock time of 0.
 
+With --omron-session the output is instead re-sequenced for a strict replay of ingestd's omron-hj720it session
+(one request at a time, each answer read before the next request): the HID driver's standard requests, then the
+logged exchanges in the order that session makes them -- mode 01 02, clearing block, VER00, SRL00, CNT00, the
+GTD blocks of every logged day (day 0 first, blocks 1-4), CTD00 and END. Each exchange is the logged request with
+the input reports the log shows in answer to it; nothing is made up, but the vendor software's extra requests
+(PRF00, repeated hand-shakes, other mode values) are left out. Input reports are attributed to requests first-in
+first-out: a reply ends with a report of fewer than 7 valid bytes (14 bytes for PRF00, which fills two reports).
+
 Python 3 standard library only.
 
 Example:
@@ -169,6 +177,85 @@ def transfers(pairs, endpoints, configuration_value, interface, keep_out_padding
     return result
 
 
+def omron_exchanges(items):
+    """Logged requests (mode changes, commands, clearing blocks) with the input reports that answer them:
+    {key: [{'request': [items], 'answer': [items]}, ...]} in log order."""
+    exchanges = {}
+    latest = None
+    waiting = []
+    command, command_items = b'', []
+    reply_items, reply_bytes = [], b''
+
+    def start(key, request):
+        nonlocal latest
+        occurrence = {'request': request, 'answer': []}
+        exchanges.setdefault(key, []).append(occurrence)
+        latest = occurrence
+        return occurrence
+
+    for item in items:
+        kind = item['kind']
+        if kind == 'control-out' and item['setup'][0] == 0x21:
+            start('mode ' + item['data'].hex(), [item])
+            waiting = []
+        elif kind == 'out':
+            data = item['data']
+            count = data[0] if data else 0
+            if count > 7 or len(data) <= count:
+                continue
+            command += data[1:1 + count]
+            command_items.append(item)
+            if count < 7:
+                key = 'clear' if not any(command) else command.hex()
+                occurrence = start(key, command_items)
+                if key == 'clear':
+                    waiting = []
+                else:
+                    waiting.append((key, occurrence))
+                command, command_items = b'', []
+        elif kind == 'in':
+            data = item['data']
+            count = data[0] if data else 0
+            if count == 0 or count > 7:
+                if latest is not None:
+                    latest['answer'].append(item)
+                continue
+            reply_items.append(item)
+            reply_bytes += data[1:1 + count]
+            expected = 14 if waiting and bytes.fromhex(waiting[0][0]).startswith(b'PRF') else None
+            if count < 7 or len(reply_bytes) == expected:
+                target = waiting.pop(0)[1] if waiting else latest
+                if target is not None:
+                    target['answer'] += reply_items
+                reply_items, reply_bytes = [], b''
+    return exchanges
+
+
+def omron_session_order(items):
+    """The logged exchanges re-sequenced as ingestd's omron-hj720it session makes them (see the module doc)."""
+    standard = [item for item in items
+                if item['kind'] in ('control-in', 'control-out') and item['setup'][0] & 0x60 == 0]
+    exchanges = omron_exchanges(items)
+
+    def pick(key, which=0):
+        occurrences = exchanges.get(key)
+        if not occurrences:
+            raise ConversionError(f'the log has no {key} exchange')
+        occurrence = occurrences[which]
+        return occurrence['request'] + occurrence['answer']
+
+    ordered = list(standard) + pick('mode 0102') + pick('clear')
+    for verb in (b'VER00', b'SRL00', b'CNT00'):
+        ordered += pick(verb.hex())
+    commands = [bytes.fromhex(key) for key in exchanges if key != 'clear' and not key.startswith('mode ')]
+    blocks = sorted((command for command in commands if command.startswith(b'GTD')),
+                    key=lambda command: (command[5], command[6]))
+    for block in blocks:
+        ordered += pick(block.hex())
+    ordered += pick(b'CTD00'.hex()) + pick(b'END\xff\xff'.hex(), -1)
+    return ordered
+
+
 def usbmon_record(urb_id, event, transfer_type, endpoint, device, bus, timestamp_us, status, length,
                   data, setup=None, interval=0, flags=0, no_data_flag=b'<'):
     seconds, micros = divmod(timestamp_us, 1_000_000)
@@ -260,6 +347,8 @@ def main(argv):
     parser.add_argument('--interface', type=int, default=0, help='interface number for class requests (default 0)')
     parser.add_argument('--keep-out-padding', action='store_true',
                         help='keep the bytes after the count byte of OUT reports as logged')
+    parser.add_argument('--omron-session', action='store_true',
+                        help="re-sequence the logged exchanges for a strict replay of ingestd's Omron session")
     arguments = parser.parse_args(argv)
     try:
         records = read_log(arguments.input)
@@ -267,6 +356,8 @@ def main(argv):
         endpoints, configuration_value = endpoints_from_configuration(pairs)
         notes = [f"sequence {record['sequence']}: {record['function']} never completed, dropped" for record in unfinished]
         items = transfers(pairs, endpoints, configuration_value, arguments.interface, arguments.keep_out_padding, notes)
+        if arguments.omron_session:
+            items = omron_session_order(items)
         usbmon = usbmon_records(items, arguments.bus, arguments.device, parse_start(arguments.start))
         with open(arguments.output, 'wb') as handle:
             handle.write(pcapng(usbmon, 'snoopypro-to-pcapng.py'))
