@@ -63,9 +63,9 @@ public enum OmronDistanceUnit: String, Hashable, Sendable {
 public struct OmronPedometerConfiguration: Hashable, Sendable {
     /// `clear-after-sync=true`: send CTD (clear) after the download is committed.
     public var clearAfterSync: Bool
-    /// `days=all|new` (default `all`).
+    /// `omron-days=all|new` (default `all`).
     public var days: OmronDaySelection
-    /// `distance-unit=mile|km` (default `mile`, the US HJ-720IT's unit).
+    /// `omron-distance-unit=mile|km` (default `mile`, the US HJ-720IT's unit).
     public var distanceUnit: OmronDistanceUnit
 
     public init(clearAfterSync: Bool = false, days: OmronDaySelection = .all, distanceUnit: OmronDistanceUnit = .mile) {
@@ -83,17 +83,17 @@ public struct OmronPedometerConfiguration: Hashable, Sendable {
             default: throw .invalid(option: "clear-after-sync", value: value, expected: "true or false")
             }
         }
-        if let value = options["days"] {
+        if let value = options["omron-days"] {
             guard let selection = OmronDaySelection(rawValue: value.lowercased()) else {
-                throw .invalid(option: "days", value: value, expected: "all or new")
+                throw .invalid(option: "omron-days", value: value, expected: "all or new")
             }
             days = selection
         }
-        if let value = options["distance-unit"] {
+        if let value = options["omron-distance-unit"] {
             switch value.lowercased() {
             case "mile", "miles", "mi": distanceUnit = .mile
             case "km", "kilometre", "kilometer", "kilometres", "kilometers": distanceUnit = .kilometre
-            default: throw .invalid(option: "distance-unit", value: value, expected: "mile or km")
+            default: throw .invalid(option: "omron-distance-unit", value: value, expected: "mile or km")
             }
         }
     }

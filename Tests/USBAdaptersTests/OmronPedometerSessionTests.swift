@@ -46,6 +46,25 @@ struct OmronPedometerSessionTests {
         return run
     }
 
+    /// Runs the session against the capture re-sequenced for a strict replay (`--omron-session`).
+    static func strictRun(log: Int, options: [String: String]) throws -> (outputs: [AdapterOutput], device: StrictCaptureDevice,
+                                                                            error: (any Error)?) {
+        let device = try StrictCaptureDevice(capture: Fixtures.url("omron-hj720it/pedometerLog\(log)-session.pcapng"))
+        let now = date(downloadTimes[log] ?? "")
+        let session = OmronPedometerAdapter(now: { now }).makeSession(
+            for: device.device, context: AdapterContext(timeZone: utc, source: "omron-hj720it"), options: options)
+        var outputs: [AdapterOutput] = []
+        do {
+            try session.run(device, deliver: { output in
+                device.markDelivery()
+                outputs.append(output)
+            }, shouldStop: { false })
+            return (outputs, device, nil)
+        } catch {
+            return (outputs, device, error)
+        }
+    }
+
     static func csv(_ number: Int) throws -> OmronVendorCSV {
         try OmronVendorCSV(url: Fixtures.url("omron-hj720it/pedometerData\(number).csv"))
     }
@@ -106,15 +125,36 @@ struct OmronPedometerSessionTests {
     }
 
     @Test func secondAndThirdCapturesMatchTheirExportsForTheDaysTheyRead() throws {
-        let second = try Self.run(log: 2, options: ["days": "new"])
+        let second = try Self.run(log: 2, options: ["omron-days": "new"])
         #expect(second.error == nil, "\(String(describing: second.error))")
         try Self.expectMatches(second, csv: try Self.csv(2), days: ["2009-05-20", "2009-05-21"])
         #expect(Set(Self.hourly(second).keys) == ["2009-05-20", "2009-05-21"])
 
-        let third = try Self.run(log: 3, options: ["days": "new"])
+        let third = try Self.run(log: 3, options: ["omron-days": "new"])
         #expect(third.error == nil, "\(String(describing: third.error))")
         try Self.expectMatches(third, csv: try Self.csv(3), days: ["2009-05-21"])
         #expect(Set(Self.hourly(third).keys) == ["2009-05-21"])
+    }
+
+    /// The strict replay checks every report the session writes, byte for byte, against the logged ones.
+    @Test(arguments: [(1, "all"), (2, "new"), (3, "new")])
+    func strictReplayOfEachCaptureUsesEveryTransferAndMatchesTheExport(log: Int, days: String) throws {
+        let run = try Self.strictRun(log: log, options: ["clear-after-sync": "true", "omron-days": days])
+        #expect(run.error == nil, "\(String(describing: run.error))")
+        #expect(run.device.mismatches.isEmpty)
+        #expect(run.device.isFinished)
+        let delivered = try #require(run.device.log.firstIndex(of: "deliver"))
+        let cleared = try #require(run.device.log.firstIndex(of: "write 05 43 54 44 30 30 00 00"))
+        #expect(delivered < cleared)
+        var replay = Run(device: try OmronExchangeDevice(capture: Fixtures.url("omron-hj720it/pedometerLog\(log).pcapng")))
+        replay.outputs = run.outputs
+        let csv = try Self.csv(log)
+        let days: Set<String> = switch log {
+        case 1: Set(csv.days.map(\.date))
+        case 2: ["2009-05-20", "2009-05-21"]
+        default: ["2009-05-21"]
+        }
+        try Self.expectMatches(replay, csv: csv, days: days)
     }
 
     @Test func theSessionSpeaksTheProtocolInOrder() throws {
@@ -159,7 +199,7 @@ struct OmronPedometerSessionTests {
         #expect(first.count == (try Self.run(log: 1)).samples.count, "sync identifiers are unique")
         #expect(first["omron-hj720it:HJ7208Y125980:2009-05-16T08:steps"] == 6151)
 
-        let next = identities(try Self.run(log: 2, options: ["days": "new"]))
+        let next = identities(try Self.run(log: 2, options: ["omron-days": "new"]))
         let shared = Set(first.keys).intersection(next.keys)
         #expect(!shared.isEmpty)
         for key in shared {
@@ -174,7 +214,7 @@ struct OmronPedometerSessionTests {
     }
 
     @Test func samplesNameTheDeviceAndTheirTimeZone() throws {
-        let run = try Self.run(log: 3, options: ["days": "new"])
+        let run = try Self.run(log: 3, options: ["omron-days": "new"])
         let sample = try #require(run.stepSamples.first)
         #expect(sample.device?.localIdentifier == "HJ7208Y125980")
         #expect(sample.device?.model == "HJ-720IT202")
@@ -188,7 +228,7 @@ struct OmronPedometerSessionTests {
         let device = try OmronExchangeDevice(capture: Fixtures.url("omron-hj720it/pedometerLog3.pcapng"))
         let recorded = try #require(device.answers["VER00"]?.first)
         device.answers["VER00"] = [[[0x02, 0x4E, 0x4F, 0, 0, 0, 0, 0]], recorded]
-        let run = try Self.run(log: 3, options: ["days": "new"], device: device)
+        let run = try Self.run(log: 3, options: ["omron-days": "new"], device: device)
         #expect(run.error == nil)
         #expect(run.device.log.filter { $0 == "VER00" }.count == 2)
         #expect(run.stepSamples.count == 3)
