@@ -85,7 +85,9 @@ public enum ANTFrameError: Error, Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Splits the IN byte stream of a stick into messages: one USB transfer may hold several messages or part of one.
-/// A bad checksum or an impossible length drops the sync byte only and searches again from the next byte.
+/// An impossible length drops the sync byte and searches again from the next byte. A bad checksum drops the
+/// whole frame when a sync byte (or the end of the data) follows it, else only its sync byte (it may have been a
+/// stray 0xA4).
 public struct ANTStreamDecoder: Sendable {
     private var buffer: [UInt8] = []
 
@@ -121,7 +123,8 @@ public struct ANTStreamDecoder: Sendable {
             buffer.removeFirst(frame.count)
             return .success(message)
         } catch {
-            buffer.removeFirst()
+            let followed = buffer.count == frame.count || buffer[frame.count] == ANTMessage.sync
+            buffer.removeFirst(followed ? frame.count : 1)
             return .failure(error)
         }
     }

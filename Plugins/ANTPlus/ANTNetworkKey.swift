@@ -18,7 +18,7 @@ public struct ANTNetworkKey: Hashable, Sendable, CustomStringConvertible, Custom
     /// Reads hex digits, ignoring separators.
     public init(hex text: String) throws(ANTNetworkKeyError) {
         var cleaned = text.lowercased().replacingOccurrences(of: "0x", with: "")
-        cleaned.removeAll { " :,-\t\r\n".contains($0) }
+        cleaned.removeAll { $0.isWhitespace || $0 == ":" || $0 == "," || $0 == "-" }
         guard cleaned.allSatisfy(\.isHexDigit) else { throw .notHex }
         guard cleaned.count == 16 else { throw .wrongLength(digits: cleaned.count) }
         var bytes: [UInt8] = []

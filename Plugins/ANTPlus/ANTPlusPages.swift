@@ -32,6 +32,16 @@ public struct HeartRatePage: Hashable, Sendable {
     public var computedHeartRate: UInt8?
     /// Page 4: time of the heartbeat before the last one, 1/1024 s.
     public var previousBeatEventTime: UInt16?
+
+    public init(page: UInt8, toggle: Bool, beatEventTime: UInt16, beatCount: UInt8, computedHeartRate: UInt8?,
+                previousBeatEventTime: UInt16?) {
+        self.page = page
+        self.toggle = toggle
+        self.beatEventTime = beatEventTime
+        self.beatCount = beatCount
+        self.computedHeartRate = computedHeartRate
+        self.previousBeatEventTime = previousBeatEventTime
+    }
 }
 
 /// Stride-based speed and distance monitor, page 1: distance, time, speed and strides.
@@ -48,6 +58,16 @@ public struct StrideDistancePage: Hashable, Sendable {
     public var strideCount: UInt8
     /// Seconds between the computation and the transmission, in 1/32 s steps.
     public var updateLatency: Double
+
+    public init(elapsedTime: Double, distance: Double, distanceSixteenths: Int, speed: Double, strideCount: UInt8,
+                updateLatency: Double) {
+        self.elapsedTime = elapsedTime
+        self.distance = distance
+        self.distanceSixteenths = distanceSixteenths
+        self.speed = speed
+        self.strideCount = strideCount
+        self.updateLatency = updateLatency
+    }
 }
 
 /// Stride-based speed and distance monitor, pages 2-15: cadence, speed and status (page 3 adds calories).
@@ -61,6 +81,14 @@ public struct StrideStatusPage: Hashable, Sendable {
     public var status: UInt8
     /// Page 3: kilocalories, wraps at 256.
     public var calories: UInt8?
+
+    public init(page: UInt8, cadence: Double, speed: Double, status: UInt8, calories: UInt8?) {
+        self.page = page
+        self.cadence = cadence
+        self.speed = speed
+        self.status = status
+        self.calories = calories
+    }
 }
 
 /// A weight-scale body weight as the scale broadcasts it while and after measuring.
@@ -78,6 +106,12 @@ public struct BodyWeightPage: Hashable, Sendable {
     public var userProfileID: UInt16?
     public var capabilities: UInt8
     public var reading: WeightReading
+
+    public init(userProfileID: UInt16?, capabilities: UInt8, reading: WeightReading) {
+        self.userProfileID = userProfileID
+        self.capabilities = capabilities
+        self.reading = reading
+    }
 }
 
 /// A decoded ANT+ data page.
