@@ -83,7 +83,8 @@ let package = Package(
                     exclude: ["Fixtures"]),
         .testTarget(
             name: "USBAdaptersTests",
-            dependencies: ["ANTPlus", "OmronPedometer", "TEMPer", "AdapterKit", "HealthModel", "Transport"],
+            dependencies: ["ANTPlus", "OmronPedometer", "TEMPer", "AdapterKit", "HealthModel", "Transport", "Pipeline",
+                           "SQLiteStore"],
             exclude: ["Captures"]
         ),
         .testTarget(

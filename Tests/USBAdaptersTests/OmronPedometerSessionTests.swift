@@ -2,6 +2,8 @@ import AdapterKit
 import Foundation
 import HealthModel
 import OmronPedometer
+import Pipeline
+import SQLiteStore
 import Testing
 import Transport
 
@@ -211,6 +213,35 @@ struct OmronPedometerSessionTests {
         // The 5/20 distance grew from 0.13 to 0.48 miles: a higher version replaces it.
         #expect(first["omron-hj720it:HJ7208Y125980:2009-05-20:distance"] == 13)
         #expect(next["omron-hj720it:HJ7208Y125980:2009-05-20:distance"] == 48)
+    }
+
+    /// Through the real pipeline and store: a second read of the same history writes nothing; the next day's read
+    /// replaces only the values that grew and adds the new ones.
+    @Test func rereadingTheHistoryIntoTheStoreIsIdempotent() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("omron-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try HealthStore(path: directory.appendingPathComponent("health.sqlite").path)
+        defer { store.close() }
+        try store.grant(source: "omron-hj720it", types: [.stepCount, .distanceWalkingRunning])
+        let pipeline = try Pipeline(store: store, now: { Self.date("2009-05-22T00:00:00Z") })
+        func ingest(_ run: Run) throws -> TypeCounts {
+            try pipeline.ingest(run.outputs.flatMap(\.records)).totals
+        }
+        let first = try Self.run(log: 1)
+        let firstCounts = try ingest(first)
+        #expect(firstCounts.written == first.samples.count)
+        let again = try ingest(try Self.run(log: 1))
+        #expect(again.written == 0 && again.replaced == 0)
+        #expect(again.duplicate == first.samples.count)
+
+        // Log 2 reads 5/20 (again, now complete) and 5/21. On 5/20 hours 9-11 are unchanged, hours 12-23 and the
+        // distance are new or grown.
+        let second = try Self.run(log: 2, options: ["omron-days": "new"])
+        let counts = try ingest(second)
+        #expect(counts.duplicate == 3)
+        #expect(counts.replaced == 1)
+        #expect(counts.written == second.samples.count - 4)
     }
 
     @Test func samplesNameTheDeviceAndTheirTimeZone() throws {
