@@ -24,7 +24,7 @@ let package = Package(
         // Transport over BlueZ sockets: HCI LE scanning and an ATT/GATT client over L2CAP CID 4.
         .target(name: "BlueZTransport", dependencies: ["CBluetooth", "Transport"]),
         // A simulated HCI controller and GATT peripherals speaking bytes over a socketpair.
-        .target(name: "BLESimulators", dependencies: ["Transport"]),
+        .target(name: "BLESimulators", dependencies: ["BlueZTransport", "Transport"]),
         // The adapter contract: descriptors, device matches, sessions, the event router.
         .target(name: "AdapterKit", dependencies: ["HealthModel", "Transport"]),
         // Normalize, validate, authorize, hand to the store; the SampleStore port.
