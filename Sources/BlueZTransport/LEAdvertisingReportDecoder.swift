@@ -17,6 +17,12 @@ public struct LEAdvertisingReportProblem: Hashable, Sendable, CustomStringConver
     public var reason: Reason
     public var offset: Int
 
+    public init(subevent: UInt8, reason: Reason, offset: Int) {
+        self.subevent = subevent
+        self.reason = reason
+        self.offset = offset
+    }
+
     public var description: String {
         "LE subevent 0x\(String(subevent, radix: 16)): \(reason.rawValue) report at parameter offset \(offset)"
     }
