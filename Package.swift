@@ -75,6 +75,7 @@ let package = Package(
         // Runs usb-probe under umockdev-run / umockdev-wrapper: the real libusb on replayed usbmon captures.
         .testTarget(name: "LibUSBTransportTests", dependencies: ["LibUSBTransport", "Transport", "usb-probe"],
                     exclude: ["Fixtures"]),
+        .testTarget(name: "BlueZTransportTests", dependencies: ["BlueZTransport", "BLESimulators", "Transport"]),
         .testTarget(
             name: "CaptureFormatsTests",
             dependencies: ["CaptureFormats", "Transport"],
