@@ -1,3 +1,4 @@
+import CaptureFormats
 import Foundation
 import Transport
 
@@ -149,7 +150,8 @@ public actor HCIScanner {
     private let now: @Sendable () -> Date
     private let eventContinuation: AsyncStream<TransportEvent>.Continuation
     private let clock = ContinuousClock()
-    private var decoder = LEAdvertisingReportDecoder()
+    /// The capture decoder turns advertising reports into advertisements, exactly as on replay.
+    private var decoder = HCITraceDecoder()
     private var pending: PendingCommand?
     private var commandInProgress = false
     private var commandWaiters: [CheckedContinuation<Void, Never>] = []
@@ -414,9 +416,9 @@ public actor HCIScanner {
                                                         returnParameters: Array(parameters.dropFirst()))))
         case .commandStatus(let opcode, let status):
             resolve(opcode, with: .success(CommandReply(status: status, returnParameters: [])))
-        case .leMeta(let subevent, let parameters):
-            let (advertisements, problems) = decoder.decode(subevent: subevent, parameters: parameters, time: now())
-            statistics.malformedEvents += problems.count
+        case .leMeta(let subevent, _):
+            guard subevent == 0x02 || subevent == 0x0D else { return }
+            let advertisements = decodeReports(packet)
             guard !advertisements.isEmpty else { return }
             lastActivity = clock.now
             if silenceIncidentOpen {
@@ -434,6 +436,18 @@ public actor HCIScanner {
         case .other:
             break
         }
+    }
+
+    /// Advertising reports of one LE Meta event packet (with its indicator byte), through the
+    /// capture decoder; reports it could not use are counted in ``statistics``.
+    private func decodeReports(_ packet: [UInt8]) -> [BLEAdvertisement] {
+        let malformedBefore = decoder.statistics.malformedTotal
+        var decoded: [TransportEvent] = []
+        let microseconds = Int64((now().timeIntervalSince1970 * 1_000_000).rounded())
+        decoder.process(timestamp: microseconds, direction: .received, type: .event, packet: packet[1...],
+                        into: &decoded)
+        statistics.malformedEvents += decoder.statistics.malformedTotal - malformedBefore
+        return decoded.compactMap { if case .advertisement(let advertisement) = $0 { advertisement } else { nil } }
     }
 
     private func finish(_ end: PacketChannelEnd) {

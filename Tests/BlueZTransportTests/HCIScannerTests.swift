@@ -115,6 +115,22 @@ enum ScaleReports {
         #expect(await rig.controller.commands.last == hex("01 42 20 06 00 00 00 00 00 00"))
     }
 
+    @Test func extendedDataInTwoReportsIsReassembled() async throws {
+        let data = ADStructure.flags(0x06) + ADStructure.completeLocalName("Thermometer-Long-Name")
+        let address = BLEAddress("A4:C1:38:00:11:22")!
+        // Data status 1 (event type bits 5-6 = 01): more data follows in the next report.
+        let head = AdvertisingReportBuilder.extended(eventType: 0x0020, address: address, data: Array(data[..<10]), sid: 3)
+        let tail = AdvertisingReportBuilder.extended(eventType: 0x0000, address: address, data: Array(data[10...]), sid: 3)
+        let rig = try Rig(script: .init(leFeatures: 0x1000, reportBatches: [[head, tail, ScaleReports.weightScale]]))
+        try await rig.start()
+        let advertisements = try await take(2, from: rig.scanner.events).compactMap(\.advertisement)
+        #expect(advertisements.count == 2)
+        #expect(advertisements.first?.data == data)
+        #expect(advertisements.first?.localName == "Thermometer-Long-Name")
+        #expect(advertisements.last?.address == ScaleReports.weightScaleAddress)
+        await rig.stop()
+    }
+
     @Test func extendedCommandsUnknownToTheControllerFallBackToLegacy() async throws {
         let rig = try Rig(script: .init(leFeatures: 0x1000, statusOverrides: [0x2041: [0x01]]))
         try await rig.start()
