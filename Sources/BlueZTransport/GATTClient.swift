@@ -67,6 +67,7 @@ public actor GATTClient {
     private let configuration: GATTClientConfiguration
     private let log: BlueZLogSink
     private let now: @Sendable () -> Date
+    private let tap: PacketTap?
     private let eventContinuation: AsyncStream<TransportEvent>.Continuation
     private var started = false
     private var pending: PendingRequest?
@@ -79,13 +80,18 @@ public actor GATTClient {
     private var unexpectedPDUs = 0
 
     /// Creates a client on a connected channel; nothing is sent before ``start()``.
+    /// - Parameters:
+    ///   - now: the clock stamped on events.
+    ///   - tap: sees every ATT PDU sent and received.
     public init(channel: PacketChannel, peer: GATTPeer, configuration: GATTClientConfiguration = GATTClientConfiguration(),
-                log: @escaping BlueZLogSink = { _ in }, now: @escaping @Sendable () -> Date = { Date() }) {
+                log: @escaping BlueZLogSink = { _ in }, now: @escaping @Sendable () -> Date = { Date() },
+                tap: PacketTap? = nil) {
         self.channel = channel
         self.peer = peer
         self.configuration = configuration
         self.log = log
         self.now = now
+        self.tap = tap
         (events, eventContinuation) = AsyncStream.makeStream(of: TransportEvent.self, bufferingPolicy: .unbounded)
     }
 
@@ -363,6 +369,30 @@ public actor GATTClient {
         return outcomes
     }
 
+    /// The usual start of a session with a health device: Exchange MTU, full discovery, a read
+    /// of each discovered characteristic in `reading` that has the read property (values come
+    /// out as `read` events; a refused read is logged and skipped), then
+    /// ``subscribeToAll(characteristics:)`` for `subscribingTo`.
+    @discardableResult
+    public func prepare(reading: Set<BLEUUID> = [], subscribingTo: Set<BLEUUID>) async throws(GATTError)
+        -> [GATTSubscriptionOutcome]
+    {
+        try await exchangeMTU()
+        try await discover()
+        for service in services {
+            for characteristic in service.characteristics
+            where reading.contains(characteristic.uuid) && characteristic.properties.contains(.read) {
+                do {
+                    _ = try await read(characteristic)
+                } catch .attError(_, _, let code) {
+                    log(BlueZLogRecord(level: .info, kind: "gatt-read-refused",
+                                       message: "\(peer.address) refused reading \(characteristic.uuid): \(code)"))
+                }
+            }
+        }
+        return try await subscribeToAll(characteristics: subscribingTo)
+    }
+
     private func writeClientConfiguration(of characteristic: GATTCharacteristic, value: UInt16) async throws(GATTError) {
         guard let descriptor = characteristic.clientConfigurationHandle else {
             throw .noClientConfiguration(characteristic: characteristic.uuid)
@@ -400,7 +430,7 @@ public actor GATTClient {
         let timeout = configuration.requestTimeout
         let result = await withCheckedContinuation { continuation in
             do throws(PacketChannelError) {
-                try channel.send(pdu)
+                try send(pdu)
             } catch {
                 continuation.resume(returning: Result<[UInt8], GATTError>.failure(.channel(error)))
                 return
@@ -439,7 +469,13 @@ public actor GATTClient {
         }
     }
 
+    private func send(_ pdu: [UInt8]) throws(PacketChannelError) {
+        try channel.send(pdu)
+        tap?(.sent, pdu)
+    }
+
     private func receive(pdu: [UInt8]) {
+        tap?(.received, pdu)
         guard let first = pdu.first else { return }
         let opcode = ATTOpcode(rawValue: first)
         switch opcode {
@@ -450,7 +486,7 @@ public actor GATTClient {
             }
             let isIndication = opcode == .handleValueIndication
             emitValue(handle: pdu.uint16(at: 1), value: Array(pdu[3...]), kind: isIndication ? .indication : .notification)
-            if isIndication { try? channel.send(ATTPDU.handleValueConfirmation) }
+            if isIndication { try? send(ATTPDU.handleValueConfirmation) }
         case .errorResponse:
             guard pdu.count >= 5, let pending, pending.request.rawValue == pdu[1] else {
                 unexpectedPDUs += 1
@@ -463,14 +499,14 @@ public actor GATTClient {
             if pdu.count >= 3 {
                 mtu = max(23, min(configuration.preferredMTU, pdu.uint16(at: 1)))
             }
-            try? channel.send(ATTPDU.exchangeMTUResponse(configuration.preferredMTU))
+            try? send(ATTPDU.exchangeMTUResponse(configuration.preferredMTU))
         default:
             if let pending, pending.response == opcode {
                 resolve(.success(pdu))
             } else if opcode.isRequest {
                 // This client hosts no GATT server.
                 let handle = pdu.count >= 3 ? pdu.uint16(at: 1) : 0
-                try? channel.send(ATTPDU.errorResponse(request: first, handle: handle, code: .requestNotSupported))
+                try? send(ATTPDU.errorResponse(request: first, handle: handle, code: .requestNotSupported))
             } else {
                 unexpectedPDUs += 1
             }

@@ -148,6 +148,7 @@ public actor HCIScanner {
     private let configuration: HCIScannerConfiguration
     private let log: BlueZLogSink
     private let now: @Sendable () -> Date
+    private let tap: PacketTap?
     private let eventContinuation: AsyncStream<TransportEvent>.Continuation
     private let clock = ContinuousClock()
     /// The capture decoder turns advertising reports into advertisements, exactly as on replay.
@@ -166,12 +167,15 @@ public actor HCIScanner {
     /// - Parameters:
     ///   - log: receives the scanner's log records.
     ///   - now: the clock stamped on advertisements.
+    ///   - tap: sees every H4 packet sent and received (indicator byte included).
     public init(channel: PacketChannel, configuration: HCIScannerConfiguration = HCIScannerConfiguration(),
-                log: @escaping BlueZLogSink = { _ in }, now: @escaping @Sendable () -> Date = { Date() }) {
+                log: @escaping BlueZLogSink = { _ in }, now: @escaping @Sendable () -> Date = { Date() },
+                tap: PacketTap? = nil) {
         self.channel = channel
         self.configuration = configuration
         self.log = log
         self.now = now
+        self.tap = tap
         (events, eventContinuation) = AsyncStream.makeStream(of: TransportEvent.self, bufferingPolicy: .unbounded)
         lastActivity = clock.now
     }
@@ -361,6 +365,7 @@ public actor HCIScanner {
         let result = await withCheckedContinuation { continuation in
             do throws(PacketChannelError) {
                 try channel.send(command.packet)
+                tap?(.sent, command.packet)
             } catch {
                 continuation.resume(returning: Result<CommandReply, HCIScannerError>.failure(.channel(error)))
                 return
@@ -399,6 +404,7 @@ public actor HCIScanner {
     }
 
     private func receive(packet: [UInt8]) {
+        tap?(.received, packet)
         let event: HCIEvent
         do {
             event = try HCIEvent(packet: packet)

@@ -143,3 +143,23 @@ public enum L2CAPSocket {
         }
     }
 }
+
+extension GATTClient {
+    /// Connects to a peripheral on the ATT channel and returns a started client (its `connected`
+    /// event is already on ``events``).
+    /// - Parameters:
+    ///   - controller: the controller index to connect through; nil lets the kernel choose.
+    ///   - security: ``BLESecurityLevel/medium`` for devices that need an encrypted (bonded) link.
+    public static func connect(
+        to address: BLEAddress, addressType: BLEAddressType, controller: UInt16? = nil,
+        security: BLESecurityLevel = .low, connectTimeout: Duration = .seconds(10),
+        configuration: GATTClientConfiguration = GATTClientConfiguration(),
+        log: @escaping BlueZLogSink = { _ in }, tap: PacketTap? = nil
+    ) async throws(L2CAPConnectError) -> GATTClient {
+        let (channel, peer) = try await L2CAPSocket.connect(
+            to: address, addressType: addressType, controller: controller, security: security, timeout: connectTimeout)
+        let client = GATTClient(channel: channel, peer: peer, configuration: configuration, log: log, tap: tap)
+        await client.start()
+        return client
+    }
+}

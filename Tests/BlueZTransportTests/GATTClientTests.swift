@@ -189,6 +189,45 @@ import Transport
         await rig.stop()
     }
 
+    @Test func prepareExchangesMTUDiscoversReadsAndSubscribes() async throws {
+        let rig = try Rig(profile: .thermometer, serverMTU: 64)
+        await rig.start()
+        // 2A1E has no read property: asking to read it does nothing.
+        let outcomes = try await rig.client.prepare(reading: [BLEUUID(0x2A1D), BLEUUID(0x2A1E)],
+                                                    subscribingTo: [BLEUUID(0x2A1C)])
+        #expect(outcomes.map(\.result) == [.subscribed(.indications)])
+        #expect(await rig.client.mtu == 64)
+        try await rig.peripheral.waitForConfirmations(2)
+        let events = try await take(5, from: rig.client.events)
+        #expect(events.compactMap(\.gattValue).map(\.kind) == [.read, .indication, .indication])
+        #expect(events.compactMap(\.subscription).count == 1)
+        let requests = await rig.peripheral.receivedPDUs.map { $0[0] }
+        #expect(requests.first == 0x02)
+        #expect(requests.filter { $0 == 0x0A } .count == 1)
+        await rig.stop()
+    }
+
+    @Test func tapSeesEveryPDUInBothDirections() async throws {
+        let (clientEnd, peripheralEnd) = try SocketPair.make()
+        let peripheral = try SimulatedPeripheral(descriptor: peripheralEnd, profile: .weightScale)
+        let seen = PacketLog()
+        let client = GATTClient(
+            channel: try PacketChannel(adopting: clientEnd),
+            peer: GATTPeer(address: Self.peerAddress, addressType: .public, connectionHandle: 1),
+            tap: seen.record)
+        await peripheral.start()
+        await client.start()
+        try await client.subscribeToAll(characteristics: [BLEUUID(0x2A9D)])
+        try await peripheral.waitForConfirmations(1)
+        _ = await client.mtu  // the client's job that sent the confirmation has finished
+        let packets = seen.all
+        #expect(packets.filter { $0.0 == .sent }.map(\.1) == (await peripheral.receivedPDUs))
+        #expect(packets.contains { $0 == (.received, hex("1d 08 00 00 8c 3c")) })
+        #expect(packets.last.map { $0 == (.sent, [0x1E]) } == true)
+        await client.disconnect()
+        await peripheral.stop()
+    }
+
     @Test func peripheralThatNeverAnswersGivesATimeoutAndTheLinkEnds() async throws {
         let rig = try Rig(profile: .weightScale, behaviour: .silent,
                           configuration: GATTClientConfiguration(requestTimeout: .milliseconds(100)))

@@ -81,6 +81,28 @@ enum ScaleReports {
         await rig.stop()
     }
 
+    @Test func tapSeesCommandsAndEvents() async throws {
+        let (engineEnd, controllerEnd) = try SocketPair.make()
+        let controller = try SimulatedController(descriptor: controllerEnd,
+                                                 script: .init(reportBatches: [[ScaleReports.miScale]]))
+        let seen = PacketLog()
+        let scanner = HCIScanner(channel: try PacketChannel(adopting: engineEnd),
+                                 configuration: HCIScannerConfiguration(silencePeriod: nil), tap: seen.record)
+        await controller.start()
+        try await scanner.start()
+        _ = try await take(1, from: scanner.events)
+        let packets = seen.all
+        #expect(packets.filter { $0.0 == .sent }.map(\.1) == (await controller.commands))
+        #expect(packets.filter { $0.0 == .received }.map(\.1) == [
+            hex("04 0e 0c 01 03 20 00 cf 00 00 00 00 00 00 00"),
+            hex("04 0e 04 01 0b 20 00"),
+            hex("04 0e 04 01 0c 20 00"),
+            ScaleReports.miScale,
+        ])
+        await scanner.stop()
+        await controller.stop()
+    }
+
     @Test func activeScanParametersMatchWhatAndroidSentInTheCapture() async throws {
         // The DSD6 capture's host sent `01 0b 20 07 01 40 1f 40 1f 01 00`: active, 5 s interval
         // and window, random own address, accept all.

@@ -33,6 +33,9 @@ let BTPROTO_HCI_VALUE: Int32 = 1
             try await L2CAPSocket.connect(to: BLEAddress("00:1B:DC:01:02:03")!, addressType: .public,
                                           timeout: .milliseconds(100))
         }
+        await #expect(throws: L2CAPConnectError.unavailable(.noKernelSupport(errno: EAFNOSUPPORT))) {
+            try await GATTClient.connect(to: BLEAddress("C8:0F:10:AA:BB:CC")!, addressType: .random, controller: 0)
+        }
     }
 
     @Test func aControllerIndexThatCannotExistIsNeverOpened() {

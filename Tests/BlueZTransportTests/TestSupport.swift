@@ -21,6 +21,15 @@ final class LogCollector: Sendable {
     func count(kind: String) -> Int { all.filter { $0.kind == kind }.count }
 }
 
+/// Records what a packet tap sees.
+final class PacketLog: Sendable {
+    private let packets = Mutex<[(PacketDirection, [UInt8])]>([])
+
+    var record: PacketTap { { direction, bytes in self.packets.withLock { $0.append((direction, bytes)) } } }
+
+    var all: [(PacketDirection, [UInt8])] { packets.withLock { $0 } }
+}
+
 /// Takes the next `count` elements of `stream`, failing after `limit` instead of hanging.
 /// Fewer elements come back when the stream finishes first.
 func take<Element: Sendable>(_ count: Int, from stream: AsyncStream<Element>, within limit: Duration = .seconds(10))
