@@ -25,6 +25,9 @@ let BTPROTO_HCI_VALUE: Int32 = 1
         #expect(throws: BluetoothUnavailable.noKernelSupport(errno: EAFNOSUPPORT)) {
             try HCISocket.open(controller: 0, mode: .exclusive)
         }
+        #expect(throws: BluetoothUnavailable.noKernelSupport(errno: EAFNOSUPPORT)) {
+            try HCIScanner.open(controller: 0)
+        }
     }
 
     @Test(.enabled(if: kernelLacksBluetooth, "needs a kernel without Bluetooth support"))
