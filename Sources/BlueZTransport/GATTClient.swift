@@ -111,7 +111,11 @@ public actor GATTClient {
     /// Closes the link; `disconnected` (reason 0x16, local host) follows on ``events``.
     public func disconnect() async {
         channel.close()
-        await readerTask?.value
+        if let readerTask {
+            await readerTask.value
+        } else {
+            linkEnded(.closedLocally)
+        }
     }
 
     /// Waits until the link has ended and returns how.

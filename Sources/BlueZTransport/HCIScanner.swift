@@ -75,7 +75,7 @@ public enum HCIScannerError: Error, Hashable, Sendable, CustomStringConvertible 
     case channel(PacketChannelError)
     /// The descriptor ended (controller removed, socket closed) before the reply.
     case ended(PacketChannelEnd)
-    /// ``HCIScanner/start()`` was called twice.
+    /// ``HCIScanner/start()`` was called twice, or after ``HCIScanner/stop()``.
     case alreadyStarted
 
     public var description: String {
@@ -86,7 +86,7 @@ public enum HCIScannerError: Error, Hashable, Sendable, CustomStringConvertible 
             "malformed Command Complete for \(opcode): return parameters [\(parameters.hexString)]"
         case .channel(let error): "cannot send the HCI command: \(error)"
         case .ended(let end): "the HCI socket ended: \(end)"
-        case .alreadyStarted: "the scanner was already started"
+        case .alreadyStarted: "the scanner was already started (or stopped)"
         }
     }
 }
@@ -212,7 +212,11 @@ public actor HCIScanner {
             _ = try? await send(enableCommand(false))
         }
         channel.close()
-        await readerTask?.value
+        if let readerTask {
+            await readerTask.value
+        } else {
+            finish(.closedLocally)
+        }
     }
 
     // MARK: - Start-up

@@ -302,6 +302,8 @@ import Transport
                                 peer: GATTPeer(address: Self.peerAddress, addressType: .public, connectionHandle: 1))
         await #expect(throws: GATTError.notStarted) { try await client.exchangeMTU() }
         await client.disconnect()
+        // Never started: no `connected`, just the end.
+        #expect(try await drain(client.events).map(\.disconnection?.reason) == [0x16])
         close(otherEnd)
     }
 }

@@ -345,6 +345,15 @@ enum ScaleReports {
         await rig.controller.stop()
     }
 
+    @Test func stoppingAScannerThatNeverStartedFinishesItsEvents() async throws {
+        let rig = try Rig()
+        await rig.scanner.stop()
+        #expect(try await drain(rig.scanner.events).isEmpty)
+        #expect(await rig.scanner.state == .stopped(.closedLocally))
+        await #expect(throws: HCIScannerError.alreadyStarted) { try await rig.scanner.start() }
+        await rig.controller.stop()
+    }
+
     @Test func controllerGoingAwayEndsTheScanWithOneLog() async throws {
         let rig = try Rig()
         try await rig.start()
