@@ -66,7 +66,9 @@ let package = Package(
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Pipeline", "HealthModel"]),
         // Runs the built ingestd binary (SIGKILL mid-replay, then replay again).
         .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd"]),
-        .testTarget(name: "IngestCLITests", dependencies: ["IngestCLI", "HealthModel", "AdapterKit", "BuiltinAdapters"]),
+        .testTarget(name: "IngestCLITests", dependencies: [
+            "IngestCLI", "HealthModel", "AdapterKit", "BuiltinAdapters", "BLESimulators", "BlueZTransport", "SQLiteStore", "Transport",
+        ]),
         .testTarget(
             name: "AdvertisementAdaptersTests",
             dependencies: ["XiaomiScale", "BTHome", "AdapterKit", "HealthModel", "Transport"]
