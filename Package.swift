@@ -25,6 +25,9 @@ let package = Package(
         .executableTarget(name: "usb-probe", dependencies: ["LibUSBTransport", "Transport"]),
         // Readers and writers of captured device logs (btsnoop, pcap, pcapng).
         .target(name: "CaptureFormats", dependencies: ["Transport"]),
+        // Transport over BlueZ sockets: HCI LE scanning and an ATT/GATT client over L2CAP CID 4.
+        .target(name: "BlueZTransport", dependencies: ["CBluetooth", "Transport"]),
+        // A simulated HCI controller and GATT peripherals speaking bytes over a socketpair.
         // The adapter contract: descriptors, device matches, sessions, the event router.
         .target(name: "AdapterKit", dependencies: ["HealthModel", "Transport"]),
         // Normalize, validate, authorize, hand to the store; the SampleStore port.
@@ -32,19 +35,42 @@ let package = Package(
         // A small Swift face on sqlite3 and the default SampleStore.
         .target(name: "SQLiteStore", dependencies: ["CSQLite", "HealthModel", "Pipeline"]),
         // Commands, argument parsing, logging, wiring.
-        .target(name: "IngestCLI", dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats"]),
+        .target(name: "IngestCLI", dependencies: [
+            "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
+            "LibUSBTransport", "BlueZTransport",
+        ]),
+        // The ordered registry of built-in adapters (exact matches before generic ones).
+        .target(
+            name: "BuiltinAdapters",
+            dependencies: ["AdapterKit", "XiaomiScale", "BTHome", "GATTHealthProfiles"],
+            path: "Plugins/BuiltinAdapters"
+        ),
         .executableTarget(name: "ingestd", dependencies: ["IngestCLI"]),
+        // Bluetooth SIG standard health profiles (weight, body composition, thermometer, heart rate, RSC, BP, glucose, PLX).
+        .target(name: "GATTHealthProfiles", dependencies: ["AdapterKit", "HealthModel", "Transport"], path: "Plugins/GATTHealthProfiles",
+                exclude: ["README.md"]),
         .executableTarget(
             name: "IngestBench",
             dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CSQLite", "CaptureFormats"]
         ),
+
+        // Built-in advertisement adapters: Xiaomi Mi scales and BTHome v2.
+        .target(name: "XiaomiScale", dependencies: ["AdapterKit", "HealthModel", "Transport"], path: "Plugins/XiaomiScale",
+                exclude: ["README.md"]),
+        .target(name: "BTHome", dependencies: ["AdapterKit", "HealthModel", "Transport"], path: "Plugins/BTHome",
+                exclude: ["README.md"]),
 
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "SQLiteStore", "HealthModel"]),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Pipeline", "HealthModel"]),
         // Runs the built ingestd binary (SIGKILL mid-replay, then replay again).
         .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd"]),
-        .testTarget(name: "IngestCLITests", dependencies: ["IngestCLI", "HealthModel"]),
+        .testTarget(name: "IngestCLITests", dependencies: ["IngestCLI", "HealthModel", "AdapterKit", "BuiltinAdapters"]),
+        .testTarget(
+            name: "AdvertisementAdaptersTests",
+            dependencies: ["XiaomiScale", "BTHome", "AdapterKit", "HealthModel", "Transport"]
+        ),
+        .testTarget(name: "GATTHealthProfilesTests", dependencies: ["GATTHealthProfiles", "AdapterKit", "HealthModel", "Transport"]),
         // Runs usb-probe under umockdev-run / umockdev-wrapper: the real libusb on replayed usbmon captures.
         .testTarget(name: "LibUSBTransportTests", dependencies: ["LibUSBTransport", "Transport", "usb-probe"],
                     exclude: ["Fixtures"]),

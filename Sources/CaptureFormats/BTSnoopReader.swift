@@ -70,10 +70,12 @@ public final class BTSnoopReader: CaptureReader {
                 finish(truncatedAt: recordOffset)
                 return nil
             }
-            let originalLength = Int(input.uint32(at: 0, bigEndian: true))
-            let includedLength = Int(input.uint32(at: 4, bigEndian: true))
-            let flags = input.uint32(at: 8, bigEndian: true)
-            let rawTimestamp = Int64(bitPattern: input.uint64(at: 16, bigEndian: true))
+            let (originalLength, includedLength, flags, rawTimestamp) = input.withUnreadBytes { header in
+                (Int(UInt32(bigEndian: header.loadUnaligned(fromByteOffset: 0, as: UInt32.self))),
+                 Int(UInt32(bigEndian: header.loadUnaligned(fromByteOffset: 4, as: UInt32.self))),
+                 UInt32(bigEndian: header.loadUnaligned(fromByteOffset: 8, as: UInt32.self)),
+                 Int64(bigEndian: header.loadUnaligned(fromByteOffset: 16, as: Int64.self)))
+            }
             guard includedLength <= originalLength, includedLength <= maximumRecordLength else {
                 throw .impossibleRecordLength(offset: recordOffset, length: includedLength)
             }

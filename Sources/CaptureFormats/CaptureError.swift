@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Why a capture file cannot be read. Binary-format errors name the byte offset in the file.
 public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The file could not be opened.
@@ -57,11 +65,3 @@ public enum CaptureSkipReason: Hashable, Sendable, CustomStringConvertible {
         }
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif

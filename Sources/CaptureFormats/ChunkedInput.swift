@@ -118,6 +118,14 @@ final class ChunkedInput {
         buffer[(position + relative)..<(position + relative + count)]
     }
 
+    /// Calls `body` with the buffered, unread bytes (index 0 is the current position); one
+    /// buffer access for several fields.
+    func withUnreadBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        let start = position
+        let end = limit
+        return buffer.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
+    }
+
     /// A 16-bit integer at `relative` past the current position.
     func uint16(at relative: Int, bigEndian: Bool) -> UInt16 {
         let index = position + relative

@@ -152,3 +152,25 @@ extension HealthStore {
         return result
     }
 }
+
+/// Per (source, type): how many samples and the newest sample's end (`ingestd status`).
+public struct SourceTypeStatus: Sendable, Equatable {
+    public var source: String
+    public var type: String
+    public var count: Int
+    public var lastSampleEnd: Date
+}
+
+extension HealthStore {
+    /// Counts and the last sample time per (source, type), sorted by source then type.
+    public func sourceTypeStatus() throws -> [SourceTypeStatus] {
+        try db.prepare("""
+            SELECT s.name, t.identifier, COUNT(*), MAX(x.end_time) FROM samples x
+            JOIN sources s ON s.id = x.source JOIN types t ON t.id = x.type
+            GROUP BY x.source, x.type ORDER BY s.name, t.identifier
+            """).mapRows { row in
+            SourceTypeStatus(source: row.string(at: 0) ?? "", type: row.string(at: 1) ?? "", count: row.int(at: 2),
+                             lastSampleEnd: Date(timeIntervalSince1970: row.double(at: 3)))
+        }
+    }
+}

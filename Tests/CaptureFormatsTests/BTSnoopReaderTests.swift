@@ -160,3 +160,27 @@ func btsnoopHeader(datalink: UInt32, version: UInt32 = 1) -> [UInt8] {
         }
     }
 }
+
+@Suite struct BTSnoopReaderTruncationTests {
+    /// Every prefix of a real capture: shorter than the header is an error at offset 0; anything
+    /// else yields the complete records, plus a warning exactly when the cut is mid-record.
+    @Test func everyPrefixOfARealCapture() throws {
+        let file = Array(try Fixture.bytes(Fixture.dsd6).prefix(3_000))
+        var boundaries: [Int] = [16]
+        let full = try BTSnoopReader(bytes: file)
+        while let record = try full.next() { boundaries.append(record.fileOffset + 24 + record.originalLength + 1) }
+        for cut in 0...file.count {
+            let prefix = Array(file.prefix(cut))
+            if cut < 16 {
+                #expect(throws: CaptureError.self) { try BTSnoopReader(bytes: prefix) }
+                continue
+            }
+            let reader = try BTSnoopReader(bytes: prefix)
+            let records = try readAll(reader)
+            let complete = boundaries.filter { $0 <= cut }.count - 1
+            #expect(records.count == complete, "cut \(cut)")
+            let lastEnd = boundaries[complete]
+            #expect(reader.warnings == (cut == lastEnd ? [] : [.truncatedFinalRecord(offset: lastEnd)]), "cut \(cut)")
+        }
+    }
+}

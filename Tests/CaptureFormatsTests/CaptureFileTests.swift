@@ -50,3 +50,32 @@ import Testing
             == "file ends inside the record at byte 7; it was ignored")
     }
 }
+
+@Suite struct CaptureFileMutationTests {
+    /// Real files with random bytes overwritten anywhere (headers included) either decode or
+    /// fail with a CaptureError; nothing traps. Seeded, so every run sees the same files.
+    @Test func mutatedFilesDecodeOrFailCleanly() throws {
+        var random = SplitMix64(state: 42)
+        var outcomes: [String: Int] = [:]
+        for path in [Fixture.dsd6, Fixture.airbily] {
+            let original = try Fixture.bytes(path)
+            for _ in 0..<60 {
+                var bytes = original
+                // Mostly near the start, where headers and length fields live.
+                for _ in 0..<(1 + random.next() % 4) {
+                    let window = random.next() % 2 == 0 ? min(600, bytes.count) : bytes.count
+                    bytes[Int(random.next() % UInt64(window))] = UInt8(truncatingIfNeeded: random.next())
+                }
+                do {
+                    let trace = try DecodedTrace(reading: CaptureFile.reader(bytes: bytes))
+                    outcomes[trace.warnings.isEmpty ? "clean" : "warning", default: 0] += 1
+                } catch {
+                    outcomes["error", default: 0] += 1
+                }
+            }
+        }
+        #expect(outcomes.values.reduce(0, +) == 120)
+        #expect(outcomes["error", default: 0] > 0)
+        #expect(outcomes["clean", default: 0] > 0)
+    }
+}

@@ -371,3 +371,52 @@ import Transport
         #expect(table.isClientCharacteristicConfiguration(0x000C))
     }
 }
+
+/// A small deterministic generator (SplitMix64) so mutation tests are repeatable.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+@Suite struct HCITraceDecoderMutationTests {
+    /// Real packets with random bytes changed, cut short or extended: the decoder must count,
+    /// not crash (debug builds check every buffer access), and keep decoding.
+    @Test(arguments: [1, 2, 3, 4])
+    func mutatedPacketsAreCountedNotFatal(seed: UInt64) throws {
+        var random = SplitMix64(state: seed)
+        var decoder = HCITraceDecoder()
+        var events: [TransportEvent] = []
+        var fed = 0
+        for path in [Fixture.dsd6, Fixture.hidrate] {
+            let reader = try BTSnoopReader(path: path)
+            while let record = try reader.next() {
+                guard case .hci(let type) = record.content else { continue }
+                var packet = Array(record.bytes)
+                switch random.next() % 4 {
+                case 0 where !packet.isEmpty:
+                    for _ in 0..<(1 + random.next() % 3) {
+                        packet[Int(random.next() % UInt64(packet.count))] = UInt8(truncatingIfNeeded: random.next())
+                    }
+                case 1:
+                    packet = Array(packet.prefix(Int(random.next() % UInt64(packet.count + 1))))
+                case 2:
+                    packet += (0..<(random.next() % 8)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+                default:
+                    break
+                }
+                decoder.process(timestamp: record.timestamp, direction: record.direction, type: type, packet: packet,
+                                into: &events)
+                fed += 1
+            }
+        }
+        #expect(decoder.statistics.records == fed)
+        #expect(decoder.statistics.malformedTotal > 100)
+        #expect(decoder.statistics.advertisements > 1_000)
+    }
+}

@@ -69,6 +69,26 @@ struct StatementTests {
         #expect(length == Int64("prefix-kept-out".utf8.count))
     }
 
+    @Test("bindStaticText stores bytes the caller keeps alive across the step")
+    func staticText() throws {
+        let insert = try connection.prepare("INSERT INTO v(id, x) VALUES (?, ?)")
+        let labels = ["mg/dL", "", "mmol<180.1558800000541>/L"]
+        for (offset, label) in labels.enumerated() {
+            let bytes = Array(label.utf8)
+            try bytes.withUnsafeBufferPointer { buffer in
+                try insert.bind(offset, at: 1)
+                try insert.bindStaticText(buffer, at: 2)
+                try insert.execute()  // resets while `bytes` is still alive
+                insert.clearBindings()
+            }
+        }
+        let stored = try connection.prepare("SELECT typeof(x), x FROM v ORDER BY id").mapRows {
+            ($0.string(at: 0), $0.string(at: 1))
+        }
+        #expect(stored.map(\.0) == ["text", "text", "text"])
+        #expect(stored.map(\.1) == labels)
+    }
+
     @Test("optionals bind their value or NULL")
     func optionals() throws {
         let present: String? = "x"

@@ -404,16 +404,16 @@ public final class Connection {
         savepointDepth += 1
         defer { savepointDepth -= 1 }
         let name = "ingestd_sp\(savepointDepth)"
-        try execute(sql: "SAVEPOINT \(name)")
+        try cachedStatement("SAVEPOINT \(name)").execute()
         let result: T
         do {
             result = try body()
-            try execute(sql: "RELEASE \(name)")
+            try cachedStatement("RELEASE \(name)").execute()
         } catch {
             // Rolled-back work is discarded; RELEASE then ends the savepoint (and the implicit
             // transaction if it started one).
-            try? execute(sql: "ROLLBACK TO \(name)")
-            try? execute(sql: "RELEASE \(name)")
+            try? cachedStatement("ROLLBACK TO \(name)").execute()
+            try? cachedStatement("RELEASE \(name)").execute()
             throw error
         }
         return result

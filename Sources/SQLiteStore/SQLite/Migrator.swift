@@ -7,6 +7,8 @@ public enum StoreOpenError: Error, Sendable, Hashable, CustomStringConvertible {
     case notAnIngestdStore(path: String)
     /// Not an SQLite database at all (SQLite reported `SQLITE_NOTADB`).
     case notADatabase(path: String)
+    /// An SQLite file too damaged to read its header or schema (`SQLITE_CORRUPT`), e.g. truncated.
+    case corrupt(path: String)
     /// Written by a newer ingestd: its schema version is beyond what this build knows.
     case newerThanThisBuild(path: String, found: Int32, supported: Int32)
     /// An older schema opened read-only: it needs migrating, which needs write access.
@@ -22,6 +24,8 @@ public enum StoreOpenError: Error, Sendable, Hashable, CustomStringConvertible {
             "\(path) is an SQLite database that does not belong to ingestd"
         case .notADatabase(let path):
             "\(path) is not an SQLite database"
+        case .corrupt(let path):
+            "\(path) is a damaged SQLite database"
         case .newerThanThisBuild(let path, let found, let supported):
             "\(path) has schema version \(found), newer than the \(supported) this build supports"
         case .needsMigration(let path, let found, let required):
@@ -105,13 +109,13 @@ public struct Migrator: Sendable {
         let connection: Connection
         do {
             connection = try Connection(path: path, mode: mode, configuration: openingConfiguration)
-        } catch let error as SQLiteError where error.isNotADatabase {
-            throw StoreOpenError.notADatabase(path: path)
+        } catch let error as SQLiteError {
+            throw Self.openError(error, path: path)
         }
         do {
             _ = try checkIdentity(of: connection)
             if let journalMode = configuration.journalMode, mode != .readOnly, path != ":memory:" {
-                try mapNotADatabase(path: path) { try connection.setJournalMode(journalMode) }
+                try mapOpenErrors(path: path) { try connection.setJournalMode(journalMode) }
             }
             try migrate(connection)
         } catch {
@@ -126,7 +130,7 @@ public struct Migrator: Sendable {
     @discardableResult
     public func checkIdentity(of connection: Connection) throws -> Int32 {
         let path = connection.path
-        return try mapNotADatabase(path: path) {
+        return try mapOpenErrors(path: path) {
             let foundID = try readInt32Pragma("application_id", connection)
             let version = try readInt32Pragma("user_version", connection)
             if foundID != applicationID {
@@ -206,11 +210,18 @@ public struct Migrator: Sendable {
         return Int32(truncatingIfNeeded: value)
     }
 
-    private func mapNotADatabase<T>(path: String, _ body: () throws -> T) throws -> T {
+    /// Runs `body`, turning "not a database" and "corrupt" SQLite errors into `StoreOpenError`s.
+    private func mapOpenErrors<T>(path: String, _ body: () throws -> T) throws -> T {
         do {
             return try body()
-        } catch let error as SQLiteError where error.isNotADatabase {
-            throw StoreOpenError.notADatabase(path: path)
+        } catch let error as SQLiteError {
+            throw Self.openError(error, path: path)
         }
+    }
+
+    private static func openError(_ error: SQLiteError, path: String) -> any Error {
+        if error.isNotADatabase { return StoreOpenError.notADatabase(path: path) }
+        if error.isCorrupt { return StoreOpenError.corrupt(path: path) }
+        return error
     }
 }

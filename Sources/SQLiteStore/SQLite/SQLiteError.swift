@@ -80,15 +80,24 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Collapses whitespace runs (newlines included) to one space and caps the length.
     static func oneLine(_ text: String, limit: Int = 1_000) -> String {
         var result = ""
+        var length = 0
         var pendingSpace = false
         for character in text {
             if character.isWhitespace {
-                pendingSpace = !result.isEmpty
+                pendingSpace = length > 0
                 continue
             }
-            if pendingSpace { result.append(" "); pendingSpace = false }
-            if result.count >= limit { result.append("…"); break }
+            if length >= limit {
+                result.append("…")
+                break
+            }
+            if pendingSpace {
+                result.append(" ")
+                length += 1
+                pendingSpace = false
+            }
             result.append(character)
+            length += 1
         }
         return result
     }

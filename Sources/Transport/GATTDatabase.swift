@@ -1,5 +1,3 @@
-import Transport
-
 /// The part of a GATT server's attribute table that a client's discovery revealed:
 /// services with their handle ranges, characteristic declarations and descriptors.
 public struct GATTDatabase: Hashable, Sendable {
@@ -11,6 +9,13 @@ public struct GATTDatabase: Hashable, Sendable {
         public var endHandle: UInt16
         /// The service UUID.
         public var uuid: BLEUUID
+
+        /// Creates a service entry.
+        public init(startHandle: UInt16, endHandle: UInt16, uuid: BLEUUID) {
+            self.startHandle = startHandle
+            self.endHandle = endHandle
+            self.uuid = uuid
+        }
     }
 
     /// A characteristic declaration (attribute type 0x2803).
@@ -23,6 +28,14 @@ public struct GATTDatabase: Hashable, Sendable {
         public var valueHandle: UInt16
         /// The characteristic UUID.
         public var uuid: BLEUUID
+
+        /// Creates a characteristic entry.
+        public init(declarationHandle: UInt16, properties: UInt8, valueHandle: UInt16, uuid: BLEUUID) {
+            self.declarationHandle = declarationHandle
+            self.properties = properties
+            self.valueHandle = valueHandle
+            self.uuid = uuid
+        }
     }
 
     /// Services sorted by start handle.

@@ -1,0 +1,130 @@
+import AdapterKit
+import Foundation
+import HealthModel
+import Transport
+
+/// The built-in adapter for BTHome v2 advertisements (service data 0xFCD2), unencrypted.
+///
+/// Mass objects become `BodyMass`; temperature objects are the room's air temperature and become
+/// ingestd's `IngestQuantityTypeIdentifierAmbientTemperature`, never `BodyTemperature`. Every
+/// other object is counted as skipped with its id in the reason.
+public struct BTHomeAdapter: Adapter {
+    /// The adapter id, also the sample source.
+    public static let id = "bthome"
+
+    public init() {}
+
+    public var descriptor: AdapterDescriptor {
+        AdapterDescriptor(
+            id: Self.id,
+            name: "BTHome v2",
+            version: "1",
+            summary: "Body mass and ambient temperature from unencrypted BTHome v2 advertisements",
+            matches: [.ble(BLEMatch(serviceUUIDs: [BTHomeDecoder.serviceUUID]))],
+            produces: [.bodyMass, .ambientTemperature]
+        )
+    }
+
+    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any AdapterSession {
+        BTHomeSession(device: device, context: context)
+    }
+}
+
+/// One BTHome device's decoding state: the last payload, to drop rebroadcasts, and the
+/// firmware version once the device has sent it.
+///
+/// A payload equal to the previous one is a rebroadcast: with a packet id (object 0x00) the
+/// device promises a new id for new data, so the same id and bytes mean the same packet
+/// (`repeated-packet-id`); without one, identical bytes are treated the same way
+/// (`repeated-payload`). Sample times are reception times.
+public final class BTHomeSession: AdapterSession {
+    private let context: AdapterContext
+    private let address: BLEAddress
+    private var name: String?
+    private var firmwareVersion: String?
+    private var lastPayload: [UInt8]?
+
+    public init(device: BLEDeviceTraits, context: AdapterContext) {
+        self.context = context
+        self.address = device.address
+        self.name = device.name
+    }
+
+    public func receive(_ event: TransportEvent, into output: inout AdapterOutput) {
+        guard case .advertisement(let advertisement) = event else {
+            output.skip("not-an-advertisement")
+            return
+        }
+        if let localName = advertisement.localName { name = localName }
+        guard let payload = advertisement.serviceData[BTHomeDecoder.serviceUUID] else {
+            output.skip("no-bthome-service-data")
+            return
+        }
+        let packet: BTHomePacket
+        do {
+            packet = try BTHomeDecoder.decode(payload)
+        } catch {
+            output.reject(context.source, reason: error.reason, detail: "\(address): \(error.description)", time: advertisement.time)
+            return
+        }
+        if packet.deviceInfo.isEncrypted {
+            output.skip("encrypted")
+            return
+        }
+        if payload == lastPayload {
+            output.skip(packet.packetID == nil ? "repeated-payload" : "repeated-packet-id")
+            return
+        }
+        lastPayload = payload
+
+        for object in packet.objects {
+            switch object.id {
+            case 0xF1, 0xF2:
+                // Firmware version, least significant part first: F1 00 01 02 04 = 4.2.1.0.
+                firmwareVersion = object.valueBytes.reversed().map(String.init).joined(separator: ".")
+            default:
+                break
+            }
+        }
+        for object in packet.objects {
+            handle(object, packet: packet, time: advertisement.time, into: &output)
+        }
+        if let error = packet.objectListError {
+            output.reject(context.source, reason: error.reason, detail: "\(address): \(error.description)", time: advertisement.time)
+        }
+    }
+
+    private func handle(_ object: BTHomeObject, packet: BTHomePacket, time: Date, into output: inout AdapterOutput) {
+        let type: QuantityType
+        let unit: HealthModel.Unit
+        switch object.id {
+        case 0x00, 0xF1, 0xF2:
+            return  // packet id and firmware version: used above, not measurements
+        case 0x06:
+            (type, unit) = (.bodyMass, .kilogram)
+        case 0x07:
+            (type, unit) = (.bodyMass, .pound)
+        case 0x02, 0x45, 0x57, 0x58:
+            (type, unit) = (.ambientTemperature, .degreeCelsius)
+        default:
+            output.skip(String(format: "object-0x%02x-no-health-type", object.id))
+            return
+        }
+        guard let value = object.value else { return }
+        let device = Device(
+            name: name,
+            firmwareVersion: firmwareVersion,
+            localIdentifier: (packet.macAddress ?? address).description
+        )
+        let sample = QuantitySample(
+            type: type,
+            quantity: Quantity(value: value, unit: unit),
+            start: time,
+            end: time,
+            source: context.source,
+            device: device,
+            metadata: Metadata(timeZone: context.timeZone.identifier)
+        )
+        output.records.append(.sample(sample))
+    }
+}

@@ -1,0 +1,128 @@
+import AdapterKit
+import Foundation
+import HealthModel
+import Transport
+
+/// The built-in adapter for the weight broadcasts of Xiaomi's Mi Smart Scale and Mi Body
+/// Composition Scale (passive: advertisements only, no connection).
+///
+/// It matches on the scale's service-data UUID together with its advertised name, so that it
+/// wins over the generic GATT weight scale adapter only for these scales.
+public struct XiaomiScaleAdapter: Adapter {
+    /// The adapter id, also the sample source.
+    public static let id = "xiaomi-scale"
+    /// Metadata entry holding the body composition scale's impedance in ohms (a number).
+    public static let impedanceMetadataKey = "IngestImpedanceOhm"
+    /// Metadata entry set to `true` when the scale's clock was unset and the reception time was used.
+    public static let clockUnsetMetadataKey = "IngestDeviceClockUnset"
+
+    /// Advertised names of the 0x181D smart scales (`MI_SCALE`, `MI SCALE2`; `MISCA…` when shortened).
+    public static let smartScaleNamePattern = "^(MI[_ ]?SCALE|MISCA)"
+    /// Advertised names of the 0x181B body composition scales (`MIBCS`, `MIBFS`).
+    public static let bodyCompositionScaleNamePattern = "^MIB[CF]S"
+
+    public init() {}
+
+    public var descriptor: AdapterDescriptor {
+        AdapterDescriptor(
+            id: Self.id,
+            name: "Xiaomi Mi scales",
+            version: "1",
+            summary: "Body mass (and impedance) from the advertisements of the Mi Smart Scale and Mi Body Composition Scale",
+            matches: [
+                .ble(BLEMatch(serviceUUIDs: [BLEUUID(0x181D)], namePattern: Self.smartScaleNamePattern)),
+                .ble(BLEMatch(serviceUUIDs: [BLEUUID(0x181B)], namePattern: Self.bodyCompositionScaleNamePattern)),
+            ],
+            produces: [.bodyMass]
+        )
+    }
+
+    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any AdapterSession {
+        XiaomiScaleSession(device: device, context: context)
+    }
+}
+
+/// One scale's decoding state: the reading emitted last, so that the many rebroadcasts of one
+/// weighing become one sample.
+///
+/// Only stabilized frames whose weight is still on the scale become samples. The sample time is
+/// the scale's clock read in the context's time zone (kept in `HKTimeZone`); an unset clock (before
+/// 2014, or impossible fields) falls back to the reception time. The sync identifier
+/// `<address>/<scale clock>/<raw weight>` makes a re-ingested reading replace, not duplicate, the
+/// stored one; its version is 1 without impedance and 2 with it, so the body composition scale's
+/// later frame with impedance supersedes the earlier one without.
+public final class XiaomiScaleSession: AdapterSession {
+    private let context: AdapterContext
+    private let address: BLEAddress
+    private var name: String?
+    private var lastEmitted: (syncIdentifier: String, version: Int)?
+
+    public init(device: BLEDeviceTraits, context: AdapterContext) {
+        self.context = context
+        self.address = device.address
+        self.name = device.name
+    }
+
+    public func receive(_ event: TransportEvent, into output: inout AdapterOutput) {
+        guard case .advertisement(let advertisement) = event else {
+            output.skip("not-an-advertisement")
+            return
+        }
+        if let localName = advertisement.localName { name = localName }
+        var sawFrame = false
+        for model in MiScaleModel.allCases {
+            guard let payload = advertisement.serviceData[BLEUUID(model.serviceUUID)] else { continue }
+            sawFrame = true
+            handle(payload, model: model, advertisement: advertisement, into: &output)
+        }
+        if !sawFrame { output.skip("no-scale-service-data") }
+    }
+
+    private func handle(_ payload: [UInt8], model: MiScaleModel, advertisement: BLEAdvertisement, into output: inout AdapterOutput) {
+        let reading: MiScaleReading
+        do {
+            reading = try MiScaleDecoder.decode(payload, model: model)
+        } catch {
+            output.reject(context.source, reason: error.reason, detail: "\(address): \(error.description)", time: advertisement.time)
+            return
+        }
+        if reading.isWeightRemoved {
+            output.skip("weight-removed")
+            return
+        }
+        if !reading.isStabilized {
+            output.skip("not-stabilized")
+            return
+        }
+        let syncIdentifier = "\(address)/\(reading.clock)/\(reading.rawWeight)"
+        let version = reading.impedanceOhms == nil ? 1 : 2
+        if let lastEmitted, lastEmitted.syncIdentifier == syncIdentifier, lastEmitted.version >= version {
+            output.skip("repeated-broadcast")
+            return
+        }
+        lastEmitted = (syncIdentifier, version)
+
+        var metadata = Metadata(syncIdentifier: syncIdentifier, syncVersion: version, timeZone: context.timeZone.identifier)
+        let time: Date
+        if reading.clock.isPlausible, let scaleTime = reading.clock.date(in: context.timeZone) {
+            time = scaleTime
+        } else {
+            time = advertisement.time
+            metadata.entries[XiaomiScaleAdapter.clockUnsetMetadataKey] = .bool(true)
+        }
+        if let ohms = reading.impedanceOhms {
+            metadata.entries[XiaomiScaleAdapter.impedanceMetadataKey] = .number(Double(ohms))
+        }
+        let device = Device(name: name, manufacturer: "Xiaomi", model: model.modelNumbers, localIdentifier: address.description)
+        let sample = QuantitySample(
+            type: .bodyMass,
+            quantity: Quantity(value: reading.weightKilograms, unit: .kilogram),
+            start: time,
+            end: time,
+            source: context.source,
+            device: device,
+            metadata: metadata
+        )
+        output.records.append(.sample(sample))
+    }
+}

@@ -1,0 +1,107 @@
+import AdapterKit
+import BTHome
+import Foundation
+import HealthModel
+import Testing
+import Transport
+import XiaomiScale
+
+/// A stand-in for the generic GATT weight scale adapter: it takes any device advertising the
+/// Weight Scale service 0x181D, and sits after the Xiaomi adapter as in the built-in registry.
+private struct GenericWeightScaleStub: Adapter {
+    var descriptor: AdapterDescriptor {
+        AdapterDescriptor(id: "gatt-weight-scale-stub", name: "stub", version: "0", summary: "stub",
+                          matches: [.ble(BLEMatch(serviceUUIDs: [BLEUUID(0x181D)]))], produces: [.bodyMass])
+    }
+
+    func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any AdapterSession { Session() }
+
+    final class Session: AdapterSession {
+        func receive(_ event: TransportEvent, into output: inout AdapterOutput) { output.skip("stub") }
+    }
+}
+
+@Suite("AdapterRouter with the advertisement adapters")
+struct AdapterRouterTests {
+    @Test("A Mi scale, a BTHome device, a plain 0x181D scale and an unrelated device")
+    func routing() throws {
+        let router = try AdapterRouter(adapters: [XiaomiScaleAdapter(), BTHomeAdapter(), GenericWeightScaleStub()],
+                                       timeZone: try #require(TimeZone(identifier: "Europe/Berlin")))
+        let miScale = "50:FB:19:1B:B5:DC"
+        let miBodyScale = "C8:47:8C:00:11:22"
+        let bthome = "A4:C1:38:8D:18:B2"
+        let otherScale = "00:11:22:33:44:55"
+        let heartRateBand = "DE:AD:BE:EF:00:01"
+        var events: [BLEAdvertisement] = []
+        let start = Date(timeIntervalSince1970: 1_700_000_000)
+        for second in 0..<3 {
+            let time = start.addingTimeInterval(Double(second))
+            events.append(try makeAdvertisement(address: miScale, name: "MI SCALE2",
+                                                serviceData: [(0x181D, try bytes("22 9e 43 e5 07 04 0b 10 13 01"))], time: time))
+            events.append(try makeAdvertisement(address: miBodyScale, name: "MIBFS",
+                                                serviceData: [(0x181B, try bytes("02 26 e6 07 02 0e 10 29 3a f7 01 9a 38"))],
+                                                time: time))
+            events.append(try makeAdvertisement(address: bthome, name: "ATC_8D18B2",
+                                                serviceData: [(0xFCD2, try bytes("40 00 09 02 5d 09 06 5e 1f"))], time: time))
+            events.append(try makeAdvertisement(address: otherScale, name: "Generic Scale",
+                                                serviceData: [(0x181D, try bytes("00 8c 3c"))], time: time))
+            events.append(try makeAdvertisement(address: heartRateBand, name: "HRM", serviceUUIDs: [0x180D], time: time))
+        }
+        var output = AdapterOutput()
+        for advertisement in events { router.route(.advertisement(advertisement), into: &output) }
+        router.finish(into: &output)
+
+        let scaleAddress = try #require(BLEAddress(miScale))
+        let bodyScaleAddress = try #require(BLEAddress(miBodyScale))
+        let bthomeAddress = try #require(BLEAddress(bthome))
+        let otherAddress = try #require(BLEAddress(otherScale))
+        let bandAddress = try #require(BLEAddress(heartRateBand))
+        #expect(router.matchedDevices == [
+            scaleAddress: "xiaomi-scale",
+            bodyScaleAddress: "xiaomi-scale",
+            bthomeAddress: "bthome",
+            otherAddress: "gatt-weight-scale-stub",
+        ])
+        #expect(Array(router.unmatched.keys) == [bandAddress])
+        #expect(router.unmatched[bandAddress]?.name == "HRM")
+        #expect(router.unmatched[bandAddress]?.serviceUUIDs == [BLEUUID(0x180D)])
+
+        let emitted = samples(output)
+        let bySource = Dictionary(grouping: emitted, by: \.source)
+        #expect(bySource["xiaomi-scale"]?.map(\.quantity.value).sorted() == [72.45, 86.55])
+        #expect(bySource["bthome"]?.map(\.type) == [.ambientTemperature, .bodyMass])
+        #expect(bySource["bthome"]?.map(\.quantity.value) == [23.97, 80.3])
+        #expect(emitted.allSatisfy { $0.type != .bodyTemperature })
+        #expect(emitted.count == 4)
+        #expect(output.skipped == ["repeated-broadcast": 4, "repeated-packet-id": 2, "stub": 3])
+        #expect(output.rejections.isEmpty)
+    }
+
+    @Test("The Xiaomi descriptor needs the name: 0x181D alone is not enough")
+    func xiaomiMatchIsSpecific() throws {
+        let descriptor = XiaomiScaleAdapter().descriptor
+        let address = try #require(BLEAddress("50:FB:19:1B:B5:DC"))
+        for name in ["MI_SCALE", "MI SCALE2", "MISCA"] {
+            #expect(descriptor.matches(BLEDeviceTraits(address: address, name: name, serviceUUIDs: [BLEUUID(0x181D)])), "\(name)")
+        }
+        for name in ["MIBCS", "MIBFS"] {
+            #expect(descriptor.matches(BLEDeviceTraits(address: address, name: name, serviceUUIDs: [BLEUUID(0x181B)])), "\(name)")
+        }
+        #expect(!descriptor.matches(BLEDeviceTraits(address: address, name: nil, serviceUUIDs: [BLEUUID(0x181D)])))
+        #expect(!descriptor.matches(BLEDeviceTraits(address: address, name: "Renpho", serviceUUIDs: [BLEUUID(0x181D)])))
+        #expect(!descriptor.matches(BLEDeviceTraits(address: address, name: "MIBFS", serviceUUIDs: [BLEUUID(0x181D)])))
+        #expect(!descriptor.matches(BLEDeviceTraits(address: address, name: "MI_SCALE", serviceUUIDs: [])))
+        #expect(descriptor.id == "xiaomi-scale")
+        #expect(descriptor.produces == [.bodyMass])
+    }
+
+    @Test("The BTHome descriptor matches service data 0xFCD2 and nothing else")
+    func bthomeMatch() throws {
+        let descriptor = BTHomeAdapter().descriptor
+        let address = try #require(BLEAddress("A4:C1:38:8D:18:B2"))
+        #expect(descriptor.matches(BLEDeviceTraits(address: address, serviceUUIDs: [BLEUUID(0xFCD2)])))
+        #expect(!descriptor.matches(BLEDeviceTraits(address: address, name: "ATC_8D18B2", serviceUUIDs: [BLEUUID(0x181A)])))
+        #expect(descriptor.id == "bthome")
+        #expect(descriptor.produces == [.bodyMass, .ambientTemperature])
+    }
+}
