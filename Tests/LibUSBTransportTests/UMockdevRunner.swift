@@ -25,12 +25,15 @@ enum UMockdev {
     }
 
     /// `usb-probe` as built next to the test bundle.
-    static var probePath: String? {
+    static var probePath: String? { builtExecutable("usb-probe") }
+
+    /// A product SwiftPM built next to the test bundle.
+    static func builtExecutable(_ name: String) -> String? {
         var candidates: [URL] = []
         if let executable = Bundle.main.executableURL { candidates.append(executable.deletingLastPathComponent()) }
         candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
         candidates.append(Bundle.main.bundleURL.deletingLastPathComponent())
-        return candidates.map { $0.appendingPathComponent("usb-probe").path }
+        return candidates.map { $0.appendingPathComponent(name).path }
             .first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
@@ -43,9 +46,14 @@ enum UMockdev {
 
     /// `umockdev-run --device DEVICE --pcap SYSFS=CAPTURE -- usb-probe ARGUMENTS`.
     static func runProbe(device: String, capture: String, _ arguments: [String]) throws -> Result {
-        let run = try #require(runPath)
         let probe = try #require(probePath, "usb-probe was not built next to the tests")
-        return try execute(run, ["--device", fixture(device), "--pcap", "\(deviceSyspath)=\(fixture(capture))", "--", probe]
+        return try run(probe, device: device, capture: capture, arguments)
+    }
+
+    /// `umockdev-run --device DEVICE --pcap SYSFS=CAPTURE -- PROGRAM ARGUMENTS`.
+    static func run(_ program: String, device: String, capture: String, _ arguments: [String]) throws -> Result {
+        let run = try #require(runPath)
+        return try execute(run, ["--device", fixture(device), "--pcap", "\(deviceSyspath)=\(fixture(capture))", "--", program]
                            + arguments)
     }
 
