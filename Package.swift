@@ -26,8 +26,9 @@ let package = Package(
         // Readers and writers of captured device logs (btsnoop, pcap, pcapng).
         .target(name: "CaptureFormats", dependencies: ["Transport"]),
         // Transport over BlueZ sockets: HCI LE scanning and an ATT/GATT client over L2CAP CID 4.
-        .target(name: "BlueZTransport", dependencies: ["CBluetooth", "Transport"]),
+        .target(name: "BlueZTransport", dependencies: ["CBluetooth", "Transport", "CaptureFormats"]),
         // A simulated HCI controller and GATT peripherals speaking bytes over a socketpair.
+        .target(name: "BLESimulators", dependencies: ["BlueZTransport", "Transport"]),
         // The adapter contract: descriptors, device matches, sessions, the event router.
         .target(name: "AdapterKit", dependencies: ["HealthModel", "Transport"]),
         // Normalize, validate, authorize, hand to the store; the SampleStore port.
@@ -76,6 +77,7 @@ let package = Package(
         .testTarget(name: "LibUSBTransportTests",
                     dependencies: ["LibUSBTransport", "Transport", "usb-probe", "ingestd", "AdapterKit", "BuiltinAdapters"],
                     exclude: ["Fixtures"]),
+        .testTarget(name: "BlueZTransportTests", dependencies: ["BlueZTransport", "BLESimulators", "Transport"]),
         .testTarget(
             name: "CaptureFormatsTests",
             dependencies: ["CaptureFormats", "Transport"],
