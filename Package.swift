@@ -74,8 +74,10 @@ let package = Package(
             dependencies: ["XiaomiScale", "BTHome", "AdapterKit", "HealthModel", "Transport"]
         ),
         .testTarget(name: "GATTHealthProfilesTests", dependencies: ["GATTHealthProfiles", "AdapterKit", "HealthModel", "Transport"]),
-        // Runs usb-probe under umockdev-run / umockdev-wrapper: the real libusb on replayed usbmon captures.
-        .testTarget(name: "LibUSBTransportTests", dependencies: ["LibUSBTransport", "Transport", "usb-probe"],
+        // Runs usb-probe and `ingestd devices` under umockdev-run / umockdev-wrapper: the real
+        // libusb on replayed usbmon captures.
+        .testTarget(name: "LibUSBTransportTests",
+                    dependencies: ["LibUSBTransport", "Transport", "usb-probe", "ingestd", "AdapterKit", "BuiltinAdapters"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "BlueZTransportTests", dependencies: ["BlueZTransport", "BLESimulators", "Transport"]),
         .testTarget(
