@@ -90,7 +90,7 @@ let package = Package(
         .testTarget(
             name: "USBAdaptersTests",
             dependencies: ["ANTPlus", "OmronPedometer", "TEMPer", "AdapterKit", "HealthModel", "Transport", "Pipeline",
-                           "SQLiteStore"],
+                           "SQLiteStore", "CaptureFormats"],
             exclude: ["Captures"]
         ),
         .testTarget(

@@ -1,4 +1,5 @@
 import AdapterKit
+import CaptureFormats
 import Foundation
 import HealthModel
 import OmronPedometer
@@ -46,25 +47,6 @@ struct OmronPedometerSessionTests {
             run.error = error
         }
         return run
-    }
-
-    /// Runs the session against the capture re-sequenced for a strict replay (`--omron-session`).
-    static func strictRun(log: Int, options: [String: String]) throws -> (outputs: [AdapterOutput], device: StrictCaptureDevice,
-                                                                            error: (any Error)?) {
-        let device = try StrictCaptureDevice(capture: Fixtures.url("omron-hj720it/pedometerLog\(log)-session.pcapng"))
-        let now = date(downloadTimes[log] ?? "")
-        let session = OmronPedometerAdapter(now: { now }).makeSession(
-            for: device.device, context: AdapterContext(timeZone: utc, source: "omron-hj720it"), options: options)
-        var outputs: [AdapterOutput] = []
-        do {
-            try session.run(device, deliver: { output in
-                device.markDelivery()
-                outputs.append(output)
-            }, shouldStop: { false })
-            return (outputs, device, nil)
-        } catch {
-            return (outputs, device, error)
-        }
     }
 
     static func csv(_ number: Int) throws -> OmronVendorCSV {
@@ -138,25 +120,39 @@ struct OmronPedometerSessionTests {
         #expect(Set(Self.hourly(third).keys) == ["2009-05-21"])
     }
 
-    /// The strict replay checks every report the session writes, byte for byte, against the logged ones.
+    /// Through CaptureFormats' ReplayUSBDevice, the transport's own strict replay of usbmon captures, on the
+    /// re-sequenced fixtures (`--omron-session`): every written report must equal the logged one byte for byte,
+    /// every logged transfer is used, and the session's clock is the capture's time.
     @Test(arguments: [(1, "all"), (2, "new"), (3, "new")])
-    func strictReplayOfEachCaptureUsesEveryTransferAndMatchesTheExport(log: Int, days: String) throws {
-        let run = try Self.strictRun(log: log, options: ["clear-after-sync": "true", "omron-days": days])
-        #expect(run.error == nil, "\(String(describing: run.error))")
-        #expect(run.device.mismatches.isEmpty)
-        #expect(run.device.isFinished)
-        let delivered = try #require(run.device.log.firstIndex(of: "deliver"))
-        let cleared = try #require(run.device.log.firstIndex(of: "write 05 43 54 44 30 30 00 00"))
+    func replayUSBDeviceRunsTheSessionOnEachCapture(log: Int, days: String) throws {
+        let replay = try ReplayUSBDevice.open(path: Fixtures.url("omron-hj720it/pedometerLog\(log)-session.pcapng").path)
+        #expect(replay.device.vendorID == 0x0590 && replay.device.productID == 0x0028)
+        let adapter = OmronPedometerAdapter(now: { Date(timeIntervalSince1970: Double(replay.timestamp ?? 0) / 1_000_000) })
+        #expect(adapter.descriptor.matches(replay.device))
+        let session = adapter.makeSession(for: replay.device, context: AdapterContext(timeZone: Self.utc, source: "omron-hj720it"),
+                                          options: ["clear-after-sync": "true", "omron-days": days])
+        var outputs: [AdapterOutput] = []
+        let recorder = RecordingUSBDevice(wrapping: replay)
+        try session.run(recorder, deliver: { output in
+            recorder.markDelivery()
+            outputs.append(output)
+        }, shouldStop: { false })
+        #expect(replay.isFinished)
+        // The clear command (CTD00) goes out only after the batch was handed over.
+        let delivered = try #require(recorder.log.firstIndex(of: "deliver"))
+        let cleared = try #require(recorder.log.firstIndex(of: "write 05 43 54 44 30 30 00 00"))
         #expect(delivered < cleared)
-        var replay = Run(device: try OmronExchangeDevice(capture: Fixtures.url("omron-hj720it/pedometerLog\(log).pcapng")))
-        replay.outputs = run.outputs
+        #expect(recorder.log.last == "write 05 45 4e 44 ff ff 00 00")
+        var run = Run(device: try OmronExchangeDevice(capture: Fixtures.url("omron-hj720it/pedometerLog\(log).pcapng")))
+        run.outputs = outputs
         let csv = try Self.csv(log)
         let days: Set<String> = switch log {
         case 1: Set(csv.days.map(\.date))
         case 2: ["2009-05-20", "2009-05-21"]
         default: ["2009-05-21"]
         }
-        try Self.expectMatches(replay, csv: csv, days: days)
+        try Self.expectMatches(run, csv: csv, days: days)
+        #expect(Set(Self.hourly(run).keys) == days)
     }
 
     @Test func theSessionSpeaksTheProtocolInOrder() throws {
