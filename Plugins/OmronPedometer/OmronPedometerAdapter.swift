@@ -68,10 +68,16 @@ public struct OmronPedometerConfiguration: Hashable, Sendable {
     /// `omron-distance-unit=mile|km` (default `mile`, the US HJ-720IT's unit).
     public var distanceUnit: OmronDistanceUnit
 
-    public init(clearAfterSync: Bool = false, days: OmronDaySelection = .all, distanceUnit: OmronDistanceUnit = .mile) {
+    /// `omron-today=YYYY-MM-DD`: the date of the device's day 0 instead of the clock's today (for replaying a
+    /// capture made on another day).
+    public var today: CalendarDate?
+
+    public init(clearAfterSync: Bool = false, days: OmronDaySelection = .all, distanceUnit: OmronDistanceUnit = .mile,
+                today: CalendarDate? = nil) {
         self.clearAfterSync = clearAfterSync
         self.days = days
         self.distanceUnit = distanceUnit
+        self.today = today
     }
 
     public init(options: [String: String]) throws(OmronOptionError) {
@@ -88,6 +94,12 @@ public struct OmronPedometerConfiguration: Hashable, Sendable {
                 throw .invalid(option: "omron-days", value: value, expected: "all or new")
             }
             days = selection
+        }
+        if let value = options["omron-today"] {
+            guard let date = CalendarDate(value) else {
+                throw .invalid(option: "omron-today", value: value, expected: "a date YYYY-MM-DD")
+            }
+            today = date
         }
         if let value = options["omron-distance-unit"] {
             switch value.lowercased() {

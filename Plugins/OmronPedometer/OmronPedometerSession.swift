@@ -82,8 +82,8 @@ public final class OmronPedometerSession: USBAdapterSession {
         let wanted = configuration.days == .all ? count.storedDays : count.untransferredDays
         let dayCount = min(wanted, count.storedDays, 255)
 
-        var builder = OmronRecordBuilder(context: context, serial: serial, version: version,
-                                         distanceUnit: configuration.distanceUnit, today: now())
+        let builder = OmronRecordBuilder(context: context, serial: serial, version: version,
+                                         distanceUnit: configuration.distanceUnit, today: now(), dayZero: configuration.today)
         var output = AdapterOutput()
         var complete = true
         for day in 0..<dayCount {
@@ -140,7 +140,8 @@ struct OmronRecordBuilder {
     let calendar: Calendar
     let today: Date
 
-    init(context: AdapterContext, serial: String, version: String, distanceUnit: OmronDistanceUnit, today now: Date) {
+    init(context: AdapterContext, serial: String, version: String, distanceUnit: OmronDistanceUnit, today now: Date,
+         dayZero: CalendarDate? = nil) {
         self.context = context
         self.serial = serial
         self.device = Device(name: "Omron HJ-720IT", manufacturer: "Omron", model: version, localIdentifier: serial)
@@ -148,7 +149,7 @@ struct OmronRecordBuilder {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = context.timeZone
         self.calendar = calendar
-        self.today = calendar.startOfDay(for: now)
+        self.today = dayZero.flatMap { calendar.date(from: $0.dateComponents) } ?? calendar.startOfDay(for: now)
     }
 
     func dayStart(_ day: Int) -> Date {

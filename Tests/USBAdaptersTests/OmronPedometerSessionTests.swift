@@ -289,6 +289,17 @@ struct OmronPedometerSessionTests {
         #expect(run.outputs.isEmpty)
     }
 
+    @Test func dayZeroMayBeGivenForAReplayOnAnotherDay() throws {
+        let device = try OmronExchangeDevice(capture: Fixtures.url("omron-hj720it/pedometerLog3.pcapng"))
+        let session = OmronPedometerAdapter(now: { Self.date("2031-01-01T12:00:00Z") }).makeSession(
+            for: device.device, context: AdapterContext(timeZone: Self.utc, source: "omron-hj720it"),
+            options: ["omron-days": "new", "omron-today": "2009-05-21"])
+        var run = Run(device: device)
+        try session.run(device, deliver: { run.outputs.append($0) }, shouldStop: { false })
+        try Self.expectMatches(run, csv: try Self.csv(3), days: ["2009-05-21"])
+        #expect(Set(Self.hourly(run).keys) == ["2009-05-21"])
+    }
+
     @Test func badOptionsAreReportedByName() throws {
         let run = try Self.run(log: 3, options: ["clear-after-sync": "sometimes"])
         #expect(run.error as? OmronSessionError
