@@ -43,7 +43,7 @@ let package = Package(
         // The ordered registry of built-in adapters (exact matches before generic ones).
         .target(
             name: "BuiltinAdapters",
-            dependencies: ["AdapterKit", "XiaomiScale", "BTHome", "GATTHealthProfiles"],
+            dependencies: ["AdapterKit", "XiaomiScale", "BTHome", "GATTHealthProfiles", "ANTPlus", "OmronPedometer", "TEMPer"],
             path: "Plugins/BuiltinAdapters"
         ),
         // USB device adapters (built in): ANT+ sticks, the Omron HJ-720IT pedometer, TEMPer thermometers.

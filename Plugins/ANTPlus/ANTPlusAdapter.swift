@@ -37,7 +37,7 @@ public struct ANTPlusAdapter: USBAdapter {
         } catch {
             configuration = .failure(error)
         }
-        return ANTPlusSession(context: context, configuration: configuration, now: now)
+        return ANTPlusSession(context: context, configuration: configuration, now: context.replayClock ?? now)
     }
 }
 

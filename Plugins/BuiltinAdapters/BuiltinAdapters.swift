@@ -1,6 +1,9 @@
+import ANTPlus
 import AdapterKit
 import BTHome
 import GATTHealthProfiles
+import OmronPedometer
+import TEMPer
 import XiaomiScale
 
 /// The ordered registry of the adapters compiled into ingestd.
@@ -17,5 +20,9 @@ public enum BuiltinAdapters {
     ]
 
     /// USB adapters.
-    public static let usb: [any USBAdapter] = []
+    public static let usb: [any USBAdapter] = [
+        ANTPlusAdapter(),
+        OmronPedometerAdapter(),
+        TEMPerAdapter(),
+    ]
 }

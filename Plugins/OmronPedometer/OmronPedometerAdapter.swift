@@ -33,7 +33,7 @@ public struct OmronPedometerAdapter: USBAdapter {
         } catch {
             configuration = .failure(error)
         }
-        return OmronPedometerSession(context: context, configuration: configuration, now: now)
+        return OmronPedometerSession(context: context, configuration: configuration, now: context.replayClock ?? now)
     }
 }
 

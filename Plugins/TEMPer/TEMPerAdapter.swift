@@ -40,7 +40,7 @@ public struct TEMPerAdapter: USBAdapter {
         } catch {
             configuration = .failure(error)
         }
-        return TEMPerSession(context: context, configuration: configuration, now: now, sleep: sleep)
+        return TEMPerSession(context: context, configuration: configuration, now: context.replayClock ?? now, sleep: sleep)
     }
 }
 

@@ -31,10 +31,14 @@ public struct AdapterContext: Sendable {
     public var timeZone: TimeZone
     /// The sample source (the adapter id).
     public var source: String
+    /// When replaying a capture: the capture's clock (the time of the last captured answer), which
+    /// a session uses instead of the wall clock for "now" (e.g. which day a pedometer calls today).
+    public var replayClock: (@Sendable () -> Date)?
 
-    public init(timeZone: TimeZone, source: String) {
+    public init(timeZone: TimeZone, source: String, replayClock: (@Sendable () -> Date)? = nil) {
         self.timeZone = timeZone
         self.source = source
+        self.replayClock = replayClock
     }
 }
 

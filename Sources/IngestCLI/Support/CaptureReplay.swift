@@ -95,9 +95,13 @@ struct CaptureReplay {
             }
             summary.matchedUSB.append((description, adapter.descriptor.id))
             let handle = ReplayUSBDevice(events: events, bus: device.bus, address: device.address, device: description)
-            let session = adapter.makeSession(for: description,
-                                              context: AdapterContext(timeZone: timeZone, source: adapter.descriptor.id),
-                                              options: options)
+            let clock: @Sendable () -> Date = {
+                handle.timestamp.map { Date(microsecondsSince1970: $0) } ?? Date()
+            }
+            let session = adapter.makeSession(
+                for: description,
+                context: AdapterContext(timeZone: timeZone, source: adapter.descriptor.id, replayClock: clock),
+                options: options)
             do {
                 try session.run(handle, deliver: { output in
                     var collected = output
