@@ -20,8 +20,15 @@ let package = Package(
         .target(name: "HealthModel"),
         // Transport-neutral device I/O types: BLE addresses, UUIDs, advertisements, GATT events.
         .target(name: "Transport"),
+        // Transport's USB protocols over libusb-1.0: enumerate, hotplug, open/claim/detach, transfers.
+        .target(name: "LibUSBTransport", dependencies: ["CLibUSB", "Transport"]),
+        // Test helper: drives LibUSBTransport under umockdev (run by LibUSBTransportTests).
+        .executableTarget(name: "usb-probe", dependencies: ["LibUSBTransport", "Transport"]),
         // Readers and writers of captured device logs (btsnoop, pcap, pcapng).
         .target(name: "CaptureFormats", dependencies: ["Transport"]),
+        // Transport over BlueZ sockets: HCI LE scanning and an ATT/GATT client over L2CAP CID 4.
+        .target(name: "BlueZTransport", dependencies: ["CBluetooth", "Transport"]),
+        // A simulated HCI controller and GATT peripherals speaking bytes over a socketpair.
         // The adapter contract: descriptors, device matches, sessions, the event router.
         .target(name: "AdapterKit", dependencies: ["HealthModel", "Transport"]),
         // External adapters: plugin executables found, described, run and supervised as untrusted processes.
@@ -31,8 +38,20 @@ let package = Package(
         // A small Swift face on sqlite3 and the default SampleStore.
         .target(name: "SQLiteStore", dependencies: ["CSQLite", "HealthModel", "Pipeline"]),
         // Commands, argument parsing, logging, wiring.
-        .target(name: "IngestCLI", dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats"]),
+        .target(name: "IngestCLI", dependencies: [
+            "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
+            "LibUSBTransport", "BlueZTransport",
+        ]),
+        // The ordered registry of built-in adapters (exact matches before generic ones).
+        .target(
+            name: "BuiltinAdapters",
+            dependencies: ["AdapterKit", "XiaomiScale", "BTHome", "GATTHealthProfiles"],
+            path: "Plugins/BuiltinAdapters"
+        ),
         .executableTarget(name: "ingestd", dependencies: ["IngestCLI"]),
+        // Bluetooth SIG standard health profiles (weight, body composition, thermometer, heart rate, RSC, BP, glucose, PLX).
+        .target(name: "GATTHealthProfiles", dependencies: ["AdapterKit", "HealthModel", "Transport"], path: "Plugins/GATTHealthProfiles",
+                exclude: ["README.md"]),
         .executableTarget(
             name: "IngestBench",
             dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CSQLite", "CaptureFormats"]
@@ -53,11 +72,15 @@ let package = Package(
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Pipeline", "HealthModel"]),
         // Runs the built ingestd binary (SIGKILL mid-replay, then replay again).
         .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd"]),
-        .testTarget(name: "IngestCLITests", dependencies: ["IngestCLI", "HealthModel"]),
+        .testTarget(name: "IngestCLITests", dependencies: ["IngestCLI", "HealthModel", "AdapterKit", "BuiltinAdapters"]),
         .testTarget(
             name: "AdvertisementAdaptersTests",
             dependencies: ["XiaomiScale", "BTHome", "AdapterKit", "HealthModel", "Transport"]
         ),
+        .testTarget(name: "GATTHealthProfilesTests", dependencies: ["GATTHealthProfiles", "AdapterKit", "HealthModel", "Transport"]),
+        // Runs usb-probe under umockdev-run / umockdev-wrapper: the real libusb on replayed usbmon captures.
+        .testTarget(name: "LibUSBTransportTests", dependencies: ["LibUSBTransport", "Transport", "usb-probe"],
+                    exclude: ["Fixtures"]),
         .testTarget(
             name: "ExternalAdaptersTests",
             dependencies: ["ExternalAdapters", "AdapterKit", "XiaomiScale", "HealthModel", "Transport", "Pipeline",

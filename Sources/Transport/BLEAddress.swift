@@ -13,6 +13,11 @@ public struct BLEAddress: Hashable, Comparable, Sendable, CustomStringConvertibl
         self.rawValue = rawValue
     }
 
+    /// Creates an address from the low 48 bits of a number (higher bits are dropped).
+    public init(truncatingIfNeeded rawValue: UInt64) {
+        self.rawValue = rawValue & 0xFFFF_FFFF_FFFF
+    }
+
     /// Creates an address from six bytes in display order (`AA` first); nil unless exactly six.
     public init?(bytes: some Collection<UInt8>) {
         guard bytes.count == 6 else { return nil }

@@ -10,10 +10,19 @@ public struct BLEAdvertisingEventType: Hashable, Sendable, CustomStringConvertib
     /// 3 ADV_NONCONN_IND, 4 SCAN_RSP); nil for extended reports.
     public let legacyType: UInt8?
 
-    /// Creates the type of an extended report from its 16-bit event type field.
+    /// Creates the type of an extended report from its 16-bit event type field. A legacy PDU
+    /// reported this way (bit4) also gets its legacy code, so both report kinds compare alike.
     public init(extendedEventType: UInt16) {
-        self.properties = extendedEventType & 0x1F
-        self.legacyType = nil
+        let properties = extendedEventType & 0x1F
+        self.properties = properties
+        switch properties {
+        case 0x13: legacyType = 0x00
+        case 0x15: legacyType = 0x01
+        case 0x12: legacyType = 0x02
+        case 0x10: legacyType = 0x03
+        case 0x1A, 0x1B: legacyType = 0x04
+        default: legacyType = nil
+        }
     }
 
     /// Creates the type of a legacy report from its event type byte.

@@ -8,7 +8,7 @@ public enum TransportEvent: Hashable, Sendable {
     case advertisement(BLEAdvertisement)
     /// An LE connection was established.
     case connected(BLEConnection)
-    /// An LE connection ended.
+    /// A connection ended (Disconnection Complete; classic links too when a trace has them).
     case disconnected(BLEDisconnection)
     /// An attribute value travelled over ATT (notification, indication, read, write).
     case gattValue(GATTValue)

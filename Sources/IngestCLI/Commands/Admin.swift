@@ -52,20 +52,21 @@ struct Auth: Command {
         }
     }
 
-    struct Grant: Command {
-        static let configuration = CommandConfiguration(
-            name: "grant", abstract: "Allow SOURCE to write TYPEs (short or full names) or --all types.",
-            usage: "SOURCE TYPE...|--all")
-        static let signature = Signature {
-            Positional("SOURCE", help: "The source id (an adapter id, or the source of replayed records).")
-            Positional("TYPE", key: "types", arity: .zeroOrMore, help: "Quantity types, e.g. stepCount bodyMass.")
-            Flag("all", help: "Every type, now and in the future.")
-            CommonArguments.store
-        }
+    /// What `grant` and `revoke` both take: a source and its types, or `--all`.
+    struct GrantChange {
         let source: String
         let types: [QuantityType]
         let all: Bool
         let storePath: String?
+
+        static func signature(sourceHelp: String, allHelp: String) -> Signature {
+            Signature {
+                Positional("SOURCE", help: sourceHelp)
+                Positional("TYPE", key: "types", arity: .zeroOrMore, help: "Quantity types, e.g. stepCount bodyMass.")
+                Flag("all", help: allHelp)
+                CommonArguments.store
+            }
+        }
 
         init(_ arguments: ParsedValues) throws {
             source = try arguments.required("source")
@@ -74,12 +75,32 @@ struct Auth: Command {
             storePath = try arguments.value("store")
         }
 
-        func run(_ context: CommandContext) async throws {
+        /// Applies the change and says what was done on stderr.
+        func apply(_ context: CommandContext, verb: String, allWord: String,
+                   _ change: (HealthStore) throws -> Void) throws {
             let store = try CommonArguments.openStore(storePath, context: context)
             defer { store.close() }
-            try store.grant(source: source, types: types, all: all)
-            let what = all ? "every type" : types.map(\.shortName).joined(separator: ", ")
-            context.stderr.writeLine("granted \(source): \(what)")
+            try change(store)
+            let what = all ? allWord : types.map(\.shortName).joined(separator: ", ")
+            context.stderr.writeLine("\(verb) \(source): \(what)")
+        }
+    }
+
+    struct Grant: Command {
+        static let configuration = CommandConfiguration(
+            name: "grant", abstract: "Allow SOURCE to write TYPEs (short or full names) or --all types.",
+            usage: "SOURCE TYPE...|--all")
+        static let signature = GrantChange.signature(
+            sourceHelp: "The source id (an adapter id, or the source of replayed records).",
+            allHelp: "Every type, now and in the future.")
+        let change: GrantChange
+
+        init(_ arguments: ParsedValues) throws { change = try GrantChange(arguments) }
+
+        func run(_ context: CommandContext) async throws {
+            try change.apply(context, verb: "granted", allWord: "every type") { store in
+                try store.grant(source: change.source, types: change.types, all: change.all)
+            }
         }
     }
 
@@ -87,30 +108,15 @@ struct Auth: Command {
         static let configuration = CommandConfiguration(
             name: "revoke", abstract: "Stop SOURCE writing TYPEs (or --all of its grants). Stored samples stay.",
             usage: "SOURCE TYPE...|--all")
-        static let signature = Signature {
-            Positional("SOURCE", help: "The source id.")
-            Positional("TYPE", key: "types", arity: .zeroOrMore, help: "Quantity types.")
-            Flag("all", help: "Every grant of the source.")
-            CommonArguments.store
-        }
-        let source: String
-        let types: [QuantityType]
-        let all: Bool
-        let storePath: String?
+        static let signature = GrantChange.signature(sourceHelp: "The source id.", allHelp: "Every grant of the source.")
+        let change: GrantChange
 
-        init(_ arguments: ParsedValues) throws {
-            source = try arguments.required("source")
-            all = arguments.flag("all")
-            types = try Auth.parseTypes(arguments, all: all)
-            storePath = try arguments.value("store")
-        }
+        init(_ arguments: ParsedValues) throws { change = try GrantChange(arguments) }
 
         func run(_ context: CommandContext) async throws {
-            let store = try CommonArguments.openStore(storePath, context: context)
-            defer { store.close() }
-            try store.revoke(source: source, types: types, all: all)
-            let what = all ? "every grant" : types.map(\.shortName).joined(separator: ", ")
-            context.stderr.writeLine("revoked \(source): \(what)")
+            try change.apply(context, verb: "revoked", allWord: "every grant") { store in
+                try store.revoke(source: change.source, types: change.types, all: change.all)
+            }
         }
     }
 }

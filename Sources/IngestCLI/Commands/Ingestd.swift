@@ -12,10 +12,11 @@ public struct Ingestd: Command {
             """,
         version: version,
         subcommands: [
-            Replay.self, Samples.self, Stats.self, Today.self, Changes.self, Watch.self,
+            Run.self, Replay.self, Decode.self, Samples.self, Stats.self, Today.self, Changes.self, Watch.self,
             Auth.self, Priority.self, Sources.self, Status.self, ProfileCommand.self,
-            Units.self, Types.self,
-        ]
+            Units.self, Types.self, UdevRulesCommand.self,
+        ],
+        defaultSubcommand: Run.self
     )
 
     public init(_ arguments: ParsedValues) throws {}

@@ -1,3 +1,5 @@
+import AdapterKit
+import BuiltinAdapters
 import Foundation
 import HealthModel
 import Pipeline
@@ -10,7 +12,8 @@ struct Replay: Command {
         abstract: "Ingest files through the pipeline into the store.",
         discussion: """
             FILE is a JSON-lines file of samples and correlations in ingestd's format (one per line; \
-            '-' reads stdin). Every record passes the pipeline: units are normalized, values validated, \
+            '-' reads stdin), or a captured device log (btsnoop, pcap, pcapng) that the adapters decode \
+            as 'ingestd decode' does. Every record passes the pipeline: units are normalized, values validated, \
             the (source, type) authorized ('ingestd auth grant') and duplicates dropped by the store. \
             A malformed line is reported with its line number and skipped; the rest is ingested and \
             the exit status is 65. Replaying a file twice changes nothing the second time.
@@ -21,6 +24,8 @@ struct Replay: Command {
         CommonArguments.store
         Option("source", valueName: "ID", help: "Source for records that name none.", default: "replay")
         Option("batch-size", valueName: "N", help: "Records per transaction.", default: "1000")
+        Option("adapter", valueName: "ID", help: "For captures: use this adapter for every device.")
+        CommonArguments.tz
         CommonArguments.json
     }
 
@@ -29,9 +34,13 @@ struct Replay: Command {
     let source: String
     let batchSize: Int
     let json: Bool
+    let adapter: String?
+    let zone: TimeZone
 
     init(_ arguments: ParsedValues) throws {
         files = try arguments.values("files")
+        adapter = try arguments.value("adapter")
+        zone = try CommonArguments.timeZone(try arguments.value("tz"))
         storePath = try arguments.value("store")
         source = try arguments.value("source") ?? "replay"
         batchSize = try arguments.value("batch-size") ?? 1000
@@ -50,7 +59,16 @@ struct Replay: Command {
         var report = IngestReport()
         var malformed = 0
         var records = 0
+        let captures = CaptureReplay(adapters: BuiltinAdapters.bluetooth, forcedAdapterID: adapter, timeZone: zone,
+                                     batchSize: batchSize)
         for file in files {
+            if file != "-", CaptureReplay.isCapture(path: file) {
+                let summary = try captures.run(path: file) { records in
+                    report.merge(try ingest(records, pipeline: pipeline))
+                }
+                for line in summary.lines(path: file) { context.stderr.writeLine(line) }
+                continue
+            }
             let reader = try LineReader(path: file)
             var batch: [HealthRecord] = []
             batch.reserveCapacity(batchSize)

@@ -62,6 +62,9 @@ def analyse(packets):
                 while j < len(ad):
                     l = ad[j]
                     if l == 0: break
+                    if j + 1 + l > len(ad):
+                        c['ad_overrun'] += 1
+                        break
                     typ = ad[j+1]; val = ad[j+2:j+1+l]
                     if typ in (8, 9): names[val.decode('utf-8', 'replace')] += 1
                     if typ == 0xFF: companies['%04X' % int.from_bytes(val[:2], 'little')] += 1

@@ -1,0 +1,21 @@
+import AdapterKit
+import BTHome
+import GATTHealthProfiles
+import XiaomiScale
+
+/// The ordered registry of the adapters compiled into ingestd.
+///
+/// Order matters: a device goes to the first adapter that matches it, so exact matches (a Xiaomi
+/// scale, recognised by its name and service data) come before generic ones (any device exposing
+/// a standard GATT health service). Adding an adapter is one folder under `Plugins/` and one line here.
+public enum BuiltinAdapters {
+    /// Bluetooth LE adapters, exact before generic.
+    public static let bluetooth: [any Adapter] = [
+        XiaomiScaleAdapter(),
+        BTHomeAdapter(),
+        GATTHealthAdapter(),
+    ]
+
+    /// USB adapters.
+    public static let usb: [any USBAdapter] = []
+}

@@ -1,0 +1,31 @@
+/// A message from the BlueZ transport for the daemon's log.
+///
+/// The transport has no logger of its own: it hands records to a ``BlueZLogSink`` the caller
+/// provides (the daemon forwards them to its `Logger`). Each record has a stable ``kind`` so
+/// the caller can count or filter them, e.g. `scan-busy` or `scan-silence`.
+public struct BlueZLogRecord: Hashable, Sendable, CustomStringConvertible {
+    /// Severity, in the daemon's level names.
+    public enum Level: Int, Hashable, Sendable, Comparable {
+        case debug, info, notice, warning, error
+
+        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
+    public var level: Level
+    /// A stable kebab-case key for the situation (`scan-busy`, `scan-silence`, `controller-gone`, …).
+    public var kind: String
+    /// One line for people; explains what happened and what the transport does about it.
+    public var message: String
+
+    public init(level: Level, kind: String, message: String) {
+        self.level = level
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { "\(level) \(kind): \(message)" }
+}
+
+/// Receives the transport's log records; called from the engines' executors, so it must be
+/// thread-safe and quick.
+public typealias BlueZLogSink = @Sendable (BlueZLogRecord) -> Void

@@ -1,1 +1,0 @@
-// CaptureFormats: filled by its issue.

@@ -1,0 +1,58 @@
+import AdapterKit
+import BuiltinAdapters
+import Foundation
+import HealthModel
+
+/// `ingestd decode FILE...`: what the adapters make of a capture, without a store.
+struct Decode: Command {
+    static let configuration = CommandConfiguration(
+        name: "decode",
+        abstract: "Decode captured device logs with the adapters and print the samples; nothing is stored.",
+        discussion: """
+            FILE is a btsnoop log (btmon -w, Android's HCI snoop log) or a pcap/pcapng file with a \
+            Bluetooth link type. Each device goes to the first adapter that matches it (--adapter forces \
+            one). Samples and correlations go to stdout; a summary (records, advertisements, connections, \
+            samples per type, rejected frames, devices no adapter took) goes to stderr.
+            """)
+    static let signature = Signature {
+        Positional("FILE", key: "files", arity: .oneOrMore, help: "Capture files.")
+        Option("adapter", valueName: "ID", help: "Use this adapter for every device ('ingestd adapters' lists them).")
+        CommonArguments.tz
+        CommonArguments.json
+    }
+
+    let files: [String]
+    let adapter: String?
+    let zone: TimeZone
+    let json: Bool
+
+    init(_ arguments: ParsedValues) throws {
+        files = try arguments.values("files")
+        adapter = try arguments.value("adapter")
+        zone = try CommonArguments.timeZone(try arguments.value("tz"))
+        json = arguments.flag("json")
+    }
+
+    func run(_ context: CommandContext) async throws {
+        for file in files where !FileManager.default.fileExists(atPath: file) {
+            throw CommandFailure.noInput(path: file)
+        }
+        let encoder = HealthRecordEncoder()
+        let replay = CaptureReplay(adapters: BuiltinAdapters.bluetooth, forcedAdapterID: adapter, timeZone: zone)
+        for file in files {
+            let summary = try replay.run(path: file) { records in
+                for record in records {
+                    if json {
+                        context.stdout.writeLine(encoder.encode(record))
+                    } else {
+                        for sample in record.samples {
+                            context.stdout.writeLine(
+                                "\(ISO8601DateTime.string(from: sample.start))  \(sample.type.shortName)  \(sample.quantity)  \(sample.source)  \(sample.device?.localIdentifier ?? "")")
+                        }
+                    }
+                }
+            }
+            for line in summary.lines(path: file) { context.stderr.writeLine(line) }
+        }
+    }
+}

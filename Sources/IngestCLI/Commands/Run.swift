@@ -1,0 +1,76 @@
+import AdapterKit
+import Foundation
+import SQLiteStore
+
+/// `ingestd run` (the default command): the daemon.
+struct Run: Command {
+    static let configuration = CommandConfiguration(
+        name: "run",
+        abstract: "Watch USB and Bluetooth LE for supported devices and ingest what they measure (the default).",
+        discussion: """
+            Devices are matched to adapters as they appear; each gets its own session, and a session that \
+            fails ends alone (the device is tried again after a backoff). Samples pass the pipeline into \
+            the store; a device's history is acknowledged or erased only after the commit. SIGTERM or \
+            SIGINT stops cleanly (exit 0); SIGHUP re-reads grants and priorities. Without a Bluetooth \
+            controller, USB carries on (and vice versa). Logs go to stderr (journald-friendly) and \
+            never contain health values at info level.
+            """)
+    static let signature = Signature {
+        CommonArguments.store
+        Flag("no-usb", help: "Do not watch USB.")
+        Flag("no-ble", help: "Do not use Bluetooth LE.")
+        Option("hci", valueName: "N", help: "Bluetooth controller index (hciN).", default: "0")
+        Flag("once", help: "Ingest what the present devices have, then exit (for cron and tests).")
+        Option("listen", valueName: "SECONDS", help: "With --once: how long to listen to broadcasting devices.", default: "10")
+        Option("plugins", valueName: "DIR", help: "Directory of external adapters (repeatable).", repeatable: true)
+        Option("adapter-option", valueName: "KEY=VALUE",
+               help: "Adapter configuration, e.g. clear-after-sync=true or ant-network-key=@FILE (repeatable).", repeatable: true)
+        CommonArguments.tz
+    }
+
+    let storePath: String?
+    let noUSB: Bool
+    let noBLE: Bool
+    let hci: Int
+    let once: Bool
+    let listen: Double
+    let plugins: [String]
+    let adapterOptions: [String: String]
+    let zone: TimeZone
+
+    init(_ arguments: ParsedValues) throws {
+        storePath = try arguments.value("store")
+        noUSB = arguments.flag("no-usb")
+        noBLE = arguments.flag("no-ble")
+        hci = try arguments.value("hci") ?? 0
+        once = arguments.flag("once")
+        listen = try arguments.value("listen") ?? 10
+        plugins = try arguments.values("plugins")
+        zone = try CommonArguments.timeZone(try arguments.value("tz"))
+        var options: [String: String] = [:]
+        for pair in try arguments.values("adapter-option") as [String] {
+            guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else {
+                throw UsageError.invalidValue(pair, argument: "--adapter-option", reason: "expected KEY=VALUE")
+            }
+            options[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
+        }
+        adapterOptions = options
+        guard hci >= 0, hci < 64 else { throw UsageError.invalidValue(String(hci), argument: "--hci", reason: "not a controller index") }
+        guard listen > 0 else { throw UsageError.invalidValue(String(listen), argument: "--listen", reason: "must be positive") }
+    }
+
+    func run(_ context: CommandContext) async throws {
+        let path = storePath ?? HealthStore.defaultPath(environment: context.environment)
+        // Open once here so a bad store path fails with a clear error before anything starts.
+        try CommonArguments.openStore(path, context: context).close()
+        var backends: [any DeviceBackend] = []
+        if !noUSB { backends += DaemonBackends.usb(options: adapterOptions, timeZone: zone) }
+        if !noBLE {
+            backends += DaemonBackends.bluetooth(controller: UInt16(hci), timeZone: zone,
+                                                 onceListen: .milliseconds(Int(listen * 1000)))
+        }
+        let daemon = Daemon(options: DaemonOptions(storePath: path, once: once, onceListenSeconds: listen),
+                            backends: backends, logger: context.logger)
+        try await daemon.run()
+    }
+}

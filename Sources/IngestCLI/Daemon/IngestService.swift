@@ -1,0 +1,75 @@
+import Foundation
+import HealthModel
+import Pipeline
+import SQLiteStore
+import Synchronization
+
+/// The one writer of the store in the daemon: every session's batches pass through here, one
+/// transaction at a time. A batch's `ingest` returns after its commit, so a session may then
+/// acknowledge the data to its device.
+actor IngestService {
+    private let store: HealthStore
+    private let pipeline: Pipeline
+    private let logger: Logger
+    private var closed = false
+    /// Totals since start, for the shutdown log line.
+    private(set) var totals = TypeCounts()
+
+    init(storePath: String, logger: Logger) throws {
+        store = try HealthStore(path: storePath)
+        pipeline = try Pipeline(store: store)
+        self.logger = logger
+    }
+
+    /// Normalizes, validates, authorizes and commits one batch. Logs counts, never values.
+    func ingest(_ records: [HealthRecord], origin: String) throws -> IngestReport {
+        guard !closed else { throw CommandFailure.failure("the store is closed (shutting down)") }
+        let report = try pipeline.ingest(records)
+        totals += report.totals
+        var log = logger
+        log[metadataKey: "device"] = "\(origin)"
+        for event in report.events {
+            log.info("committed \(event.count) \(QuantityType.named(event.type)?.shortName ?? event.type) from \(event.source)")
+        }
+        for (key, count) in report.rejections.sorted(by: { $0.key < $1.key }) {
+            if key.reason == "denied" {
+                let hint = QuantityType.named(key.type).map {
+                    AuthorizationPolicy.grantCommand(source: key.source, types: [$0])
+                } ?? ""
+                log.notice("\(count) \(QuantityType.named(key.type)?.shortName ?? key.type) from \(key.source) denied; allow with: \(hint)")
+            } else {
+                log.warning("\(count) \(QuantityType.named(key.type)?.shortName ?? key.type) from \(key.source) rejected: \(key.reason)")
+            }
+        }
+        return report
+    }
+
+    /// Re-reads grants (SIGHUP, or after `ingestd auth grant` in another process).
+    func reloadAuthorization() throws {
+        try pipeline.reloadAuthorization()
+        logger.notice("authorization and priorities re-read")
+    }
+
+    /// Closes the store; later batches are refused.
+    func close() {
+        guard !closed else { return }
+        closed = true
+        store.close()
+    }
+
+    /// Runs `ingest` from a thread outside Swift concurrency (a USB session), blocking it until the
+    /// commit is done. Never call from a task of the cooperative pool.
+    nonisolated func ingestBlocking(_ records: [HealthRecord], origin: String) throws -> IngestReport {
+        let result = Mutex<Result<IngestReport, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            let outcome: Result<IngestReport, any Error>
+            do { outcome = .success(try await self.ingest(records, origin: origin)) } catch { outcome = .failure(error) }
+            result.withLock { $0 = outcome }
+            done.signal()
+        }
+        done.wait()
+        guard let outcome = result.withLock({ $0 }) else { throw CommandFailure.failure("ingest did not finish") }
+        return try outcome.get()
+    }
+}

@@ -1,0 +1,137 @@
+import AdapterKit
+import CaptureFormats
+import Foundation
+import HealthModel
+import Transport
+
+/// Runs a captured device log through the same adapter code a live device uses:
+/// capture reader → HCI/L2CAP/ATT reconstruction → adapter router → records.
+struct CaptureReplay {
+    var adapters: [any Adapter]
+    var forcedAdapterID: String?
+    var timeZone: TimeZone
+    /// Records are handed out in batches of about this many.
+    var batchSize = 1000
+
+    /// What a replay saw, for the summary on stderr.
+    struct Summary {
+        var records = 0
+        var statistics = TraceStatistics()
+        var warnings: [CaptureWarning] = []
+        var samplesPerType: [String: Int] = [:]
+        var correlations = 0
+        var rejected: [String: Int] = [:]
+        var rejectionExamples: [String: String] = [:]
+        var skipped: [String: Int] = [:]
+        var unmatched: [BLEAddress: BLEDeviceTraits] = [:]
+        var matched: [BLEAddress: String] = [:]
+    }
+
+    /// Whether `path` starts like a capture file (btsnoop, pcap, pcapng) rather than JSON lines.
+    static func isCapture(path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        let prefix = (try? handle.read(upToCount: 16)) ?? Data()
+        return CaptureFormat.sniff(Array(prefix)) != nil
+    }
+
+    /// Replays one capture, giving records to `deliver` in batches.
+    func run(path: String, deliver: ([HealthRecord]) throws -> Void) throws -> Summary {
+        let reader: any CaptureReader
+        do {
+            reader = try CaptureFile.open(path: path)
+        } catch {
+            throw CommandFailure.dataError("\(path): \(error.description)")
+        }
+        let router: AdapterRouter
+        do {
+            router = try AdapterRouter(adapters: adapters, forcedAdapterID: forcedAdapterID, timeZone: timeZone)
+        } catch {
+            throw CommandFailure(error.description, exitCode: .usage)
+        }
+        var decoder = HCITraceDecoder()
+        var summary = Summary()
+        var events: [TransportEvent] = []
+        var output = AdapterOutput()
+        func drain(force: Bool) throws {
+            guard force || output.records.count >= batchSize else { return }
+            for record in output.records {
+                switch record {
+                case .sample(let sample): summary.samplesPerType[sample.type.identifier, default: 0] += 1
+                case .correlation(let correlation):
+                    summary.correlations += 1
+                    for member in correlation.objects { summary.samplesPerType[member.type.identifier, default: 0] += 1 }
+                }
+            }
+            for rejection in output.rejections {
+                let key = "\(rejection.adapter): \(rejection.reason)"
+                summary.rejected[key, default: 0] += 1
+                if summary.rejectionExamples[key] == nil { summary.rejectionExamples[key] = rejection.detail }
+            }
+            for (reason, count) in output.skipped { summary.skipped[reason, default: 0] += count }
+            let records = output.records
+            output = AdapterOutput()
+            if !records.isEmpty { try deliver(records) }
+        }
+        do {
+            while let record = try reader.next() {
+                summary.records += 1
+                events.removeAll(keepingCapacity: true)
+                decoder.process(record, into: &events)
+                for event in events { router.route(event, into: &output) }
+                try drain(force: false)
+            }
+        } catch let error as CaptureError {
+            // Everything before the bad record was used; report where it broke.
+            try drain(force: true)
+            throw CommandFailure.dataError("\(path): \(error.description)")
+        }
+        router.finish(into: &output)
+        try drain(force: true)
+        summary.statistics = decoder.statistics
+        summary.warnings = reader.warnings
+        summary.unmatched = router.unmatched
+        summary.matched = router.matchedDevices
+        return summary
+    }
+}
+
+extension CaptureReplay.Summary {
+    /// The summary as stderr lines.
+    func lines(path: String) -> [String] {
+        let s = statistics
+        var lines = ["\(path): \(records) records, \(s.advertisements) advertisements, \(s.connections) connections, "
+            + "\(s.notifications) notifications, \(s.indications) indications, \(s.reads) reads"]
+        for warning in warnings { lines.append("warning: \(path): \(warning.description)") }
+        for (reason, count) in s.malformed.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            lines.append("  malformed packets (\(reason.rawValue)): \(count)")
+        }
+        for address in matched.keys.sorted() {
+            lines.append("  device \(address) → adapter \(matched[address] ?? "?")")
+        }
+        for type in samplesPerType.keys.sorted() {
+            lines.append("  samples \(QuantityType.named(type)?.shortName ?? type): \(samplesPerType[type] ?? 0)")
+        }
+        if correlations > 0 { lines.append("  correlations: \(correlations)") }
+        for key in rejected.keys.sorted() {
+            let example = rejectionExamples[key].map { " (e.g. \($0))" } ?? ""
+            lines.append("  frames rejected, \(key): \(rejected[key] ?? 0)\(example)")
+        }
+        for key in skipped.keys.sorted() {
+            lines.append("  frames skipped, \(key): \(skipped[key] ?? 0)")
+        }
+        for address in unmatched.keys.sorted() {
+            let traits = unmatched[address]
+            var parts: [String] = []
+            if let name = traits?.name { parts.append("name \"\(name)\"") }
+            if let uuids = traits?.serviceUUIDs, !uuids.isEmpty {
+                parts.append("services " + uuids.sorted().map(\.description).joined(separator: ","))
+            }
+            if let companies = traits?.companyIDs, !companies.isEmpty {
+                parts.append("companies " + companies.sorted().map { String(format: "0x%04X", $0) }.joined(separator: ","))
+            }
+            lines.append("  unmatched device \(address)" + (parts.isEmpty ? "" : ": " + parts.joined(separator: ", ")))
+        }
+        return lines
+    }
+}
