@@ -149,7 +149,15 @@ final class ChildProcess: Sendable {
             envp.forEach { free($0) }
         }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        var result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        // ETXTBSY: the file was just written and a process started at that moment by another
+        // thread still holds the writing descriptor until its exec; that passes in milliseconds.
+        var retries = 0
+        while result == ETXTBSY && retries < 8 {
+            retries += 1
+            Thread.sleep(forTimeInterval: 0.005 * Double(retries))
+            result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        }
         guard result == 0 else {
             [inputPair[0], outputPipe[0], errorPipe[0]].forEach { close($0) }
             throw .cannotSpawn(path: executable, errno: result)

@@ -174,7 +174,9 @@ struct ExternalAdapterSessionTests {
         let path = try directory.install("scale.py", as: "gone")
         let clock = ManualClock()
         let log = LogCollector()
-        let adapter = try loadAdapter(path, id: "gone", configuration: testConfiguration(clock: clock, log: log))
+        let adapter = try loadAdapter(path, id: "gone", configuration: testConfiguration(clock: clock, log: log) {
+            $0.finishTimeout = .milliseconds(300)
+        })
         try FileManager.default.removeItem(atPath: path)
         let session = adapter.makeSession(for: try traits(name: "MI_SCALE"), context: AdapterContext(timeZone: utc, source: "gone"))
         var output = AdapterOutput()
@@ -182,6 +184,7 @@ struct ExternalAdapterSessionTests {
         #expect(eventually { adapter.supervisor.statistics.failures >= 2 })
         session.finish(into: &output)
         #expect(output.records.isEmpty)
+        #expect(output.skipped["advertisement-undelivered"] == 1)
         #expect(log.all.contains { $0.message.hasPrefix("cannot start \(path): No such file or directory; retrying in") })
         guard case .restarting(_, let reason) = adapter.state else {
             Issue.record("state \(adapter.state)")

@@ -76,7 +76,7 @@ struct ExternalDescriptorCodecTests {
         (#"{"protocol":1,"id":"acme","name":"A","version":"1","produces":["bodyMass"],"matches":[]}"#, .noMatches),
         (#"{"protocol":1,"id":"acme","name":"A","version":"1","produces":["bodyMass"]}"#, .missingField("matches")),
         (#"{"protocol":1,"id":"acme","name":"A","version":"1","produces":["bodyMass"],"matches":[{"ble":{"serviceUUID":["181D"]}}]}"#,
-         .unknownField("ble.serviceUUID")),
+         .invalidMatch(index: 0, reason: "unknown field \"ble.serviceUUID\"")),
         (#"{"protocol":1,"id":"acme","name":"A","version":"1","produces":["bodyMass"],"matches":[{"ble":{}}]}"#,
          .invalidMatch(index: 0, reason: "ble must be at least one of serviceUUIDs, companyIDs, namePattern")),
         (#"{"protocol":1,"id":"acme","name":"A","version":"1","produces":["bodyMass"],"matches":[{"ble":{"namePattern":"^A"},"usb":{"vendorID":"0fcf"}}]}"#,

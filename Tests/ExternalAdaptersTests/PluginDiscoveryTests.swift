@@ -24,11 +24,11 @@ struct PluginDiscoveryTests {
         try directory.install("scale.py", as: "group-writable", mode: 0o775)
         try directory.install("scale.py", as: "Bad_Name.py")
         try FileManager.default.createDirectory(atPath: directory.path + "/ingestd-adapter-folder", withIntermediateDirectories: false)
-        let byID = Dictionary(uniqueKeysWithValues: PluginDiscovery.scan(directories: [directory.path]).map { ($0.id, $0.problem) })
-        #expect(byID["not-executable"]??.hasPrefix("not executable") == true)
-        #expect(byID["group-writable"]??.hasPrefix("writable by group or others") == true)
-        #expect(byID["Bad_Name.py"]??.hasPrefix("the file name must be ingestd-adapter-<id> with a kebab-case id") == true)
-        #expect(byID["folder"]?? == "not a regular file")
+        let byID = Dictionary(uniqueKeysWithValues: PluginDiscovery.scan(directories: [directory.path]).map { ($0.id, $0.problem ?? "") })
+        #expect(byID["not-executable"]?.hasPrefix("not executable") == true)
+        #expect(byID["group-writable"]?.hasPrefix("writable by group or others") == true)
+        #expect(byID["Bad_Name.py"]?.hasPrefix("the file name must be ingestd-adapter-<id> with a kebab-case id") == true)
+        #expect(byID["folder"] == "not a regular file")
     }
 
     @Test("An id found again in a later directory is shadowed by the first; missing directories are skipped")

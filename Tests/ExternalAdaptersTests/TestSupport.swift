@@ -63,7 +63,7 @@ final class LogCollector: Sendable {
     private let entries = Mutex<[ExternalAdapterLogEntry]>([])
 
     var handler: @Sendable (ExternalAdapterLogEntry) -> Void {
-        { [entries] entry in entries.withLock { $0.append(entry) } }
+        { [self] entry in self.entries.withLock { $0.append(entry) } }
     }
 
     var all: [ExternalAdapterLogEntry] { entries.withLock { $0 } }
