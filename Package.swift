@@ -40,7 +40,7 @@ let package = Package(
         // Commands, argument parsing, logging, wiring.
         .target(name: "IngestCLI", dependencies: [
             "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
-            "LibUSBTransport", "BlueZTransport",
+            "LibUSBTransport", "BlueZTransport", "ExternalAdapters",
         ]),
         // The ordered registry of built-in adapters (exact matches before generic ones).
         .target(

@@ -63,6 +63,9 @@ public struct ExternalAdapterConfiguration: Sendable {
     public var environment: [String: String]
     /// Receives plugin log lines, stderr lines and supervisor notes.
     public var log: @Sendable (ExternalAdapterLogEntry) -> Void
+    /// Called with the adapter id after a plugin process ended or failed to start, when its
+    /// state may have changed (the daemon writes an `ExternalAdapterStatusSnapshot` here).
+    public var stateChanged: @Sendable (String) -> Void
 
     public init(
         restartPolicy: RestartPolicy = RestartPolicy(),
@@ -76,7 +79,8 @@ public struct ExternalAdapterConfiguration: Sendable {
         outputQueueCapacity: Int = 4096,
         stderrLinesPerRun: Int = 1000,
         environment: [String: String] = ProcessInfo.processInfo.environment,
-        log: @escaping @Sendable (ExternalAdapterLogEntry) -> Void = { _ in }
+        log: @escaping @Sendable (ExternalAdapterLogEntry) -> Void = { _ in },
+        stateChanged: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.restartPolicy = restartPolicy
         self.clock = clock
@@ -90,6 +94,7 @@ public struct ExternalAdapterConfiguration: Sendable {
         self.stderrLinesPerRun = stderrLinesPerRun
         self.environment = environment
         self.log = log
+        self.stateChanged = stateChanged
     }
 
     /// The environment a plugin process gets.

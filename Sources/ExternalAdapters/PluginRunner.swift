@@ -204,6 +204,7 @@ final class PluginRunner: @unchecked Sendable {
             }
             let outcome = outcome(exit: exit ?? .signalled(SIGKILL), inputEnded: inputEnded, overstayed: overstayed)
             let delay = supervisor.processEnded(startedAt: startedAt, outcome: outcome)
+            configuration.stateChanged(adapterID)
             condition.lock()
             process = nil
             condition.unlock()
@@ -265,6 +266,7 @@ final class PluginRunner: @unchecked Sendable {
                 return child
             } catch {
                 let delay = supervisor.spawnFailed(error.description)
+                configuration.stateChanged(adapterID)
                 note(.error, "\(error.description); retrying in \(Self.format(delay))")
             }
         }
