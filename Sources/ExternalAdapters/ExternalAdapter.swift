@@ -57,8 +57,8 @@ public struct ExternalAdapterConfiguration: Sendable {
     public var inputQueueCapacity: Int
     /// Records and rejections waiting for the daemon; beyond this the plugin's stdout is not read.
     public var outputQueueCapacity: Int
-    /// stderr lines logged per process run; later ones are counted, not logged.
-    public var stderrLinesPerRun: Int
+    /// Log lines (`{"log":…}` and stderr, each) logged per process run; later ones are counted, not logged.
+    public var logLinesPerRun: Int
     /// The environment plugin processes get (`INGESTD_ADAPTER_PROTOCOL` is added).
     public var environment: [String: String]
     /// Receives plugin log lines, stderr lines and supervisor notes.
@@ -77,7 +77,7 @@ public struct ExternalAdapterConfiguration: Sendable {
         consecutiveRejectionLimit: Int = 1000,
         inputQueueCapacity: Int = 256,
         outputQueueCapacity: Int = 4096,
-        stderrLinesPerRun: Int = 1000,
+        logLinesPerRun: Int = 1000,
         environment: [String: String] = ProcessInfo.processInfo.environment,
         log: @escaping @Sendable (ExternalAdapterLogEntry) -> Void = { _ in },
         stateChanged: @escaping @Sendable (String) -> Void = { _ in }
@@ -91,7 +91,7 @@ public struct ExternalAdapterConfiguration: Sendable {
         self.consecutiveRejectionLimit = consecutiveRejectionLimit
         self.inputQueueCapacity = inputQueueCapacity
         self.outputQueueCapacity = outputQueueCapacity
-        self.stderrLinesPerRun = stderrLinesPerRun
+        self.logLinesPerRun = logLinesPerRun
         self.environment = environment
         self.log = log
         self.stateChanged = stateChanged

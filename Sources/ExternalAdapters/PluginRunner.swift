@@ -144,7 +144,7 @@ final class PluginRunner: @unchecked Sendable {
         condition.unlock()
 
         if !finishedInTime {
-            note(.warning, "did not finish within \(configuration.finishTimeout) after its input ended; stopped")
+            note(.warning, "did not finish within \(Self.format(configuration.finishTimeout)) after its input ended; stopped")
             stop()
             let lastDeadline = Date().addingTimeInterval(2)
             condition.lock()
@@ -213,7 +213,10 @@ final class PluginRunner: @unchecked Sendable {
                 note(.debug, "process ended (\(exit ?? .signalled(SIGKILL)))")
                 return endRunner()
             case .failed(let reason):
-                note(.warning, "\(reason); restarting in \(Self.format(delay))")
+                condition.lock()
+                let again = wantsRunLocked()
+                condition.unlock()
+                note(.warning, again ? "\(reason); restarting in \(Self.format(delay))" : reason)
             }
         }
         endRunner()
@@ -305,7 +308,7 @@ final class PluginRunner: @unchecked Sendable {
         if stopRequested { return .stopped }
         if pluginDone { return .finished }
         if overstayed {
-            return .failed(reason: "did not exit within \(configuration.exitGracePeriod) after its input ended; killed")
+            return .failed(reason: "did not exit within \(Self.format(configuration.exitGracePeriod)) after its input ended; killed")
         }
         if inputEnded && exit.isSuccess { return .finished }
         if exit.isSuccess { return .failed(reason: "exited with status 0 before its input ended and without {\"done\":true}") }
@@ -326,26 +329,28 @@ final class PluginRunner: @unchecked Sendable {
 
     private func readOutput(of child: ChildProcess, stop: StopFlag) {
         var splitter = LineSplitter(maximumLength: configuration.maximumLineLength)
+        var logLines = LogLineBudget(limit: configuration.logLinesPerRun)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 1)
         defer { buffer.deallocate() }
         reading: while !stop.isSet {
             switch DescriptorReader.read(child.outputDescriptor, into: buffer, timeout: .milliseconds(250)) {
             case .data(let count):
-                splitter.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { piece in handle(piece, from: child) }
+                splitter.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { piece in handle(piece, from: child, logLines: &logLines) }
             case .timedOut:
                 continue
             case .endOfFile, .failed:
                 break reading
             }
         }
-        if let last = splitter.finish() { handle(last, from: child) }
+        if let last = splitter.finish() { handle(last, from: child, logLines: &logLines) }
+        if logLines.unlogged > 0 { note(.warning, "\(logLines.unlogged) further log lines not logged") }
         condition.lock()
         outputEnded = true
         condition.broadcast()
         condition.unlock()
     }
 
-    private func handle(_ piece: LineSplitter.Piece, from child: ChildProcess) {
+    private func handle(_ piece: LineSplitter.Piece, from child: ChildProcess, logLines: inout LogLineBudget) {
         condition.lock()
         let ignore = killedForRejections || stopRequested
         condition.unlock()
@@ -370,8 +375,10 @@ final class PluginRunner: @unchecked Sendable {
             condition.lock()
             consecutiveRejections = 0
             condition.unlock()
-            configuration.log(ExternalAdapterLogEntry(adapterID: adapterID, device: deviceLabel, level: level,
-                                                      message: String(message.prefix(4096)), origin: .plugin))
+            if logLines.take() {
+                configuration.log(ExternalAdapterLogEntry(adapterID: adapterID, device: deviceLabel, level: level,
+                                                          message: String(message.prefix(4096)), origin: .plugin))
+            }
         case .done:
             condition.lock()
             consecutiveRejections = 0
@@ -418,8 +425,7 @@ final class PluginRunner: @unchecked Sendable {
 
     private func readErrors(of child: ChildProcess, stop: StopFlag) {
         var splitter = LineSplitter(maximumLength: 4096)
-        var logged = 0
-        var unlogged = 0
+        var budget = LogLineBudget(limit: configuration.logLinesPerRun)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 * 1024, alignment: 1)
         defer { buffer.deallocate() }
         func emit(_ piece: LineSplitter.Piece) {
@@ -428,11 +434,7 @@ final class PluginRunner: @unchecked Sendable {
             case .line(let bytes), .unterminated(let bytes): text = String(decoding: bytes, as: UTF8.self)
             case .overlong(let length): text = "(a stderr line of \(length) bytes, not logged)"
             }
-            guard logged < configuration.stderrLinesPerRun else {
-                unlogged += 1
-                return
-            }
-            logged += 1
+            guard budget.take() else { return }
             configuration.log(ExternalAdapterLogEntry(adapterID: adapterID, device: deviceLabel, level: .info,
                                                       message: text, origin: .stderr))
         }
@@ -447,8 +449,8 @@ final class PluginRunner: @unchecked Sendable {
             }
         }
         if let last = splitter.finish() { emit(last) }
-        if unlogged > 0 {
-            note(.warning, "\(unlogged) further stderr lines not logged")
+        if budget.unlogged > 0 {
+            note(.warning, "\(budget.unlogged) further stderr lines not logged")
         }
     }
 
@@ -456,6 +458,8 @@ final class PluginRunner: @unchecked Sendable {
         configuration.log(ExternalAdapterLogEntry(adapterID: adapterID, device: deviceLabel, level: level,
                                                   message: message, origin: .supervisor))
     }
+
+    private static func format(_ duration: Duration) -> String { format(ChildProcess.seconds(duration)) }
 
     private static func format(_ seconds: TimeInterval) -> String {
         seconds < 1 ? "\(Int((seconds * 1000).rounded())) ms" : seconds.truncatingRemainder(dividingBy: 1) == 0 ? "\(Int(seconds)) s" : String(format: "%.1f s", seconds)
@@ -467,4 +471,23 @@ final class StopFlag: Sendable {
     private let value = Atomic<Bool>(false)
     func set() { value.store(true, ordering: .releasing) }
     var isSet: Bool { value.load(ordering: .acquiring) }
+}
+
+/// How many more lines of one kind a process run may put into the daemon's log.
+struct LogLineBudget {
+    let limit: Int
+    private(set) var logged = 0
+    private(set) var unlogged = 0
+
+    init(limit: Int) { self.limit = limit }
+
+    /// True when the line may be logged; otherwise it is counted.
+    mutating func take() -> Bool {
+        if logged < limit {
+            logged += 1
+            return true
+        }
+        unlogged += 1
+        return false
+    }
 }
