@@ -179,8 +179,8 @@ public final class ExternalAdapterSession: AdapterSession {
     }
 
     /// Hands out what the plugin printed since the last call, without waiting (for live loops
-    /// that want records from a device that has stopped advertising).
-    public func drain(into output: inout AdapterOutput) {
+    /// that want records from a device that has stopped advertising; `AdapterRouter.poll`).
+    public func poll(into output: inout AdapterOutput) {
         runner.drain(into: &output)
     }
 

@@ -64,6 +64,23 @@ struct ExternalAdapterSessionTests {
                                                          message: "scale plugin started", origin: .stderr)))
     }
 
+    @Test("AdapterRouter.poll hands out what the plugin printed after the advertisement was routed")
+    func routerPoll() throws {
+        let directory = try PluginDirectory()
+        let path = try directory.install("scale.py", as: "py-scale")
+        let adapter = try loadAdapter(path, id: "py-scale", configuration: testConfiguration())
+        let router = try AdapterRouter(adapters: [adapter], timeZone: utc)
+        var output = AdapterOutput()
+        router.route(try scaleAdvertisement(miScaleStableFrame), into: &output)
+        #expect(router.matchedDevices == [try #require(BLEAddress(miScaleAddress)): "py-scale"])
+        #expect(eventually {
+            router.poll(into: &output)
+            return !output.records.isEmpty
+        })
+        router.finish(into: &output)
+        #expect(samples(output).map(\.quantity.value) == [86.55])
+    }
+
     @Test("A plugin that crashes every third line is restarted with back-off; nothing it answered is lost")
     func crashing() throws {
         let directory = try PluginDirectory()
