@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -109,5 +110,49 @@ public struct ExternalAdapterStatusSnapshot: Codable, Sendable, Hashable {
         else { return nil }
         guard snapshot.pid > 0, kill(snapshot.pid, 0) == 0 || errno == EPERM else { return nil }
         return snapshot
+    }
+}
+
+/// Keeps the status snapshot file current: pass ``stateChanged`` as the configuration's
+/// `stateChanged`, load the catalogue with that configuration, then ``attach(_:)`` it.
+///
+/// ```swift
+/// let publisher = ExternalAdapterStatusPublisher(path: ExternalAdapterStatusSnapshot.defaultPath(environment: env))
+/// configuration.stateChanged = publisher.stateChanged
+/// let catalogue = ExternalAdapterCatalogue.load(directories: dirs, reservedIDs: builtIns, configuration: configuration)
+/// publisher.attach(catalogue)
+/// ```
+public final class ExternalAdapterStatusPublisher: Sendable {
+    public let path: String
+    private let catalogue = Mutex<ExternalAdapterCatalogue?>(nil)
+    private let onError: @Sendable (any Error) -> Void
+
+    /// - Parameter onError: told when the file cannot be written (the daemon logs it once).
+    public init(path: String, onError: @escaping @Sendable (any Error) -> Void = { _ in }) {
+        self.path = path
+        self.onError = onError
+    }
+
+    /// Starts publishing `catalogue`'s states; writes the first snapshot now.
+    public func attach(_ catalogue: ExternalAdapterCatalogue) {
+        self.catalogue.withLock { $0 = catalogue }
+        publish()
+    }
+
+    /// For `ExternalAdapterConfiguration.stateChanged`.
+    public var stateChanged: @Sendable (String) -> Void {
+        { [self] _ in publish() }
+    }
+
+    /// Writes the current states (serialized: one writer at a time).
+    public func publish() {
+        catalogue.withLock { catalogue in
+            guard let catalogue else { return }
+            do {
+                try ExternalAdapterStatusSnapshot(catalogue: catalogue).write(to: path)
+            } catch {
+                onError(error)
+            }
+        }
     }
 }

@@ -333,7 +333,7 @@ final class PluginRunner: @unchecked Sendable {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 1)
         defer { buffer.deallocate() }
         reading: while !stop.isSet {
-            switch DescriptorReader.read(child.outputDescriptor, into: buffer, timeout: .milliseconds(250)) {
+            switch DescriptorReader.read(child.outputDescriptor, into: buffer, timeout: .seconds(1)) {
             case .data(let count):
                 splitter.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { piece in handle(piece, from: child, logLines: &logLines) }
             case .timedOut:
@@ -439,7 +439,7 @@ final class PluginRunner: @unchecked Sendable {
                                                       message: text, origin: .stderr))
         }
         reading: while !stop.isSet {
-            switch DescriptorReader.read(child.errorDescriptor, into: buffer, timeout: .milliseconds(250)) {
+            switch DescriptorReader.read(child.errorDescriptor, into: buffer, timeout: .seconds(1)) {
             case .data(let count):
                 splitter.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { emit($0) }
             case .timedOut:
