@@ -27,8 +27,9 @@ let package = Package(
         // Readers and writers of captured device logs (btsnoop, pcap, pcapng).
         .target(name: "CaptureFormats", dependencies: ["Transport"]),
         // Transport over BlueZ sockets: HCI LE scanning and an ATT/GATT client over L2CAP CID 4.
-        .target(name: "BlueZTransport", dependencies: ["CBluetooth", "Transport"]),
+        .target(name: "BlueZTransport", dependencies: ["CBluetooth", "Transport", "CaptureFormats"]),
         // A simulated HCI controller and GATT peripherals speaking bytes over a socketpair.
+        .target(name: "BLESimulators", dependencies: ["BlueZTransport", "Transport"]),
         // The adapter contract: descriptors, device matches, sessions, the event router.
         .target(name: "AdapterKit", dependencies: ["HealthModel", "Transport"]),
         // External adapters: plugin executables found, described, run and supervised as untrusted processes.
@@ -48,6 +49,13 @@ let package = Package(
             dependencies: ["AdapterKit", "XiaomiScale", "BTHome", "GATTHealthProfiles"],
             path: "Plugins/BuiltinAdapters"
         ),
+        // USB device adapters (built in): ANT+ sticks, the Omron HJ-720IT pedometer, TEMPer thermometers.
+        .target(name: "ANTPlus", dependencies: ["AdapterKit", "HealthModel", "Transport"],
+                path: "Plugins/ANTPlus", exclude: ["README.md"]),
+        .target(name: "OmronPedometer", dependencies: ["AdapterKit", "HealthModel", "Transport"],
+                path: "Plugins/OmronPedometer", exclude: ["README.md"]),
+        .target(name: "TEMPer", dependencies: ["AdapterKit", "HealthModel", "Transport"],
+                path: "Plugins/TEMPer", exclude: ["README.md"]),
         .executableTarget(name: "ingestd", dependencies: ["IngestCLI"]),
         // Bluetooth SIG standard health profiles (weight, body composition, thermometer, heart rate, RSC, BP, glucose, PLX).
         .target(name: "GATTHealthProfiles", dependencies: ["AdapterKit", "HealthModel", "Transport"], path: "Plugins/GATTHealthProfiles",
@@ -72,15 +80,26 @@ let package = Package(
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Pipeline", "HealthModel"]),
         // Runs the built ingestd binary (SIGKILL mid-replay, then replay again).
         .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd"]),
-        .testTarget(name: "IngestCLITests", dependencies: ["IngestCLI", "HealthModel", "AdapterKit", "BuiltinAdapters"]),
+        .testTarget(name: "IngestCLITests", dependencies: [
+            "IngestCLI", "HealthModel", "AdapterKit", "BuiltinAdapters", "BLESimulators", "BlueZTransport", "SQLiteStore", "Transport",
+        ]),
         .testTarget(
             name: "AdvertisementAdaptersTests",
             dependencies: ["XiaomiScale", "BTHome", "AdapterKit", "HealthModel", "Transport"]
         ),
         .testTarget(name: "GATTHealthProfilesTests", dependencies: ["GATTHealthProfiles", "AdapterKit", "HealthModel", "Transport"]),
-        // Runs usb-probe under umockdev-run / umockdev-wrapper: the real libusb on replayed usbmon captures.
-        .testTarget(name: "LibUSBTransportTests", dependencies: ["LibUSBTransport", "Transport", "usb-probe"],
+        // Runs usb-probe and `ingestd devices` under umockdev-run / umockdev-wrapper: the real
+        // libusb on replayed usbmon captures.
+        .testTarget(name: "LibUSBTransportTests",
+                    dependencies: ["LibUSBTransport", "Transport", "usb-probe", "ingestd", "AdapterKit", "BuiltinAdapters"],
                     exclude: ["Fixtures"]),
+        .testTarget(name: "BlueZTransportTests", dependencies: ["BlueZTransport", "BLESimulators", "Transport"]),
+        .testTarget(
+            name: "USBAdaptersTests",
+            dependencies: ["ANTPlus", "OmronPedometer", "TEMPer", "AdapterKit", "HealthModel", "Transport", "Pipeline",
+                           "SQLiteStore", "CaptureFormats"],
+            exclude: ["Captures"]
+        ),
         .testTarget(
             name: "ExternalAdaptersTests",
             dependencies: ["ExternalAdapters", "AdapterKit", "XiaomiScale", "HealthModel", "Transport", "Pipeline",

@@ -81,3 +81,13 @@ public struct AdapterRejection: Sendable, Equatable, CustomStringConvertible {
 public func hexString(_ bytes: some Collection<UInt8>) -> String {
     bytes.map { String(format: "%02x", $0) }.joined(separator: " ")
 }
+
+/// An adapter whose devices must be connected to (GATT) rather than only heard (advertisements).
+/// The daemon connects to a matched, connectable device, reads `gattReads`, subscribes to
+/// `gattSubscriptions` (indications where supported) and feeds the session what arrives.
+public protocol ConnectingAdapter: Adapter {
+    /// Characteristics whose notifications or indications carry the measurements.
+    var gattSubscriptions: Set<BLEUUID> { get }
+    /// Characteristics read once after connecting (device information).
+    var gattReads: Set<BLEUUID> { get }
+}

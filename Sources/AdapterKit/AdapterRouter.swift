@@ -12,7 +12,7 @@ public final class AdapterRouter {
     private let forced: (any Adapter)?
     private let timeZone: TimeZone
     private var traits: [BLEAddress: BLEDeviceTraits] = [:]
-    private var sessions: [BLEAddress: (adapter: String, session: any AdapterSession)] = [:]
+    private var sessions: [BLEAddress: (adapter: any Adapter, session: any AdapterSession)] = [:]
     private var connections: [UInt16: BLEAddress] = [:]
     /// Devices seen that no adapter took, with what they advertised.
     public private(set) var unmatched: [BLEAddress: BLEDeviceTraits] = [:]
@@ -73,7 +73,10 @@ public final class AdapterRouter {
     }
 
     /// The adapter id serving each matched device.
-    public var matchedDevices: [BLEAddress: String] { sessions.mapValues(\.adapter) }
+    public var matchedDevices: [BLEAddress: String] { sessions.mapValues(\.adapter.descriptor.id) }
+
+    /// The adapter serving `address`, once one matched it.
+    public func adapter(for address: BLEAddress) -> (any Adapter)? { sessions[address]?.adapter }
 
     private func session(for address: BLEAddress) -> (any AdapterSession)? {
         if let existing = sessions[address] { return existing.session }
@@ -86,7 +89,7 @@ public final class AdapterRouter {
         unmatched[address] = nil
         let id = adapter.descriptor.id
         let session = adapter.makeSession(for: known, context: AdapterContext(timeZone: timeZone, source: id))
-        sessions[address] = (id, session)
+        sessions[address] = (adapter, session)
         return session
     }
 }

@@ -1,3 +1,4 @@
+import CaptureFormats
 import Foundation
 import Transport
 
@@ -74,7 +75,7 @@ public enum HCIScannerError: Error, Hashable, Sendable, CustomStringConvertible 
     case channel(PacketChannelError)
     /// The descriptor ended (controller removed, socket closed) before the reply.
     case ended(PacketChannelEnd)
-    /// ``HCIScanner/start()`` was called twice.
+    /// ``HCIScanner/start()`` was called twice, or after ``HCIScanner/stop()``.
     case alreadyStarted
 
     public var description: String {
@@ -85,7 +86,7 @@ public enum HCIScannerError: Error, Hashable, Sendable, CustomStringConvertible 
             "malformed Command Complete for \(opcode): return parameters [\(parameters.hexString)]"
         case .channel(let error): "cannot send the HCI command: \(error)"
         case .ended(let end): "the HCI socket ended: \(end)"
-        case .alreadyStarted: "the scanner was already started"
+        case .alreadyStarted: "the scanner was already started (or stopped)"
         }
     }
 }
@@ -147,9 +148,11 @@ public actor HCIScanner {
     private let configuration: HCIScannerConfiguration
     private let log: BlueZLogSink
     private let now: @Sendable () -> Date
+    private let tap: PacketTap?
     private let eventContinuation: AsyncStream<TransportEvent>.Continuation
     private let clock = ContinuousClock()
-    private var decoder = LEAdvertisingReportDecoder()
+    /// The capture decoder turns advertising reports into advertisements, exactly as on replay.
+    private var decoder = HCITraceDecoder()
     private var pending: PendingCommand?
     private var commandInProgress = false
     private var commandWaiters: [CheckedContinuation<Void, Never>] = []
@@ -164,12 +167,15 @@ public actor HCIScanner {
     /// - Parameters:
     ///   - log: receives the scanner's log records.
     ///   - now: the clock stamped on advertisements.
+    ///   - tap: sees every H4 packet sent and received (indicator byte included).
     public init(channel: PacketChannel, configuration: HCIScannerConfiguration = HCIScannerConfiguration(),
-                log: @escaping BlueZLogSink = { _ in }, now: @escaping @Sendable () -> Date = { Date() }) {
+                log: @escaping BlueZLogSink = { _ in }, now: @escaping @Sendable () -> Date = { Date() },
+                tap: PacketTap? = nil) {
         self.channel = channel
         self.configuration = configuration
         self.log = log
         self.now = now
+        self.tap = tap
         (events, eventContinuation) = AsyncStream.makeStream(of: TransportEvent.self, bufferingPolicy: .unbounded)
         lastActivity = clock.now
     }
@@ -206,7 +212,11 @@ public actor HCIScanner {
             _ = try? await send(enableCommand(false))
         }
         channel.close()
-        await readerTask?.value
+        if let readerTask {
+            await readerTask.value
+        } else {
+            finish(.closedLocally)
+        }
     }
 
     // MARK: - Start-up
@@ -359,6 +369,7 @@ public actor HCIScanner {
         let result = await withCheckedContinuation { continuation in
             do throws(PacketChannelError) {
                 try channel.send(command.packet)
+                tap?(.sent, command.packet)
             } catch {
                 continuation.resume(returning: Result<CommandReply, HCIScannerError>.failure(.channel(error)))
                 return
@@ -397,6 +408,7 @@ public actor HCIScanner {
     }
 
     private func receive(packet: [UInt8]) {
+        tap?(.received, packet)
         let event: HCIEvent
         do {
             event = try HCIEvent(packet: packet)
@@ -414,9 +426,9 @@ public actor HCIScanner {
                                                         returnParameters: Array(parameters.dropFirst()))))
         case .commandStatus(let opcode, let status):
             resolve(opcode, with: .success(CommandReply(status: status, returnParameters: [])))
-        case .leMeta(let subevent, let parameters):
-            let (advertisements, problems) = decoder.decode(subevent: subevent, parameters: parameters, time: now())
-            statistics.malformedEvents += problems.count
+        case .leMeta(let subevent, _):
+            guard subevent == 0x02 || subevent == 0x0D else { return }
+            let advertisements = decodeReports(packet)
             guard !advertisements.isEmpty else { return }
             lastActivity = clock.now
             if silenceIncidentOpen {
@@ -434,6 +446,18 @@ public actor HCIScanner {
         case .other:
             break
         }
+    }
+
+    /// Advertising reports of one LE Meta event packet (with its indicator byte), through the
+    /// capture decoder; reports it could not use are counted in ``statistics``.
+    private func decodeReports(_ packet: [UInt8]) -> [BLEAdvertisement] {
+        let malformedBefore = decoder.statistics.malformedTotal
+        var decoded: [TransportEvent] = []
+        let microseconds = Int64((now().timeIntervalSince1970 * 1_000_000).rounded())
+        decoder.process(timestamp: microseconds, direction: .received, type: .event, packet: packet[1...],
+                        into: &decoded)
+        statistics.malformedEvents += decoder.statistics.malformedTotal - malformedBefore
+        return decoded.compactMap { if case .advertisement(let advertisement) = $0 { advertisement } else { nil } }
     }
 
     private func finish(_ end: PacketChannelEnd) {

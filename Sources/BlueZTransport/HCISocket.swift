@@ -71,3 +71,22 @@ public enum HCISocket {
         }
     }
 }
+
+extension HCIScanner {
+    /// Opens controller `index` and returns a scanner on it (not started yet). In exclusive
+    /// mode the scanner initialises the controller itself (reset, event masks), because no
+    /// kernel or bluetoothd does it on the user channel.
+    /// - Throws: ``BluetoothUnavailable`` when the controller cannot be opened; the daemon
+    ///   logs it once and carries on without Bluetooth.
+    public static func open(
+        controller index: UInt16 = 0, mode: HCIChannelMode = .shared,
+        configuration: HCIScannerConfiguration = HCIScannerConfiguration(),
+        log: @escaping BlueZLogSink = { _ in }, tap: PacketTap? = nil
+    ) throws(BluetoothUnavailable) -> HCIScanner {
+        let channel = try HCISocket.open(controller: index, mode: mode)
+        var configuration = configuration
+        configuration.controllerName = "hci\(index)"
+        if mode == .exclusive { configuration.initializesController = true }
+        return HCIScanner(channel: channel, configuration: configuration, log: log, tap: tap)
+    }
+}

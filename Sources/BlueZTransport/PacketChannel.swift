@@ -2,6 +2,18 @@ import Glibc
 import Foundation
 import Synchronization
 
+/// Which way a packet travelled, seen from this host.
+public enum PacketDirection: Hashable, Sendable {
+    /// Written by this host (an HCI command, an ATT request or confirmation).
+    case sent
+    /// Read from the descriptor (an HCI event, an ATT response, notification or indication).
+    case received
+}
+
+/// Sees every packet an engine writes or reads, e.g. for `ingestd capture` to write them to a
+/// btsnoop file. Called on the engine's executor: keep it quick.
+public typealias PacketTap = @Sendable (PacketDirection, [UInt8]) -> Void
+
 /// Why a descriptor stopped delivering packets.
 public enum PacketChannelEnd: Hashable, Sendable, CustomStringConvertible {
     /// The peer closed its end (a read returned 0).

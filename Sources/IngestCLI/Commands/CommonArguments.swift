@@ -32,6 +32,33 @@ enum CommonArguments {
         }
     }
 
+    static let usb = Option("usb", valueName: "VID:PID", help: "For usbmon captures without descriptors: the device's ids (hex).")
+    static let adapterOption = Option(
+        "adapter-option", valueName: "KEY=VALUE",
+        help: "Adapter configuration, e.g. clear-after-sync=true or ant-network-key=HEX (repeatable).", repeatable: true)
+
+    /// `VID:PID` in hex, e.g. `0590:0028`.
+    static func usbIDs(_ text: String?) throws -> (UInt16, UInt16)? {
+        guard let text else { return nil }
+        let parts = text.split(separator: ":")
+        guard parts.count == 2, let vendor = UInt16(parts[0], radix: 16), let product = UInt16(parts[1], radix: 16) else {
+            throw UsageError.invalidValue(text, argument: "--usb", reason: "expected VID:PID in hex, e.g. 0590:0028")
+        }
+        return (vendor, product)
+    }
+
+    /// `KEY=VALUE` pairs of `--adapter-option`.
+    static func adapterOptions(_ pairs: [String]) throws -> [String: String] {
+        var options: [String: String] = [:]
+        for pair in pairs {
+            guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else {
+                throw UsageError.invalidValue(pair, argument: "--adapter-option", reason: "expected KEY=VALUE")
+            }
+            options[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
+        }
+        return options
+    }
+
     /// The zone named by `--tz`, or the system zone.
     static func timeZone(_ name: String?) throws -> TimeZone {
         guard let name else { return TimeZone.current }

@@ -9,8 +9,9 @@ struct Decode: Command {
         name: "decode",
         abstract: "Decode captured device logs with the adapters and print the samples; nothing is stored.",
         discussion: """
-            FILE is a btsnoop log (btmon -w, Android's HCI snoop log) or a pcap/pcapng file with a \
-            Bluetooth link type. Each device goes to the first adapter that matches it (--adapter forces \
+            FILE is a btsnoop log (btmon -w, Android's HCI snoop log), a pcap/pcapng file with a \
+            Bluetooth link type, or a usbmon pcap/pcapng (Wireshark or tcpdump on usbmonN); a USB \
+            capture drives the USB adapter's session as the device would. Each device goes to the first adapter that matches it (--adapter forces \
             one). Samples and correlations go to stdout; a summary (records, advertisements, connections, \
             samples per type, rejected frames, devices no adapter took) goes to stderr.
             """)
@@ -18,18 +19,24 @@ struct Decode: Command {
         Positional("FILE", key: "files", arity: .oneOrMore, help: "Capture files.")
         Option("adapter", valueName: "ID", help: "Use this adapter for every device ('ingestd adapters' lists them).")
         CommonArguments.tz
+        CommonArguments.usb
+        CommonArguments.adapterOption
         CommonArguments.json
     }
 
     let files: [String]
     let adapter: String?
     let zone: TimeZone
+    let usbDevice: (UInt16, UInt16)?
+    let adapterOptions: [String: String]
     let json: Bool
 
     init(_ arguments: ParsedValues) throws {
         files = try arguments.values("files")
         adapter = try arguments.value("adapter")
         zone = try CommonArguments.timeZone(try arguments.value("tz"))
+        usbDevice = try CommonArguments.usbIDs(try arguments.value("usb"))
+        adapterOptions = try CommonArguments.adapterOptions(try arguments.values("adapter-option"))
         json = arguments.flag("json")
     }
 
@@ -40,7 +47,7 @@ struct Decode: Command {
         let encoder = HealthRecordEncoder()
         let replay = CaptureReplay(adapters: BuiltinAdapters.bluetooth, forcedAdapterID: adapter, timeZone: zone)
         for file in files {
-            let summary = try replay.run(path: file) { records in
+            let emit: ([HealthRecord]) throws -> Void = { records in
                 for record in records {
                     if json {
                         context.stdout.writeLine(encoder.encode(record))
@@ -52,6 +59,10 @@ struct Decode: Command {
                     }
                 }
             }
+            let summary = CaptureReplay.isUSBCapture(path: file)
+                ? try replay.runUSB(path: file, adapters: BuiltinAdapters.usb, forcedDevice: usbDevice,
+                                    options: adapterOptions, deliver: emit)
+                : try replay.run(path: file, deliver: emit)
             for line in summary.lines(path: file) { context.stderr.writeLine(line) }
         }
     }

@@ -26,6 +26,8 @@ struct Replay: Command {
         Option("batch-size", valueName: "N", help: "Records per transaction.", default: "1000")
         Option("adapter", valueName: "ID", help: "For captures: use this adapter for every device.")
         CommonArguments.tz
+        CommonArguments.usb
+        CommonArguments.adapterOption
         CommonArguments.json
     }
 
@@ -36,11 +38,15 @@ struct Replay: Command {
     let json: Bool
     let adapter: String?
     let zone: TimeZone
+    let usbDevice: (UInt16, UInt16)?
+    let adapterOptions: [String: String]
 
     init(_ arguments: ParsedValues) throws {
         files = try arguments.values("files")
         adapter = try arguments.value("adapter")
         zone = try CommonArguments.timeZone(try arguments.value("tz"))
+        usbDevice = try CommonArguments.usbIDs(try arguments.value("usb"))
+        adapterOptions = try CommonArguments.adapterOptions(try arguments.values("adapter-option"))
         storePath = try arguments.value("store")
         source = try arguments.value("source") ?? "replay"
         batchSize = try arguments.value("batch-size") ?? 1000
@@ -63,9 +69,13 @@ struct Replay: Command {
                                      batchSize: batchSize)
         for file in files {
             if file != "-", CaptureReplay.isCapture(path: file) {
-                let summary = try captures.run(path: file) { records in
+                let deliver: ([HealthRecord]) throws -> Void = { records in
                     report.merge(try ingest(records, pipeline: pipeline))
                 }
+                let summary = CaptureReplay.isUSBCapture(path: file)
+                    ? try captures.runUSB(path: file, adapters: BuiltinAdapters.usb, forcedDevice: usbDevice,
+                                          options: adapterOptions, deliver: deliver)
+                    : try captures.run(path: file, deliver: deliver)
                 for line in summary.lines(path: file) { context.stderr.writeLine(line) }
                 continue
             }

@@ -23,8 +23,7 @@ struct Run: Command {
         Flag("once", help: "Ingest what the present devices have, then exit (for cron and tests).")
         Option("listen", valueName: "SECONDS", help: "With --once: how long to listen to broadcasting devices.", default: "10")
         Option("plugins", valueName: "DIR", help: "Directory of external adapters (repeatable).", repeatable: true)
-        Option("adapter-option", valueName: "KEY=VALUE",
-               help: "Adapter configuration, e.g. clear-after-sync=true or ant-network-key=@FILE (repeatable).", repeatable: true)
+        CommonArguments.adapterOption
         CommonArguments.tz
     }
 
@@ -47,14 +46,7 @@ struct Run: Command {
         listen = try arguments.value("listen") ?? 10
         plugins = try arguments.values("plugins")
         zone = try CommonArguments.timeZone(try arguments.value("tz"))
-        var options: [String: String] = [:]
-        for pair in try arguments.values("adapter-option") as [String] {
-            guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else {
-                throw UsageError.invalidValue(pair, argument: "--adapter-option", reason: "expected KEY=VALUE")
-            }
-            options[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
-        }
-        adapterOptions = options
+        adapterOptions = try CommonArguments.adapterOptions(try arguments.values("adapter-option"))
         guard hci >= 0, hci < 64 else { throw UsageError.invalidValue(String(hci), argument: "--hci", reason: "not a controller index") }
         guard listen > 0 else { throw UsageError.invalidValue(String(listen), argument: "--listen", reason: "must be positive") }
     }

@@ -2,44 +2,52 @@ import AdapterKit
 import BlueZTransport
 import Foundation
 import HealthModel
+import Synchronization
 import Transport
 
-/// Bluetooth LE in the daemon: scans on an HCI socket, routes advertisements (and GATT events)
-/// through the same adapter router a replayed capture uses, and commits batches about once a
+/// How the Bluetooth backend reaches the radio: real HCI and L2CAP sockets, or simulators in tests.
+struct BluetoothLink: Sendable {
+    /// Opens the scanner (not started). Throws `BluetoothUnavailable` without a controller.
+    var openScanner: @Sendable (@escaping BlueZLogSink) throws -> HCIScanner
+    /// Connects to a peripheral and returns a started GATT client.
+    var connect: @Sendable (BLEAddress, BLEAddressType, @escaping BlueZLogSink) async throws -> GATTClient
+
+    /// The real sockets of controller `index`.
+    static func controller(_ index: UInt16) -> BluetoothLink {
+        BluetoothLink(
+            openScanner: { log in try HCIScanner.open(controller: index, log: log) },
+            connect: { address, type, log in
+                try await GATTClient.connect(to: address, addressType: type, controller: index, log: log)
+            })
+    }
+}
+
+/// Bluetooth LE in the daemon: scans, routes advertisements through the same adapter router a
+/// replayed capture uses, connects to matched devices whose adapter needs GATT (reads device
+/// information, subscribes to the measurement characteristics), and commits batches about once a
 /// second. No controller (or no kernel support) is logged once and the daemon carries on.
 struct BluetoothBackend: DeviceBackend {
     let name = "ble"
     var adapters: [any Adapter]
-    var controller: UInt16
+    var link: BluetoothLink
+    var controllerName: String
     var timeZone: TimeZone
     /// With `--once`: how long to listen.
     var onceListen: Duration
+    /// After a connection ended normally, how long before connecting to the same device again.
+    var reconnectCooldown: Duration = .seconds(60)
 
     func run(service: IngestService, logger: Logger, once: Bool) async {
-        let channel: PacketChannel
+        let sink = Self.logSink(logger)
+        let scanner: HCIScanner
         do {
-            channel = try HCISocket.open(controller: controller)
-        } catch {
-            logger.warning("Bluetooth LE unavailable: \(error); carrying on without it")
-            return
-        }
-        let scanner = HCIScanner(channel: channel, log: { record in
-            switch record.level {
-            case .debug: logger.debug("\(record.message)")
-            case .info: logger.info("\(record.message)")
-            case .notice: logger.notice("\(record.message)")
-            case .warning: logger.warning("\(record.message)")
-            case .error: logger.error("\(record.message)")
-            }
-        })
-        do {
+            scanner = try link.openScanner(sink)
             try await scanner.start()
         } catch {
-            logger.warning("Bluetooth LE scanning could not start on hci\(controller): \(error); carrying on without it")
-            await scanner.stop()
+            logger.warning("Bluetooth LE unavailable on \(controllerName): \(error); carrying on without it")
             return
         }
-        logger.info("scanning on hci\(controller)")
+        logger.info("scanning on \(controllerName)")
         let router: AdapterRouter
         do {
             router = try AdapterRouter(adapters: adapters, timeZone: timeZone)
@@ -49,20 +57,115 @@ struct BluetoothBackend: DeviceBackend {
             return
         }
         let batcher = EventBatcher(router: router, service: service, logger: logger)
-        let stopper = Task {
-            if once { try? await Task.sleep(for: onceListen) } else {
-                while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+        let connections = ConnectionTable(cooldown: reconnectCooldown)
+        let link = self.link
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                if once {
+                    try? await Task.sleep(for: onceListen)
+                } else {
+                    while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+                }
+                await scanner.stop()
             }
-            await scanner.stop()
-        }
-        await withTaskCancellationHandler {
             for await event in scanner.events {
                 await batcher.add(event)
+                guard case .advertisement(let advertisement) = event, advertisement.eventType.isConnectable,
+                      let adapter = await batcher.adapter(for: advertisement.address) as? any ConnectingAdapter,
+                      connections.claim(advertisement.address) else { continue }
+                var log = logger
+                log[metadataKey: "device"] = "\(advertisement.address)"
+                let deviceLogger = log
+                group.addTask {
+                    let ok = await Self.serve(advertisement, adapter: adapter, link: link, batcher: batcher,
+                                              logger: deviceLogger, sink: Self.logSink(deviceLogger))
+                    connections.release(advertisement.address, succeeded: ok)
+                }
             }
-        } onCancel: {
-            stopper.cancel()
+            group.cancelAll()
         }
         await batcher.flush(finishing: true)
+    }
+
+    /// One GATT session: connect, subscribe, route events until the link ends. Returns whether it
+    /// got as far as subscribing.
+    private static func serve(_ advertisement: BLEAdvertisement, adapter: any ConnectingAdapter, link: BluetoothLink,
+                              batcher: EventBatcher, logger: Logger, sink: @escaping BlueZLogSink) async -> Bool {
+        let client: GATTClient
+        do {
+            client = try await link.connect(advertisement.address, advertisement.addressType, sink)
+        } catch {
+            logger.warning("connecting failed: \(error)")
+            return false
+        }
+        logger.info("connected (\(adapter.descriptor.id))")
+        let pump = Task {
+            for await event in client.events { await batcher.add(event) }
+        }
+        var subscribed = false
+        await withTaskCancellationHandler {
+            do {
+                try await client.prepare(reading: adapter.gattReads, subscribingTo: adapter.gattSubscriptions)
+                subscribed = true
+                _ = await client.waitUntilDisconnected()
+            } catch {
+                logger.warning("GATT session ended: \(error)")
+                await client.disconnect()
+            }
+        } onCancel: {
+            Task { await client.disconnect() }
+        }
+        await pump.value
+        await batcher.flush(finishing: false)
+        logger.info("disconnected")
+        return subscribed
+    }
+
+    static func logSink(_ logger: Logger) -> BlueZLogSink {
+        { record in
+            switch record.level {
+            case .debug: logger.debug("\(record.message)")
+            case .info: logger.info("\(record.message)")
+            case .notice: logger.notice("\(record.message)")
+            case .warning: logger.warning("\(record.message)")
+            case .error: logger.error("\(record.message)")
+            }
+        }
+    }
+}
+
+/// Which devices have a connection (or are cooling down after one), so a broadcasting device is
+/// connected to once, not on every advertisement. Failures back off exponentially (5 s to 5 min).
+final class ConnectionTable: Sendable {
+    private struct Entry {
+        var busy: Bool
+        var notBefore: ContinuousClock.Instant
+        var failures: Int
+    }
+    private let entries = Mutex<[BLEAddress: Entry]>([:])
+    private let cooldown: Duration
+
+    init(cooldown: Duration) { self.cooldown = cooldown }
+
+    /// Marks the device busy if it may be connected to now.
+    func claim(_ address: BLEAddress) -> Bool {
+        entries.withLock { entries in
+            let now = ContinuousClock.now
+            if let entry = entries[address], entry.busy || entry.notBefore > now { return false }
+            entries[address, default: Entry(busy: false, notBefore: now, failures: 0)].busy = true
+            return true
+        }
+    }
+
+    func release(_ address: BLEAddress, succeeded: Bool) {
+        entries.withLock { entries in
+            var entry = entries[address] ?? Entry(busy: false, notBefore: .now, failures: 0)
+            entry.busy = false
+            entry.failures = succeeded ? 0 : entry.failures + 1
+            let wait: Duration = succeeded ? cooldown : .seconds(min(300, 5 * (1 << min(entry.failures - 1, 6))))
+            entry.notBefore = ContinuousClock.now + wait
+            entries[address] = entry
+        }
     }
 }
 
@@ -87,6 +190,8 @@ actor EventBatcher {
             await flush(finishing: false)
         }
     }
+
+    func adapter(for address: BLEAddress) -> (any Adapter)? { router.adapter(for: address) }
 
     func flush(finishing: Bool) async {
         if finishing { router.finish(into: &output) }

@@ -1,6 +1,7 @@
 import AdapterKit
 import BuiltinAdapters
 import Foundation
+import BlueZTransport
 
 /// The daemon's device backends, built from the registry.
 enum DaemonBackends {
@@ -9,7 +10,7 @@ enum DaemonBackends {
     }
 
     static func bluetooth(controller: UInt16, timeZone: TimeZone, onceListen: Duration) -> [any DeviceBackend] {
-        [BluetoothBackend(adapters: BuiltinAdapters.bluetooth, controller: controller, timeZone: timeZone,
-                          onceListen: onceListen)]
+        [BluetoothBackend(adapters: BuiltinAdapters.bluetooth, link: .controller(controller),
+                          controllerName: "hci\(controller)", timeZone: timeZone, onceListen: onceListen)]
     }
 }

@@ -25,6 +25,16 @@ struct CaptureReplay {
         var skipped: [String: Int] = [:]
         var unmatched: [BLEAddress: BLEDeviceTraits] = [:]
         var matched: [BLEAddress: String] = [:]
+        var matchedUSB: [(USBDeviceDescription, String)] = []
+        var unmatchedUSB: [USBDeviceDescription] = []
+        var isUSB = false
+    }
+
+    /// Whether `path` is a usbmon capture (pcap/pcapng with link type 189 or 220).
+    static func isUSBCapture(path: String) -> Bool {
+        guard let reader = try? CaptureFile.open(path: path), let first = try? reader.next(),
+              case .linkLayerFrame(let linkType) = first.content else { return false }
+        return USBMonHeaderLayout(linkType: linkType) != nil
     }
 
     /// Whether `path` starts like a capture file (btsnoop, pcap, pcapng) rather than JSON lines.
@@ -33,6 +43,96 @@ struct CaptureReplay {
         defer { try? handle.close() }
         let prefix = (try? handle.read(upToCount: 16)) ?? Data()
         return CaptureFormat.sniff(Array(prefix)) != nil
+    }
+
+    /// Replays a usbmon capture: each captured device that a USB adapter matches (or the one
+    /// `forcedDevice` names) gets that adapter's session, driven by the capture instead of libusb.
+    func runUSB(path: String, adapters usbAdapters: [any USBAdapter], forcedDevice: (UInt16, UInt16)?,
+                options: [String: String], deliver: ([HealthRecord]) throws -> Void) throws -> Summary {
+        let events: [USBMonEvent]
+        let reader: USBMonReader
+        do {
+            reader = try USBMonReader(path: path)
+            events = try reader.readAll()
+        } catch {
+            throw CommandFailure.dataError("\(path): \(error.description)")
+        }
+        var summary = Summary()
+        summary.isUSB = true
+        summary.records = events.count
+        summary.warnings = reader.warnings
+        let captured = USBCaptureDevices(events: events)
+        var targets: [(USBCaptureDevice, USBDeviceDescription)] = []
+        if let (vendor, product) = forcedDevice {
+            do {
+                let device = try captured.select(vendorID: vendor, productID: product)
+                if let description = device.description(vendorID: vendor, productID: product) {
+                    targets.append((device, description))
+                }
+            } catch {
+                throw CommandFailure.dataError("\(path): \(error.description)")
+            }
+        } else {
+            for device in captured.devices {
+                guard let description = device.description() else { continue }
+                targets.append((device, description))
+            }
+        }
+        for (device, description) in targets {
+            let adapter: (any USBAdapter)?
+            if let forcedAdapterID {
+                adapter = usbAdapters.first { $0.descriptor.id == forcedAdapterID }
+                if adapter == nil {
+                    throw CommandFailure("no USB adapter \"\(forcedAdapterID)\" (known: \(usbAdapters.map(\.descriptor.id).joined(separator: ", ")))",
+                                         exitCode: .usage)
+                }
+            } else {
+                adapter = usbAdapters.first { $0.descriptor.matches(description) }
+            }
+            guard let adapter else {
+                summary.unmatchedUSB.append(description)
+                continue
+            }
+            summary.matchedUSB.append((description, adapter.descriptor.id))
+            let handle = ReplayUSBDevice(events: events, bus: device.bus, address: device.address, device: description)
+            let session = adapter.makeSession(for: description,
+                                              context: AdapterContext(timeZone: timeZone, source: adapter.descriptor.id),
+                                              options: options)
+            do {
+                try session.run(handle, deliver: { output in
+                    var collected = output
+                    try absorb(&collected, into: &summary, deliver: deliver)
+                }, shouldStop: { false })
+            } catch USBError.replayExhausted {
+                // The capture ended: a receiver's session ends here.
+            } catch let error as USBError {
+                summary.rejected["\(adapter.descriptor.id): session-ended", default: 0] += 1
+                summary.rejectionExamples["\(adapter.descriptor.id): session-ended"] = error.description
+            }
+        }
+        return summary
+    }
+
+    /// Counts what an adapter output holds and hands its records on.
+    private func absorb(_ output: inout AdapterOutput, into summary: inout Summary,
+                        deliver: ([HealthRecord]) throws -> Void) throws {
+        for record in output.records {
+            switch record {
+            case .sample(let sample): summary.samplesPerType[sample.type.identifier, default: 0] += 1
+            case .correlation(let correlation):
+                summary.correlations += 1
+                for member in correlation.objects { summary.samplesPerType[member.type.identifier, default: 0] += 1 }
+            }
+        }
+        for rejection in output.rejections {
+            let key = "\(rejection.adapter): \(rejection.reason)"
+            summary.rejected[key, default: 0] += 1
+            if summary.rejectionExamples[key] == nil { summary.rejectionExamples[key] = rejection.detail }
+        }
+        for (reason, count) in output.skipped { summary.skipped[reason, default: 0] += count }
+        let records = output.records
+        output = AdapterOutput()
+        if !records.isEmpty { try deliver(records) }
     }
 
     /// Replays one capture, giving records to `deliver` in batches.
@@ -55,23 +155,7 @@ struct CaptureReplay {
         var output = AdapterOutput()
         func drain(force: Bool) throws {
             guard force || output.records.count >= batchSize else { return }
-            for record in output.records {
-                switch record {
-                case .sample(let sample): summary.samplesPerType[sample.type.identifier, default: 0] += 1
-                case .correlation(let correlation):
-                    summary.correlations += 1
-                    for member in correlation.objects { summary.samplesPerType[member.type.identifier, default: 0] += 1 }
-                }
-            }
-            for rejection in output.rejections {
-                let key = "\(rejection.adapter): \(rejection.reason)"
-                summary.rejected[key, default: 0] += 1
-                if summary.rejectionExamples[key] == nil { summary.rejectionExamples[key] = rejection.detail }
-            }
-            for (reason, count) in output.skipped { summary.skipped[reason, default: 0] += count }
-            let records = output.records
-            output = AdapterOutput()
-            if !records.isEmpty { try deliver(records) }
+            try absorb(&output, into: &summary, deliver: deliver)
         }
         do {
             while let record = try reader.next() {
@@ -100,8 +184,10 @@ extension CaptureReplay.Summary {
     /// The summary as stderr lines.
     func lines(path: String) -> [String] {
         let s = statistics
-        var lines = ["\(path): \(records) records, \(s.advertisements) advertisements, \(s.connections) connections, "
-            + "\(s.notifications) notifications, \(s.indications) indications, \(s.reads) reads"]
+        var lines = isUSB
+            ? ["\(path): \(records) usbmon events, \(matchedUSB.count + unmatchedUSB.count) devices"]
+            : ["\(path): \(records) records, \(s.advertisements) advertisements, \(s.connections) connections, "
+                + "\(s.notifications) notifications, \(s.indications) indications, \(s.reads) reads"]
         for warning in warnings { lines.append("warning: \(path): \(warning.description)") }
         for (reason, count) in s.malformed.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             lines.append("  malformed packets (\(reason.rawValue)): \(count)")
@@ -119,6 +205,12 @@ extension CaptureReplay.Summary {
         }
         for key in skipped.keys.sorted() {
             lines.append("  frames skipped, \(key): \(skipped[key] ?? 0)")
+        }
+        for (device, adapter) in matchedUSB {
+            lines.append("  USB device \(device) → adapter \(adapter)")
+        }
+        for device in unmatchedUSB {
+            lines.append("  unmatched USB device \(device) (give --usb VID:PID and --adapter ID to force one)")
         }
         for address in unmatched.keys.sorted() {
             let traits = unmatched[address]

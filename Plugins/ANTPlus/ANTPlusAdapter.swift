@@ -1,0 +1,91 @@
+import AdapterKit
+import Foundation
+import HealthModel
+import Transport
+
+/// ANT USB sticks (Dynastream/Garmin USB2 `0fcf:1008`, USB-m `0fcf:1009`) receiving ANT+ heart-rate monitors,
+/// stride-based speed and distance monitors (foot pods) and weight scales.
+public struct ANTPlusAdapter: USBAdapter {
+    public static let identifier = "ant-plus"
+
+    /// The clock that stamps received pages and paces the batches.
+    public let now: @Sendable () -> Date
+    /// How to read a `@FILE` network key (injected by tests).
+    public let readFile: @Sendable (String) throws -> String
+
+    public init(now: @escaping @Sendable () -> Date = { Date() },
+                readFile: @escaping @Sendable (String) throws -> String = { try String(contentsOfFile: $0, encoding: .utf8) }) {
+        self.now = now
+        self.readFile = readFile
+    }
+
+    public var descriptor: AdapterDescriptor {
+        AdapterDescriptor(
+            id: Self.identifier,
+            name: "ANT+ USB stick",
+            version: "1.0.0",
+            summary: "Heart rate, foot-pod steps, distance and speed, and scale weights received by an ANT USB stick",
+            matches: [.usb(USBMatch(vendorID: 0x0FCF, productID: 0x1008)), .usb(USBMatch(vendorID: 0x0FCF, productID: 0x1009))],
+            produces: [.heartRate, .stepCount, .distanceWalkingRunning, .runningSpeed, .bodyMass])
+    }
+
+    public func makeSession(for device: USBDeviceDescription, context: AdapterContext,
+                            options: [String: String]) -> any USBAdapterSession {
+        let configuration: Result<ANTPlusConfiguration, ANTSessionError>
+        do {
+            configuration = .success(try ANTPlusConfiguration(options: options, readFile: readFile))
+        } catch {
+            configuration = .failure(error)
+        }
+        return ANTPlusSession(context: context, configuration: configuration, now: now)
+    }
+}
+
+/// How the stick listens.
+public enum ANTReceiveMode: String, Hashable, Sendable {
+    /// Continuous scan on channel 0: every sensor in range at once (`ant-mode=scan`, the default).
+    case scan
+    /// One searching channel per profile (heart rate, stride sensor, scale), each pairing with the first sensor
+    /// of its type (`ant-mode=channels`), for sticks or settings where scanning is not wanted.
+    case channels
+}
+
+/// The ANT adapter's options.
+public struct ANTPlusConfiguration: Hashable, Sendable {
+    public var networkKey: ANTNetworkKey
+    public var mode: ANTReceiveMode
+    /// Seconds between committed batches.
+    public var batchInterval: TimeInterval
+    public var receiver: ANTPlusReceiver.Settings
+
+    public init(networkKey: ANTNetworkKey, mode: ANTReceiveMode = .scan, batchInterval: TimeInterval = 10,
+                receiver: ANTPlusReceiver.Settings = ANTPlusReceiver.Settings()) {
+        self.networkKey = networkKey
+        self.mode = mode
+        self.batchInterval = batchInterval
+        self.receiver = receiver
+    }
+
+    /// `ant-network-key` / `ant-network-key-file` (required), `ant-mode=scan|channels`, `ant-batch-seconds=N`.
+    public init(options: [String: String], readFile: (String) throws -> String) throws(ANTSessionError) {
+        let key: ANTNetworkKey
+        do {
+            key = try ANTNetworkKey(options: options, readFile: readFile)
+        } catch {
+            throw .networkKey(error)
+        }
+        self.init(networkKey: key)
+        if let value = options["ant-mode"] {
+            guard let mode = ANTReceiveMode(rawValue: value.lowercased()) else {
+                throw .invalidOption(option: "ant-mode", value: value, expected: "scan or channels")
+            }
+            self.mode = mode
+        }
+        if let value = options["ant-batch-seconds"] {
+            guard let seconds = TimeInterval(value), seconds >= 1, seconds <= 3600 else {
+                throw .invalidOption(option: "ant-batch-seconds", value: value, expected: "seconds from 1 to 3600")
+            }
+            batchInterval = seconds
+        }
+    }
+}

@@ -1,0 +1,277 @@
+import AdapterKit
+import Foundation
+import HealthModel
+import Transport
+
+/// Why an ANT session could not start or went on. No case carries the network key.
+public enum ANTSessionError: Error, Hashable, Sendable, CustomStringConvertible {
+    case networkKey(ANTNetworkKeyError)
+    case invalidOption(option: String, value: String, expected: String)
+    /// No interface with a bulk (or interrupt) IN and OUT endpoint.
+    case noDataInterface(device: String)
+    /// The stick answered a command with an error code.
+    case commandFailed(command: String, code: UInt8)
+    /// The stick did not answer a command.
+    case noResponse(command: String)
+
+    public var description: String {
+        switch self {
+        case .networkKey(let error): error.description
+        case .invalidOption(let option, let value, let expected):
+            "ant-plus: option \(option)=\(value) is not valid; expected \(expected)"
+        case .noDataInterface(let device):
+            "ant-plus: \(device) has no interface with an IN and an OUT data endpoint"
+        case .commandFailed(let command, let code):
+            String(format: "ant-plus: the stick refused %@ (code 0x%02x)", command, code)
+        case .noResponse(let command):
+            "ant-plus: the stick did not answer \(command)"
+        }
+    }
+}
+
+/// One ANT stick: reset, network key, channel set-up with extended messages (so every page names its sensor),
+/// then reception until `shouldStop`, committing a batch every `batchInterval` and at the end.
+public final class ANTPlusSession: USBAdapterSession {
+    static let readTimeout: Duration = .milliseconds(500)
+    static let writeTimeout: Duration = .seconds(1)
+    /// Reads (of `readTimeout` each) a command's response may take.
+    static let responseReads = 8
+    /// The profiles a channel is opened for in `channels` mode, in channel order.
+    static let profiles: [UInt8] = [ANTPlusDeviceType.heartRate, ANTPlusDeviceType.strideSpeedDistance,
+                                    ANTPlusDeviceType.weightScale]
+
+    private let context: AdapterContext
+    private let configuration: Result<ANTPlusConfiguration, ANTSessionError>
+    private let now: @Sendable () -> Date
+
+    private var decoder = ANTStreamDecoder()
+    private var receiver: ANTPlusReceiver
+    private var output = AdapterOutput()
+    /// Device type per channel in `channels` mode (for pages without extended data).
+    private var channelTypes: [UInt8: UInt8] = [:]
+
+    public init(context: AdapterContext, configuration: Result<ANTPlusConfiguration, ANTSessionError>,
+                now: @escaping @Sendable () -> Date) {
+        self.context = context
+        self.configuration = configuration
+        self.now = now
+        let settings = (try? configuration.get().receiver) ?? ANTPlusReceiver.Settings()
+        self.receiver = ANTPlusReceiver(source: context.source, settings: settings)
+    }
+
+    public func run(_ device: any USBDeviceHandle, deliver: (AdapterOutput) throws -> Void,
+                    shouldStop: () -> Bool) throws {
+        let configuration = try self.configuration.get()
+        let link = try ANTLink(device: device)
+        try link.open()
+        defer { link.close() }
+
+        try startUp(link, configuration: configuration)
+        var lastBatch = now()
+        var deviceGone = false
+        while !shouldStop() {
+            let bytes: [UInt8]
+            do {
+                bytes = try link.read()
+            } catch .noDevice, .replayExhausted {
+                deviceGone = true
+                break
+            }
+            let time = now()
+            if !bytes.isEmpty { consume(bytes, at: time, link: link) }
+            if time.timeIntervalSince(lastBatch) >= configuration.batchInterval {
+                receiver.flush(at: time, into: &output)
+                try deliverPending(deliver)
+                lastBatch = time
+            }
+        }
+        receiver.flush(at: now(), into: &output)
+        try deliverPending(deliver)
+        if !deviceGone { shutDown(link, configuration: configuration) }
+    }
+
+    private func deliverPending(_ deliver: (AdapterOutput) throws -> Void) throws {
+        guard !output.records.isEmpty || !output.rejections.isEmpty || !output.skipped.isEmpty else { return }
+        let batch = output
+        output = AdapterOutput()
+        try deliver(batch)
+    }
+
+    // MARK: Start-up
+
+    private func startUp(_ link: ANTLink, configuration: ANTPlusConfiguration) throws {
+        try link.send(ANTCommand.reset())
+        // The stick announces itself after a reset; some do not, which is not an error.
+        for _ in 0..<4 {
+            if try waitFor(link, matching: { $0.id == ANTMessageID.startupMessage }) { break }
+        }
+        try command(link, ANTCommand.setNetworkKey(network: 0, key: configuration.networkKey))
+        switch configuration.mode {
+        case .scan:
+            try configureChannel(link, 0, deviceType: 0, period: ANTPlusDeviceType.period(ANTPlusDeviceType.heartRate))
+            try command(link, ANTCommand.enableExtendedMessages())
+            try command(link, ANTCommand.openRxScanMode())
+        case .channels:
+            for (index, type) in Self.profiles.enumerated() {
+                let channel = UInt8(index)
+                try configureChannel(link, channel, deviceType: type, period: ANTPlusDeviceType.period(type))
+                try command(link, ANTCommand.setSearchTimeout(channel, timeout: 0xFF))
+                channelTypes[channel] = type
+            }
+            try command(link, ANTCommand.enableExtendedMessages())
+            for channel in channelTypes.keys.sorted() { try command(link, ANTCommand.openChannel(channel)) }
+        }
+    }
+
+    private func configureChannel(_ link: ANTLink, _ channel: UInt8, deviceType: UInt8, period: UInt16?) throws {
+        try command(link, ANTCommand.assignChannel(channel))
+        try command(link, ANTCommand.setChannelID(channel, deviceType: deviceType))
+        if let period { try command(link, ANTCommand.setPeriod(channel, period: period)) }
+        try command(link, ANTCommand.setFrequency(channel))
+    }
+
+    /// Sends a command and waits for the stick's response to it; data arriving meanwhile is handled.
+    private func command(_ link: ANTLink, _ message: ANTMessage) throws {
+        try link.send(message)
+        let channel = message.payload.first ?? 0
+        var failure: UInt8?
+        let answered = try waitFor(link) { reply in
+            guard reply.id == ANTMessageID.channelEvent, let event = try? ANTChannelEvent(reply),
+                  event.answers(message.id), event.channel == channel || message.id == ANTMessageID.networkKey
+                    || message.id == ANTMessageID.enableExtendedMessages else { return false }
+            if event.code != ANTChannelEvent.noError { failure = event.code }
+            return true
+        }
+        let name = ANTMessageID.name(message.id)
+        if let failure { throw ANTSessionError.commandFailed(command: name, code: failure) }
+        guard answered else { throw ANTSessionError.noResponse(command: name) }
+    }
+
+    /// Reads until a message satisfies `matching` (true) or the reads run out (false). Other messages are handled.
+    private func waitFor(_ link: ANTLink, matching: (ANTMessage) -> Bool) throws -> Bool {
+        for _ in 0..<Self.responseReads {
+            let bytes: [UInt8]
+            do {
+                bytes = try link.read()
+            } catch .replayExhausted {
+                return false
+            }
+            decoder.append(bytes)
+            while let result = decoder.next() {
+                switch result {
+                case .success(let message):
+                    if matching(message) { return true }
+                    handle(message, at: now(), link: link)
+                case .failure(let error):
+                    report(error, at: now())
+                }
+            }
+        }
+        return false
+    }
+
+    private func shutDown(_ link: ANTLink, configuration: ANTPlusConfiguration) {
+        let channels: [UInt8] = configuration.mode == .scan ? [0] : channelTypes.keys.sorted()
+        for channel in channels { try? link.send(ANTCommand.closeChannel(channel)) }
+    }
+
+    // MARK: Reception
+
+    private func consume(_ bytes: [UInt8], at time: Date, link: ANTLink) {
+        decoder.append(bytes)
+        while let result = decoder.next() {
+            switch result {
+            case .success(let message): handle(message, at: time, link: link)
+            case .failure(let error): report(error, at: time)
+            }
+        }
+    }
+
+    private func report(_ error: ANTFrameError, at time: Date) {
+        if case .missingSync(let bytes) = error, bytes.allSatisfy({ $0 == 0 }) {
+            output.skip("ant padding")
+            return
+        }
+        output.reject(context.source, reason: error.reason, detail: error.description, time: time)
+    }
+
+    private func handle(_ message: ANTMessage, at time: Date, link: ANTLink) {
+        switch message.id {
+        case ANTMessageID.broadcastData, ANTMessageID.acknowledgedData:
+            let data: ANTDataMessage
+            do {
+                data = try ANTDataMessage(message)
+            } catch {
+                output.reject(context.source, reason: error.reason, detail: error.description, time: time)
+                return
+            }
+            guard let sender = data.channelID ?? channelTypes[data.channel].map({
+                ANTChannelID(deviceNumber: 0, deviceType: $0, transmissionType: 0)
+            }) else {
+                output.reject(context.source, reason: "no-channel-id",
+                              detail: "data without the sender's channel id: \(hexString(message.payload))", time: time)
+                return
+            }
+            receiver.receive(data.data, from: sender, at: time, into: &output)
+        case ANTMessageID.channelEvent:
+            guard let event = try? ANTChannelEvent(message) else {
+                output.reject(context.source, reason: "short-message", detail: message.description, time: time)
+                return
+            }
+            if event.messageID == ANTChannelEvent.radioEvent, event.code == ANTChannelEvent.eventChannelClosed,
+               channelTypes[event.channel] != nil {
+                // A pairing channel closed (search ended): search again.
+                try? link.send(ANTCommand.openChannel(event.channel))
+            }
+            output.skip("ant channel event")
+        default:
+            output.skip("ant \(ANTMessageID.name(message.id))")
+        }
+    }
+}
+
+/// The stick's data interface: the first interface with an IN and an OUT bulk (or interrupt) endpoint.
+final class ANTLink {
+    let device: any USBDeviceHandle
+    let interface: UInt8
+    let inEndpoint: UInt8
+    let outEndpoint: UInt8
+    let readLength: Int
+
+    init(device: any USBDeviceHandle) throws(ANTSessionError) {
+        for candidate in device.device.interfaces {
+            let data = candidate.endpoints.filter { $0.transferType == .bulk || $0.transferType == .interrupt }
+            if let input = data.first(where: \.isInput), let output = data.first(where: { !$0.isInput }) {
+                self.device = device
+                self.interface = candidate.number
+                self.inEndpoint = input.address
+                self.outEndpoint = output.address
+                self.readLength = max(Int(input.maxPacketSize), 64)
+                return
+            }
+        }
+        throw .noDataInterface(device: device.device.description)
+    }
+
+    /// Claims the interface; a kernel serial driver bound to the stick is detached.
+    func open() throws(USBError) {
+        try device.claimInterface(interface, detachKernelDriver: true)
+    }
+
+    func close() {
+        try? device.releaseInterface(interface)
+    }
+
+    func send(_ message: ANTMessage) throws(USBError) {
+        _ = try device.write(endpoint: outEndpoint, data: message.bytes, timeout: ANTPlusSession.writeTimeout)
+    }
+
+    /// The next bytes from the stick; `[]` when nothing came within the timeout.
+    func read() throws(USBError) -> [UInt8] {
+        do {
+            return try device.read(endpoint: inEndpoint, length: readLength, timeout: ANTPlusSession.readTimeout)
+        } catch .timeout {
+            return []
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import AdapterKit
+import Foundation
+import HealthModel
+import Transport
+
+/// TEMPer USB thermometers (`0c45:7401`, `0c45:7402`, `1a86:e025`): room temperature every `temper-interval`
+/// seconds as `IngestQuantityTypeIdentifierAmbientTemperature` (a room, not a body).
+public struct TEMPerAdapter: USBAdapter {
+    public static let identifier = "temper"
+
+    public let now: @Sendable () -> Date
+    /// Waits between readings (injected by tests).
+    public let sleep: @Sendable (Duration) -> Void
+
+    public init(now: @escaping @Sendable () -> Date = { Date() },
+                sleep: @escaping @Sendable (Duration) -> Void = { duration in
+                    Thread.sleep(forTimeInterval: Double(duration.components.seconds)
+                                 + Double(duration.components.attoseconds) / 1e18)
+                }) {
+        self.now = now
+        self.sleep = sleep
+    }
+
+    public var descriptor: AdapterDescriptor {
+        AdapterDescriptor(
+            id: Self.identifier,
+            name: "TEMPer USB thermometer",
+            version: "1.0.0",
+            summary: "Room temperature from TEMPer USB thermometers (FM75 and Si7021 models)",
+            matches: [.usb(USBMatch(vendorID: 0x0C45, productID: 0x7401)), .usb(USBMatch(vendorID: 0x0C45, productID: 0x7402)),
+                      .usb(USBMatch(vendorID: 0x1A86, productID: 0xE025))],
+            produces: [.ambientTemperature])
+    }
+
+    public func makeSession(for device: USBDeviceDescription, context: AdapterContext,
+                            options: [String: String]) -> any USBAdapterSession {
+        let configuration: Result<TEMPerConfiguration, TEMPerOptionError>
+        do {
+            configuration = .success(try TEMPerConfiguration(options: options))
+        } catch {
+            configuration = .failure(error)
+        }
+        return TEMPerSession(context: context, configuration: configuration, now: now, sleep: sleep)
+    }
+}
+
+/// The TEMPer adapter's options.
+public struct TEMPerConfiguration: Hashable, Sendable {
+    /// `temper-interval`: seconds between readings (default 60).
+    public var interval: Int
+    /// `temper-scale` and `temper-offset`: °C = reading × scale + offset (default 1 and 0).
+    public var scale: Double
+    public var offset: Double
+
+    public init(interval: Int = 60, scale: Double = 1, offset: Double = 0) {
+        self.interval = interval
+        self.scale = scale
+        self.offset = offset
+    }
+
+    public init(options: [String: String]) throws(TEMPerOptionError) {
+        self.init()
+        if let value = options["temper-interval"] {
+            guard let seconds = Int(value), (1...86_400).contains(seconds) else {
+                throw .invalid(option: "temper-interval", value: value, expected: "whole seconds from 1 to 86400")
+            }
+            interval = seconds
+        }
+        if let value = options["temper-scale"] {
+            guard let number = Double(value), number.isFinite, number > 0 else {
+                throw .invalid(option: "temper-scale", value: value, expected: "a positive number")
+            }
+            scale = number
+        }
+        if let value = options["temper-offset"] {
+            guard let number = Double(value), number.isFinite, abs(number) <= 20 else {
+                throw .invalid(option: "temper-offset", value: value, expected: "°C from -20 to 20")
+            }
+            offset = number
+        }
+    }
+}
+
+/// A bad TEMPer option.
+public enum TEMPerOptionError: Error, Hashable, Sendable, CustomStringConvertible {
+    case invalid(option: String, value: String, expected: String)
+
+    public var description: String {
+        switch self {
+        case .invalid(let option, let value, let expected):
+            "temper: option \(option)=\(value) is not valid; expected \(expected)"
+        }
+    }
+}

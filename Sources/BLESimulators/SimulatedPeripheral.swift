@@ -1,0 +1,418 @@
+import BlueZTransport
+import Transport
+
+/// The GATT database a ``SimulatedPeripheral`` serves.
+public struct SimulatedProfile: Hashable, Sendable {
+    /// A characteristic with its value and the updates sent once a client subscribes.
+    public struct Characteristic: Hashable, Sendable {
+        public var uuid: BLEUUID
+        /// Property bits (0x02 read, 0x08 write, 0x10 notify, 0x20 indicate).
+        public var properties: UInt8
+        /// The value a Read returns.
+        public var value: [UInt8]
+        /// Values sent after the CCCD is written: as indications (each after the previous one
+        /// was confirmed) or notifications, per what the client enabled.
+        public var updates: [[UInt8]]
+        /// A Characteristic User Description (0x2901) after the CCCD, if set.
+        public var userDescription: String?
+
+        public init(uuid: BLEUUID, properties: UInt8, value: [UInt8] = [], updates: [[UInt8]] = [],
+                    userDescription: String? = nil) {
+            self.uuid = uuid
+            self.properties = properties
+            self.value = value
+            self.updates = updates
+            self.userDescription = userDescription
+        }
+    }
+
+    /// A primary service.
+    public struct Service: Hashable, Sendable {
+        public var uuid: BLEUUID
+        public var characteristics: [Characteristic]
+
+        public init(uuid: BLEUUID, characteristics: [Characteristic]) {
+            self.uuid = uuid
+            self.characteristics = characteristics
+        }
+    }
+
+    public var name: String
+    public var services: [Service]
+
+    public init(name: String, services: [Service]) {
+        self.name = name
+        self.services = services
+    }
+
+    static func gap(name: String) -> Service {
+        Service(uuid: BLEUUID(0x1800), characteristics: [
+            Characteristic(uuid: BLEUUID(0x2A00), properties: 0x02, value: Array(name.utf8)),
+        ])
+    }
+
+    /// A weight scale: Weight Scale service 0x181D with Weight Scale Feature 0x2A9E (read) and
+    /// Weight Measurement 0x2A9D (indicate), sending the spec example `00 8C 3C` (77.5 kg, SI,
+    /// no optional fields) once indications are enabled.
+    public static let weightScale = SimulatedProfile(name: "Weight Scale", services: [
+        gap(name: "Weight Scale"),
+        Service(uuid: BLEUUID(0x181D), characteristics: [
+            Characteristic(uuid: BLEUUID(0x2A9E), properties: 0x02, value: [0x00, 0x00, 0x00, 0x00]),
+            Characteristic(uuid: BLEUUID(0x2A9D), properties: 0x20, updates: [[0x00, 0x8C, 0x3C]]),
+        ]),
+    ])
+
+    /// A thermometer: Health Thermometer 0x1809 with Temperature Measurement 0x2A1C (indicate),
+    /// Temperature Type 0x2A1D (read, 0x04 finger) and Intermediate Temperature 0x2A1E (notify).
+    /// Indicates the spec example `06 B0 0E 00 FE DC 07 0C 05 0B 32 1B 04` (37.60 °C,
+    /// 2012-12-05 11:50:27, finger) and then `00 B0 0E 00 FE` (37.60 °C, no options).
+    public static let thermometer = SimulatedProfile(name: "Thermometer", services: [
+        gap(name: "Thermometer"),
+        Service(uuid: BLEUUID(0x1809), characteristics: [
+            Characteristic(uuid: BLEUUID(0x2A1C), properties: 0x20, updates: [
+                [0x06, 0xB0, 0x0E, 0x00, 0xFE, 0xDC, 0x07, 0x0C, 0x05, 0x0B, 0x32, 0x1B, 0x04],
+                [0x00, 0xB0, 0x0E, 0x00, 0xFE],
+            ]),
+            Characteristic(uuid: BLEUUID(0x2A1D), properties: 0x02, value: [0x04]),
+            Characteristic(uuid: BLEUUID(0x2A1E), properties: 0x10),
+        ]),
+    ])
+
+    /// A blood-pressure cuff: Blood Pressure 0x1810 with Blood Pressure Measurement 0x2A35
+    /// (indicate), Intermediate Cuff Pressure 0x2A36 (notify) and Blood Pressure Feature 0x2A49
+    /// (read), plus a vendor service with a 128-bit UUID and a described characteristic.
+    /// Indicates `04 8A 00 58 00 67 00 3C 00`: mmHg, pulse rate present; SFLOAT systolic 138,
+    /// diastolic 88, mean arterial 103, pulse 60.
+    public static let bloodPressureCuff = SimulatedProfile(name: "BP Cuff", services: [
+        gap(name: "BP Cuff"),
+        Service(uuid: BLEUUID(0x1810), characteristics: [
+            Characteristic(uuid: BLEUUID(0x2A35), properties: 0x20,
+                           updates: [[0x04, 0x8A, 0x00, 0x58, 0x00, 0x67, 0x00, 0x3C, 0x00]]),
+            Characteristic(uuid: BLEUUID(0x2A36), properties: 0x10),
+            Characteristic(uuid: BLEUUID(0x2A49), properties: 0x02, value: [0x00, 0x00]),
+        ]),
+        Service(uuid: vendorService, characteristics: [
+            Characteristic(uuid: vendorCharacteristic, properties: 0x12, value: Array("vendor".utf8),
+                           userDescription: "Vendor status"),
+        ]),
+    ])
+
+    /// The BP cuff's vendor service UUID.
+    public static let vendorService = BLEUUID(high: 0x6E40_0001_B5A3_F393, low: 0xE0A9_E50E_24DC_CA9E)
+    /// The BP cuff's vendor characteristic UUID.
+    public static let vendorCharacteristic = BLEUUID(high: 0x6E40_0003_B5A3_F393, low: 0xE0A9_E50E_24DC_CA9E)
+}
+
+/// One row of the simulated attribute table.
+public struct SimulatedAttribute: Hashable, Sendable {
+    public var handle: UInt16
+    public var type: BLEUUID
+    public var value: [UInt8]
+    /// For service declarations: the last handle of the service.
+    public var groupEnd: UInt16?
+}
+
+/// A simulated GATT server (peripheral) on one end of a socketpair, speaking ATT PDUs as they
+/// travel on an L2CAP ATT channel.
+///
+/// It serves discovery (Read By Group Type, Read By Type, Find Information) within the MTU,
+/// reads (with Read Blob), writes, and sends its characteristics' updates once a client
+/// enables them through the CCCD, sending each indication only after the previous one was
+/// confirmed, as the spec requires.
+public actor SimulatedPeripheral {
+    /// How the peripheral misbehaves, if at all.
+    public enum Behaviour: Hashable, Sendable {
+        /// Answers everything.
+        case normal
+        /// Receives but never answers (a hung peripheral).
+        case silent
+        /// Answers this many requests, then closes the link instead of answering the next.
+        case disconnect(afterRequests: Int)
+    }
+
+    /// The attribute table, in handle order.
+    public nonisolated let attributes: [SimulatedAttribute]
+    /// Every PDU received, in order.
+    public private(set) var receivedPDUs: [[UInt8]] = []
+    /// Handle Value Confirmations received.
+    public private(set) var confirmations = 0
+    /// The MTU agreed with the client.
+    public private(set) var mtu: UInt16 = 23
+
+    private let channel: PacketChannel
+    private let behaviour: Behaviour
+    private let serverMTU: UInt16
+    private var values: [UInt16: [UInt8]] = [:]
+    /// Value handle → updates not yet sent; CCCD handle → value handle.
+    private var updates: [UInt16: [[UInt8]]] = [:]
+    private var configurationOwners: [UInt16: UInt16] = [:]
+    private var indicationQueue: [(handle: UInt16, value: [UInt8])] = []
+    private var awaitingConfirmation = false
+    private var requestsAnswered = 0
+    private var readerTask: Task<Void, Never>?
+    private var waiters: [Int: (check: () -> Bool, continuation: CheckedContinuation<Bool, Never>)] = [:]
+    private var nextWaiter = 0
+
+    /// Takes ownership of `descriptor`; serves `profile` with the given receive MTU.
+    public init(descriptor: Int32, profile: SimulatedProfile, behaviour: Behaviour = .normal, serverMTU: UInt16 = 23)
+        throws(SimulatorSetupError)
+    {
+        do {
+            channel = try PacketChannel(adopting: descriptor, threadName: "simulated-peripheral")
+        } catch {
+            throw .channel(error)
+        }
+        self.behaviour = behaviour
+        self.serverMTU = serverMTU
+        let (table, updates, owners) = Self.layout(profile)
+        attributes = table
+        self.updates = updates
+        configurationOwners = owners
+        values = Dictionary(uniqueKeysWithValues: table.map { ($0.handle, $0.value) })
+    }
+
+    /// The value handle of the first characteristic with this UUID.
+    public nonisolated func valueHandle(of characteristic: BLEUUID) -> UInt16? {
+        guard let declaration = attributes.firstIndex(where: {
+            $0.type == .characteristic && BLEUUID(littleEndianBytes: $0.value.dropFirst(3)) == characteristic
+        }) else { return nil }
+        return attributes[declaration].value.uint16LE(at: 1)
+    }
+
+    /// Starts answering.
+    public func start() {
+        guard readerTask == nil else { return }
+        let channel = self.channel
+        readerTask = Task {
+            for await event in channel.events {
+                guard case .packet(let pdu) = event else { continue }
+                self.receive(pdu)
+            }
+        }
+    }
+
+    /// Closes the peripheral's end: the client sees the link end.
+    public func stop() async {
+        channel.close()
+        await readerTask?.value
+    }
+
+    /// Waits until at least `count` confirmations arrived.
+    public func waitForConfirmations(_ count: Int, within limit: Duration = .seconds(10)) async throws(SimulatorTimeout) {
+        try await waitUntil("\(count) confirmations", within: limit) { self.confirmations >= count }
+    }
+
+    /// Waits until at least `count` PDUs arrived.
+    public func waitForPDUs(_ count: Int, within limit: Duration = .seconds(10)) async throws(SimulatorTimeout) {
+        try await waitUntil("\(count) PDUs", within: limit) { self.receivedPDUs.count >= count }
+    }
+
+    private func waitUntil(_ what: String, within limit: Duration, _ condition: @escaping () -> Bool)
+        async throws(SimulatorTimeout)
+    {
+        if condition() { return }
+        nextWaiter += 1
+        let id = nextWaiter
+        let happened = await withCheckedContinuation { continuation in
+            waiters[id] = (condition, continuation)
+            Task {
+                try? await Task.sleep(for: limit)
+                self.expire(id)
+            }
+        }
+        guard happened else { throw SimulatorTimeout(waitingFor: what, after: limit) }
+    }
+
+    private func expire(_ id: Int) {
+        waiters.removeValue(forKey: id)?.continuation.resume(returning: false)
+    }
+
+    // MARK: - Table
+
+    private static func layout(_ profile: SimulatedProfile)
+        -> ([SimulatedAttribute], [UInt16: [[UInt8]]], [UInt16: UInt16])
+    {
+        var table: [SimulatedAttribute] = []
+        var updates: [UInt16: [[UInt8]]] = [:]
+        var owners: [UInt16: UInt16] = [:]
+        var handle: UInt16 = 1
+        for service in profile.services {
+            let serviceIndex = table.count
+            table.append(SimulatedAttribute(handle: handle, type: .primaryService,
+                                            value: service.uuid.shortestLittleEndianBytes, groupEnd: handle))
+            handle += 1
+            for characteristic in service.characteristics {
+                let valueHandle = handle + 1
+                table.append(SimulatedAttribute(
+                    handle: handle, type: .characteristic,
+                    value: [characteristic.properties, UInt8(valueHandle & 0xFF), UInt8(valueHandle >> 8)]
+                        + characteristic.uuid.shortestLittleEndianBytes))
+                table.append(SimulatedAttribute(handle: valueHandle, type: characteristic.uuid, value: characteristic.value))
+                handle = valueHandle + 1
+                if characteristic.properties & 0x30 != 0 {
+                    table.append(SimulatedAttribute(handle: handle, type: .clientCharacteristicConfiguration,
+                                                    value: [0, 0]))
+                    owners[handle] = valueHandle
+                    updates[valueHandle] = characteristic.updates
+                    handle += 1
+                }
+                if let description = characteristic.userDescription {
+                    table.append(SimulatedAttribute(handle: handle, type: BLEUUID(0x2901), value: Array(description.utf8)))
+                    handle += 1
+                }
+            }
+            table[serviceIndex].groupEnd = handle - 1
+        }
+        return (table, updates, owners)
+    }
+
+    // MARK: - ATT
+
+    private func receive(_ pdu: [UInt8]) {
+        receivedPDUs.append(pdu)
+        defer {
+            for (id, waiter) in waiters where waiter.check() {
+                waiters[id] = nil
+                waiter.continuation.resume(returning: true)
+            }
+        }
+        guard let opcode = pdu.first else { return }
+        if opcode == 0x1E {
+            confirmations += 1
+            awaitingConfirmation = false
+            sendNextIndication()
+            return
+        }
+        if opcode & 0x40 != 0 { return }  // commands: no response
+        if behaviour == .silent { return }
+        if case .disconnect(let limit) = behaviour, requestsAnswered >= limit {
+            channel.close()
+            return
+        }
+        requestsAnswered += 1
+        let response = answer(opcode: opcode, pdu)
+        try? channel.send(response.pdu)
+        for (handle, value) in response.notifications { try? channel.send([0x1B] + handle.bytesLE + value) }
+        if !response.indications.isEmpty {
+            indicationQueue += response.indications
+            sendNextIndication()
+        }
+    }
+
+    private func sendNextIndication() {
+        guard !awaitingConfirmation, !indicationQueue.isEmpty else { return }
+        let next = indicationQueue.removeFirst()
+        awaitingConfirmation = true
+        try? channel.send([0x1D] + next.handle.bytesLE + next.value)
+    }
+
+    private struct Answer {
+        var pdu: [UInt8]
+        var notifications: [(UInt16, [UInt8])] = []
+        var indications: [(handle: UInt16, value: [UInt8])] = []
+    }
+
+    private func error(_ request: UInt8, _ handle: UInt16, _ code: UInt8) -> Answer {
+        Answer(pdu: [0x01, request] + handle.bytesLE + [code])
+    }
+
+    private func answer(opcode: UInt8, _ pdu: [UInt8]) -> Answer {
+        switch opcode {
+        case 0x02:
+            guard pdu.count == 3 else { return error(opcode, 0, 0x04) }
+            mtu = max(23, min(serverMTU, pdu.uint16LE(at: 1)))
+            return Answer(pdu: [0x03] + serverMTU.bytesLE)
+        case 0x10:
+            guard pdu.count == 7 || pdu.count == 21 else { return error(opcode, 0, 0x04) }
+            let (start, end) = (pdu.uint16LE(at: 1), pdu.uint16LE(at: 3))
+            guard start != 0, start <= end else { return error(opcode, start, 0x01) }
+            guard BLEUUID(littleEndianBytes: pdu[5...]) == .primaryService else { return error(opcode, start, 0x10) }
+            let found = attributes.filter { $0.type == .primaryService && $0.handle >= start && $0.handle <= end }
+            return packed(opcode: 0x11, found, notFound: error(opcode, start, 0x0A)) {
+                $0.handle.bytesLE + ($0.groupEnd ?? $0.handle).bytesLE + $0.value
+            }
+        case 0x08:
+            guard pdu.count == 7 || pdu.count == 21 else { return error(opcode, 0, 0x04) }
+            let (start, end) = (pdu.uint16LE(at: 1), pdu.uint16LE(at: 3))
+            guard start != 0, start <= end else { return error(opcode, start, 0x01) }
+            let type = BLEUUID(littleEndianBytes: pdu[5...])
+            let found = attributes.filter { $0.type == type && $0.handle >= start && $0.handle <= end }
+            return packed(opcode: 0x09, found, notFound: error(opcode, start, 0x0A)) {
+                $0.handle.bytesLE + self.value(of: $0).prefix(Int(self.mtu) - 4)
+            }
+        case 0x04:
+            guard pdu.count == 5 else { return error(opcode, 0, 0x04) }
+            let (start, end) = (pdu.uint16LE(at: 1), pdu.uint16LE(at: 3))
+            guard start != 0, start <= end else { return error(opcode, start, 0x01) }
+            let found = attributes.filter { $0.handle >= start && $0.handle <= end }
+            guard let first = found.first else { return error(opcode, start, 0x0A) }
+            let short = first.type.shortValue != nil
+            var body: [UInt8] = [0x05, short ? 1 : 2]
+            for attribute in found where (attribute.type.shortValue != nil) == short {
+                let entry = attribute.handle.bytesLE
+                    + (short ? attribute.type.shortestLittleEndianBytes : attribute.type.littleEndianBytes)
+                guard body.count + entry.count <= Int(mtu) else { break }
+                body += entry
+            }
+            return Answer(pdu: body)
+        case 0x0A:
+            guard pdu.count == 3 else { return error(opcode, 0, 0x04) }
+            let handle = pdu.uint16LE(at: 1)
+            guard let value = values[handle] else { return error(opcode, handle, 0x01) }
+            return Answer(pdu: [0x0B] + value.prefix(Int(mtu) - 1))
+        case 0x0C:
+            guard pdu.count == 5 else { return error(opcode, 0, 0x04) }
+            let (handle, offset) = (pdu.uint16LE(at: 1), Int(pdu.uint16LE(at: 3)))
+            guard let value = values[handle] else { return error(opcode, handle, 0x01) }
+            guard offset <= value.count else { return error(opcode, handle, 0x07) }
+            return Answer(pdu: [0x0D] + value[offset...].prefix(Int(mtu) - 1))
+        case 0x12:
+            guard pdu.count >= 3 else { return error(opcode, 0, 0x04) }
+            let handle = pdu.uint16LE(at: 1)
+            guard values[handle] != nil else { return error(opcode, handle, 0x01) }
+            let written = Array(pdu[3...])
+            values[handle] = written
+            var result = Answer(pdu: [0x13])
+            if let valueHandle = configurationOwners[handle] {
+                guard written.count == 2 else { return error(opcode, handle, 0x0D) }
+                let pendingUpdates = updates[valueHandle] ?? []
+                if written[0] & 0x02 != 0 {
+                    result.indications = pendingUpdates.map { (valueHandle, $0) }
+                    updates[valueHandle] = []
+                } else if written[0] & 0x01 != 0 {
+                    result.notifications = pendingUpdates.map { (valueHandle, $0) }
+                    updates[valueHandle] = []
+                }
+            }
+            return result
+        default:
+            return error(opcode, 0, 0x06)
+        }
+    }
+
+    private func value(of attribute: SimulatedAttribute) -> [UInt8] { values[attribute.handle] ?? attribute.value }
+
+    /// A Read By Type / Read By Group Type response: entries of the first one's length, as many as fit.
+    private func packed(opcode: UInt8, _ found: [SimulatedAttribute], notFound: Answer,
+                        entry: (SimulatedAttribute) -> [UInt8]) -> Answer {
+        guard let first = found.first else { return notFound }
+        let length = entry(first).count
+        var body: [UInt8] = [opcode, UInt8(length)]
+        for attribute in found {
+            let bytes = entry(attribute)
+            guard bytes.count == length, body.count + length <= Int(mtu) else { break }
+            body += bytes
+        }
+        return Answer(pdu: body)
+    }
+}
+
+extension UInt16 {
+    var bytesLE: [UInt8] { [UInt8(self & 0xFF), UInt8(self >> 8)] }
+}
+
+extension Collection<UInt8> where Index == Int {
+    func uint16LE(at offset: Int) -> UInt16 {
+        UInt16(self[startIndex + offset]) | UInt16(self[startIndex + offset + 1]) << 8
+    }
+}

@@ -1,0 +1,100 @@
+import AdapterKit
+import BuiltinAdapters
+import Foundation
+import HealthModel
+import LibUSBTransport
+import Transport
+
+/// `ingestd devices`: the USB devices present and which adapter takes each.
+struct Devices: Command {
+    static let configuration = CommandConfiguration(
+        name: "devices",
+        abstract: "List the USB devices present: VID:PID, bus/address, strings and the adapter that matches each.",
+        discussion: """
+            Strings come from sysfs, or from the device when it can be opened; a device the user may \
+            not open still shows its ids and adapter (see 'ingestd udev-rules' for access).
+            """)
+    static let signature = Signature {
+        CommonArguments.json
+    }
+
+    let json: Bool
+
+    init(_ arguments: ParsedValues) throws {
+        json = arguments.flag("json")
+    }
+
+    func run(_ context: CommandContext) async throws {
+        let devices: [USBDeviceDescription]
+        do {
+            devices = try LibUSBContext().enumerate()
+        } catch {
+            throw CommandFailure.failure("cannot list USB devices: \(error)")
+        }
+        let rows = DeviceListing.rows(devices: devices, adapters: BuiltinAdapters.usb.map(\.descriptor))
+        if json {
+            for row in rows { context.stdout.writeLine(row.json) }
+            return
+        }
+        if rows.isEmpty {
+            context.stdout.writeLine("no USB devices found")
+            return
+        }
+        context.stdout.write(Table(header: ["VID:PID", "BUS/ADDR", "MANUFACTURER", "PRODUCT", "SERIAL", "ADAPTER"],
+                                   rows: rows.map(\.cells)).rendered)
+    }
+}
+
+/// What `ingestd devices` says about one USB device.
+struct DeviceListingRow: Equatable, Sendable {
+    var device: USBDeviceDescription
+    /// The id of the first adapter (in registry order) whose descriptor matches the device.
+    var adapterID: String?
+    /// Why no adapter takes the device; nil when one does.
+    var reason: String?
+
+    /// The table cells: missing strings show as "-", the adapter column gives the id or the reason.
+    var cells: [String] {
+        [device.idString, place, device.manufacturer ?? "-", device.product ?? "-", device.serialNumber ?? "-",
+         adapterID ?? reason ?? "-"]
+    }
+
+    /// `001/002` as lsusb shows it, or `-` when unknown.
+    var place: String {
+        guard let bus = device.bus, let address = device.address else { return "-" }
+        return String(format: "%03d/%03d", bus, address)
+    }
+
+    /// One JSON object: `usb`, `vendorID`, `productID`, `bus`, `address`, `manufacturer`,
+    /// `product`, `serial`, `class`, `adapter` (null when none) and `reason` (null when matched).
+    var json: String {
+        func string(_ value: String?) -> String { value.map(JSONText.quoted) ?? "null" }
+        func number(_ value: UInt8?) -> String { value.map { String($0) } ?? "null" }
+        var line = "{\"usb\":" + JSONText.quoted(device.idString)
+        line += ",\"vendorID\":" + JSONText.quoted(String(format: "%04x", device.vendorID))
+        line += ",\"productID\":" + JSONText.quoted(String(format: "%04x", device.productID))
+        line += ",\"bus\":" + number(device.bus) + ",\"address\":" + number(device.address)
+        line += ",\"manufacturer\":" + string(device.manufacturer) + ",\"product\":" + string(device.product)
+        line += ",\"serial\":" + string(device.serialNumber) + ",\"class\":" + String(device.deviceClass)
+        line += ",\"adapter\":" + string(adapterID) + ",\"reason\":" + string(reason) + "}"
+        return line
+    }
+}
+
+/// Matches enumerated USB devices to adapters for `ingestd devices`.
+enum DeviceListing {
+    /// One row per device, ordered by bus and address; each names the first matching adapter, or
+    /// why none matches (hubs are named as such).
+    static func rows(devices: [USBDeviceDescription], adapters: [AdapterDescriptor]) -> [DeviceListingRow] {
+        devices.sorted { ($0.bus ?? 0, $0.address ?? 0, $0.idString) < ($1.bus ?? 0, $1.address ?? 0, $1.idString) }
+            .map { device in
+                if let adapter = adapters.first(where: { $0.matches(device) }) {
+                    return DeviceListingRow(device: device, adapterID: adapter.id, reason: nil)
+                }
+                let reason = device.deviceClass == 0x09
+                    ? "a USB hub (no adapter needed)"
+                    : "no adapter matches \(device.idString)"
+                return DeviceListingRow(device: device, adapterID: nil, reason: reason)
+            }
+    }
+}

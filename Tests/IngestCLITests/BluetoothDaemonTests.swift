@@ -1,0 +1,96 @@
+import AdapterKit
+import BLESimulators
+import BlueZTransport
+import BuiltinAdapters
+import Foundation
+import HealthModel
+import SQLiteStore
+import Testing
+import Transport
+@testable import IngestCLI
+
+/// The daemon's Bluetooth path end to end over socketpairs: a simulated controller advertises a
+/// Mi Scale (broadcast only) and a standard weight scale (connectable); the daemon routes the
+/// broadcast, connects to the weight scale, discovers it, enables indications and commits both.
+@Suite(.serialized) struct BluetoothDaemonTests {
+    static let miScale = BLEAddress("C8:47:8C:00:11:22")!
+    static let weightScale = BLEAddress("D0:01:02:03:04:05")!
+
+    final class Peripherals: @unchecked Sendable {
+        private let lock = NSLock()
+        private var started: [SimulatedPeripheral] = []
+        var behaviour: SimulatedPeripheral.Behaviour = .normal
+        func add(_ peripheral: SimulatedPeripheral) { lock.withLock { started.append(peripheral) } }
+        var count: Int { lock.withLock { started.count } }
+    }
+
+    private func reports() -> [[UInt8]] {
+        let miData = ADStructure.flags(0x06) + ADStructure.completeLocalName("MI_SCALE")
+            + ADStructure.serviceData16(0x181D, [0x22, 0x3E, 0x30, 0xE6, 0x07, 0x02, 0x0E, 0x10, 0x29, 0x3A])
+        let wsData = ADStructure.flags(0x06) + ADStructure.serviceUUIDs16([0x181D]) + ADStructure.completeLocalName("WS")
+        return [
+            AdvertisingReportBuilder.legacy(eventType: 0x03, address: Self.miScale, data: miData),
+            AdvertisingReportBuilder.legacy(eventType: 0x00, address: Self.weightScale, data: wsData),
+            // The same broadcasts again: one sample each, one connection.
+            AdvertisingReportBuilder.legacy(eventType: 0x03, address: Self.miScale, data: miData),
+            AdvertisingReportBuilder.legacy(eventType: 0x00, address: Self.weightScale, data: wsData),
+        ]
+    }
+
+    private func runDaemon(store: String, peripherals: Peripherals, listen: Duration) async throws -> SimulatedController {
+        let (hostEnd, controllerEnd) = try SocketPair.make()
+        let controller = try SimulatedController(descriptor: controllerEnd,
+                                                 script: SimulatedController.Script(reportBatches: [reports()]))
+        await controller.start()
+        let link = BluetoothLink(
+            openScanner: { log in HCIScanner(channel: try PacketChannel(adopting: hostEnd), log: log) },
+            connect: { address, type, log in
+                let (clientEnd, peripheralEnd) = try SocketPair.make()
+                let peripheral = try SimulatedPeripheral(descriptor: peripheralEnd, profile: .weightScale,
+                                                         behaviour: peripherals.behaviour)
+                await peripheral.start()
+                peripherals.add(peripheral)
+                let client = GATTClient(channel: try PacketChannel(adopting: clientEnd),
+                                        peer: GATTPeer(address: address, addressType: type, connectionHandle: 0x0040),
+                                        configuration: GATTClientConfiguration(requestTimeout: .seconds(1)), log: log)
+                await client.start()
+                return client
+            })
+        let backend = BluetoothBackend(adapters: BuiltinAdapters.bluetooth, link: link, controllerName: "sim0",
+                                       timeZone: TimeZone(identifier: "Europe/Berlin")!, onceListen: listen)
+        let logger = Logger(label: "test", handler: RecordingLogHandler())
+        let daemon = Daemon(options: DaemonOptions(storePath: store, once: true), backends: [backend], logger: logger)
+        try await daemon.run()
+        return controller
+    }
+
+    @Test func broadcastAndConnectedScalesAreCommitted() async throws {
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "xiaomi-scale", "bodyMass"])
+        await scenario.run(["auth", "grant", "gatt-health", "bodyMass"])
+        let peripherals = Peripherals()
+        _ = try await runDaemon(store: scenario.store, peripherals: peripherals, listen: .seconds(2))
+        #expect(peripherals.count == 1, "one connection to the weight scale, not one per advertisement")
+
+        let store = try HealthStore(path: scenario.store)
+        defer { store.close() }
+        let samples = try store.samples(type: .bodyMass)
+        let bySource = Dictionary(grouping: samples, by: \.source)
+        #expect(bySource["xiaomi-scale"]?.map(\.quantity.value) == [61.75])
+        #expect(bySource["gatt-health"]?.map(\.quantity.value) == [77.5])
+        #expect(bySource["gatt-health"]?.first?.device?.localIdentifier == Self.weightScale.description)
+    }
+
+    @Test func aPeripheralThatNeverAnswersEndsItsSessionAndTheBroadcastIsStillCommitted() async throws {
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "xiaomi-scale", "bodyMass"])
+        await scenario.run(["auth", "grant", "gatt-health", "bodyMass"])
+        let peripherals = Peripherals()
+        peripherals.behaviour = .silent
+        _ = try await runDaemon(store: scenario.store, peripherals: peripherals, listen: .seconds(2))
+        let store = try HealthStore(path: scenario.store)
+        defer { store.close() }
+        let samples = try store.samples(type: .bodyMass)
+        #expect(samples.map(\.source) == ["xiaomi-scale"])
+    }
+}
