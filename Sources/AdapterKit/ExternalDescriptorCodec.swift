@@ -151,9 +151,10 @@ private struct DescribeDocument: Decodable {
         } catch {
             throw ExternalDescriptorError.notJSON("expected a JSON object")
         }
-        let version = try? object.decodeIfPresent(Int.self, forKey: AnyJSONKey("protocol"))
-        guard let version, version == ExternalAdapterProtocol.version else {
-            throw ExternalDescriptorError.unsupportedProtocol(version ?? nil)
+        // A missing or non-integer `protocol` reads as nil.
+        let version: Int? = (try? object.decodeIfPresent(Int.self, forKey: AnyJSONKey("protocol"))) ?? nil
+        guard version == ExternalAdapterProtocol.version else {
+            throw ExternalDescriptorError.unsupportedProtocol(version)
         }
         if let unknown = object.allKeys.map(\.stringValue).sorted().first(where: { !Self.fields.contains($0) }) {
             throw ExternalDescriptorError.unknownField(unknown)
