@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .executable(name: "ingestd", targets: ["ingestd"]),
         .executable(name: "IngestBench", targets: ["IngestBench"]),
+        .executable(name: "ingestd-adapter-xiaomi-scale", targets: ["ingestd-adapter-xiaomi-scale"]),
     ],
     targets: [
         // C libraries from Debian, through module maps and shim headers.
@@ -31,6 +32,8 @@ let package = Package(
         .target(name: "BLESimulators", dependencies: ["BlueZTransport", "Transport"]),
         // The adapter contract: descriptors, device matches, sessions, the event router.
         .target(name: "AdapterKit", dependencies: ["HealthModel", "Transport"]),
+        // External adapters: plugin executables found, described, run and supervised as untrusted processes.
+        .target(name: "ExternalAdapters", dependencies: ["AdapterKit", "HealthModel", "Transport"]),
         // Normalize, validate, authorize, hand to the store; the SampleStore port.
         .target(name: "Pipeline", dependencies: ["HealthModel"]),
         // A small Swift face on sqlite3 and the default SampleStore.
@@ -38,7 +41,7 @@ let package = Package(
         // Commands, argument parsing, logging, wiring.
         .target(name: "IngestCLI", dependencies: [
             "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
-            "LibUSBTransport", "BlueZTransport",
+            "LibUSBTransport", "BlueZTransport", "ExternalAdapters",
         ]),
         // The ordered registry of built-in adapters (exact matches before generic ones).
         .target(
@@ -68,6 +71,10 @@ let package = Package(
         .target(name: "BTHome", dependencies: ["AdapterKit", "HealthModel", "Transport"], path: "Plugins/BTHome",
                 exclude: ["README.md"]),
 
+        // The Xiaomi scale adapter built as an external adapter executable (ExternalAdapterMain).
+        .executableTarget(name: "ingestd-adapter-xiaomi-scale", dependencies: ["AdapterKit", "XiaomiScale"],
+                          path: "Plugins/ExternalXiaomiScale"),
+
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "SQLiteStore", "HealthModel"]),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Pipeline", "HealthModel"]),
@@ -92,6 +99,12 @@ let package = Package(
             dependencies: ["ANTPlus", "OmronPedometer", "TEMPer", "AdapterKit", "HealthModel", "Transport", "Pipeline",
                            "SQLiteStore", "CaptureFormats"],
             exclude: ["Captures"]
+        ),
+        .testTarget(
+            name: "ExternalAdaptersTests",
+            dependencies: ["ExternalAdapters", "AdapterKit", "XiaomiScale", "HealthModel", "Transport", "Pipeline",
+                           "SQLiteStore", "CaptureFormats", "ingestd-adapter-xiaomi-scale"],
+            exclude: ["Plugins"]
         ),
         .testTarget(
             name: "CaptureFormatsTests",
