@@ -82,9 +82,10 @@ struct AdapterListing {
     var table: String {
         let body = rows.map { row -> [String] in
             [row.id, row.kind, row.version ?? "-", row.state.description,
+             row.matches.isEmpty ? "-" : row.matches.map(\.description).joined(separator: "; "),
              row.produces.isEmpty ? "-" : row.produces.map(\.shortName).joined(separator: ",")]
         }
-        var text = Table(header: ["ID", "KIND", "VERSION", "STATE", "PRODUCES"], rows: body).rendered
+        var text = Table(header: ["ID", "KIND", "VERSION", "STATE", "MATCHES", "PRODUCES"], rows: body).rendered
         let external = rows.compactMap(\.path)
         if !external.isEmpty {
             text += "\n" + rows.filter { $0.path != nil }.map { "\($0.id): \($0.path ?? "")" }.joined(separator: "\n") + "\n"
