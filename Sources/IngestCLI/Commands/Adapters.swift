@@ -123,7 +123,8 @@ struct AdapterListing {
 
 /// External adapters for the commands that use adapters (`run`, `decode`, `replay`, `adapters`):
 /// the `--plugins` option, loading the plugin directories with logging into the command's
-/// logger, and the adapter list for the router (built-in first, external after).
+/// logger, and the adapter list for the router (external first: a plugin the user installed for a
+/// device is what they want used for it, even where a built-in adapter would also match).
 enum ExternalAdapterSupport {
     static let pluginsOption = Option(
         "plugins", valueName: "DIR",
@@ -157,8 +158,13 @@ enum ExternalAdapterSupport {
                                       configuration: configuration ?? self.configuration(context: context))
     }
 
-    /// The Bluetooth adapters for a router: the built-in ones, then the usable external ones.
+    /// The Bluetooth adapters for a router: the usable external ones, then the built-in ones.
     static func bluetoothAdapters(_ catalogue: ExternalAdapterCatalogue) -> [any Adapter] {
-        BuiltinAdapters.bluetooth + catalogue.adapters.map { $0 as any Adapter }
+        catalogue.adapters.map { $0 as any Adapter } + BuiltinAdapters.bluetooth
+    }
+
+    /// The USB adapters: the usable external ones, then the built-in ones.
+    static func usbAdapters(_ catalogue: ExternalAdapterCatalogue) -> [any USBAdapter] {
+        catalogue.adapters.map { $0 as any USBAdapter } + BuiltinAdapters.usb
     }
 }

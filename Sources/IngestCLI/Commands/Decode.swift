@@ -49,7 +49,7 @@ struct Decode: Command {
         }
         let encoder = HealthRecordEncoder()
         let catalogue = ExternalAdapterSupport.loadCatalogue(directories: plugins, context: context)
-        let usbAdapters = BuiltinAdapters.usb + catalogue.adapters.map { $0 as any USBAdapter }
+        let usbAdapters = ExternalAdapterSupport.usbAdapters(catalogue)
         let replay = CaptureReplay(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue), forcedAdapterID: adapter, timeZone: zone)
         for file in files {
             let emit: ([HealthRecord]) throws -> Void = { records in

@@ -69,7 +69,7 @@ struct Replay: Command {
         var malformed = 0
         var records = 0
         let catalogue = ExternalAdapterSupport.loadCatalogue(directories: plugins, context: context)
-        let usbAdapters = BuiltinAdapters.usb + catalogue.adapters.map { $0 as any USBAdapter }
+        let usbAdapters = ExternalAdapterSupport.usbAdapters(catalogue)
         let captures = CaptureReplay(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue), forcedAdapterID: adapter, timeZone: zone,
                                      batchSize: batchSize)
         for file in files {

@@ -71,7 +71,7 @@ struct Run: Command {
         }
         var backends: [any DeviceBackend] = []
         if !noUSB {
-            backends += DaemonBackends.usb(adapters: BuiltinAdapters.usb + catalogue.adapters.map { $0 as any USBAdapter },
+            backends += DaemonBackends.usb(adapters: ExternalAdapterSupport.usbAdapters(catalogue),
                                            options: adapterOptions, timeZone: zone)
         }
         if !noBLE {
