@@ -12,6 +12,8 @@ struct BenchOptions {
     var repeats = 3
     var statsRepeats = 5
     var directory: String?
+    /// Runs only some parts (for profiling): `pipeline`, `raw`, `ingest` (both) or `stats`.
+    var only: String?
 
     static let usage = """
         usage: IngestBench [--quick] [--samples N] [--stats-samples N] [--batch N] [--repeats N]
@@ -22,6 +24,7 @@ struct BenchOptions {
           --repeats N        runs of each ingest arm; the median is reported (default 3)
           --stats-repeats N  runs of each statistics arm; the median is reported (default 5)
           --dir PATH         where the temporary databases go (default: a new folder in $TMPDIR)
+          --only PART        run only pipeline, raw, ingest or stats (for profiling)
           --quick            a fast smoke run: 50000 samples, 52560 step samples, 1 and 3 runs
         """
 
@@ -45,6 +48,12 @@ struct BenchOptions {
                 index += 1
                 guard index < arguments.count else { throw BenchError("--dir needs a path\n\(Self.usage)") }
                 directory = arguments[index]
+            case "--only":
+                index += 1
+                guard index < arguments.count, ["pipeline", "raw", "ingest", "stats"].contains(arguments[index]) else {
+                    throw BenchError("--only needs pipeline, raw, ingest or stats\n\(Self.usage)")
+                }
+                only = arguments[index]
             case "--quick":
                 samples = 50_000
                 statsSamples = 52_560
@@ -71,27 +80,43 @@ func runBenchmark(_ options: BenchOptions) throws {
         ?? (NSTemporaryDirectory() + "/ingestbench-\(ProcessInfo.processInfo.processIdentifier)")
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     defer { if options.directory == nil { try? FileManager.default.removeItem(atPath: directory) } }
-    let out = FigurePrinter()
 
-    // Ingest: the pipeline runs first, so VmHWM right after it is the pipeline's peak.
+    let runsPipeline = options.only == nil || options.only == "pipeline" || options.only == "ingest"
+    let runsRaw = options.only == nil || options.only == "raw" || options.only == "ingest"
+    if runsPipeline || runsRaw { try runIngest(options, directory: directory, pipeline: runsPipeline, raw: runsRaw) }
+    if options.only == nil || options.only == "stats" { try runStats(options, directory: directory) }
+}
+
+func runIngest(_ options: BenchOptions, directory: String, pipeline runsPipeline: Bool, raw runsRaw: Bool) throws {
+    let out = FigurePrinter()
+    // The pipeline runs first, so VmHWM right after it is the pipeline's peak.
     let ingest = IngestBenchmark(samples: options.samples, batchSize: options.batchSize, directory: directory)
     var pipelineRates: [Double] = []
     var rawRates: [Double] = []
     var peakMegabytes: Double?
     for run in 0..<options.repeats {
-        log("ingest run \(run + 1)/\(options.repeats): pipeline, \(options.samples) samples")
-        pipelineRates.append(try ingest.runPipeline(run: run))
-        if peakMegabytes == nil { peakMegabytes = Measure.procStatusKilobytes("VmHWM").map { Double($0) / 1024 } }
-        log("ingest run \(run + 1)/\(options.repeats): raw sqlite3")
-        rawRates.append(try ingest.runRaw(run: run))
-        log(String(format: "  pipeline %.0f/s, raw %.0f/s", pipelineRates[run], rawRates[run]))
+        if runsPipeline {
+            log("ingest run \(run + 1)/\(options.repeats): pipeline, \(options.samples) samples")
+            pipelineRates.append(try ingest.runPipeline(run: run))
+            log(String(format: "  pipeline %.0f/s", pipelineRates[run]))
+            if peakMegabytes == nil { peakMegabytes = Measure.procStatusKilobytes("VmHWM").map { Double($0) / 1024 } }
+        }
+        if runsRaw {
+            log("ingest run \(run + 1)/\(options.repeats): raw sqlite3, \(options.samples) samples")
+            rawRates.append(try ingest.runRaw(run: run))
+            log(String(format: "  raw %.0f/s", rawRates[run]))
+        }
     }
     let pipelineRate = Measure.median(pipelineRates)
     let rawRate = Measure.median(rawRates)
-    out.print("pipeline.samples_per_s", pipelineRate, "1/s", decimals: 0)
-    out.print("raw_insert.samples_per_s", rawRate, "1/s", decimals: 0)
-    out.print("pipeline.vs_raw_insert", pipelineRate / rawRate, "ratio", decimals: 2)
+    if runsPipeline { out.print("pipeline.samples_per_s", pipelineRate, "1/s", decimals: 0) }
+    if runsRaw { out.print("raw_insert.samples_per_s", rawRate, "1/s", decimals: 0) }
+    if runsPipeline, runsRaw { out.print("pipeline.vs_raw_insert", pipelineRate / rawRate, "ratio", decimals: 2) }
     if let peakMegabytes { out.print("pipeline.peak_rss_mb", peakMegabytes, "MB", decimals: 0) }
+}
+
+func runStats(_ options: BenchOptions, directory: String) throws {
+    let out = FigurePrinter()
 
     // Statistics: a year of minute steps, per-day sums in Europe/Berlin.
     let stats = try StatsBenchmark(samples: options.statsSamples, directory: directory)

@@ -166,7 +166,10 @@ extension HealthStore {
             }
         }
         try db.prepare("SELECT id, name FROM sources").forEachRow { row in
-            if let name = row.string(at: 1) { sourceIDs[name] = row.int64(at: 0) }
+            if let name = row.string(at: 1) {
+                sourceIDs[name] = row.int64(at: 0)
+                sourceNames[row.int64(at: 0)] = name
+            }
         }
     }
 }
