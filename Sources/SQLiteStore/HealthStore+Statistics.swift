@@ -37,15 +37,33 @@ extension HealthStore {
     }
 
     /// The samples of `type` overlapping `[from, to)` as the statistics engine takes them, each
-    /// with its source's rank in `priority(for: type)` (sources not listed rank last).
+    /// with its source's rank in `priority(for: type)` (sources not listed rank last). Read
+    /// straight from the rows: the rank is looked up once per run of samples of one source.
     public func statisticsSamples(type: QuantityType, from: Date?, to: Date?) throws -> [StatisticsSample] {
-        let points = try points(type: type, from: from, to: to)
+        let statement = try pointsStatement(type: type, from: from, to: to)
         let priority = try priority(for: type)
-        var rank: [String: Int] = [:]
-        for (index, source) in priority.enumerated() { rank[source] = index }
-        return points.map {
-            StatisticsSample(start: Date(timeIntervalSince1970: $0.start), end: Date(timeIntervalSince1970: $0.end),
-                             value: $0.value, sourceRank: rank[$0.source] ?? priority.count)
+        guard let statement else { return [] }
+        var rankByName: [String: Int] = [:]
+        for (index, source) in priority.enumerated() { rankByName[source] = index }
+        var rankBySourceID: [Int64: Int] = [:]
+        var lastSource: Int64?
+        var lastRank = priority.count
+        var result: [StatisticsSample] = []
+        try statement.forEachRow { row in
+            let source = row.int64(at: 3)
+            if source != lastSource {
+                lastSource = source
+                if let rank = rankBySourceID[source] {
+                    lastRank = rank
+                } else {
+                    lastRank = rankByName[sourceNames[source] ?? "?"] ?? priority.count
+                    rankBySourceID[source] = lastRank
+                }
+            }
+            result.append(StatisticsSample(
+                start: Date(timeIntervalSince1970: row.double(at: 0)), end: Date(timeIntervalSince1970: row.double(at: 1)),
+                value: row.double(at: 2), sourceRank: lastRank))
         }
+        return result
     }
 }
