@@ -133,7 +133,8 @@ struct BatchWriter {
     private let insertSample: Statement
     private var recentTypes: [(identifier: String, id: Int64)] = []
     private var recentSources: [(name: String, id: Int64)] = []
-    private var recentDevices: [(device: Device, id: Int64)] = []
+    private var recentDevices: [Device] = []
+    private var recentDeviceIDs: [Int64] = []
     /// Newly stored (written or replaced) samples per (type, source).
     private(set) var counts: [HealthStore.PairKey: Int] = [:]
 
@@ -159,13 +160,24 @@ struct BatchWriter {
 
     private mutating func deviceID(_ device: Device?) throws -> Int64? {
         guard let device else { return nil }
-        let known = recentDevices.withUnsafeBufferPointer { recent in
-            recent.firstIndex { $0.device == device }.map { recent[$0].id }
+        let known = recentDevices.withUnsafeBufferPointer { recent -> Int64? in
+            for index in recent.indices where Self.same(recent[index], device) { return recentDeviceIDs[index] }
+            return nil
         }
         if let known { return known }
         guard let id = try store.deviceID(device) else { return nil }
-        if recentDevices.count < Self.recentLimit { recentDevices.append((device, id)) }
+        if recentDevices.count < Self.recentLimit {
+            recentDevices.append(device)
+            recentDeviceIDs.append(id)
+        }
         return id
+    }
+
+    /// `Device ==` on borrowed values (the synthesized operator copies them here).
+    private static func same(_ a: borrowing Device, _ b: borrowing Device) -> Bool {
+        a.localIdentifier == b.localIdentifier && a.name == b.name && a.manufacturer == b.manufacturer
+            && a.model == b.model && a.hardwareVersion == b.hardwareVersion && a.firmwareVersion == b.firmwareVersion
+            && a.softwareVersion == b.softwareVersion && a.udiDeviceIdentifier == b.udiDeviceIdentifier
     }
 
     /// Inserts one sample; the unique indexes decide whether it is new.
