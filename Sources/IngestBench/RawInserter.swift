@@ -54,7 +54,6 @@ final class RawInserter {
         try exec("PRAGMA foreign_keys = ON")
         try exec("PRAGMA synchronous = FULL")
         try exec("PRAGMA journal_mode = WAL")
-        if let extra = ProcessInfo.processInfo.environment["BENCH_RAW_PRAGMA"] { try exec(extra) }
         guard sqlite3_prepare_v3(db, Self.insertSQL, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &insert, nil) == SQLITE_OK
         else { throw error("prepare") }
         try exec("BEGIN IMMEDIATE")
