@@ -12,8 +12,8 @@ struct IngestBenchmark {
     var batchSize: Int
     var directory: String
 
-    /// Samples per second through the pipeline.
-    func runPipeline(run: Int) throws -> Double {
+    /// Samples per second through the pipeline, and the fingerprint of the rows it stored.
+    func runPipeline(run: Int) throws -> (rate: Double, fingerprint: String) {
         let path = directory + "/pipeline-\(run).sqlite"
         defer { removeDatabase(path) }
         let store = try HealthStore(path: path)
@@ -41,11 +41,12 @@ struct IngestBenchmark {
                 (expected \(generator.duplicates)), \(totals.denied) denied, \(totals.invalid) invalid
                 """)
         }
-        return Double(samples) / Measure.seconds(elapsed)
+        store.close()
+        return (Double(samples) / Measure.seconds(elapsed), try RawInserter.fingerprint(path: path))
     }
 
-    /// Samples per second through the raw sqlite3 baseline.
-    func runRaw(run: Int) throws -> Double {
+    /// Samples per second through the raw sqlite3 baseline, and the fingerprint of its rows.
+    func runRaw(run: Int) throws -> (rate: Double, fingerprint: String) {
         let path = directory + "/raw-\(run).sqlite"
         defer { removeDatabase(path) }
         // The store creates the file with its schema, indexes and WAL mode; then it is closed.
@@ -70,7 +71,7 @@ struct IngestBenchmark {
         guard written == samples - generator.duplicates else {
             throw BenchError("raw: wrote \(written), expected \(samples - generator.duplicates)")
         }
-        return Double(samples) / Measure.seconds(elapsed)
+        return (Double(samples) / Measure.seconds(elapsed), try RawInserter.fingerprint(path: path))
     }
 }
 

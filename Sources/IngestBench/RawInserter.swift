@@ -39,8 +39,7 @@ final class RawInserter {
     private var deviceIDs: [Device: Int64] = [:]
 
     /// Opens `path` (already created with the store's schema) with the store's connection
-    /// settings, and registers the generator's types, sources and devices (ids as the store
-    /// would give them: in order of first use).
+    /// settings.
     init(path: String) throws {
         var handle: OpaquePointer?
         guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_PRIVATECACHE, nil)
@@ -56,20 +55,6 @@ final class RawInserter {
         try exec("PRAGMA journal_mode = WAL")
         guard sqlite3_prepare_v3(db, Self.insertSQL, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &insert, nil) == SQLITE_OK
         else { throw error("prepare") }
-        try exec("BEGIN IMMEDIATE")
-        let now = Date().timeIntervalSince1970
-        for type in SampleGenerator.types {
-            try exec("INSERT INTO types(identifier) VALUES ('\(type.identifier)')")
-            typeIDs[type.identifier] = sqlite3_last_insert_rowid(db)
-        }
-        for source in SampleGenerator.sources {
-            try exec("INSERT INTO sources(name, created_at) VALUES ('\(source.name)', \(now))")
-            sourceIDs[source.name] = sqlite3_last_insert_rowid(db)
-            let identity = HealthRecordEncoder().encode(source.device).replacingOccurrences(of: "'", with: "''")
-            try exec("INSERT INTO devices(name, identity) VALUES ('\(source.device.name ?? "")', '\(identity)')")
-            deviceIDs[source.device] = sqlite3_last_insert_rowid(db)
-        }
-        try exec("COMMIT")
     }
 
     deinit {
@@ -77,17 +62,33 @@ final class RawInserter {
         sqlite3_close_v2(db)
     }
 
-    /// The row the store writes for `sample` (value in the canonical unit). Not timed.
+    /// The row the store writes for `sample` (value in the canonical unit). Not timed: types,
+    /// sources and devices get their ids here, in order of first use as in the store.
     func row(for sample: QuantitySample) throws -> RawSampleRow {
-        guard let type = typeIDs[sample.type.identifier], let source = sourceIDs[sample.source] else {
-            throw BenchError("raw: unknown type or source in \(sample.type.identifier) / \(sample.source)")
+        let type = try id(of: sample.type.identifier, in: &typeIDs,
+                          sql: "INSERT INTO types(identifier) VALUES ('\(sample.type.identifier)')")
+        let source = try id(of: sample.source, in: &sourceIDs,
+                            sql: "INSERT INTO sources(name, created_at) VALUES ('\(sample.source)', \(Date().timeIntervalSince1970))")
+        var device: Int64?
+        if let sampleDevice = sample.device {
+            let identity = HealthRecordEncoder().encode(sampleDevice).replacingOccurrences(of: "'", with: "''")
+            device = try id(of: sampleDevice, in: &deviceIDs,
+                            sql: "INSERT INTO devices(name, identity) VALUES ('\(sampleDevice.name ?? "")', '\(identity)')")
         }
         let value = try sample.quantity.doubleValue(for: sample.type.canonicalUnit)
         return RawSampleRow(
             uuid: sample.uuid.uuid, type: type, value: value, start: sample.start.timeIntervalSince1970,
-            end: sample.end.timeIntervalSince1970, source: source, device: sample.device.flatMap { deviceIDs[$0] },
+            end: sample.end.timeIntervalSince1970, source: source, device: device,
             deviceLocalID: sample.device?.localIdentifier ?? "",
             metadata: sample.metadata.isEmpty ? nil : HealthRecordEncoder().encode(sample.metadata))
+    }
+
+    private func id<Key: Hashable>(of key: Key, in ids: inout [Key: Int64], sql: String) throws -> Int64 {
+        if let id = ids[key] { return id }
+        try exec(sql)
+        let id = sqlite3_last_insert_rowid(db)
+        ids[key] = id
+        return id
     }
 
     /// Inserts `rows` in one transaction; returns how many were new. This is the timed part.
@@ -131,6 +132,28 @@ final class RawInserter {
         }
         try exec("COMMIT")
         return written
+    }
+
+    /// A summary of the `samples` table (count and column totals) to check that two files hold
+    /// the same rows.
+    static func fingerprint(path: String) throws -> String {
+        var db: OpaquePointer?
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let db else {
+            sqlite3_close_v2(db)
+            throw BenchError("fingerprint: cannot open \(path)")
+        }
+        defer { sqlite3_close_v2(db) }
+        let sql = """
+            SELECT count(*), total(value), total(start_time), total(end_time), total(type), total(source),
+                   total(device), count(metadata), total(length(device_local_id)), total(length(uuid))
+            FROM samples
+            """
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK, let statement,
+              sqlite3_step(statement) == SQLITE_ROW
+        else { throw BenchError("fingerprint: \(String(cString: sqlite3_errmsg(db)))") }
+        defer { sqlite3_finalize(statement) }
+        return (0..<10).map { String(sqlite3_column_double(statement, $0)) }.joined(separator: " ")
     }
 
     private func exec(_ sql: String) throws {

@@ -94,18 +94,27 @@ func runIngest(_ options: BenchOptions, directory: String, pipeline runsPipeline
     var pipelineRates: [Double] = []
     var rawRates: [Double] = []
     var peakMegabytes: Double?
+    // Every run of both arms must leave the same rows behind.
+    var fingerprints: Set<String> = []
     for run in 0..<options.repeats {
         if runsPipeline {
             log("ingest run \(run + 1)/\(options.repeats): pipeline, \(options.samples) samples")
-            pipelineRates.append(try ingest.runPipeline(run: run))
+            let result = try ingest.runPipeline(run: run)
+            pipelineRates.append(result.rate)
+            fingerprints.insert(result.fingerprint)
             log(String(format: "  pipeline %.0f/s", pipelineRates[run]))
             if peakMegabytes == nil { peakMegabytes = Measure.procStatusKilobytes("VmHWM").map { Double($0) / 1024 } }
         }
         if runsRaw {
             log("ingest run \(run + 1)/\(options.repeats): raw sqlite3, \(options.samples) samples")
-            rawRates.append(try ingest.runRaw(run: run))
+            let result = try ingest.runRaw(run: run)
+            rawRates.append(result.rate)
+            fingerprints.insert(result.fingerprint)
             log(String(format: "  raw %.0f/s", rawRates[run]))
         }
+    }
+    guard fingerprints.count == 1 else {
+        throw BenchError("the runs stored different rows: \(fingerprints.sorted().joined(separator: " / "))")
     }
     let pipelineRate = Measure.median(pipelineRates)
     let rawRate = Measure.median(rawRates)
