@@ -6,7 +6,7 @@ import SQLiteStore
 
 /// The statistics benchmark: a year of one-minute step samples (2025 in Europe/Berlin), then
 /// `ingestd stats stepCount --sum --by day --tz Europe/Berlin --from 2025-01-01 --to 2026-01-01`
-/// (open the store read-only, `HealthStore.statistics`, close) against a raw
+/// (open the store, `HealthStore.statistics`, close) against a raw
 /// `SELECT … GROUP BY day` on the same file that shifts each start by the zone's offset
 /// (standard or summer time) before cutting days.
 struct StatsBenchmark {
@@ -64,7 +64,8 @@ struct StatsBenchmark {
     func runStore() throws -> (seconds: Double, days: [Double?]) {
         let clock = ContinuousClock()
         let begin = clock.now
-        let store = try HealthStore(path: path, readOnly: true)
+        // As `CommonArguments.openStore` does for `ingestd stats`.
+        let store = try HealthStore(path: path)
         let buckets = try store.statistics(.sum, type: .stepCount, from: from, to: to, granularity: .day, zone: zone)
         store.close()
         let elapsed = clock.now - begin
