@@ -135,8 +135,57 @@ struct BatchWriter {
     private var recentSources: [(name: String, id: Int64)] = []
     private var recentDevices: [Device] = []
     private var recentDeviceIDs: [Int64] = []
+    /// Newly stored (written or replaced) samples per (type, source), in a short list while
+    /// the batch has few pairs.
+    private var pairCounts: [(key: HealthStore.PairKey, count: Int)] = []
+    private var morePairCounts: [HealthStore.PairKey: Int] = [:]
+    /// The last metadata encoded and its JSON: adapters tend to repeat the same metadata.
+    private var lastMetadata: (metadata: Metadata, json: String)?
+
     /// Newly stored (written or replaced) samples per (type, source).
-    private(set) var counts: [HealthStore.PairKey: Int] = [:]
+    var counts: [HealthStore.PairKey: Int] {
+        var all = morePairCounts
+        for entry in pairCounts { all[entry.key, default: 0] += entry.count }
+        return all
+    }
+
+    private mutating func countStored(type: Int64, source: Int64) {
+        let key = HealthStore.PairKey(type: type, source: source)
+        for index in pairCounts.indices where pairCounts[index].key == key {
+            pairCounts[index].count += 1
+            return
+        }
+        if pairCounts.count < Self.recentLimit {
+            pairCounts.append((key, 1))
+        } else {
+            morePairCounts[key, default: 0] += 1
+        }
+    }
+
+    /// The JSON text stored for non-empty metadata.
+    private mutating func metadataJSON(_ metadata: Metadata) -> String {
+        if let last = lastMetadata, Self.encodeAlike(last.metadata, metadata) { return last.json }
+        let json = HealthRecordEncoder().encode(metadata)
+        lastMetadata = (metadata, json)
+        return json
+    }
+
+    /// Whether two metadata values certainly encode to the same JSON: typed fields only, with
+    /// byte-equal strings (`==` would also match canonically equivalent spellings, which encode
+    /// differently).
+    private static func encodeAlike(_ a: Metadata, _ b: Metadata) -> Bool {
+        a.entries.isEmpty && b.entries.isEmpty && a.syncVersion == b.syncVersion && a.wasUserEntered == b.wasUserEntered
+            && sameBytes(a.syncIdentifier, b.syncIdentifier) && sameBytes(a.externalUUID, b.externalUUID)
+            && sameBytes(a.timeZone, b.timeZone) && sameBytes(a.deviceSerialNumber, b.deviceSerialNumber)
+    }
+
+    private static func sameBytes(_ a: String?, _ b: String?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): true
+        case let (a?, b?): a.utf8.elementsEqual(b.utf8)
+        default: false
+        }
+    }
 
     init(store: HealthStore, now: Date) throws {
         self.store = store
@@ -225,12 +274,12 @@ struct BatchWriter {
         if sample.metadata.isEmpty {
             try insert.bindNull(at: 11)
         } else {
-            try insert.bind(HealthRecordEncoder().encode(sample.metadata), at: 11)
+            try insert.bind(metadataJSON(sample.metadata), at: 11)
         }
         if let correlation { try insert.bind(correlation, at: 12) } else { try insert.bindNull(at: 12) }
         try insert.execute()
         guard db.changes > 0 else { return .duplicate }
-        counts[HealthStore.PairKey(type: type, source: source), default: 0] += 1
+        countStored(type: type, source: source)
         guard let replacing else { return .written }
         let tombstone = try db.cachedStatement(
             "INSERT INTO tombstones(anchor, uuid, type, source, deleted_at) VALUES (?, ?, ?, ?, ?)")
@@ -261,7 +310,7 @@ struct BatchWriter {
         if correlation.metadata.isEmpty {
             try insertCorrelation.bindNull(at: 7)
         } else {
-            try insertCorrelation.bind(HealthRecordEncoder().encode(correlation.metadata), at: 7)
+            try insertCorrelation.bind(metadataJSON(correlation.metadata), at: 7)
         }
         try insertCorrelation.execute()
         let find = try db.cachedStatement(
