@@ -31,63 +31,76 @@ public final class Pipeline {
 
     /// Runs one batch through every stage and commits what passes in one transaction.
     public func ingest(_ records: [HealthRecord]) throws -> IngestReport {
-        var report = IngestReport()
-        var accepted: [NormalizedRecord] = []
-        accepted.reserveCapacity(records.count)
-        // The type of every accepted member sample, in order, as a slot of `tally`, and the member
-        // count of every accepted record: the receipt is counted without touching the samples again.
-        var tally = TypeTally()
-        var memberSlots: [Int] = []
-        memberSlots.reserveCapacity(records.count)
-        var memberCounts: [Int] = []
-        memberCounts.reserveCapacity(records.count)
+        var batch = Intake(capacity: records.count)
         let clock = now()
-        // Borrowing the records through the buffer avoids copying each one (and its sample).
         records.withUnsafeBufferPointer { records in
-            for index in records.indices {
-                switch records[index] {
-                case .sample(let sample):
-                    switch normalizedQuantity(of: sample, clock: clock) {
-                    case .success(let quantity):
-                        guard policy.allows(source: sample.source, type: sample.type) else {
-                            reject(sample, .notAuthorized, into: &report)
-                            continue
-                        }
-                        if let quantity {
-                            var normalized = sample
-                            normalized.quantity = quantity
-                            accepted.append(.sample(normalized))
-                        } else {
-                            accepted.append(.sample(sample))
-                        }
-                        memberSlots.append(tally.slot(for: sample.type.identifier))
-                        memberCounts.append(1)
-                    case .failure(let reason):
-                        reject(sample, reason, into: &report)
-                    }
-                case .correlation(let correlation):
-                    if let normalized = prepare(correlation, clock: clock, report: &report) {
-                        for member in normalized.objects { memberSlots.append(tally.slot(for: member.type.identifier)) }
-                        memberCounts.append(normalized.objects.count)
-                        accepted.append(.correlation(normalized))
-                    }
-                }
-            }
+            for index in records.indices { take(records[index], clock: clock, into: &batch) }
         }
-        let receipt = try store.write(accepted, rejections: report.rejections)
+        var report = batch.report
+        let receipt = try store.write(batch.accepted, rejections: report.rejections)
         var firstMember = 0
-        for (index, outcomes) in receipt.outcomes.prefix(accepted.count).enumerated() {
-            let members = memberCounts[index]
+        for (index, outcomes) in receipt.outcomes.prefix(batch.accepted.count).enumerated() {
+            let members = batch.memberCounts[index]
             for (offset, outcome) in outcomes.prefix(members).enumerated() {
-                tally.count(outcome, slot: memberSlots[firstMember + offset])
+                batch.tally.count(outcome, slot: batch.memberSlots[firstMember + offset])
             }
             firstMember += members
         }
-        tally.add(to: &report.perType)
+        batch.tally.add(to: &report.perType)
         report.events = receipt.events
         report.anchor = receipt.anchor
         if !receipt.events.isEmpty { onRecordsProcessed?(receipt.events) }
         return report
+    }
+
+    /// What the stages made of a batch so far.
+    private struct Intake {
+        var report = IngestReport()
+        var accepted: [NormalizedRecord] = []
+        /// The type of every accepted member sample, in order, as a slot of `tally`, and the
+        /// member count of every accepted record: the receipt is counted without touching the
+        /// samples again.
+        var tally = TypeTally()
+        var memberSlots: [Int] = []
+        var memberCounts: [Int] = []
+
+        init(capacity: Int) {
+            accepted.reserveCapacity(capacity)
+            memberSlots.reserveCapacity(capacity)
+            memberCounts.reserveCapacity(capacity)
+        }
+    }
+
+    /// Normalizes, validates and authorizes one record. The record is borrowed, so a sample is
+    /// copied once, into `accepted`, and only when it passes.
+    private func take(_ record: borrowing HealthRecord, clock: Date, into batch: inout Intake) {
+        switch record {
+        case .sample(let sample):
+            switch normalizedQuantity(of: sample, clock: clock) {
+            case .success(let quantity):
+                guard policy.allows(source: sample.source, type: sample.type) else {
+                    reject(sample, .notAuthorized, into: &batch.report)
+                    return
+                }
+                if let quantity {
+                    var normalized = sample
+                    normalized.quantity = quantity
+                    batch.accepted.append(.sample(normalized))
+                } else {
+                    batch.accepted.append(.sample(sample))
+                }
+                batch.memberSlots.append(batch.tally.slot(for: sample.type.identifier))
+                batch.memberCounts.append(1)
+            case .failure(let reason):
+                reject(sample, reason, into: &batch.report)
+            }
+        case .correlation(let correlation):
+            if let normalized = prepare(correlation, clock: clock, report: &batch.report) {
+                for member in normalized.objects { batch.memberSlots.append(batch.tally.slot(for: member.type.identifier)) }
+                batch.memberCounts.append(normalized.objects.count)
+                batch.accepted.append(.correlation(normalized))
+            }
+        }
     }
 
     /// Normalizes a sample to its type's canonical unit and validates it.

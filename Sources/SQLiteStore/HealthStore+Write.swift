@@ -24,22 +24,8 @@ extension HealthStore: SampleStore {
             var writer = try BatchWriter(store: self, now: now)
             var outcomes: [[WriteOutcome]] = []
             outcomes.reserveCapacity(batch.count)
-            // Borrowing the records through the buffer avoids copying each one (and its sample).
             try batch.withUnsafeBufferPointer { batch in
-                for index in batch.indices {
-                    switch batch[index] {
-                    case .sample(let sample):
-                        let outcome = try writer.insert(sample, correlation: nil)
-                        // Shared one-element arrays: appending one costs a retain, not an allocation.
-                        switch outcome {
-                        case .written: outcomes.append(Self.writtenOutcome)
-                        case .duplicate: outcomes.append(Self.duplicateOutcome)
-                        case .replaced: outcomes.append(Self.replacedOutcome)
-                        }
-                    case .correlation(let correlation):
-                        outcomes.append(try writer.insert(correlation))
-                    }
-                }
+                for index in batch.indices { outcomes.append(try writer.insert(batch[index])) }
             }
             try recordRejections(rejections, now: now)
             let anchor = try currentAnchor()
@@ -73,10 +59,6 @@ extension HealthStore: SampleStore {
             return CommitReceipt(outcomes: outcomes, anchor: anchor, events: events)
         }
     }
-
-    private static let writtenOutcome: [WriteOutcome] = [.written]
-    private static let duplicateOutcome: [WriteOutcome] = [.duplicate]
-    private static let replacedOutcome: [WriteOutcome] = [.replaced]
 
     struct PairKey: Hashable {
         var type: Int64
@@ -227,6 +209,26 @@ struct BatchWriter {
         a.localIdentifier == b.localIdentifier && a.name == b.name && a.manufacturer == b.manufacturer
             && a.model == b.model && a.hardwareVersion == b.hardwareVersion && a.firmwareVersion == b.firmwareVersion
             && a.softwareVersion == b.softwareVersion && a.udiDeviceIdentifier == b.udiDeviceIdentifier
+    }
+
+    private static let writtenOutcome: [WriteOutcome] = [.written]
+    private static let duplicateOutcome: [WriteOutcome] = [.duplicate]
+    private static let replacedOutcome: [WriteOutcome] = [.replaced]
+
+    /// Inserts one record (borrowed: its sample is not copied) and says what became of each
+    /// member sample.
+    mutating func insert(_ record: borrowing NormalizedRecord) throws -> [WriteOutcome] {
+        switch record {
+        case .sample(let sample):
+            // Shared one-element arrays: returning one costs a retain, not an allocation.
+            switch try insert(sample, correlation: nil) {
+            case .written: Self.writtenOutcome
+            case .duplicate: Self.duplicateOutcome
+            case .replaced: Self.replacedOutcome
+            }
+        case .correlation(let correlation):
+            try insert(correlation)
+        }
     }
 
     /// Inserts one sample; the unique indexes decide whether it is new.
