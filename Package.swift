@@ -68,6 +68,15 @@ let package = Package(
             dependencies: ["CaptureFormats", "Transport"],
             exclude: ["Captures"]
         ),
+        // Every adapter's captures (built from published byte vectors) replayed as `ingestd decode` does.
+        .testTarget(
+            name: "AdapterTests",
+            dependencies: [
+                "IngestCLI", "BuiltinAdapters", "AdapterKit", "CaptureFormats", "HealthModel", "Transport",
+                "GATTHealthProfiles", "XiaomiScale", "ingestd",
+            ],
+            exclude: ["Captures"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
