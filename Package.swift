@@ -2,6 +2,9 @@
 // ingestd: wearables and home medical devices into clean, HealthKit-shaped health data.
 import PackageDescription
 
+/// Fuzz targets are compiled as libraries so that libFuzzer can bring its own `main`.
+let fuzzSettings: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
+
 let package = Package(
     name: "ingestd",
     platforms: [.macOS(.v15)],
@@ -68,6 +71,28 @@ let package = Package(
             dependencies: ["CaptureFormats", "Transport"],
             exclude: ["Captures"]
         ),
+        // libFuzzer targets (scripts/fuzz.sh builds them with --sanitize=fuzzer -DFUZZING); a plain
+        // build makes each a tool that replays crash files: `fuzz-gatt crash-…`.
+        .target(name: "FuzzSupport", dependencies: ["AdapterKit", "CaptureFormats", "HealthModel", "Transport"],
+                path: "Tests/Fuzz/Support"),
+        .executableTarget(name: "fuzz-btsnoop", dependencies: ["CaptureFormats", "FuzzSupport"],
+                          path: "Tests/Fuzz/BTSnoop", swiftSettings: fuzzSettings),
+        .executableTarget(name: "fuzz-pcap", dependencies: ["CaptureFormats", "FuzzSupport"],
+                          path: "Tests/Fuzz/Pcap", swiftSettings: fuzzSettings),
+        .executableTarget(name: "fuzz-pcapng", dependencies: ["CaptureFormats", "FuzzSupport"],
+                          path: "Tests/Fuzz/PcapNG", swiftSettings: fuzzSettings),
+        .executableTarget(name: "fuzz-hci", dependencies: ["AdapterKit", "BuiltinAdapters", "CaptureFormats", "Transport", "FuzzSupport"],
+                          path: "Tests/Fuzz/HCITrace", swiftSettings: fuzzSettings),
+        .executableTarget(name: "fuzz-gatt", dependencies: ["AdapterKit", "GATTHealthProfiles", "Transport", "FuzzSupport"],
+                          path: "Tests/Fuzz/GATT", swiftSettings: fuzzSettings),
+        .executableTarget(name: "fuzz-xiaomi", dependencies: ["AdapterKit", "XiaomiScale", "Transport", "FuzzSupport"],
+                          path: "Tests/Fuzz/Xiaomi", swiftSettings: fuzzSettings),
+        .executableTarget(name: "fuzz-bthome", dependencies: ["AdapterKit", "BTHome", "Transport", "FuzzSupport"],
+                          path: "Tests/Fuzz/BTHome", swiftSettings: fuzzSettings),
+        .executableTarget(name: "fuzz-records", dependencies: ["HealthModel", "FuzzSupport"],
+                          path: "Tests/Fuzz/HealthRecords", swiftSettings: fuzzSettings),
+        .executableTarget(name: "fuzz-units", dependencies: ["HealthModel", "FuzzSupport"],
+                          path: "Tests/Fuzz/Units", swiftSettings: fuzzSettings),
         // Every adapter's captures (built from published byte vectors) replayed as `ingestd decode` does.
         .testTarget(
             name: "AdapterTests",
