@@ -46,7 +46,8 @@ let package = Package(
                 exclude: ["README.md"]),
         .executableTarget(
             name: "IngestBench",
-            dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CSQLite", "CaptureFormats"]
+            dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CSQLite", "CaptureFormats",
+                           "BuiltinAdapters", "AdapterKit", "Transport"]
         ),
 
         // Built-in advertisement adapters: Xiaomi Mi scales and BTHome v2.
