@@ -15,6 +15,17 @@ import Testing
         #expect(output.stderr.contains("→ adapter \(fixture.folder)"), "\(output.stderr)")
     }
 
+    /// Every held-back capture with expected records (every profile, both fragmentations) in
+    /// one `ingestd decode FILE... --json` run: the output is each file's records in turn.
+    @Test func binaryDecodesEveryProfileToThePublishedValues() throws {
+        let fixtures = Captures.withExpectedRecords
+        #expect(fixtures.count >= 20)
+        let output = try IngestdBinary.run(["decode"] + fixtures.map(\.path) + ["--json", "--tz", Captures.zoneName])
+        #expect(output.status == 0, "\(output.stderr)")
+        let expected = try fixtures.flatMap { try $0.expectedRecords() }
+        try expectSameRecords(output.stdout.split(separator: "\n").map(String.init), expected, "all captures")
+    }
+
     @Test func binaryReportsRejectionsAndStillSucceeds() throws {
         let fixture = try #require(Captures.all.first { $0.testDescription == "gatt-health/bad-weight-scale" })
         let output = try IngestdBinary.run(["decode", fixture.path, "--json", "--tz", Captures.zoneName])
