@@ -2,6 +2,9 @@
 // ingestd: wearables and home medical devices into clean, HealthKit-shaped health data.
 import PackageDescription
 
+/// Fuzz targets are compiled as libraries so that libFuzzer can bring its own `main`.
+let fuzzSettings: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
+
 let package = Package(
     name: "ingestd",
     platforms: [.macOS(.v15)],
@@ -62,7 +65,8 @@ let package = Package(
                 exclude: ["README.md"]),
         .executableTarget(
             name: "IngestBench",
-            dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CSQLite", "CaptureFormats"]
+            dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CSQLite", "CaptureFormats",
+                           "BuiltinAdapters", "AdapterKit", "Transport"]
         ),
 
         // Built-in advertisement adapters: Xiaomi Mi scales and BTHome v2.
@@ -109,6 +113,37 @@ let package = Package(
         .testTarget(
             name: "CaptureFormatsTests",
             dependencies: ["CaptureFormats", "Transport"],
+            exclude: ["Captures"]
+        ),
+        // libFuzzer targets (scripts/fuzz.sh builds them with --sanitize=fuzzer -DFUZZING); a plain
+        // build makes each a tool that replays crash files: `fuzz-gatt crash-…`.
+        .target(name: "FuzzSupport", dependencies: ["AdapterKit", "CaptureFormats", "HealthModel", "Transport"],
+                path: "Tests/Fuzz/Support"),
+        .executableTarget(name: "fuzz-btsnoop", dependencies: ["CaptureFormats", "FuzzSupport"],
+                          path: "Tests/Fuzz/BTSnoop", swiftSettings: fuzzSettings),
+        .executableTarget(name: "fuzz-pcap", dependencies: ["CaptureFormats", "FuzzSupport"],
+                          path: "Tests/Fuzz/Pcap", swiftSettings: fuzzSettings),
+        .executableTarget(name: "fuzz-pcapng", dependencies: ["CaptureFormats", "FuzzSupport"],
+                          path: "Tests/Fuzz/PcapNG", swiftSettings: fuzzSettings),
+        .executableTarget(name: "fuzz-hci", dependencies: ["AdapterKit", "BuiltinAdapters", "CaptureFormats", "Transport", "FuzzSupport"],
+                          path: "Tests/Fuzz/HCITrace", swiftSettings: fuzzSettings),
+        .executableTarget(name: "fuzz-gatt", dependencies: ["AdapterKit", "GATTHealthProfiles", "Transport", "FuzzSupport"],
+                          path: "Tests/Fuzz/GATT", swiftSettings: fuzzSettings),
+        .executableTarget(name: "fuzz-xiaomi", dependencies: ["AdapterKit", "XiaomiScale", "Transport", "FuzzSupport"],
+                          path: "Tests/Fuzz/Xiaomi", swiftSettings: fuzzSettings),
+        .executableTarget(name: "fuzz-bthome", dependencies: ["AdapterKit", "BTHome", "Transport", "FuzzSupport"],
+                          path: "Tests/Fuzz/BTHome", swiftSettings: fuzzSettings),
+        .executableTarget(name: "fuzz-records", dependencies: ["HealthModel", "FuzzSupport"],
+                          path: "Tests/Fuzz/HealthRecords", swiftSettings: fuzzSettings),
+        .executableTarget(name: "fuzz-units", dependencies: ["HealthModel", "FuzzSupport"],
+                          path: "Tests/Fuzz/Units", swiftSettings: fuzzSettings),
+        // Every adapter's captures (built from published byte vectors) replayed as `ingestd decode` does.
+        .testTarget(
+            name: "AdapterTests",
+            dependencies: [
+                "IngestCLI", "BuiltinAdapters", "AdapterKit", "CaptureFormats", "HealthModel", "Transport",
+                "GATTHealthProfiles", "XiaomiScale", "ingestd",
+            ],
             exclude: ["Captures"]
         ),
     ],
