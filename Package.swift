@@ -104,6 +104,9 @@ let package = Package(
                            "SQLiteStore", "CaptureFormats"],
             exclude: ["Captures"]
         ),
+        // Runs the built ingestd on usbmon captures other software made (tolerant replay): Omron vendor sessions,
+        // generated ANT+ channel-mode captures.
+        .testTarget(name: "USBReplayTests", dependencies: ["ingestd"], exclude: ["Captures"]),
         .testTarget(
             name: "ExternalAdaptersTests",
             dependencies: ["ExternalAdapters", "AdapterKit", "XiaomiScale", "HealthModel", "Transport", "Pipeline",
