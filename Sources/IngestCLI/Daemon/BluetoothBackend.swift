@@ -5,19 +5,51 @@ import HealthModel
 import Synchronization
 import Transport
 
-/// How the Bluetooth backend reaches the radio: real HCI and L2CAP sockets, or simulators in tests.
-struct BluetoothLink: Sendable {
+/// What a ``BluetoothLink`` is asked for when it opens a scanner or connects.
+public struct BluetoothLinkOptions: Sendable {
+    /// Receives the engine's log records.
+    public var log: BlueZLogSink
+    /// Sees every packet the engine sends and receives (`ingestd capture`).
+    public var tap: PacketTap?
+    /// Scan actively (scan requests, so scan responses arrive) instead of passively.
+    public var activeScan: Bool
+
+    public init(log: @escaping BlueZLogSink, tap: PacketTap? = nil, activeScan: Bool = false) {
+        self.log = log
+        self.tap = tap
+        self.activeScan = activeScan
+    }
+
+    /// The scanner configuration these options ask for.
+    public var scannerConfiguration: HCIScannerConfiguration {
+        HCIScannerConfiguration(parameters: LEScanParameters(scanType: activeScan ? .active : .passive))
+    }
+}
+
+/// How the Bluetooth backend (and `ingestd capture`) reaches the radio: real HCI and L2CAP
+/// sockets, or simulators in tests and benchmarks.
+public struct BluetoothLink: Sendable {
     /// Opens the scanner (not started). Throws `BluetoothUnavailable` without a controller.
-    var openScanner: @Sendable (@escaping BlueZLogSink) throws -> HCIScanner
+    public var openScanner: @Sendable (BluetoothLinkOptions) throws -> HCIScanner
     /// Connects to a peripheral and returns a started GATT client.
-    var connect: @Sendable (BLEAddress, BLEAddressType, @escaping BlueZLogSink) async throws -> GATTClient
+    public var connect: @Sendable (BLEAddress, BLEAddressType, BluetoothLinkOptions) async throws -> GATTClient
+
+    public init(openScanner: @escaping @Sendable (BluetoothLinkOptions) throws -> HCIScanner,
+                connect: @escaping @Sendable (BLEAddress, BLEAddressType, BluetoothLinkOptions) async throws -> GATTClient) {
+        self.openScanner = openScanner
+        self.connect = connect
+    }
 
     /// The real sockets of controller `index`.
-    static func controller(_ index: UInt16) -> BluetoothLink {
+    public static func controller(_ index: UInt16) -> BluetoothLink {
         BluetoothLink(
-            openScanner: { log in try HCIScanner.open(controller: index, log: log) },
-            connect: { address, type, log in
-                try await GATTClient.connect(to: address, addressType: type, controller: index, log: log)
+            openScanner: { options in
+                try HCIScanner.open(controller: index, configuration: options.scannerConfiguration, log: options.log,
+                                    tap: options.tap)
+            },
+            connect: { address, type, options in
+                try await GATTClient.connect(to: address, addressType: type, controller: index, log: options.log,
+                                             tap: options.tap)
             })
     }
 }
@@ -41,7 +73,7 @@ struct BluetoothBackend: DeviceBackend {
         let sink = Self.logSink(logger)
         let scanner: HCIScanner
         do {
-            scanner = try link.openScanner(sink)
+            scanner = try link.openScanner(BluetoothLinkOptions(log: sink))
             try await scanner.start()
         } catch {
             logger.warning("Bluetooth LE unavailable on \(controllerName): \(error); carrying on without it")
@@ -93,7 +125,7 @@ struct BluetoothBackend: DeviceBackend {
                               batcher: EventBatcher, logger: Logger, sink: @escaping BlueZLogSink) async -> Bool {
         let client: GATTClient
         do {
-            client = try await link.connect(advertisement.address, advertisement.addressType, sink)
+            client = try await link.connect(advertisement.address, advertisement.addressType, BluetoothLinkOptions(log: sink))
         } catch {
             logger.warning("connecting failed: \(error)")
             return false
