@@ -86,6 +86,7 @@ let package = Package(
         .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd"]),
         .testTarget(name: "IngestCLITests", dependencies: [
             "IngestCLI", "HealthModel", "AdapterKit", "BuiltinAdapters", "BLESimulators", "BlueZTransport", "SQLiteStore", "Transport",
+            "CaptureFormats",
         ]),
         .testTarget(
             name: "AdvertisementAdaptersTests",
