@@ -12,7 +12,7 @@ struct BenchOptions {
     var repeats = 3
     var statsRepeats = 5
     var directory: String?
-    /// Runs only some parts (for profiling): `pipeline`, `raw`, `ingest` (both) or `stats`.
+    /// Runs only some parts (for profiling): `pipeline`, `raw`, `ingest` (both), `stats`, `capture` or `daemon`.
     var only: String?
 
     static let usage = """
@@ -24,7 +24,7 @@ struct BenchOptions {
           --repeats N        ingest runs (both arms interleaved by batch); medians are reported (default 3)
           --stats-repeats N  runs of each statistics arm; the median is reported (default 5)
           --dir PATH         where the temporary databases go (default: a new folder in $TMPDIR)
-          --only PART        run only pipeline, raw, ingest or stats (for profiling)
+          --only PART        run only pipeline, raw, ingest, stats, capture or daemon (for profiling)
           --quick            a fast smoke run: 50000 samples, 52560 step samples, 1 and 3 runs
         The pipeline first runs once alone; the peak resident set (VmHWM) is read right after it.
         """
@@ -51,8 +51,8 @@ struct BenchOptions {
                 directory = arguments[index]
             case "--only":
                 index += 1
-                guard index < arguments.count, ["pipeline", "raw", "ingest", "stats"].contains(arguments[index]) else {
-                    throw BenchError("--only needs pipeline, raw, ingest or stats\n\(Self.usage)")
+                guard index < arguments.count, ["pipeline", "raw", "ingest", "stats", "capture", "daemon"].contains(arguments[index]) else {
+                    throw BenchError("--only needs pipeline, raw, ingest, stats, capture or daemon\n\(Self.usage)")
                 }
                 only = arguments[index]
             case "--quick":
@@ -86,6 +86,10 @@ func runBenchmark(_ options: BenchOptions) throws {
     let runsRaw = options.only == nil || options.only == "raw" || options.only == "ingest"
     if runsPipeline || runsRaw { try runIngest(options, directory: directory, pipeline: runsPipeline, raw: runsRaw) }
     if options.only == nil || options.only == "stats" { try runStats(options, directory: directory) }
+    if options.only == nil || options.only == "capture" {
+        captureDecodeBenchmark(reports: options.samples >= 1_000_000 ? 1_000_000 : 100_000,
+                               repeats: options.repeats)
+    }
 }
 
 func runIngest(_ options: BenchOptions, directory: String, pipeline runsPipeline: Bool, raw runsRaw: Bool) throws {
