@@ -32,6 +32,11 @@ public struct XiaomiScaleAdapter: Adapter {
             matches: [
                 .ble(BLEMatch(serviceUUIDs: [BLEUUID(0x181D)], namePattern: Self.smartScaleNamePattern)),
                 .ble(BLEMatch(serviceUUIDs: [BLEUUID(0x181B)], namePattern: Self.bodyCompositionScaleNamePattern)),
+                // The Mi scales' own service data frames (10 bytes under 0x181D, 13 under 0x181B), even
+                // before the name arrives in a scan response; standard scales list the service UUID
+                // or broadcast other lengths, so they still reach the generic GATT adapter.
+                .ble(BLEMatch(serviceDataUUIDs: [BLEUUID(0x181D)], serviceDataLengths: [10])),
+                .ble(BLEMatch(serviceDataUUIDs: [BLEUUID(0x181B)], serviceDataLengths: [13])),
             ],
             produces: [.bodyMass]
         )

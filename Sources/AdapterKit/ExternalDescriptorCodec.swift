@@ -99,6 +99,12 @@ public enum ExternalDescriptorCodec {
                 fields.append("\"companyIDs\":[" + ble.companyIDs.map(String.init).joined(separator: ",") + "]")
             }
             if let pattern = ble.namePattern { fields.append("\"namePattern\":" + JSONText.quoted(pattern)) }
+            if !ble.serviceDataUUIDs.isEmpty {
+                fields.append("\"serviceDataUUIDs\":[" + ble.serviceDataUUIDs.map { JSONText.quoted($0.description) }.joined(separator: ",") + "]")
+            }
+            if !ble.serviceDataLengths.isEmpty {
+                fields.append("\"serviceDataLengths\":[" + ble.serviceDataLengths.map(String.init).joined(separator: ",") + "]")
+            }
             return "{\"ble\":{" + fields.joined(separator: ",") + "}}"
         case .usb(let usb):
             var text = "{\"usb\":{\"vendorID\":\"" + String(format: "%04x", usb.vendorID) + "\""
@@ -251,7 +257,7 @@ private struct MatchEntry: Decodable {
     }
 
     static func bleMatch(_ fields: KeyedDecodingContainer<AnyJSONKey>) throws -> BLEMatch {
-        let allowed: Set<String> = ["serviceUUIDs", "companyIDs", "namePattern"]
+        let allowed: Set<String> = ["serviceUUIDs", "companyIDs", "namePattern", "serviceDataUUIDs", "serviceDataLengths"]
         if let unknown = fields.allKeys.map(\.stringValue).sorted().first(where: { !allowed.contains($0) }) {
             throw ExternalDescriptorError.unknownField("ble." + unknown)
         }
@@ -273,9 +279,21 @@ private struct MatchEntry: Decodable {
                   (try? NSRegularExpression(pattern: pattern)) != nil
             else { throw ExternalDescriptorError.invalidNamePattern(pattern) }
         }
-        let match = BLEMatch(serviceUUIDs: uuids, companyIDs: companies, namePattern: pattern)
-        if uuids.isEmpty && companies.isEmpty && pattern == nil {
-            throw ExternalDescriptorError.wrongFieldType(field: "ble", expected: "at least one of serviceUUIDs, companyIDs, namePattern")
+        let dataTexts = try DescribeDocument.optional(fields, "serviceDataUUIDs", [String].self, expected: "an array of strings") ?? []
+        var dataUUIDs: [BLEUUID] = []
+        for text in dataTexts {
+            guard let uuid = BLEUUID(text) else { throw ExternalDescriptorError.invalidServiceUUID(text) }
+            dataUUIDs.append(uuid)
+        }
+        let lengths = try DescribeDocument.optional(fields, "serviceDataLengths", [Int].self, expected: "an array of integers") ?? []
+        guard lengths.allSatisfy({ (0...255).contains($0) }) else {
+            throw ExternalDescriptorError.wrongFieldType(field: "ble.serviceDataLengths", expected: "lengths from 0 to 255")
+        }
+        let match = BLEMatch(serviceUUIDs: uuids, companyIDs: companies, namePattern: pattern,
+                             serviceDataUUIDs: dataUUIDs, serviceDataLengths: lengths)
+        if uuids.isEmpty && companies.isEmpty && pattern == nil && dataUUIDs.isEmpty {
+            throw ExternalDescriptorError.wrongFieldType(
+                field: "ble", expected: "at least one of serviceUUIDs, companyIDs, namePattern, serviceDataUUIDs")
         }
         return match
     }

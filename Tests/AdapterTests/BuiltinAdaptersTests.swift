@@ -99,9 +99,8 @@ import XiaomiScale
                 time: start.addingTimeInterval(Double(offset)), address: address, addressType: .public,
                 eventType: type, rssi: -60, data: data)), into: &output)
         }
-        withKnownIssue("AdapterRouter binds a device to the first adapter its partial traits match") {
-            #expect(router.matchedDevices[address] == XiaomiScaleAdapter.id)
-            #expect(output.records.count == 1)
-        }
+        // The Xiaomi descriptor matches broadcast 0x181D service data without waiting for the name.
+        #expect(router.matchedDevices[address] == XiaomiScaleAdapter.id)
+        #expect(output.records.count == 1)
     }
 }

@@ -78,7 +78,7 @@ struct ExternalDescriptorCodecTests {
         (#"{"protocol":1,"id":"acme","name":"A","version":"1","produces":["bodyMass"],"matches":[{"ble":{"serviceUUID":["181D"]}}]}"#,
          .invalidMatch(index: 0, reason: "unknown field \"ble.serviceUUID\"")),
         (#"{"protocol":1,"id":"acme","name":"A","version":"1","produces":["bodyMass"],"matches":[{"ble":{}}]}"#,
-         .invalidMatch(index: 0, reason: "ble must be at least one of serviceUUIDs, companyIDs, namePattern")),
+         .invalidMatch(index: 0, reason: "ble must be at least one of serviceUUIDs, companyIDs, namePattern, serviceDataUUIDs")),
         (#"{"protocol":1,"id":"acme","name":"A","version":"1","produces":["bodyMass"],"matches":[{"ble":{"namePattern":"^A"},"usb":{"vendorID":"0fcf"}}]}"#,
          .invalidMatch(index: 0, reason: "entry must be an object with exactly one of \"ble\", \"usb\"")),
         (#"{"protocol":1,"id":"acme","name":"A","version":"1","produces":["bodyMass"],"matches":[{"ble":{"namePattern":"^A"}},{"bluetooth":{}}]}"#,
