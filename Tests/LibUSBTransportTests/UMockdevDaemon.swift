@@ -55,22 +55,24 @@ final class UMockdevDaemon {
     }
 
     /// Polls `condition` every 0.2 s for up to `limit` seconds; false when it never held.
-    func wait(upTo limit: TimeInterval = 30, until condition: () throws -> Bool) rethrows -> Bool {
+    func wait(upTo limit: TimeInterval = 30, until condition: () async throws -> Bool) async rethrows -> Bool {
         let deadline = Date().addingTimeInterval(limit)
         while Date() < deadline {
-            if try condition() { return true }
-            Thread.sleep(forTimeInterval: 0.2)
+            if try await condition() { return true }
+            try? await Task.sleep(for: .milliseconds(200))
         }
-        return try condition()
+        return try await condition()
     }
 
     /// Sends SIGTERM to ingestd and waits up to `limit` seconds for it to exit; returns its exit status and how long
     /// it took, or nil when it did not exit in time (it is then killed).
-    func terminate(limit: TimeInterval = 10) throws -> (status: Int32, seconds: TimeInterval)? {
+    func terminate(limit: TimeInterval = 10) async throws -> (status: Int32, seconds: TimeInterval)? {
         let pid = try #require(ingestdPID, "ingestd is not running under umockdev-run")
         let start = Date()
         kill(pid, SIGTERM)
-        guard finished.wait(timeout: .now() + limit) == .success else {
+        let finished = self.finished
+        let exitedInTime = try await UMockdev.offThePool { finished.wait(timeout: .now() + limit) == .success }
+        guard exitedInTime else {
             kill(pid, SIGKILL)
             kill(process.processIdentifier, SIGKILL)
             _ = finished.wait(timeout: .now() + 5)
@@ -78,6 +80,22 @@ final class UMockdevDaemon {
         }
         exited = true
         return (process.terminationStatus, Date().timeIntervalSince(start))
+    }
+}
+
+extension UMockdev {
+    /// Runs blocking work (waiting for a child process) on a thread of its own, so that the tests' cooperative threads
+    /// (two on a two-core machine) stay free for the other suites' async tests.
+    static func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        let result: Swift.Result<T, any Error> = await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: Swift.Result { try work() }) }
+        }
+        return try result.get()
+    }
+
+    /// `execute` off the cooperative pool.
+    static func executeOffThePool(_ path: String, _ arguments: [String]) async throws -> Result {
+        try await offThePool { try execute(path, arguments) }
     }
 }
 
