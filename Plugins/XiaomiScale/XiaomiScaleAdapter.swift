@@ -55,7 +55,8 @@ public final class XiaomiScaleSession: AdapterSession {
     private let context: AdapterContext
     private let address: BLEAddress
     private var name: String?
-    private var lastEmitted: (syncIdentifier: String, version: Int)?
+    /// The reading emitted last: its clock and raw weight (the sync identity) and sync version.
+    private var lastEmitted: (clock: MiScaleClock, rawWeight: UInt16, version: Int)?
 
     public init(device: BLEDeviceTraits, context: AdapterContext) {
         self.context = context
@@ -94,13 +95,15 @@ public final class XiaomiScaleSession: AdapterSession {
             output.skip("not-stabilized")
             return
         }
-        let syncIdentifier = "\(address)/\(reading.clock)/\(reading.rawWeight)"
         let version = reading.impedanceOhms == nil ? 1 : 2
-        if let lastEmitted, lastEmitted.syncIdentifier == syncIdentifier, lastEmitted.version >= version {
+        // Compared field by field: building the identifier text for every rebroadcast is costly.
+        if let lastEmitted, lastEmitted.clock == reading.clock, lastEmitted.rawWeight == reading.rawWeight,
+           lastEmitted.version >= version {
             output.skip("repeated-broadcast")
             return
         }
-        lastEmitted = (syncIdentifier, version)
+        lastEmitted = (reading.clock, reading.rawWeight, version)
+        let syncIdentifier = "\(address)/\(reading.clock)/\(reading.rawWeight)"
 
         var metadata = Metadata(syncIdentifier: syncIdentifier, syncVersion: version, timeZone: context.timeZone.identifier)
         let time: Date

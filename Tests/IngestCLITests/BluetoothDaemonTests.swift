@@ -43,8 +43,8 @@ import Transport
                                                  script: SimulatedController.Script(reportBatches: [reports()]))
         await controller.start()
         let link = BluetoothLink(
-            openScanner: { log in HCIScanner(channel: try PacketChannel(adopting: hostEnd), log: log) },
-            connect: { address, type, log in
+            openScanner: { options in HCIScanner(channel: try PacketChannel(adopting: hostEnd), log: options.log) },
+            connect: { address, type, options in
                 let (clientEnd, peripheralEnd) = try SocketPair.make()
                 let peripheral = try SimulatedPeripheral(descriptor: peripheralEnd, profile: .weightScale,
                                                          behaviour: peripherals.behaviour)
@@ -52,7 +52,7 @@ import Transport
                 peripherals.add(peripheral)
                 let client = GATTClient(channel: try PacketChannel(adopting: clientEnd),
                                         peer: GATTPeer(address: address, addressType: type, connectionHandle: 0x0040),
-                                        configuration: GATTClientConfiguration(requestTimeout: .seconds(1)), log: log)
+                                        configuration: GATTClientConfiguration(requestTimeout: .seconds(1)), log: options.log)
                 await client.start()
                 return client
             })

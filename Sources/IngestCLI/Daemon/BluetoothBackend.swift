@@ -5,43 +5,90 @@ import HealthModel
 import Synchronization
 import Transport
 
-/// How the Bluetooth backend reaches the radio: real HCI and L2CAP sockets, or simulators in tests.
-struct BluetoothLink: Sendable {
+/// What a ``BluetoothLink`` is asked for when it opens a scanner or connects.
+public struct BluetoothLinkOptions: Sendable {
+    /// Receives the engine's log records.
+    public var log: BlueZLogSink
+    /// Sees every packet the engine sends and receives (`ingestd capture`).
+    public var tap: PacketTap?
+    /// Scan actively (scan requests, so scan responses arrive) instead of passively.
+    public var activeScan: Bool
+
+    public init(log: @escaping BlueZLogSink, tap: PacketTap? = nil, activeScan: Bool = false) {
+        self.log = log
+        self.tap = tap
+        self.activeScan = activeScan
+    }
+
+    /// The scanner configuration these options ask for.
+    public var scannerConfiguration: HCIScannerConfiguration {
+        HCIScannerConfiguration(parameters: LEScanParameters(scanType: activeScan ? .active : .passive))
+    }
+}
+
+/// How the Bluetooth backend (and `ingestd capture`) reaches the radio: real HCI and L2CAP
+/// sockets, or simulators in tests and benchmarks.
+public struct BluetoothLink: Sendable {
     /// Opens the scanner (not started). Throws `BluetoothUnavailable` without a controller.
-    var openScanner: @Sendable (@escaping BlueZLogSink) throws -> HCIScanner
+    public var openScanner: @Sendable (BluetoothLinkOptions) throws -> HCIScanner
     /// Connects to a peripheral and returns a started GATT client.
-    var connect: @Sendable (BLEAddress, BLEAddressType, @escaping BlueZLogSink) async throws -> GATTClient
+    public var connect: @Sendable (BLEAddress, BLEAddressType, BluetoothLinkOptions) async throws -> GATTClient
+
+    public init(openScanner: @escaping @Sendable (BluetoothLinkOptions) throws -> HCIScanner,
+                connect: @escaping @Sendable (BLEAddress, BLEAddressType, BluetoothLinkOptions) async throws -> GATTClient) {
+        self.openScanner = openScanner
+        self.connect = connect
+    }
 
     /// The real sockets of controller `index`.
-    static func controller(_ index: UInt16) -> BluetoothLink {
+    public static func controller(_ index: UInt16) -> BluetoothLink {
         BluetoothLink(
-            openScanner: { log in try HCIScanner.open(controller: index, log: log) },
-            connect: { address, type, log in
-                try await GATTClient.connect(to: address, addressType: type, controller: index, log: log)
+            openScanner: { options in
+                try HCIScanner.open(controller: index, configuration: options.scannerConfiguration, log: options.log,
+                                    tap: options.tap)
+            },
+            connect: { address, type, options in
+                try await GATTClient.connect(to: address, addressType: type, controller: index, log: options.log,
+                                             tap: options.tap)
             })
     }
 }
 
 /// Bluetooth LE in the daemon: scans, routes advertisements through the same adapter router a
 /// replayed capture uses, connects to matched devices whose adapter needs GATT (reads device
-/// information, subscribes to the measurement characteristics), and commits batches about once a
-/// second. No controller (or no kernel support) is logged once and the daemon carries on.
-struct BluetoothBackend: DeviceBackend {
+/// information, subscribes to the measurement characteristics), and commits what arrives in
+/// small batches (see ``EventBatcher``). No controller (or no kernel support) is logged once and
+/// the daemon carries on.
+///
+/// Public for IngestBench, which drives it in-process over the simulators.
+public struct BluetoothBackend: DeviceBackend {
     let name = "ble"
-    var adapters: [any Adapter]
-    var link: BluetoothLink
-    var controllerName: String
-    var timeZone: TimeZone
+    public var adapters: [any Adapter]
+    public var link: BluetoothLink
+    public var controllerName: String
+    public var timeZone: TimeZone
     /// With `--once`: how long to listen.
-    var onceListen: Duration
+    public var onceListen: Duration
     /// After a connection ended normally, how long before connecting to the same device again.
-    var reconnectCooldown: Duration = .seconds(60)
+    public var reconnectCooldown: Duration = .seconds(60)
+    /// How long the first record of a batch waits for others before the batch is committed.
+    public var batchDelay: Duration = EventBatcher.defaultDelay
 
-    func run(service: IngestService, logger: Logger, once: Bool) async {
+    public init(adapters: [any Adapter], link: BluetoothLink, controllerName: String, timeZone: TimeZone,
+                onceListen: Duration) {
+        self.adapters = adapters
+        self.link = link
+        self.controllerName = controllerName
+        self.timeZone = timeZone
+        self.onceListen = onceListen
+    }
+
+    /// Scans and serves devices until cancelled (or, with `once`, for ``onceListen``).
+    public func run(service: IngestService, logger: Logger, once: Bool) async {
         let sink = Self.logSink(logger)
         let scanner: HCIScanner
         do {
-            scanner = try link.openScanner(sink)
+            scanner = try link.openScanner(BluetoothLinkOptions(log: sink))
             try await scanner.start()
         } catch {
             logger.warning("Bluetooth LE unavailable on \(controllerName): \(error); carrying on without it")
@@ -56,7 +103,7 @@ struct BluetoothBackend: DeviceBackend {
             await scanner.stop()
             return
         }
-        let batcher = EventBatcher(router: router, service: service, logger: logger)
+        let batcher = EventBatcher(router: router, service: service, logger: logger, delay: batchDelay)
         let connections = ConnectionTable(cooldown: reconnectCooldown)
         let link = self.link
         await withTaskGroup(of: Void.self) { group in
@@ -93,7 +140,7 @@ struct BluetoothBackend: DeviceBackend {
                               batcher: EventBatcher, logger: Logger, sink: @escaping BlueZLogSink) async -> Bool {
         let client: GATTClient
         do {
-            client = try await link.connect(advertisement.address, advertisement.addressType, sink)
+            client = try await link.connect(advertisement.address, advertisement.addressType, BluetoothLinkOptions(log: sink))
         } catch {
             logger.warning("connecting failed: \(error)")
             return false
@@ -169,33 +216,58 @@ final class ConnectionTable: Sendable {
     }
 }
 
-/// Routes transport events to adapter sessions and commits their records in batches (at most one
-/// second old, or 500 records). Rejections are logged without values.
-actor EventBatcher {
+/// Routes transport events to adapter sessions and commits their records in small batches: a
+/// batch is committed ``delay`` (20 ms by default) after its first record arrived, or at once
+/// when it reaches 500 records. A lone notification is thus committed within about 20 ms plus
+/// the commit itself, while a busy radio (hundreds of advertisements a second) still gets
+/// batches of many records and at most about 50 commits a second. Nothing runs while no records
+/// wait (no polling). Rejections are logged without values.
+public actor EventBatcher {
+    /// The default wait of a batch's first record for others.
+    public static let defaultDelay: Duration = .milliseconds(20)
+    /// Records that make a batch commit without waiting.
+    static let maximumBatch = 500
+
     private let router: AdapterRouter
     private let service: IngestService
     private let logger: Logger
+    private let delay: Duration
     private var output = AdapterOutput()
-    private var lastFlush = ContinuousClock.now
+    private var timer: Task<Void, Never>?
 
-    init(router: AdapterRouter, service: IngestService, logger: Logger) {
+    init(router: AdapterRouter, service: IngestService, logger: Logger, delay: Duration = EventBatcher.defaultDelay) {
         self.router = router
         self.service = service
         self.logger = logger
+        self.delay = delay
     }
 
     func add(_ event: TransportEvent) async {
         router.route(event, into: &output)
-        if output.records.count >= 500 || ContinuousClock.now - lastFlush >= .seconds(1) {
+        if output.records.count >= Self.maximumBatch {
             await flush(finishing: false)
+        } else if timer == nil, !output.records.isEmpty || !output.rejections.isEmpty {
+            let delay = self.delay
+            timer = Task {
+                do { try await Task.sleep(for: delay) } catch { return }
+                await self.timerFired()
+            }
         }
+    }
+
+    private func timerFired() async {
+        timer = nil
+        await flush(finishing: false)
     }
 
     func adapter(for address: BLEAddress) -> (any Adapter)? { router.adapter(for: address) }
 
     func flush(finishing: Bool) async {
+        // External adapters answer asynchronously: collect what their processes wrote meanwhile.
+        router.poll(into: &output)
         if finishing { router.finish(into: &output) }
-        lastFlush = ContinuousClock.now
+        timer?.cancel()
+        timer = nil
         for rejection in output.rejections {
             logger.warning("frame rejected by \(rejection.adapter): \(rejection.reason)")
         }

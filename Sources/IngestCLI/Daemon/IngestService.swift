@@ -7,24 +7,33 @@ import Synchronization
 /// The one writer of the store in the daemon: every session's batches pass through here, one
 /// transaction at a time. A batch's `ingest` returns after its commit, so a session may then
 /// acknowledge the data to its device.
-actor IngestService {
+///
+/// Public for IngestBench (commit latency through `onCommit`).
+public actor IngestService {
     private let store: HealthStore
     private let pipeline: Pipeline
     private let logger: Logger
     private var closed = false
+    private let onCommit: (@Sendable ([HealthRecord], IngestReport) -> Void)?
     /// Totals since start, for the shutdown log line.
-    private(set) var totals = TypeCounts()
+    public private(set) var totals = TypeCounts()
 
-    init(storePath: String, logger: Logger) throws {
+    /// Opens the store.
+    /// - Parameter onCommit: called after each batch's transaction committed, with the batch and
+    ///   its report (before `ingest` returns).
+    public init(storePath: String, logger: Logger,
+                onCommit: (@Sendable (_ records: [HealthRecord], _ report: IngestReport) -> Void)? = nil) throws {
         store = try HealthStore(path: storePath)
         pipeline = try Pipeline(store: store)
         self.logger = logger
+        self.onCommit = onCommit
     }
 
     /// Normalizes, validates, authorizes and commits one batch. Logs counts, never values.
     func ingest(_ records: [HealthRecord], origin: String) throws -> IngestReport {
         guard !closed else { throw CommandFailure.failure("the store is closed (shutting down)") }
         let report = try pipeline.ingest(records)
+        onCommit?(records, report)
         totals += report.totals
         var log = logger
         log[metadataKey: "device"] = "\(origin)"
@@ -51,7 +60,7 @@ actor IngestService {
     }
 
     /// Closes the store; later batches are refused.
-    func close() {
+    public func close() {
         guard !closed else { return }
         closed = true
         store.close()
