@@ -30,6 +30,7 @@ Scenarios (the first argument):
                     strict replay under umockdev): reset, network key (--key), assign, wildcard channel id, period,
                     RF, extended messages, Rx scan mode; then broadcasts with extended data from two heart-rate
                     monitors, a stride sensor and a scale.
+                    At the end (after SIGTERM) the session's close-channel command.
   daemon-refused    the same start-up, but the stick refuses the network key (code 0x28): the session must fail.
 
 Each scenario writes OUT.pcapng and, except the daemon ones, OUT.expected.jsonl: the samples `ingestd decode
@@ -48,7 +49,8 @@ import json
 import struct
 import sys
 
-BUS, DEVICE = 1, 2
+BUS = 1
+DEVICE = 2             # the device address; --address changes it (a second stick in a umockdev tree)
 VENDOR, PRODUCT = 0x0FCF, 0x1008
 EP_IN, EP_OUT = 0x81, 0x01
 XFER_CONTROL, XFER_BULK = 2, 3
@@ -455,6 +457,9 @@ def scenario_daemon(capture, key, refuse_key=False):
     session.read(from_sender(scale_page(8050), 5150, 119, 0x01))
     session.read(from_sender(scale_page(8050), 5150, 119, 0x01))
     session.read(from_sender(scale_page(0xFFFF), 5150, 119, 0x01))
+    # Stopped (SIGTERM): the session closes its channel and reads no more.
+    session.time += 5_000_000
+    session.write(ant(0x4C, [0x00]))
     return []
 
 
@@ -463,7 +468,10 @@ def main():
     parser.add_argument('scenario', choices=['hrm', 'sdm', 'scale', 'scale-unmeasured', 'daemon', 'daemon-refused'])
     parser.add_argument('output', help='the .pcapng to write (the expected samples go next to it)')
     parser.add_argument('--key', help='network key (16 hex digits) for the daemon scenarios', default=EXAMPLE_KEY.hex())
+    parser.add_argument('--address', type=int, default=2, help='the stick\'s device address on bus 1 (default 2)')
     arguments = parser.parse_args()
+    global DEVICE
+    DEVICE = arguments.address
     capture = Capture()
     key = bytes.fromhex(arguments.key)
     if len(key) != 8:

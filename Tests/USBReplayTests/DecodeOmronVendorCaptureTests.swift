@@ -5,7 +5,7 @@ import Testing
 /// re-sequenced -session files): the vendor program's extra requests (PRF00, repeated hand-shakes, other modes) sit
 /// between the exchanges ingestd makes, and the tolerant replay passes over them. Every day the capture holds must
 /// come out as the vendor exported it.
-struct DecodeOmronVendorCaptureTests {
+@Suite(.serialized) struct DecodeOmronVendorCaptureTests {
     static let folder = "USBAdaptersTests/Captures/omron-hj720it"
 
     struct Decoded {
@@ -35,8 +35,8 @@ struct DecodeOmronVendorCaptureTests {
         return (String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0), parts.hour ?? -1)
     }
 
-    static func decode(log: Int, options: [String] = []) throws -> Decoded {
-        let output = try IngestdProcess.run(["decode", Fixtures.path("\(folder)/pedometerLog\(log).pcapng"), "--usb", "0590:0028",
+    static func decode(log: Int, options: [String] = []) async throws -> Decoded {
+        let output = try await IngestdProcess.run(["decode", Fixtures.path("\(folder)/pedometerLog\(log).pcapng"), "--usb", "0590:0028",
                                              "--json", "--tz", "UTC"] + options.flatMap { ["--adapter-option", $0] })
         return Decoded(output: output, samples: try output.lines.map { try DecodedSample(json: $0) })
     }
@@ -64,8 +64,8 @@ struct DecodeOmronVendorCaptureTests {
         #expect(decoded.samples.allSatisfy { $0.source == "omron-hj720it" && $0.deviceIdentifier == "HJ7208Y125980" })
     }
 
-    @Test func theFirstSessionGivesEveryExportedDay() throws {
-        let decoded = try Self.decode(log: 1)
+    @Test func theFirstSessionGivesEveryExportedDay() async throws {
+        let decoded = try await Self.decode(log: 1)
         #expect(decoded.output.status == 0, "\(decoded.output.stderr)")
         let export = try OmronVendorExport(path: Fixtures.path("\(Self.folder)/pedometerData1.csv"))
         #expect(export.days.count == 7)
@@ -82,8 +82,8 @@ struct DecodeOmronVendorCaptureTests {
     /// the capture come out exactly; for the first day it never asked about the summary says how many requests the
     /// capture lacks and why the session ended.
     @Test(arguments: [(2, ["2009-05-20", "2009-05-21"]), (3, ["2009-05-21"])])
-    func laterSessionsGiveTheDaysTheyRead(log: Int, days: [String]) throws {
-        let decoded = try Self.decode(log: log)
+    func laterSessionsGiveTheDaysTheyRead(log: Int, days: [String]) async throws {
+        let decoded = try await Self.decode(log: log)
         #expect(decoded.output.status == 0, "\(decoded.output.stderr)")
         try Self.expectVendorExport(decoded, csv: log, days: Set(days))
         let notInCapture = try #require(decoded.output.stderr.split(separator: "\n")
@@ -95,8 +95,8 @@ struct DecodeOmronVendorCaptureTests {
 
     /// Asked for the new days only, as the vendor software did, the session finds every request in the capture.
     @Test(arguments: [(2, ["2009-05-20", "2009-05-21"]), (3, ["2009-05-21"])])
-    func askingForTheNewDaysFollowsTheVendorSession(log: Int, days: [String]) throws {
-        let decoded = try Self.decode(log: log, options: ["omron-days=new"])
+    func askingForTheNewDaysFollowsTheVendorSession(log: Int, days: [String]) async throws {
+        let decoded = try await Self.decode(log: log, options: ["omron-days=new"])
         #expect(decoded.output.status == 0, "\(decoded.output.stderr)")
         try Self.expectVendorExport(decoded, csv: log, days: Set(days))
         #expect(decoded.output.stderr.contains("writes not in the capture: 0"), "\(decoded.output.stderr)")

@@ -11,7 +11,9 @@ struct Decode: Command {
         discussion: """
             FILE is a btsnoop log (btmon -w, Android's HCI snoop log), a pcap/pcapng file with a \
             Bluetooth link type, or a usbmon pcap/pcapng (Wireshark or tcpdump on usbmonN); a USB \
-            capture drives the USB adapter's session as the device would. Each device goes to the first adapter that matches it (--adapter forces \
+            capture drives the USB adapter's session as the device would (a capture made by other software \
+            need not follow ingestd's start-up: requests it lacks are accepted and counted as "writes not in the \
+            capture" in the summary). Each device goes to the first adapter that matches it (--adapter forces \
             one). Samples and correlations go to stdout; a summary (records, advertisements, connections, \
             samples per type, rejected frames, devices no adapter took) goes to stderr.
             """)
