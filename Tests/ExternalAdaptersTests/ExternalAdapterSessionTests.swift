@@ -126,17 +126,21 @@ struct ExternalAdapterSessionTests {
         var output = AdapterOutput()
         session.finish(into: &output)
 
+        // A run still going when the session finished is cut short, so the exact counts hold for
+        // the runs that were killed for flooding; the cut-short run can only add to them.
         let statistics = adapter.supervisor.statistics
-        let runs = statistics.starts
-        #expect(runs >= 2)
-        #expect(statistics.rejectionKills == runs)
-        #expect(statistics.failures == runs)
-        #expect(statistics.rejectedLines == 1000 * runs)
+        let kills = statistics.rejectionKills
+        #expect(kills >= 1)
+        #expect(statistics.starts >= kills)
+        #expect(statistics.failures >= kills)
+        #expect(statistics.rejectedLines >= 1000 * kills && statistics.rejectedLines < 1000 * (kills + 1))
         #expect(output.records.isEmpty)
-        #expect(rejectionCounts(output) == ["invalid-json": 400 * runs, "line-too-long": 200 * runs,
-                                            "unknown-message": 200 * runs, "unknown-type": 200 * runs])
-        #expect(statistics.rejections == [.invalidJSON: 400 * runs, .lineTooLong: 200 * runs,
-                                          .unknownMessage: 200 * runs, .unknownType: 200 * runs])
+        let counts = rejectionCounts(output)
+        for (reason, perRun) in ["invalid-json": 400, "line-too-long": 200, "unknown-message": 200, "unknown-type": 200] {
+            #expect((counts[reason] ?? 0) >= perRun * kills, "\(reason)")
+            #expect((counts[reason] ?? 0) <= perRun * (kills + 1), "\(reason)")
+        }
+        #expect(Set(statistics.rejections.keys) == [.invalidJSON, .lineTooLong, .unknownMessage, .unknownType])
         #expect(output.rejections.first?.adapter == "flood")
         #expect(output.rejections.first?.detail.hasPrefix("\(miScaleAddress): ") == true)
         #expect(log.all.contains { $0.origin == .supervisor && $0.message.hasPrefix("killed: 1000 rejected output lines in a row") })

@@ -69,7 +69,7 @@ import Transport
         await scenario.run(["auth", "grant", "xiaomi-scale", "bodyMass"])
         await scenario.run(["auth", "grant", "gatt-health", "bodyMass"])
         let peripherals = Peripherals()
-        _ = try await runDaemon(store: scenario.store, peripherals: peripherals, listen: .seconds(2))
+        _ = try await runDaemon(store: scenario.store, peripherals: peripherals, listen: .seconds(5))
         #expect(peripherals.count == 1, "one connection to the weight scale, not one per advertisement")
 
         let store = try HealthStore(path: scenario.store)
@@ -87,7 +87,7 @@ import Transport
         await scenario.run(["auth", "grant", "gatt-health", "bodyMass"])
         let peripherals = Peripherals()
         peripherals.behaviour = .silent
-        _ = try await runDaemon(store: scenario.store, peripherals: peripherals, listen: .seconds(2))
+        _ = try await runDaemon(store: scenario.store, peripherals: peripherals, listen: .seconds(4))
         let store = try HealthStore(path: scenario.store)
         defer { store.close() }
         let samples = try store.samples(type: .bodyMass)
