@@ -59,7 +59,8 @@ let package = Package(
                 exclude: ["README.md"]),
         .executableTarget(
             name: "IngestBench",
-            dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CSQLite", "CaptureFormats"]
+            dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CSQLite", "CaptureFormats",
+                           "IngestCLI", "BLESimulators", "BlueZTransport", "BuiltinAdapters", "AdapterKit", "Transport"]
         ),
 
         // Built-in advertisement adapters: Xiaomi Mi scales and BTHome v2.
