@@ -2,12 +2,16 @@
 // ingestd: wearables and home medical devices into clean, HealthKit-shaped health data.
 import PackageDescription
 
+/// Fuzz targets are compiled as libraries so that libFuzzer can bring its own `main`.
+let fuzzSettings: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
+
 let package = Package(
     name: "ingestd",
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "ingestd", targets: ["ingestd"]),
         .executable(name: "IngestBench", targets: ["IngestBench"]),
+        .executable(name: "ingestd-adapter-xiaomi-scale", targets: ["ingestd-adapter-xiaomi-scale"]),
     ],
     targets: [
         // C libraries from Debian, through module maps and shim headers.
@@ -31,6 +35,8 @@ let package = Package(
         .target(name: "BLESimulators", dependencies: ["BlueZTransport", "Transport"]),
         // The adapter contract: descriptors, device matches, sessions, the event router.
         .target(name: "AdapterKit", dependencies: ["HealthModel", "Transport"]),
+        // External adapters: plugin executables found, described, run and supervised as untrusted processes.
+        .target(name: "ExternalAdapters", dependencies: ["AdapterKit", "HealthModel", "Transport"]),
         // Normalize, validate, authorize, hand to the store; the SampleStore port.
         .target(name: "Pipeline", dependencies: ["HealthModel"]),
         // A small Swift face on sqlite3 and the default SampleStore.
@@ -38,7 +44,7 @@ let package = Package(
         // Commands, argument parsing, logging, wiring.
         .target(name: "IngestCLI", dependencies: [
             "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
-            "LibUSBTransport", "BlueZTransport",
+            "LibUSBTransport", "BlueZTransport", "ExternalAdapters",
         ]),
         // The ordered registry of built-in adapters (exact matches before generic ones).
         .target(
@@ -60,7 +66,8 @@ let package = Package(
         .executableTarget(
             name: "IngestBench",
             dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CSQLite", "CaptureFormats",
-                           "IngestCLI", "BLESimulators", "BlueZTransport", "BuiltinAdapters", "AdapterKit", "Transport"]
+                           "BuiltinAdapters", "AdapterKit", "Transport",
+                           "IngestCLI", "BLESimulators", "BlueZTransport"]
         ),
 
         // Built-in advertisement adapters: Xiaomi Mi scales and BTHome v2.
@@ -68,6 +75,10 @@ let package = Package(
                 exclude: ["README.md"]),
         .target(name: "BTHome", dependencies: ["AdapterKit", "HealthModel", "Transport"], path: "Plugins/BTHome",
                 exclude: ["README.md"]),
+
+        // The Xiaomi scale adapter built as an external adapter executable (ExternalAdapterMain).
+        .executableTarget(name: "ingestd-adapter-xiaomi-scale", dependencies: ["AdapterKit", "XiaomiScale"],
+                          path: "Plugins/ExternalXiaomiScale"),
 
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "SQLiteStore", "HealthModel"]),
@@ -95,9 +106,49 @@ let package = Package(
                            "SQLiteStore", "CaptureFormats"],
             exclude: ["Captures"]
         ),
+        // Runs the built ingestd on usbmon captures other software made (tolerant replay): Omron vendor sessions,
+        // generated ANT+ channel-mode captures.
+        .testTarget(name: "USBReplayTests", dependencies: ["ingestd"], exclude: ["Captures"]),
+        .testTarget(
+            name: "ExternalAdaptersTests",
+            dependencies: ["ExternalAdapters", "AdapterKit", "XiaomiScale", "HealthModel", "Transport", "Pipeline",
+                           "SQLiteStore", "CaptureFormats", "ingestd-adapter-xiaomi-scale"],
+            exclude: ["Plugins"]
+        ),
         .testTarget(
             name: "CaptureFormatsTests",
             dependencies: ["CaptureFormats", "Transport"],
+            exclude: ["Captures"]
+        ),
+        // libFuzzer targets (scripts/fuzz.sh builds them with --sanitize=fuzzer -DFUZZING); a plain
+        // build makes each a tool that replays crash files: `fuzz-gatt crash-…`.
+        .target(name: "FuzzSupport", dependencies: ["AdapterKit", "CaptureFormats", "HealthModel", "Transport"],
+                path: "Tests/Fuzz/Support"),
+        .executableTarget(name: "fuzz-btsnoop", dependencies: ["CaptureFormats", "FuzzSupport"],
+                          path: "Tests/Fuzz/BTSnoop", swiftSettings: fuzzSettings),
+        .executableTarget(name: "fuzz-pcap", dependencies: ["CaptureFormats", "FuzzSupport"],
+                          path: "Tests/Fuzz/Pcap", swiftSettings: fuzzSettings),
+        .executableTarget(name: "fuzz-pcapng", dependencies: ["CaptureFormats", "FuzzSupport"],
+                          path: "Tests/Fuzz/PcapNG", swiftSettings: fuzzSettings),
+        .executableTarget(name: "fuzz-hci", dependencies: ["AdapterKit", "BuiltinAdapters", "CaptureFormats", "Transport", "FuzzSupport"],
+                          path: "Tests/Fuzz/HCITrace", swiftSettings: fuzzSettings),
+        .executableTarget(name: "fuzz-gatt", dependencies: ["AdapterKit", "GATTHealthProfiles", "Transport", "FuzzSupport"],
+                          path: "Tests/Fuzz/GATT", swiftSettings: fuzzSettings),
+        .executableTarget(name: "fuzz-xiaomi", dependencies: ["AdapterKit", "XiaomiScale", "Transport", "FuzzSupport"],
+                          path: "Tests/Fuzz/Xiaomi", swiftSettings: fuzzSettings),
+        .executableTarget(name: "fuzz-bthome", dependencies: ["AdapterKit", "BTHome", "Transport", "FuzzSupport"],
+                          path: "Tests/Fuzz/BTHome", swiftSettings: fuzzSettings),
+        .executableTarget(name: "fuzz-records", dependencies: ["HealthModel", "FuzzSupport"],
+                          path: "Tests/Fuzz/HealthRecords", swiftSettings: fuzzSettings),
+        .executableTarget(name: "fuzz-units", dependencies: ["HealthModel", "FuzzSupport"],
+                          path: "Tests/Fuzz/Units", swiftSettings: fuzzSettings),
+        // Every adapter's captures (built from published byte vectors) replayed as `ingestd decode` does.
+        .testTarget(
+            name: "AdapterTests",
+            dependencies: [
+                "IngestCLI", "BuiltinAdapters", "AdapterKit", "CaptureFormats", "HealthModel", "Transport",
+                "GATTHealthProfiles", "XiaomiScale", "ingestd",
+            ],
             exclude: ["Captures"]
         ),
     ],

@@ -56,6 +56,14 @@ public struct ANTNetworkKey: Hashable, Sendable, CustomStringConvertible, Custom
         try self.init(hex: text)
     }
 
+    /// Eight zero bytes: what a replayed session sends when neither the options nor the capture give a key
+    /// (nothing is transmitted when replaying).
+    public static let placeholder = ANTNetworkKey(unchecked: [UInt8](repeating: 0, count: 8))
+
+    private init(unchecked bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
     public var description: String { "ANT network key (8 bytes, not shown)" }
     public var debugDescription: String { description }
     /// `dump` and reflection show no bytes either.

@@ -33,7 +33,9 @@ public struct ANTPlusAdapter: USBAdapter {
                             options: [String: String]) -> any USBAdapterSession {
         let configuration: Result<ANTPlusConfiguration, ANTSessionError>
         do {
-            configuration = .success(try ANTPlusConfiguration(options: options, readFile: readFile))
+            // A replayed capture transmits nothing: the key is not needed (the session takes the capture's).
+            configuration = .success(try ANTPlusConfiguration(options: options, readFile: readFile,
+                                                              keyRequired: context.replayClock == nil))
         } catch {
             configuration = .failure(error)
         }
@@ -66,11 +68,16 @@ public struct ANTPlusConfiguration: Hashable, Sendable {
         self.receiver = receiver
     }
 
-    /// `ant-network-key` / `ant-network-key-file` (required), `ant-mode=scan|channels`, `ant-batch-seconds=N`.
-    public init(options: [String: String], readFile: (String) throws -> String) throws(ANTSessionError) {
+    /// `ant-network-key` / `ant-network-key-file` (required unless `keyRequired` is false, when a
+    /// capture is replayed: then a missing key is `ANTNetworkKey.placeholder`), `ant-mode=scan|channels`,
+    /// `ant-batch-seconds=N`.
+    public init(options: [String: String], readFile: (String) throws -> String, keyRequired: Bool = true)
+        throws(ANTSessionError) {
         let key: ANTNetworkKey
         do {
             key = try ANTNetworkKey(options: options, readFile: readFile)
+        } catch .missing where !keyRequired {
+            key = .placeholder
         } catch {
             throw .networkKey(error)
         }

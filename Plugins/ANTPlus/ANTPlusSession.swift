@@ -31,6 +31,12 @@ public enum ANTSessionError: Error, Hashable, Sendable, CustomStringConvertible 
 
 /// One ANT stick: reset, network key, channel set-up with extended messages (so every page names its sensor),
 /// then reception until `shouldStop`, committing a batch every `batchInterval` and at the end.
+///
+/// Replaying a capture (`context.replayClock` set) the session transmits nothing real, and the capture may come
+/// from other software with its own start-up: the network key is the one the capture shows (or a placeholder;
+/// never printed), a command the capture does not answer or refused is noted and passed over instead of ending
+/// the session, channels are not re-opened, and data without extended data is attributed through the channel ids
+/// the capturing software configured (set channel id, 0x51) or the stick reported.
 public final class ANTPlusSession: USBAdapterSession {
     static let readTimeout: Duration = .milliseconds(500)
     static let writeTimeout: Duration = .seconds(1)
@@ -49,19 +55,26 @@ public final class ANTPlusSession: USBAdapterSession {
     private var output = AdapterOutput()
     /// Device type per channel in `channels` mode (for pages without extended data).
     private var channelTypes: [UInt8: UInt8] = [:]
+    /// Channel ids the stick reported (a 0x51 message answering a request).
+    private var reportedChannels: [UInt8: ANTChannelID] = [:]
+    /// Replay: the channel ids the capturing software set (0x51 commands with a device type).
+    private var capturedChannels: [UInt8: ANTChannelID] = [:]
+    /// Whether a capture is replayed (the context has a replay clock).
+    private let replaying: Bool
 
     public init(context: AdapterContext, configuration: Result<ANTPlusConfiguration, ANTSessionError>,
                 now: @escaping @Sendable () -> Date) {
         self.context = context
         self.configuration = configuration
         self.now = now
+        self.replaying = context.replayClock != nil
         let settings = (try? configuration.get().receiver) ?? ANTPlusReceiver.Settings()
         self.receiver = ANTPlusReceiver(source: context.source, settings: settings)
     }
 
     public func run(_ device: any USBDeviceHandle, deliver: (AdapterOutput) throws -> Void,
                     shouldStop: () -> Bool) throws {
-        let configuration = try self.configuration.get()
+        let configuration = try replayConfiguration(device)
         let link = try ANTLink(device: device)
         try link.open()
         defer { link.close() }
@@ -88,6 +101,17 @@ public final class ANTPlusSession: USBAdapterSession {
         receiver.flush(at: now(), into: &output)
         try deliverPending(deliver)
         if !deviceGone { shutDown(link, configuration: configuration) }
+    }
+
+    /// The configuration; when replaying a capture, with the capture's network key, and the channel ids the
+    /// capturing software set are learnt.
+    private func replayConfiguration(_ device: any USBDeviceHandle) throws -> ANTPlusConfiguration {
+        var configuration = try self.configuration.get()
+        guard replaying, let link = try? ANTLink(device: device),
+              let setUp = ANTCapturedSetUp(device: device, endpoint: link.outEndpoint) else { return configuration }
+        if let key = setUp.networkKey { configuration.networkKey = key }
+        capturedChannels = setUp.channels
+        return configuration
     }
 
     private func deliverPending(_ deliver: (AdapterOutput) throws -> Void) throws {
@@ -143,6 +167,11 @@ public final class ANTPlusSession: USBAdapterSession {
             return true
         }
         let name = ANTMessageID.name(message.id)
+        if replaying, failure != nil || !answered {
+            // Another program's capture: its start-up differs from ours, which is no reason to stop reading it.
+            output.skip(failure == nil ? "ant command not answered in the capture" : "ant command refused in the capture")
+            return
+        }
         if let failure { throw ANTSessionError.commandFailed(command: name, code: failure) }
         guard answered else { throw ANTSessionError.noResponse(command: name) }
     }
@@ -171,6 +200,8 @@ public final class ANTPlusSession: USBAdapterSession {
     }
 
     private func shutDown(_ link: ANTLink, configuration: ANTPlusConfiguration) {
+        // A replayed capture is not a stick to close channels on.
+        guard !replaying else { return }
         let channels: [UInt8] = configuration.mode == .scan ? [0] : channelTypes.keys.sorted()
         for channel in channels { try? link.send(ANTCommand.closeChannel(channel)) }
     }
@@ -205,9 +236,7 @@ public final class ANTPlusSession: USBAdapterSession {
                 output.reject(context.source, reason: error.reason, detail: error.description, time: time)
                 return
             }
-            guard let sender = data.channelID ?? channelTypes[data.channel].map({
-                ANTChannelID(deviceNumber: 0, deviceType: $0, transmissionType: 0)
-            }) else {
+            guard let sender = data.channelID ?? sender(onChannel: data.channel) else {
                 output.reject(context.source, reason: "no-channel-id",
                               detail: "data without the sender's channel id: \(hexString(message.payload))", time: time)
                 return
@@ -219,14 +248,67 @@ public final class ANTPlusSession: USBAdapterSession {
                 return
             }
             if event.messageID == ANTChannelEvent.radioEvent, event.code == ANTChannelEvent.eventChannelClosed,
-               channelTypes[event.channel] != nil {
+               channelTypes[event.channel] != nil, !replaying {
                 // A pairing channel closed (search ended): search again.
                 try? link.send(ANTCommand.openChannel(event.channel))
             }
             output.skip("ant channel event")
+        case ANTMessageID.channelID:
+            // The stick's answer to "request channel id": who a paired channel hears.
+            if let id = ANTCapturedSetUp.channelID(message.payload), id.channelID.deviceType != 0 {
+                reportedChannels[id.channel] = id.channelID
+            }
+            output.skip("ant channel id")
         default:
             output.skip("ant \(ANTMessageID.name(message.id))")
         }
+    }
+
+    /// Who sends on `channel` when a data message does not say: the id the stick reported, the id the capturing
+    /// software set, or the profile this session opened the channel for.
+    private func sender(onChannel channel: UInt8) -> ANTChannelID? {
+        reportedChannels[channel] ?? capturedChannels[channel] ?? channelTypes[channel].map {
+            ANTChannelID(deviceNumber: 0, deviceType: $0, transmissionType: 0)
+        }
+    }
+}
+
+/// What the host sent the stick in a capture: the network key of network 0 and the channel ids it set. A replayed
+/// session uses these to speak the capture's language and to know who sends on a channel without extended data.
+struct ANTCapturedSetUp {
+    var networkKey: ANTNetworkKey?
+    /// Per channel, the first set channel id with a device type (a wildcard type says nothing).
+    var channels: [UInt8: ANTChannelID] = [:]
+
+    /// The set-up in a replayed device's capture; nil for a device that is not a replay.
+    init?(device: any USBDeviceHandle, endpoint: UInt8) {
+        guard let replayed = device as? any USBReplayedDevice else { return nil }
+        self.init(hostWrites: replayed.capturedHostWrites(endpoint: endpoint))
+    }
+
+    init(hostWrites: [[UInt8]]) {
+        var decoder = ANTStreamDecoder()
+        for write in hostWrites { decoder.append(write) }
+        while let result = decoder.next() {
+            guard case .success(let message) = result else { continue }
+            switch message.id {
+            case ANTMessageID.networkKey where message.payload.count == 9 && message.payload[0] == 0:
+                if networkKey == nil { networkKey = try? ANTNetworkKey(bytes: Array(message.payload[1...])) }
+            case ANTMessageID.channelID:
+                if let id = Self.channelID(message.payload), id.channelID.deviceType != 0, channels[id.channel] == nil {
+                    channels[id.channel] = id.channelID
+                }
+            default:
+                break
+            }
+        }
+    }
+
+    /// A 0x51 payload: channel, device number (u16 LE), device type, transmission type.
+    static func channelID(_ payload: [UInt8]) -> (channel: UInt8, channelID: ANTChannelID)? {
+        guard payload.count >= 5 else { return nil }
+        return (payload[0], ANTChannelID(deviceNumber: UInt16(payload[1]) | UInt16(payload[2]) << 8,
+                                         deviceType: payload[3], transmissionType: payload[4]))
     }
 }
 

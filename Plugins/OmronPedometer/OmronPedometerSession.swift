@@ -42,6 +42,8 @@ public enum OmronSessionError: Error, Hashable, Sendable, CustomStringConvertibl
 
 /// One download from one HJ-720IT: mode selection, version, serial number, day count, the day blocks; one
 /// committed batch; then, only with `clear-after-sync=true` and only after the commit, the clear command.
+/// When the history read fails part-way, the days read completely are still delivered (never cleared) before
+/// the failure is thrown.
 ///
 /// Day 0 is the day of the download in the context's time zone; each hour with steps becomes a `StepCount`
 /// sample with sync identifier `omron-hj720it:<serial>:<date>T<hour>:steps` and the step count as sync version
@@ -86,28 +88,41 @@ public final class OmronPedometerSession: USBAdapterSession {
                                          distanceUnit: configuration.distanceUnit, today: now(), dayZero: configuration.today)
         var output = AdapterOutput()
         var complete = true
+        // A failure part-way through the history (the device pulled out, a reply that never comes) keeps the days
+        // read completely before it: they are delivered, nothing is cleared, and the failure is reported.
+        var failure: (any Error)?
         for day in 0..<dayCount {
             if shouldStop() {
                 complete = false
                 break
             }
-            var hours: [OmronHour] = []
-            for block in 1...3 {
-                let command = OmronCommand.dayBlock(day: UInt8(day), block: UInt8(block))
-                hours += try decode(command, link.exchange(command)) { (body) throws(OmronDecodingError) in
-                    try OmronPedometerDecoder.hours(body, block: block)
-                }
-            }
-            builder.addHours(hours, day: day, into: &output)
-            let command = OmronCommand.dayBlock(day: UInt8(day), block: 4)
-            let body = try link.exchange(command)
             do {
-                builder.addSummary(try OmronPedometerDecoder.summary(body), day: day, into: &output)
+                var hours: [OmronHour] = []
+                for block in 1...3 {
+                    let command = OmronCommand.dayBlock(day: UInt8(day), block: UInt8(block))
+                    hours += try decode(command, link.exchange(command)) { (body) throws(OmronDecodingError) in
+                        try OmronPedometerDecoder.hours(body, block: block)
+                    }
+                }
+                let body = try link.exchange(OmronCommand.dayBlock(day: UInt8(day), block: 4))
+                builder.addHours(hours, day: day, into: &output)
+                do {
+                    builder.addSummary(try OmronPedometerDecoder.summary(body), day: day, into: &output)
+                } catch {
+                    output.reject(context.source, reason: "bad-summary", detail: "day \(day): \(error)", time: now())
+                }
             } catch {
-                output.reject(context.source, reason: "bad-summary", detail: "day \(day): \(error)", time: now())
+                failure = error
+                complete = false
+                break
             }
         }
 
+        if let failure {
+            defer { if failure as? USBError != .noDevice { link.endQuietly() } }
+            if !output.records.isEmpty { try deliver(output) }
+            throw failure
+        }
         do {
             try deliver(output)
         } catch {

@@ -93,7 +93,14 @@ public struct MiScaleClock: Hashable, Sendable, CustomStringConvertible {
 
     /// `2021-04-11T16:19:01`: the clock as the scale shows it, no zone.
     public var description: String {
-        String(format: "%04d-%02d-%02dT%02d:%02d:%02d", year, month, day, hour, minute, second)
+        // Built by hand: `String(format:)` costs microseconds, and this runs for every broadcast.
+        func padded(_ value: Int, _ width: Int) -> String {
+            let digits = String(value.magnitude)
+            let sign = value < 0 ? "-" : ""
+            return sign + String(repeating: "0", count: max(0, width - digits.count - sign.count)) + digits
+        }
+        return padded(year, 4) + "-" + padded(month, 2) + "-" + padded(day, 2) + "T" + padded(hour, 2) + ":"
+            + padded(minute, 2) + ":" + padded(second, 2)
     }
 }
 

@@ -32,6 +32,11 @@ public struct XiaomiScaleAdapter: Adapter {
             matches: [
                 .ble(BLEMatch(serviceUUIDs: [BLEUUID(0x181D)], namePattern: Self.smartScaleNamePattern)),
                 .ble(BLEMatch(serviceUUIDs: [BLEUUID(0x181B)], namePattern: Self.bodyCompositionScaleNamePattern)),
+                // The Mi scales' own service data frames (10 bytes under 0x181D, 13 under 0x181B), even
+                // before the name arrives in a scan response; standard scales list the service UUID
+                // or broadcast other lengths, so they still reach the generic GATT adapter.
+                .ble(BLEMatch(serviceDataUUIDs: [BLEUUID(0x181D)], serviceDataLengths: [10])),
+                .ble(BLEMatch(serviceDataUUIDs: [BLEUUID(0x181B)], serviceDataLengths: [13])),
             ],
             produces: [.bodyMass]
         )
@@ -55,7 +60,8 @@ public final class XiaomiScaleSession: AdapterSession {
     private let context: AdapterContext
     private let address: BLEAddress
     private var name: String?
-    private var lastEmitted: (syncIdentifier: String, version: Int)?
+    /// The reading emitted last: its clock and raw weight (the sync identity) and sync version.
+    private var lastEmitted: (clock: MiScaleClock, rawWeight: UInt16, version: Int)?
 
     public init(device: BLEDeviceTraits, context: AdapterContext) {
         self.context = context
@@ -94,13 +100,15 @@ public final class XiaomiScaleSession: AdapterSession {
             output.skip("not-stabilized")
             return
         }
-        let syncIdentifier = "\(address)/\(reading.clock)/\(reading.rawWeight)"
         let version = reading.impedanceOhms == nil ? 1 : 2
-        if let lastEmitted, lastEmitted.syncIdentifier == syncIdentifier, lastEmitted.version >= version {
+        // Compared field by field: building the identifier text for every rebroadcast is costly.
+        if let lastEmitted, lastEmitted.clock == reading.clock, lastEmitted.rawWeight == reading.rawWeight,
+           lastEmitted.version >= version {
             output.skip("repeated-broadcast")
             return
         }
-        lastEmitted = (syncIdentifier, version)
+        lastEmitted = (reading.clock, reading.rawWeight, version)
+        let syncIdentifier = "\(address)/\(reading.clock)/\(reading.rawWeight)"
 
         var metadata = Metadata(syncIdentifier: syncIdentifier, syncVersion: version, timeZone: context.timeZone.identifier)
         let time: Date

@@ -19,10 +19,15 @@ public protocol AdapterSession: AnyObject {
     func receive(_ event: TransportEvent, into output: inout AdapterOutput)
     /// The device's events have ended (capture end, disconnection, shutdown).
     func finish(into output: inout AdapterOutput)
+    /// Hands out what the session produced since the last call without being given an event:
+    /// sessions whose decoding runs elsewhere (an external adapter's process) produce records
+    /// after `receive` returned. Live loops call it now and then; the default has nothing.
+    func poll(into output: inout AdapterOutput)
 }
 
 extension AdapterSession {
     public func finish(into output: inout AdapterOutput) {}
+    public func poll(into output: inout AdapterOutput) {}
 }
 
 /// Settings every session gets.

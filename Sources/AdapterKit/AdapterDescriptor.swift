@@ -53,16 +53,31 @@ public struct BLEMatch: Sendable, Hashable, CustomStringConvertible {
     public var companyIDs: [UInt16]
     /// A regular expression the local name must match (searched, so anchor with `^` as needed).
     public var namePattern: String?
+    /// UUIDs the device must broadcast service DATA under (not merely list as a service): tells a
+    /// broadcasting scale from a connectable one advertising the same standard service.
+    public var serviceDataUUIDs: [BLEUUID]
+    /// With `serviceDataUUIDs`: the lengths that service data must have (any, when empty).
+    public var serviceDataLengths: [Int]
 
-    public init(serviceUUIDs: [BLEUUID] = [], companyIDs: [UInt16] = [], namePattern: String? = nil) {
+    public init(serviceUUIDs: [BLEUUID] = [], companyIDs: [UInt16] = [], namePattern: String? = nil,
+                serviceDataUUIDs: [BLEUUID] = [], serviceDataLengths: [Int] = []) {
         self.serviceUUIDs = serviceUUIDs
         self.companyIDs = companyIDs
         self.namePattern = namePattern
+        self.serviceDataUUIDs = serviceDataUUIDs
+        self.serviceDataLengths = serviceDataLengths
     }
 
     public func matches(_ traits: BLEDeviceTraits) -> Bool {
-        if serviceUUIDs.isEmpty && companyIDs.isEmpty && namePattern == nil { return false }
+        if serviceUUIDs.isEmpty && companyIDs.isEmpty && namePattern == nil && serviceDataUUIDs.isEmpty { return false }
         if !serviceUUIDs.isEmpty && !serviceUUIDs.contains(where: traits.serviceUUIDs.contains) { return false }
+        if !serviceDataUUIDs.isEmpty {
+            let seen = serviceDataUUIDs.contains { uuid in
+                guard let lengths = traits.serviceDataLengths[uuid] else { return false }
+                return serviceDataLengths.isEmpty || !lengths.isDisjoint(with: serviceDataLengths)
+            }
+            if !seen { return false }
+        }
         if !companyIDs.isEmpty && !companyIDs.contains(where: traits.companyIDs.contains) { return false }
         if let namePattern {
             guard let name = traits.name,
@@ -74,6 +89,10 @@ public struct BLEMatch: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         var parts: [String] = []
         if !serviceUUIDs.isEmpty { parts.append("service " + serviceUUIDs.map(\.description).joined(separator: "|")) }
+        if !serviceDataUUIDs.isEmpty {
+            parts.append("service-data " + serviceDataUUIDs.map(\.description).joined(separator: "|")
+                + (serviceDataLengths.isEmpty ? "" : " of " + serviceDataLengths.map(String.init).joined(separator: "|") + " bytes"))
+        }
         if !companyIDs.isEmpty {
             parts.append("company " + companyIDs.map { String(format: "0x%04X", $0) }.joined(separator: "|"))
         }
@@ -103,12 +122,16 @@ public struct BLEDeviceTraits: Sendable, Hashable {
     public var name: String?
     public var serviceUUIDs: Set<BLEUUID>
     public var companyIDs: Set<UInt16>
+    /// UUIDs the device broadcast service data under, with the lengths seen.
+    public var serviceDataLengths: [BLEUUID: Set<Int>]
 
-    public init(address: BLEAddress, name: String? = nil, serviceUUIDs: Set<BLEUUID> = [], companyIDs: Set<UInt16> = []) {
+    public init(address: BLEAddress, name: String? = nil, serviceUUIDs: Set<BLEUUID> = [], companyIDs: Set<UInt16> = [],
+                serviceDataLengths: [BLEUUID: Set<Int>] = [:]) {
         self.address = address
         self.name = name
         self.serviceUUIDs = serviceUUIDs
         self.companyIDs = companyIDs
+        self.serviceDataLengths = serviceDataLengths
     }
 
     /// Adds what an advertisement tells.
@@ -116,6 +139,7 @@ public struct BLEDeviceTraits: Sendable, Hashable {
         if let localName = advertisement.localName { name = localName }
         serviceUUIDs.formUnion(advertisement.serviceUUIDs)
         serviceUUIDs.formUnion(advertisement.serviceData.keys)
+        for (uuid, data) in advertisement.serviceData { serviceDataLengths[uuid, default: []].insert(data.count) }
         companyIDs.formUnion(advertisement.manufacturerData.keys)
     }
 }

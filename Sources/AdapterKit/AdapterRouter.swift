@@ -63,6 +63,15 @@ public final class AdapterRouter {
         }
     }
 
+    /// Collects what sessions produced without an event (external adapters' processes); live
+    /// loops call it before each commit so that a device's last reading does not wait for its
+    /// next advertisement.
+    public func poll(into output: inout AdapterOutput) {
+        for address in sessions.keys.sorted() {
+            sessions[address]?.session.poll(into: &output)
+        }
+    }
+
     /// The adapter id serving each matched device.
     public var matchedDevices: [BLEAddress: String] { sessions.mapValues(\.adapter.descriptor.id) }
 

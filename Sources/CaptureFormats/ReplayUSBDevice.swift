@@ -4,6 +4,8 @@ import Transport
 /// A `USBDeviceHandle` that answers an adapter session from a usbmon capture, so the session's
 /// code runs unchanged against recorded traffic.
 ///
+/// Two modes (`USBReplayMode`). **Strict** (for tests of our own sessions on captures made in
+/// their exact order):
 /// - Each `write` must equal the next captured OUT submission on that endpoint; a difference is
 ///   an error naming both byte strings and the record's file offset.
 /// - Each `read` returns the next captured IN completion on that endpoint (in completion order),
@@ -13,13 +15,29 @@ import Transport
 /// - When the capture has nothing more for a request: `USBError.replayExhausted`, which ends a
 ///   receive loop the way a pulled-out device ends a live one.
 ///
+/// **Tolerant** (for `ingestd decode` / `replay` of captures that other software made, with its
+/// own start-up and extra requests): the device keeps a position in the capture.
+/// - A `write` moves the position forward to the next captured OUT submission on that endpoint
+///   with the same bytes, passing over the exchanges in between; when no such write lies ahead it
+///   is accepted without moving and counted in `writesNotInCapture`.
+/// - A `read` returns the next captured IN completion on that endpoint after the position and
+///   moves the position past it (a completion longer than the read is served over several reads).
+/// - Control transfers are found by their setup bytes (and OUT data) the same way; an IN request
+///   the capture never answered ahead is answered from an identical earlier one (descriptors do not
+///   change), else it ends with `replayExhausted`.
+///
 /// Time never comes from the wall clock: `timestamp` is the capture time of the last answer.
-public final class ReplayUSBDevice: USBDeviceHandle, Sendable {
+public final class ReplayUSBDevice: USBReplayedDevice, Sendable {
     public let device: USBDeviceDescription
     /// The bus and address of the replayed device in the capture.
     public let bus: UInt16
     public let address: UInt8
+    /// How closely the session must follow the capture.
+    public let mode: USBReplayMode
     private let state: Mutex<ReplayState>
+    private let timeline: Mutex<ReplayTimeline>
+    /// OUT data per endpoint, in capture order (for `capturedHostWrites`).
+    private let hostWrites: [UInt8: [[UInt8]]]
 
     /// One URB of the replayed device: its submission and (if captured) how it ended.
     struct Transfer: Sendable {
@@ -52,29 +70,39 @@ public final class ReplayUSBDevice: USBDeviceHandle, Sendable {
 
     /// Replays the traffic of the device at `bus`/`address` in `events`, presented to the
     /// session as `device` (from `USBCaptureDevice.description()`, or with forced ids).
-    public init(events: [USBMonEvent], bus: UInt16, address: UInt8, device: USBDeviceDescription) {
+    public init(events: [USBMonEvent], bus: UInt16, address: UInt8, device: USBDeviceDescription,
+                mode: USBReplayMode = .strict) {
         self.device = device
         self.bus = bus
         self.address = address
-        state = Mutex(Self.transfers(of: events, bus: bus, address: address))
+        self.mode = mode
+        let own = events.filter { $0.bus == bus && $0.device == address }
+        state = Mutex(mode == .strict ? Self.transfers(of: own) : ReplayState())
+        let timeline = mode == .tolerant ? ReplayTimeline(events: own) : ReplayTimeline(events: [])
+        self.timeline = Mutex(timeline)
+        var writes: [UInt8: [[UInt8]]] = [:]
+        for event in own where event.type == .submit && !event.isInput && event.transferType != .control {
+            writes[event.endpoint, default: []].append(event.data)
+        }
+        hostWrites = writes
     }
 
     /// Opens a capture file and replays the device `--usb VID:PID` names, or (without ids) the
     /// one device whose descriptors are in the capture and that carried bulk or interrupt traffic.
-    public static func open(path: String, vendorID: UInt16? = nil, productID: UInt16? = nil)
-        throws(USBReplayOpenError) -> ReplayUSBDevice {
+    public static func open(path: String, vendorID: UInt16? = nil, productID: UInt16? = nil,
+                            mode: USBReplayMode = .strict) throws(USBReplayOpenError) -> ReplayUSBDevice {
         let events: [USBMonEvent]
         do {
             events = try USBMonReader(path: path).readAll()
         } catch {
             throw .capture(error)
         }
-        return try replaying(events, vendorID: vendorID, productID: productID)
+        return try replaying(events, vendorID: vendorID, productID: productID, mode: mode)
     }
 
     /// As `open(path:)` for events already read.
-    public static func replaying(_ events: [USBMonEvent], vendorID: UInt16? = nil, productID: UInt16? = nil)
-        throws(USBReplayOpenError) -> ReplayUSBDevice {
+    public static func replaying(_ events: [USBMonEvent], vendorID: UInt16? = nil, productID: UInt16? = nil,
+                                 mode: USBReplayMode = .strict) throws(USBReplayOpenError) -> ReplayUSBDevice {
         let devices = USBCaptureDevices(events: events)
         let chosen: USBCaptureDevice
         if let vendorID, let productID {
@@ -96,16 +124,27 @@ public final class ReplayUSBDevice: USBDeviceHandle, Sendable {
         guard let description = chosen.description(vendorID: vendorID, productID: productID) else {
             throw .needsIDs(devices: devices.devices.map(\.description))
         }
-        return ReplayUSBDevice(events: events, bus: chosen.bus, address: chosen.address, device: description)
+        return ReplayUSBDevice(events: events, bus: chosen.bus, address: chosen.address, device: description,
+                               mode: mode)
     }
 
     /// The capture time (microseconds since 1970) of the last completion served, nil before any.
-    public var timestamp: Int64? { state.withLock { $0.timestamp } }
+    public var timestamp: Int64? {
+        mode == .strict ? state.withLock { $0.timestamp } : timeline.withLock { $0.timestamp }
+    }
+
+    /// Tolerant mode: the session's writes (bulk, interrupt and OUT control transfers) that had no
+    /// identical transfer ahead in the capture and were accepted without moving.
+    public var writesNotInCapture: Int { timeline.withLock { $0.writesNotInCapture } }
+
+    public func capturedHostWrites(endpoint: UInt8) -> [[UInt8]] { hostWrites[endpoint] ?? [] }
 
     /// Whether every captured transfer of the device has been consumed (standard control
-    /// requests the session never made do not count).
+    /// requests the session never made do not count); tolerant: whether no IN completion or OUT
+    /// submission lies ahead of the position.
     public var isFinished: Bool {
-        state.withLock { state in
+        if mode == .tolerant { return timeline.withLock { $0.isFinished } }
+        return state.withLock { state in
             state.outQueues.values.allSatisfy(\.isEmpty) && state.inQueues.values.allSatisfy(\.isEmpty)
                 && state.control.allSatisfy { $0.setup?.isStandard ?? true }
         }
@@ -130,6 +169,11 @@ public final class ReplayUSBDevice: USBDeviceHandle, Sendable {
         let isInput = requestType & 0x80 != 0
         let setup = USBSetupPacket(requestType: requestType, request: request, value: value, index: index,
                                    length: UInt16(clamping: isInput ? length : data.count))
+        if mode == .tolerant {
+            return try timeline.withLock { timeline throws(USBError) in
+                try timeline.control(setup, data: data, length: length)
+            }
+        }
         return try state.withLock { state throws(USBError) -> [UInt8] in
             guard !state.closed else { throw USBError.noDevice }
             // The next control transfer with these setup bytes; standard requests before it are
@@ -157,7 +201,10 @@ public final class ReplayUSBDevice: USBDeviceHandle, Sendable {
     }
 
     public func write(endpoint: UInt8, data: [UInt8], timeout: Duration) throws(USBError) -> Int {
-        try state.withLock { state throws(USBError) -> Int in
+        if mode == .tolerant {
+            return try timeline.withLock { timeline throws(USBError) in try timeline.write(endpoint: endpoint, data: data) }
+        }
+        return try state.withLock { state throws(USBError) -> Int in
             guard !state.closed else { throw USBError.noDevice }
             guard let transfer = state.outQueues[endpoint]?.first else {
                 throw USBError.replayExhausted("no more OUT transfers to endpoint \(USBMonHex.byte(endpoint)) (the session wrote \(USBMonHex.spaced(data)))")
@@ -172,7 +219,10 @@ public final class ReplayUSBDevice: USBDeviceHandle, Sendable {
     }
 
     public func read(endpoint: UInt8, length: Int, timeout: Duration) throws(USBError) -> [UInt8] {
-        try state.withLock { state throws(USBError) -> [UInt8] in
+        if mode == .tolerant {
+            return try timeline.withLock { timeline throws(USBError) in try timeline.read(endpoint: endpoint, length: length) }
+        }
+        return try state.withLock { state throws(USBError) -> [UInt8] in
             guard !state.closed else { throw USBError.noDevice }
             guard let transfer = state.inQueues[endpoint]?.first else {
                 throw USBError.replayExhausted("no more IN transfers from endpoint \(USBMonHex.byte(endpoint))")
@@ -189,6 +239,7 @@ public final class ReplayUSBDevice: USBDeviceHandle, Sendable {
             state.closed = true
             state.claimed.removeAll()
         }
+        timeline.withLock { $0.closed = true }
     }
 
     /// The completion of a transfer, or the error it ended with.
@@ -202,15 +253,15 @@ public final class ReplayUSBDevice: USBDeviceHandle, Sendable {
         return completion
     }
 
-    /// Splits the device's events into per-endpoint queues of transfers.
-    private static func transfers(of events: [USBMonEvent], bus: UInt16, address: UInt8) -> ReplayState {
+    /// Splits the device's events into per-endpoint queues of transfers (strict mode).
+    private static func transfers(of events: [USBMonEvent]) -> ReplayState {
         var state = ReplayState()
         struct Open { var transfer: Transfer; var queue: Queue }
         enum Queue { case output, input, control }
         var open: [UInt64: Open] = [:]
         var inputOrder: [(UInt8, Transfer)] = []
         var unfinishedInput: [UInt64] = []
-        for event in events where event.bus == bus && event.device == address {
+        for event in events {
             switch event.type {
             case .submit:
                 let transfer = Transfer(endpoint: event.endpoint, transferType: event.transferType, setup: event.setup,

@@ -51,6 +51,22 @@ public struct Unit: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { unitString }
 
+    /// Units are equal when they have the same factors in any order: `m*s` is `s*m`, and
+    /// `m.s/m^2` is `s/m` (the order of `factors` only decides how `unitString` spells it).
+    public static func == (lhs: Unit, rhs: Unit) -> Bool {
+        if lhs.factors == rhs.factors { return true }
+        // Factors are merged, so each base occurs once: equal counts and containment suffice.
+        return lhs.factors.count == rhs.factors.count && lhs.factors.allSatisfy(rhs.factors.contains)
+    }
+
+    /// A hash that ignores the order of the factors, agreeing with `==`.
+    public func hash(into hasher: inout Hasher) {
+        var combined = 0
+        for factor in factors { combined ^= factor.hashValue }
+        hasher.combine(factors.count)
+        hasher.combine(combined)
+    }
+
     /// The physical dimension; units convert into each other exactly when their dimensions are equal.
     public var dimension: UnitDimension {
         var result = UnitDimension.none

@@ -31,57 +31,107 @@ public final class Pipeline {
 
     /// Runs one batch through every stage and commits what passes in one transaction.
     public func ingest(_ records: [HealthRecord]) throws -> IngestReport {
-        var report = IngestReport()
-        var accepted: [NormalizedRecord] = []
-        accepted.reserveCapacity(records.count)
+        var batch = Intake(capacity: records.count)
         let clock = now()
-        for record in records {
-            switch record {
-            case .sample(let sample):
-                switch prepare(sample, clock: clock) {
-                case .success(let normalized):
-                    if policy.allows(source: normalized.source, type: normalized.type) {
-                        accepted.append(.sample(normalized))
-                    } else {
-                        reject(sample, .notAuthorized, into: &report)
-                    }
-                case .failure(let reason):
-                    reject(sample, reason, into: &report)
-                }
-            case .correlation(let correlation):
-                prepare(correlation, clock: clock, accepted: &accepted, report: &report)
-            }
+        records.withUnsafeBufferPointer { records in
+            for index in records.indices { take(records[index], clock: clock, into: &batch) }
         }
-        let receipt = try store.write(accepted, rejections: report.rejections)
-        for (record, outcomes) in zip(accepted, receipt.outcomes) {
-            for (sample, outcome) in zip(record.samples, outcomes) {
-                switch outcome {
-                case .written: report.perType[sample.type.identifier, default: TypeCounts()].written += 1
-                case .duplicate: report.perType[sample.type.identifier, default: TypeCounts()].duplicate += 1
-                case .replaced: report.perType[sample.type.identifier, default: TypeCounts()].replaced += 1
-                }
+        var report = batch.report
+        let receipt = try store.write(batch.accepted, rejections: report.rejections)
+        var firstMember = 0
+        for (index, outcomes) in receipt.outcomes.prefix(batch.accepted.count).enumerated() {
+            let members = batch.memberCounts[index]
+            for (offset, outcome) in outcomes.prefix(members).enumerated() {
+                batch.tally.count(outcome, slot: batch.memberSlots[firstMember + offset])
             }
+            firstMember += members
         }
+        batch.tally.add(to: &report.perType)
         report.events = receipt.events
         report.anchor = receipt.anchor
         if !receipt.events.isEmpty { onRecordsProcessed?(receipt.events) }
         return report
     }
 
+    /// What the stages made of a batch so far.
+    private struct Intake {
+        var report = IngestReport()
+        var accepted: [NormalizedRecord] = []
+        /// The type of every accepted member sample, in order, as a slot of `tally`, and the
+        /// member count of every accepted record: the receipt is counted without touching the
+        /// samples again.
+        var tally = TypeTally()
+        var memberSlots: [Int] = []
+        var memberCounts: [Int] = []
+
+        init(capacity: Int) {
+            accepted.reserveCapacity(capacity)
+            memberSlots.reserveCapacity(capacity)
+            memberCounts.reserveCapacity(capacity)
+        }
+    }
+
+    /// Normalizes, validates and authorizes one record. The record is borrowed, so a sample is
+    /// copied once, into `accepted`, and only when it passes.
+    private func take(_ record: borrowing HealthRecord, clock: Date, into batch: inout Intake) {
+        switch record {
+        case .sample(let sample):
+            switch normalizedQuantity(of: sample, clock: clock) {
+            case .success(let quantity):
+                guard policy.allows(source: sample.source, type: sample.type) else {
+                    reject(sample, .notAuthorized, into: &batch.report)
+                    return
+                }
+                if let quantity {
+                    var normalized = sample
+                    normalized.quantity = quantity
+                    batch.accepted.append(.sample(normalized))
+                } else {
+                    batch.accepted.append(.sample(sample))
+                }
+                batch.memberSlots.append(batch.tally.slot(for: sample.type.identifier))
+                batch.memberCounts.append(1)
+            case .failure(let reason):
+                reject(sample, reason, into: &batch.report)
+            }
+        case .correlation(let correlation):
+            if let normalized = prepare(correlation, clock: clock, report: &batch.report) {
+                for member in normalized.objects { batch.memberSlots.append(batch.tally.slot(for: member.type.identifier)) }
+                batch.memberCounts.append(normalized.objects.count)
+                batch.accepted.append(.correlation(normalized))
+            }
+        }
+    }
+
     /// Normalizes a sample to its type's canonical unit and validates it.
     public func prepare(_ sample: QuantitySample, clock: Date) -> Result<QuantitySample, RejectionReason> {
+        switch normalizedQuantity(of: sample, clock: clock) {
+        case .success(let quantity?):
+            var normalized = sample
+            normalized.quantity = quantity
+            return .success(normalized)
+        case .success(nil):
+            return .success(sample)
+        case .failure(let reason):
+            return .failure(reason)
+        }
+    }
+
+    /// The checks of `prepare` without copying the sample: the quantity in the canonical unit,
+    /// nil when the sample's own quantity already is (the common case), or why it is rejected.
+    private func normalizedQuantity(of sample: QuantitySample, clock: Date) -> Result<Quantity?, RejectionReason> {
         let type = sample.type
         guard sample.quantity.value.isFinite else { return .failure(.nonFiniteValue) }
-        var normalized = sample
+        var converted: Quantity?
         if sample.quantity.unit != type.canonicalUnit {
             do {
-                normalized.quantity = try sample.quantity.converted(to: type.canonicalUnit)
+                converted = try sample.quantity.converted(to: type.canonicalUnit)
             } catch {
                 return .failure(.incompatibleUnit(unit: sample.quantity.unit.unitString,
                                                   canonical: type.canonicalUnit.unitString))
             }
         }
-        let value = normalized.quantity.value
+        let value = converted?.value ?? sample.quantity.value
         guard value.isFinite else { return .failure(.nonFiniteValue) }
         guard type.plausibleRange.contains(value) else {
             return .failure(.outOfRange(value: value, unit: type.canonicalUnit.unitString, range: type.plausibleRange))
@@ -89,16 +139,16 @@ public final class Pipeline {
         guard sample.start <= sample.end else { return .failure(.endBeforeStart) }
         let ahead = sample.end.timeIntervalSince(clock)
         guard ahead <= Self.allowedClockSkew else { return .failure(.inFuture(secondsAhead: ahead)) }
-        return .success(normalized)
+        return .success(converted)
     }
 
-    private func prepare(_ correlation: Correlation, clock: Date, accepted: inout [NormalizedRecord],
-                         report: inout IngestReport) {
+    /// The correlation with its members normalized, or nil when it is rejected (whole).
+    private func prepare(_ correlation: Correlation, clock: Date, report: inout IngestReport) -> Correlation? {
         do {
             try correlation.validate()
         } catch {
             for member in correlation.objects { reject(member, .invalidCorrelation(error.description), into: &report) }
-            return
+            return nil
         }
         var members: [QuantitySample] = []
         for member in correlation.objects {
@@ -107,18 +157,18 @@ public final class Pipeline {
             case .failure(let reason):
                 // A correlation is stored whole or not at all.
                 for other in correlation.objects { reject(other, other == member ? reason : .invalidCorrelation("member \(member.type.shortName): \(reason)"), into: &report) }
-                return
+                return nil
             }
         }
         let denied = members.filter { !policy.allows(source: $0.source, type: $0.type) }
         guard denied.isEmpty else {
             // Authorization is per member type; a correlation is written only when all are granted.
             for member in members { reject(member, .notAuthorized, into: &report) }
-            return
+            return nil
         }
         var normalized = correlation
         normalized.objects = members
-        accepted.append(.correlation(normalized))
+        return normalized
     }
 
     private func reject(_ sample: QuantitySample, _ reason: RejectionReason, into report: inout IngestReport) {
@@ -130,6 +180,44 @@ public final class Pipeline {
             report.denied[sample.source, default: []].insert(sample.type.identifier)
         } else {
             report.perType[sample.type.identifier, default: TypeCounts()].invalid += 1
+        }
+    }
+}
+
+/// Per-type outcome counts of one batch, kept in a short list of slots: a batch holds a handful
+/// of types, and comparing an identifier with the (usually storage-sharing) one of its slot is
+/// cheaper than hashing it into `IngestReport.perType` once per sample.
+private struct TypeTally {
+    private var identifiers: [String] = []
+    private var counts: [TypeCounts] = []
+    private var lastSlot = 0
+
+    /// The slot of `identifier`, created on first use.
+    mutating func slot(for identifier: String) -> Int {
+        if lastSlot < identifiers.count, identifiers[lastSlot] == identifier { return lastSlot }
+        if let found = identifiers.firstIndex(of: identifier) {
+            lastSlot = found
+            return found
+        }
+        identifiers.append(identifier)
+        counts.append(TypeCounts())
+        lastSlot = identifiers.count - 1
+        return lastSlot
+    }
+
+    mutating func count(_ outcome: WriteOutcome, slot: Int) {
+        switch outcome {
+        case .written: counts[slot].written += 1
+        case .duplicate: counts[slot].duplicate += 1
+        case .replaced: counts[slot].replaced += 1
+        }
+    }
+
+    /// Adds the counts of the types that had outcomes to `perType`.
+    func add(to perType: inout [String: TypeCounts]) {
+        for (identifier, typeCounts) in zip(identifiers, counts)
+        where typeCounts.written + typeCounts.duplicate + typeCounts.replaced > 0 {
+            perType[identifier, default: TypeCounts()] += typeCounts
         }
     }
 }

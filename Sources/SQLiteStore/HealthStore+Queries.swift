@@ -79,7 +79,26 @@ extension HealthStore {
 
     /// The raw points of `type` overlapping [from, to), for statistics, sorted by start.
     public func points(type: QuantityType, from: Date?, to: Date?) throws -> [StoredPoint] {
-        guard let typeID = typeIDs[type.identifier] else { return [] }
+        guard let statement = try pointsStatement(type: type, from: from, to: to) else { return [] }
+        var result: [StoredPoint] = []
+        var lastSource: Int64?
+        var lastName = "?"
+        try statement.forEachRow { row in
+            let source = row.int64(at: 3)
+            if source != lastSource {
+                lastSource = source
+                lastName = sourceNames[source] ?? "?"
+            }
+            result.append(StoredPoint(start: row.double(at: 0), end: row.double(at: 1), value: row.double(at: 2),
+                                      source: lastName))
+        }
+        return result
+    }
+
+    /// The query behind `points`: start, end, value and source id of the samples of `type`
+    /// overlapping [from, to), by start; nil when the store has never seen the type.
+    func pointsStatement(type: QuantityType, from: Date?, to: Date?) throws -> Statement? {
+        guard let typeID = typeIDs[type.identifier] else { return nil }
         var sql = "SELECT start_time, end_time, value, source FROM samples WHERE type = ?1"
         if from != nil { sql += " AND (end_time > ?2 OR start_time >= ?2)" }
         if to != nil { sql += " AND start_time < ?3" }
@@ -88,14 +107,7 @@ extension HealthStore {
         try statement.bind(typeID, at: 1)
         if let from { try statement.bind(from.timeIntervalSince1970, at: 2) }
         if let to { try statement.bind(to.timeIntervalSince1970, at: 3) }
-        var names: [Int64: String] = [:]
-        for (name, id) in sourceIDs { names[id] = name }
-        var result: [StoredPoint] = []
-        try statement.forEachRow { row in
-            result.append(StoredPoint(start: row.double(at: 0), end: row.double(at: 1), value: row.double(at: 2),
-                                      source: names[row.int64(at: 3)] ?? "?"))
-        }
-        return result
+        return statement
     }
 
     /// The anchored query: samples added and tombstones written after `anchor`, oldest first.
@@ -166,7 +178,10 @@ extension HealthStore {
             }
         }
         try db.prepare("SELECT id, name FROM sources").forEachRow { row in
-            if let name = row.string(at: 1) { sourceIDs[name] = row.int64(at: 0) }
+            if let name = row.string(at: 1) {
+                sourceIDs[name] = row.int64(at: 0)
+                sourceNames[row.int64(at: 0)] = name
+            }
         }
     }
 }

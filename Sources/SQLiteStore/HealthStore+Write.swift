@@ -21,26 +21,16 @@ extension HealthStore: SampleStore {
     public func write(_ batch: [NormalizedRecord], rejections: [RejectionKey: Int]) throws -> CommitReceipt {
         let now = Date()
         return try db.transaction(.immediate) {
+            var writer = try BatchWriter(store: self, now: now)
             var outcomes: [[WriteOutcome]] = []
             outcomes.reserveCapacity(batch.count)
-            var counts: [PairKey: Int] = [:]
-            for record in batch {
-                switch record {
-                case .sample(let sample):
-                    let outcome = try insert(sample, correlation: nil, now: now)
-                    if outcome != .duplicate { counts[try pairKey(sample, now: now), default: 0] += 1 }
-                    outcomes.append([outcome])
-                case .correlation(let correlation):
-                    let memberOutcomes = try insert(correlation, now: now)
-                    for (member, outcome) in zip(correlation.objects, memberOutcomes) where outcome != .duplicate {
-                        counts[try pairKey(member, now: now), default: 0] += 1
-                    }
-                    outcomes.append(memberOutcomes)
-                }
+            try batch.withUnsafeBufferPointer { batch in
+                for index in batch.indices { outcomes.append(try writer.insert(batch[index])) }
             }
             try recordRejections(rejections, now: now)
             let anchor = try currentAnchor()
             var events: [RecordsProcessed] = []
+            let counts = writer.counts
             if !counts.isEmpty {
                 let commit = try db.cachedStatement("INSERT INTO commits(anchor, committed_at) VALUES (?, ?)")
                 try commit.bind(anchor, at: 1)
@@ -75,12 +65,8 @@ extension HealthStore: SampleStore {
         var source: Int64
     }
 
-    private func pairKey(_ sample: QuantitySample, now: Date) throws -> PairKey {
-        PairKey(type: try typeID(sample.type.identifier), source: try sourceID(sample.source, now: now))
-    }
-
     func sourceName(_ id: Int64) -> String {
-        sourceIDs.first { $0.value == id }?.key ?? "?"
+        sourceNames[id] ?? "?"
     }
 
     /// The newest anchor: the highest sample id ever assigned (tombstones share those anchors).
@@ -103,16 +89,153 @@ extension HealthStore: SampleStore {
         }
     }
 
-    private static let insertSQL = """
+    static let insertSQL = """
         INSERT OR IGNORE INTO samples(uuid, type, value, start_time, end_time, source, device, device_local_id,
                                       sync_id, sync_version, metadata, correlation)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
 
+    static func uuid(from bytes: [UInt8]) -> UUID? {
+        guard bytes.count == 16 else { return nil }
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+    }
+}
+
+/// Writes the records of one batch inside its transaction: holds the sample insert statement
+/// for the whole batch, remembers the type, source and device ids the batch uses (most batches
+/// use a handful, so a short list whose strings usually share storage with the sample's beats
+/// hashing them per row), and counts newly stored samples per (type, source).
+struct BatchWriter {
+    /// Lists longer than this fall back to the store's dictionaries.
+    private static let recentLimit = 16
+
+    let store: HealthStore
+    let now: Date
+    private let insertSample: Statement
+    private var recentTypes: [(identifier: String, id: Int64)] = []
+    private var recentSources: [(name: String, id: Int64)] = []
+    private var recentDevices: [Device] = []
+    private var recentDeviceIDs: [Int64] = []
+    /// Newly stored (written or replaced) samples per (type, source), in a short list while
+    /// the batch has few pairs.
+    private var pairCounts: [(key: HealthStore.PairKey, count: Int)] = []
+    private var morePairCounts: [HealthStore.PairKey: Int] = [:]
+    /// The last metadata encoded and its JSON: adapters tend to repeat the same metadata.
+    private var lastMetadata: (metadata: Metadata, json: String)?
+
+    /// Newly stored (written or replaced) samples per (type, source).
+    var counts: [HealthStore.PairKey: Int] {
+        var all = morePairCounts
+        for entry in pairCounts { all[entry.key, default: 0] += entry.count }
+        return all
+    }
+
+    private mutating func countStored(type: Int64, source: Int64) {
+        let key = HealthStore.PairKey(type: type, source: source)
+        for index in pairCounts.indices where pairCounts[index].key == key {
+            pairCounts[index].count += 1
+            return
+        }
+        if pairCounts.count < Self.recentLimit {
+            pairCounts.append((key, 1))
+        } else {
+            morePairCounts[key, default: 0] += 1
+        }
+    }
+
+    /// The JSON text stored for non-empty metadata.
+    private mutating func metadataJSON(_ metadata: Metadata) -> String {
+        if let last = lastMetadata, Self.encodeAlike(last.metadata, metadata) { return last.json }
+        let json = HealthRecordEncoder().encode(metadata)
+        lastMetadata = (metadata, json)
+        return json
+    }
+
+    /// Whether two metadata values certainly encode to the same JSON: typed fields only, with
+    /// byte-equal strings (`==` would also match canonically equivalent spellings, which encode
+    /// differently).
+    private static func encodeAlike(_ a: Metadata, _ b: Metadata) -> Bool {
+        a.entries.isEmpty && b.entries.isEmpty && a.syncVersion == b.syncVersion && a.wasUserEntered == b.wasUserEntered
+            && sameBytes(a.syncIdentifier, b.syncIdentifier) && sameBytes(a.externalUUID, b.externalUUID)
+            && sameBytes(a.timeZone, b.timeZone) && sameBytes(a.deviceSerialNumber, b.deviceSerialNumber)
+    }
+
+    private static func sameBytes(_ a: String?, _ b: String?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): true
+        case let (a?, b?): a.utf8.elementsEqual(b.utf8)
+        default: false
+        }
+    }
+
+    init(store: HealthStore, now: Date) throws {
+        self.store = store
+        self.now = now
+        insertSample = try store.db.cachedStatement(HealthStore.insertSQL)
+    }
+
+    private mutating func typeID(_ identifier: String) throws -> Int64 {
+        for entry in recentTypes where entry.identifier == identifier { return entry.id }
+        let id = try store.typeID(identifier)
+        if recentTypes.count < Self.recentLimit { recentTypes.append((identifier, id)) }
+        return id
+    }
+
+    private mutating func sourceID(_ name: String) throws -> Int64 {
+        for entry in recentSources where entry.name == name { return entry.id }
+        let id = try store.sourceID(name, now: now)
+        if recentSources.count < Self.recentLimit { recentSources.append((name, id)) }
+        return id
+    }
+
+    private mutating func deviceID(_ device: Device?) throws -> Int64? {
+        guard let device else { return nil }
+        let known = recentDevices.withUnsafeBufferPointer { recent -> Int64? in
+            for index in recent.indices where Self.same(recent[index], device) { return recentDeviceIDs[index] }
+            return nil
+        }
+        if let known { return known }
+        guard let id = try store.deviceID(device) else { return nil }
+        if recentDevices.count < Self.recentLimit {
+            recentDevices.append(device)
+            recentDeviceIDs.append(id)
+        }
+        return id
+    }
+
+    /// `Device ==` on borrowed values (the synthesized operator copies them here).
+    private static func same(_ a: borrowing Device, _ b: borrowing Device) -> Bool {
+        a.localIdentifier == b.localIdentifier && a.name == b.name && a.manufacturer == b.manufacturer
+            && a.model == b.model && a.hardwareVersion == b.hardwareVersion && a.firmwareVersion == b.firmwareVersion
+            && a.softwareVersion == b.softwareVersion && a.udiDeviceIdentifier == b.udiDeviceIdentifier
+    }
+
+    private static let writtenOutcome: [WriteOutcome] = [.written]
+    private static let duplicateOutcome: [WriteOutcome] = [.duplicate]
+    private static let replacedOutcome: [WriteOutcome] = [.replaced]
+
+    /// Inserts one record (borrowed: its sample is not copied) and says what became of each
+    /// member sample.
+    mutating func insert(_ record: borrowing NormalizedRecord) throws -> [WriteOutcome] {
+        switch record {
+        case .sample(let sample):
+            // Shared one-element arrays: returning one costs a retain, not an allocation.
+            switch try insert(sample, correlation: nil) {
+            case .written: Self.writtenOutcome
+            case .duplicate: Self.duplicateOutcome
+            case .replaced: Self.replacedOutcome
+            }
+        case .correlation(let correlation):
+            try insert(correlation)
+        }
+    }
+
     /// Inserts one sample; the unique indexes decide whether it is new.
-    func insert(_ sample: QuantitySample, correlation: Int64?, now: Date) throws -> WriteOutcome {
+    mutating func insert(_ sample: QuantitySample, correlation: Int64?) throws -> WriteOutcome {
+        let db = store.db
         let type = try typeID(sample.type.identifier)
-        let source = try sourceID(sample.source, now: now)
+        let source = try sourceID(sample.source)
         var correlation = correlation
         var replacing: (id: Int64, uuid: [UInt8])?
         if let syncID = sample.metadata.syncIdentifier {
@@ -134,8 +257,8 @@ extension HealthStore: SampleStore {
                 if correlation == nil { correlation = existing.correlation }
             }
         }
-        let insert = try db.cachedStatement(Self.insertSQL)
-        try insert.bind(Self.uuidBytes(sample.uuid), at: 1)
+        let insert = insertSample
+        try withUnsafeBytes(of: sample.uuid.uuid) { try insert.bind(bytes: $0, at: 1) }
         try insert.bind(type, at: 2)
         try insert.bind(sample.quantity.value, at: 3)
         try insert.bind(sample.start.timeIntervalSince1970, at: 4)
@@ -153,11 +276,12 @@ extension HealthStore: SampleStore {
         if sample.metadata.isEmpty {
             try insert.bindNull(at: 11)
         } else {
-            try insert.bind(HealthRecordEncoder().encode(sample.metadata), at: 11)
+            try insert.bind(metadataJSON(sample.metadata), at: 11)
         }
         if let correlation { try insert.bind(correlation, at: 12) } else { try insert.bindNull(at: 12) }
         try insert.execute()
         guard db.changes > 0 else { return .duplicate }
+        countStored(type: type, source: source)
         guard let replacing else { return .written }
         let tombstone = try db.cachedStatement(
             "INSERT INTO tombstones(anchor, uuid, type, source, deleted_at) VALUES (?, ?, ?, ?, ?)")
@@ -172,24 +296,25 @@ extension HealthStore: SampleStore {
 
     /// Inserts a correlation and its members. A correlation already stored (same source, type and
     /// dates) keeps its row; its members are deduplicated one by one.
-    func insert(_ correlation: Correlation, now: Date) throws -> [WriteOutcome] {
-        let source = try sourceID(correlation.source, now: now)
-        let insert = try db.cachedStatement("""
+    mutating func insert(_ correlation: Correlation) throws -> [WriteOutcome] {
+        let db = store.db
+        let source = try sourceID(correlation.source)
+        let insertCorrelation = try db.cachedStatement("""
             INSERT OR IGNORE INTO correlations(uuid, type, start_time, end_time, source, device, metadata)
             VALUES (?, ?, ?, ?, ?, ?, ?)
             """)
-        try insert.bind(Self.uuidBytes(correlation.uuid), at: 1)
-        try insert.bind(correlation.type.identifier, at: 2)
-        try insert.bind(correlation.start.timeIntervalSince1970, at: 3)
-        try insert.bind(correlation.end.timeIntervalSince1970, at: 4)
-        try insert.bind(source, at: 5)
-        if let device = try deviceID(correlation.device) { try insert.bind(device, at: 6) } else { try insert.bindNull(at: 6) }
+        try withUnsafeBytes(of: correlation.uuid.uuid) { try insertCorrelation.bind(bytes: $0, at: 1) }
+        try insertCorrelation.bind(correlation.type.identifier, at: 2)
+        try insertCorrelation.bind(correlation.start.timeIntervalSince1970, at: 3)
+        try insertCorrelation.bind(correlation.end.timeIntervalSince1970, at: 4)
+        try insertCorrelation.bind(source, at: 5)
+        if let device = try deviceID(correlation.device) { try insertCorrelation.bind(device, at: 6) } else { try insertCorrelation.bindNull(at: 6) }
         if correlation.metadata.isEmpty {
-            try insert.bindNull(at: 7)
+            try insertCorrelation.bindNull(at: 7)
         } else {
-            try insert.bind(HealthRecordEncoder().encode(correlation.metadata), at: 7)
+            try insertCorrelation.bind(metadataJSON(correlation.metadata), at: 7)
         }
-        try insert.execute()
+        try insertCorrelation.execute()
         let find = try db.cachedStatement(
             "SELECT id FROM correlations WHERE source = ? AND type = ? AND start_time = ? AND end_time = ?")
         try find.bind(source, at: 1)
@@ -197,16 +322,11 @@ extension HealthStore: SampleStore {
         try find.bind(correlation.start.timeIntervalSince1970, at: 3)
         try find.bind(correlation.end.timeIntervalSince1970, at: 4)
         let correlationID = try find.firstRow { $0.int64(at: 0) }
-        return try correlation.objects.map { try self.insert($0, correlation: correlationID, now: now) }
-    }
-
-    static func uuidBytes(_ uuid: UUID) -> [UInt8] {
-        withUnsafeBytes(of: uuid.uuid) { Array($0) }
-    }
-
-    static func uuid(from bytes: [UInt8]) -> UUID? {
-        guard bytes.count == 16 else { return nil }
-        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        var outcomes: [WriteOutcome] = []
+        outcomes.reserveCapacity(correlation.objects.count)
+        for member in correlation.objects {
+            outcomes.append(try insert(member, correlation: correlationID))
+        }
+        return outcomes
     }
 }

@@ -17,6 +17,7 @@ public final class HealthStore {
     var typeIDs: [String: Int64] = [:]
     var typeNames: [Int64: String] = [:]
     var sourceIDs: [String: Int64] = [:]
+    var sourceNames: [Int64: String] = [:]
     var deviceIDs: [Device: Int64] = [:]
 
     /// Opens (creating if needed) the store at `path`, migrating its schema to this build's.
@@ -165,11 +166,12 @@ public final class HealthStore {
         try insert.execute()
         let id = db.lastInsertRowID
         sourceIDs[name] = id
+        sourceNames[id] = name
         return id
     }
 
     func deviceID(_ device: Device?) throws -> Int64? {
-        guard let device, !device.isEmpty else { return nil }
+        guard let device, !Self.isEmpty(device) else { return nil }
         if let id = deviceIDs[device] { return id }
         let identity = HealthRecordEncoder().encode(device)
         let find = try db.cachedStatement("SELECT id FROM devices WHERE identity = ?")
@@ -193,6 +195,13 @@ public final class HealthStore {
         let id = db.lastInsertRowID
         deviceIDs[device] = id
         return id
+    }
+
+    /// `Device.isEmpty` without building its field list (this runs once per written sample).
+    static func isEmpty(_ device: Device) -> Bool {
+        device.name == nil && device.manufacturer == nil && device.model == nil && device.hardwareVersion == nil
+            && device.firmwareVersion == nil && device.softwareVersion == nil && device.localIdentifier == nil
+            && device.udiDeviceIdentifier == nil
     }
 
     /// Closes the store; further use throws.

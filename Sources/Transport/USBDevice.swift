@@ -132,3 +132,10 @@ public protocol USBDeviceHandle: AnyObject {
     /// Releases claimed interfaces (re-attaching kernel drivers) and closes the device.
     func close()
 }
+
+/// A device handle that replays a capture rather than talking to hardware. A session may look at
+/// what the capturing host sent, e.g. to learn the channel set-up another program made.
+public protocol USBReplayedDevice: USBDeviceHandle {
+    /// The data of every captured OUT transfer (bulk or interrupt) to `endpoint`, in capture order.
+    func capturedHostWrites(endpoint: UInt8) -> [[UInt8]]
+}

@@ -153,4 +153,18 @@ import Testing
         #expect(Unit.meter.unitDivided(by: Unit.second.unitRaised(toPower: 2)).unitString == "m/s^2")
         #expect(Unit.millimolesBloodGlucosePerLiter.isCompatible(with: .milligramsPerDeciliter))
     }
+
+    /// Found by the fuzz-units target: `m.s/m^2` printed as `s/m`, which parsed to a unit that
+    /// compared unequal because equality followed the order of the factors.
+    @Test func equalityIgnoresTheOrderOfFactors() throws {
+        let unit = try Unit(from: "m.s/m^2")
+        #expect(unit.unitString == "s/m")
+        #expect(try Unit(from: unit.unitString) == unit)
+        #expect(try Unit(from: "m*s") == Unit(from: "s*m"))
+        #expect(try Unit(from: "kcal/(kg*hr)") == Unit(from: "kcal/(hr*kg)"))
+        #expect(Set([try Unit(from: "m*s"), try Unit(from: "s*m")]).count == 1)
+        #expect(try Unit(from: "m*s") != Unit(from: "m/s"))
+        #expect(try Unit(from: "m*s").convert(42, to: Unit(from: "s*m")) == 42)
+    }
 }
+

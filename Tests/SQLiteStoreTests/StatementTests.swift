@@ -51,6 +51,23 @@ struct StatementTests {
         #expect(try roundTrip { try $0.bind([UInt8](), at: 1) } == ("blob", .blob(Data())))
     }
 
+    @Test("raw bytes bind as a blob copied at bind time; an empty buffer is an empty blob")
+    func rawByteBinds() throws {
+        let uuid = try #require(UUID(uuidString: "0F1E2D3C-4B5A-4978-8796-A5B4C3D2E1F0"))
+        let expected = Data([0x0F, 0x1E, 0x2D, 0x3C, 0x4B, 0x5A, 0x49, 0x78, 0x87, 0x96, 0xA5, 0xB4, 0xC3, 0xD2, 0xE1, 0xF0])
+        #expect(try roundTrip { statement in
+            try withUnsafeBytes(of: uuid.uuid) { try statement.bind(bytes: $0, at: 1) }
+        } == ("blob", .blob(expected)))
+        // SQLite copied the bytes: changing the buffer after binding does not change the row.
+        #expect(try roundTrip { statement in
+            var bytes: [UInt8] = [1, 2, 3]
+            try bytes.withUnsafeBytes { try statement.bind(bytes: $0, at: 1) }
+            bytes[0] = 99
+        } == ("blob", .blob(Data([1, 2, 3]))))
+        #expect(try roundTrip { try $0.bind(bytes: UnsafeRawBufferPointer(start: nil, count: 0), at: 1) }
+            == ("blob", .blob(Data())))
+    }
+
     @Test("text round-trips byte for byte: non-ASCII, long, embedded NUL, bridged substrings")
     func textRoundTrip() throws {
         let samples = [

@@ -289,6 +289,46 @@ struct OmronPedometerSessionTests {
         #expect(run.outputs.isEmpty)
     }
 
+    /// A day block that never comes (the device stops answering on day 3): days 0-2 were read completely and are
+    /// delivered; nothing is cleared even when asked to; the session still says goodbye and reports the failure.
+    @Test func daysReadBeforeTheHistoryBreaksOffAreDelivered() throws {
+        let device = try OmronExchangeDevice(capture: Fixtures.url("omron-hj720it/pedometerLog1.pcapng"))
+        device.answers["GTD 00 00 03 02 01"] = [[]]
+        let run = try Self.run(log: 1, options: ["clear-after-sync": "true"], device: device)
+        guard case .noReply(let command, let attempts)? = run.error as? OmronSessionError else {
+            Issue.record("unexpected \(String(describing: run.error))")
+            return
+        }
+        #expect(command == "GTD 00 00 03 02 01" && attempts == 3)
+        #expect(run.outputs.count == 1)
+        try Self.expectMatches(run, csv: try Self.csv(1), days: ["2009-05-18", "2009-05-19", "2009-05-20"])
+        #expect(Set(Self.hourly(run).keys) == ["2009-05-18", "2009-05-19", "2009-05-20"])
+        #expect(run.distanceSamples.count == 3)
+        #expect(!device.log.contains("CTD00"))
+        #expect(device.log.last == "END ff ff")
+        let delivered = try #require(device.log.firstIndex(of: "deliver"))
+        #expect(device.log[..<delivered].last == "GTD 00 00 03 02 01")
+    }
+
+    /// Pulled out in the middle of day 5: days 0-4 are delivered, and nothing more is sent to the gone device.
+    @Test func aDevicePulledOutMidHistoryKeepsTheCompleteDays() throws {
+        let inner = try OmronExchangeDevice(capture: Fixtures.url("omron-hj720it/pedometerLog1.pcapng"))
+        let device = UnpluggedDevice(wrapping: inner, after: [0x07, 0x47, 0x54, 0x44, 0x00, 0x00, 0x05, 0x03])
+        let session = OmronPedometerAdapter(now: { Self.date("2009-05-20T11:30:00Z") }).makeSession(
+            for: device.device, context: AdapterContext(timeZone: Self.utc, source: "omron-hj720it"), options: [:])
+        var run = Run(device: inner)
+        do {
+            try session.run(device, deliver: { run.outputs.append($0) }, shouldStop: { false })
+        } catch {
+            run.error = error
+        }
+        #expect(run.error as? USBError == .noDevice)
+        let days: Set<String> = ["2009-05-16", "2009-05-17", "2009-05-18", "2009-05-19", "2009-05-20"]
+        try Self.expectMatches(run, csv: try Self.csv(1), days: days)
+        #expect(Set(Self.hourly(run).keys) == days)
+        #expect(device.callsAfterUnplug == 0)
+    }
+
     @Test func dayZeroMayBeGivenForAReplayOnAnotherDay() throws {
         let device = try OmronExchangeDevice(capture: Fixtures.url("omron-hj720it/pedometerLog3.pcapng"))
         let session = OmronPedometerAdapter(now: { Self.date("2031-01-01T12:00:00Z") }).makeSession(
@@ -306,4 +346,57 @@ struct OmronPedometerSessionTests {
                 == .options(.invalid(option: "clear-after-sync", value: "sometimes", expected: "true or false")))
         #expect(run.device.log.isEmpty)
     }
+}
+
+/// Forwards to another device until the session writes `after`; from then on every call finds the device gone.
+final class UnpluggedDevice: USBDeviceHandle {
+    let inner: any USBDeviceHandle
+    let trigger: [UInt8]
+    private var gone = false
+    /// Calls the session made after the device was gone (beyond the one that found out).
+    private(set) var callsAfterUnplug = 0
+
+    init(wrapping inner: any USBDeviceHandle, after trigger: [UInt8]) {
+        self.inner = inner
+        self.trigger = trigger
+    }
+
+    var device: USBDeviceDescription { inner.device }
+
+    private func check() throws(USBError) {
+        guard !gone else {
+            callsAfterUnplug += 1
+            throw .noDevice
+        }
+    }
+
+    func claimInterface(_ number: UInt8, detachKernelDriver: Bool) throws(USBError) {
+        try check()
+        try inner.claimInterface(number, detachKernelDriver: detachKernelDriver)
+    }
+
+    func releaseInterface(_ number: UInt8) throws(USBError) {}
+
+    func controlTransfer(requestType: UInt8, request: UInt8, value: UInt16, index: UInt16, data: [UInt8],
+                         length: Int, timeout: Duration) throws(USBError) -> [UInt8] {
+        try check()
+        return try inner.controlTransfer(requestType: requestType, request: request, value: value, index: index,
+                                         data: data, length: length, timeout: timeout)
+    }
+
+    func write(endpoint: UInt8, data: [UInt8], timeout: Duration) throws(USBError) -> Int {
+        try check()
+        if data == trigger {
+            gone = true
+            throw .noDevice
+        }
+        return try inner.write(endpoint: endpoint, data: data, timeout: timeout)
+    }
+
+    func read(endpoint: UInt8, length: Int, timeout: Duration) throws(USBError) -> [UInt8] {
+        try check()
+        return try inner.read(endpoint: endpoint, length: length, timeout: timeout)
+    }
+
+    func close() {}
 }

@@ -11,7 +11,9 @@ struct Decode: Command {
         discussion: """
             FILE is a btsnoop log (btmon -w, Android's HCI snoop log), a pcap/pcapng file with a \
             Bluetooth link type, or a usbmon pcap/pcapng (Wireshark or tcpdump on usbmonN); a USB \
-            capture drives the USB adapter's session as the device would. Each device goes to the first adapter that matches it (--adapter forces \
+            capture drives the USB adapter's session as the device would (a capture made by other software \
+            need not follow ingestd's start-up: requests it lacks are accepted and counted as "writes not in the \
+            capture" in the summary). Each device goes to the first adapter that matches it (--adapter forces \
             one). Samples and correlations go to stdout; a summary (records, advertisements, connections, \
             samples per type, rejected frames, devices no adapter took) goes to stderr.
             """)
@@ -21,6 +23,7 @@ struct Decode: Command {
         CommonArguments.tz
         CommonArguments.usb
         CommonArguments.adapterOption
+        ExternalAdapterSupport.pluginsOption
         CommonArguments.json
     }
 
@@ -29,6 +32,7 @@ struct Decode: Command {
     let zone: TimeZone
     let usbDevice: (UInt16, UInt16)?
     let adapterOptions: [String: String]
+    let plugins: [String]
     let json: Bool
 
     init(_ arguments: ParsedValues) throws {
@@ -37,6 +41,7 @@ struct Decode: Command {
         zone = try CommonArguments.timeZone(try arguments.value("tz"))
         usbDevice = try CommonArguments.usbIDs(try arguments.value("usb"))
         adapterOptions = try CommonArguments.adapterOptions(try arguments.values("adapter-option"))
+        plugins = try arguments.values("plugins")
         json = arguments.flag("json")
     }
 
@@ -45,7 +50,9 @@ struct Decode: Command {
             throw CommandFailure.noInput(path: file)
         }
         let encoder = HealthRecordEncoder()
-        let replay = CaptureReplay(adapters: BuiltinAdapters.bluetooth, forcedAdapterID: adapter, timeZone: zone)
+        let catalogue = ExternalAdapterSupport.loadCatalogue(directories: plugins, context: context)
+        let usbAdapters = ExternalAdapterSupport.usbAdapters(catalogue)
+        let replay = CaptureReplay(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue), forcedAdapterID: adapter, timeZone: zone)
         for file in files {
             let emit: ([HealthRecord]) throws -> Void = { records in
                 for record in records {
@@ -60,7 +67,7 @@ struct Decode: Command {
                 }
             }
             let summary = CaptureReplay.isUSBCapture(path: file)
-                ? try replay.runUSB(path: file, adapters: BuiltinAdapters.usb, forcedDevice: usbDevice,
+                ? try replay.runUSB(path: file, adapters: usbAdapters, forcedDevice: usbDevice,
                                     options: adapterOptions, deliver: emit)
                 : try replay.run(path: file, deliver: emit)
             for line in summary.lines(path: file) { context.stderr.writeLine(line) }

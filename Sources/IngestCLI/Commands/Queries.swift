@@ -146,8 +146,7 @@ struct Stats: Command {
         let outputUnit = try CommonArguments.outputUnit(unit, for: type)
         let store = try CommonArguments.openStore(storePath, context: context, readOnly: true)
         defer { store.close() }
-        let buckets = try StatisticsQuery(store: store, type: type).run(
-            operation, from: from, to: to, granularity: by, zone: zone)
+        let buckets = try store.statistics(operation, type: type, from: from, to: to, granularity: by, zone: zone)
         for bucket in buckets {
             let value = bucket.value.map { CommonArguments.convert($0, from: type.canonicalUnit, to: outputUnit) }
             if json {
@@ -174,46 +173,6 @@ struct Stats: Command {
         formatter.timeZone = zone
         formatter.formatOptions = [.withInternetDateTime]
         return formatter.string(from: date)
-    }
-}
-
-/// Runs a statistics query against the store: fetch, rank sources by priority, compute.
-struct StatisticsQuery {
-    let store: HealthStore
-    let type: QuantityType
-
-    func run(_ operation: StatisticsOperation, from: Date?, to: Date?, granularity: BucketGranularity?,
-             zone: TimeZone) throws -> [StatisticsBucket] {
-        let points = try store.points(type: type, from: from, to: to)
-        let priority = try store.priority(for: type)
-        var rank: [String: Int] = [:]
-        for (index, source) in priority.enumerated() { rank[source] = index }
-        let samples = points.map {
-            StatisticsSample(start: Date(timeIntervalSince1970: $0.start), end: Date(timeIntervalSince1970: $0.end),
-                             value: $0.value, sourceRank: rank[$0.source] ?? priority.count)
-        }
-        let engine = StatisticsEngine()
-        let buckets: CalendarBuckets
-        switch (from, to, granularity) {
-        case (let from?, let to?, let granularity?):
-            buckets = try CalendarBuckets(from: from, to: to, granularity: granularity, timeZone: zone)
-        case (let from?, let to?, nil):
-            buckets = try CalendarBuckets(single: from, to: to)
-        case (_, _, let granularity?):
-            let covering = try CalendarBuckets(covering: samples, granularity: granularity, timeZone: zone)
-            guard !covering.isEmpty else { return [] }
-            let start = from ?? covering.boundaries[0]
-            let end = to ?? covering.boundaries[covering.boundaries.count - 1]
-            guard start < end else { return [] }
-            buckets = try CalendarBuckets(from: start, to: end, granularity: granularity, timeZone: zone)
-        case (_, _, nil):
-            guard let first = samples.map(\.start).min(), let last = samples.map(\.end).max() else { return [] }
-            let start = from ?? first
-            var end = to ?? last
-            if end <= start { end = start.addingTimeInterval(1) }
-            buckets = try CalendarBuckets(single: start, to: end)
-        }
-        return try engine.statistics(operation, of: samples, in: buckets)
     }
 }
 
@@ -270,10 +229,10 @@ struct Today: Command {
         if FileManager.default.fileExists(atPath: path) {
             let store = try CommonArguments.openStore(path, context: context)
             defer { store.close() }
-            steps = try StatisticsQuery(store: store, type: .stepCount)
-                .run(.sum, from: start, to: end, granularity: nil, zone: zone).first?.value ?? 0
-            meters = try StatisticsQuery(store: store, type: .distanceWalkingRunning)
-                .run(.sum, from: start, to: end, granularity: nil, zone: zone).first?.value ?? 0
+            steps = try store.statistics(.sum, type: .stepCount, from: start, to: end, granularity: nil, zone: zone)
+                .first?.value ?? 0
+            meters = try store.statistics(
+                .sum, type: .distanceWalkingRunning, from: start, to: end, granularity: nil, zone: zone).first?.value ?? 0
         }
         let stepsText = JSONNumber.format(steps.rounded())
         let kilometres = (meters / 1000 * 1000).rounded() / 1000

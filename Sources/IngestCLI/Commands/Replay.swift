@@ -28,6 +28,7 @@ struct Replay: Command {
         CommonArguments.tz
         CommonArguments.usb
         CommonArguments.adapterOption
+        ExternalAdapterSupport.pluginsOption
         CommonArguments.json
     }
 
@@ -40,6 +41,7 @@ struct Replay: Command {
     let zone: TimeZone
     let usbDevice: (UInt16, UInt16)?
     let adapterOptions: [String: String]
+    let plugins: [String]
 
     init(_ arguments: ParsedValues) throws {
         files = try arguments.values("files")
@@ -47,6 +49,7 @@ struct Replay: Command {
         zone = try CommonArguments.timeZone(try arguments.value("tz"))
         usbDevice = try CommonArguments.usbIDs(try arguments.value("usb"))
         adapterOptions = try CommonArguments.adapterOptions(try arguments.values("adapter-option"))
+        plugins = try arguments.values("plugins")
         storePath = try arguments.value("store")
         source = try arguments.value("source") ?? "replay"
         batchSize = try arguments.value("batch-size") ?? 1000
@@ -65,7 +68,9 @@ struct Replay: Command {
         var report = IngestReport()
         var malformed = 0
         var records = 0
-        let captures = CaptureReplay(adapters: BuiltinAdapters.bluetooth, forcedAdapterID: adapter, timeZone: zone,
+        let catalogue = ExternalAdapterSupport.loadCatalogue(directories: plugins, context: context)
+        let usbAdapters = ExternalAdapterSupport.usbAdapters(catalogue)
+        let captures = CaptureReplay(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue), forcedAdapterID: adapter, timeZone: zone,
                                      batchSize: batchSize)
         for file in files {
             if file != "-", CaptureReplay.isCapture(path: file) {
@@ -73,7 +78,7 @@ struct Replay: Command {
                     report.merge(try ingest(records, pipeline: pipeline))
                 }
                 let summary = CaptureReplay.isUSBCapture(path: file)
-                    ? try captures.runUSB(path: file, adapters: BuiltinAdapters.usb, forcedDevice: usbDevice,
+                    ? try captures.runUSB(path: file, adapters: usbAdapters, forcedDevice: usbDevice,
                                           options: adapterOptions, deliver: deliver)
                     : try captures.run(path: file, deliver: deliver)
                 for line in summary.lines(path: file) { context.stderr.writeLine(line) }

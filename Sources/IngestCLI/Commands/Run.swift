@@ -1,4 +1,6 @@
 import AdapterKit
+import BuiltinAdapters
+import ExternalAdapters
 import Foundation
 import SQLiteStore
 
@@ -22,7 +24,7 @@ struct Run: Command {
         Option("hci", valueName: "N", help: "Bluetooth controller index (hciN).", default: "0")
         Flag("once", help: "Ingest what the present devices have, then exit (for cron and tests).")
         Option("listen", valueName: "SECONDS", help: "With --once: how long to listen to broadcasting devices.", default: "10")
-        Option("plugins", valueName: "DIR", help: "Directory of external adapters (repeatable).", repeatable: true)
+        ExternalAdapterSupport.pluginsOption
         CommonArguments.adapterOption
         CommonArguments.tz
     }
@@ -55,10 +57,26 @@ struct Run: Command {
         let path = storePath ?? HealthStore.defaultPath(environment: context.environment)
         // Open once here so a bad store path fails with a clear error before anything starts.
         try CommonArguments.openStore(path, context: context).close()
+        // External adapters: their state goes to a status file that `ingestd adapters` reads.
+        let publisher = ExternalAdapterStatusPublisher(
+            path: ExternalAdapterStatusSnapshot.defaultPath(environment: context.environment),
+            onError: { [logger = context.logger] error in logger.debug("adapter status file not written: \(error)") })
+        var configuration = ExternalAdapterSupport.configuration(context: context)
+        configuration.stateChanged = publisher.stateChanged
+        let catalogue = ExternalAdapterSupport.loadCatalogue(directories: plugins, context: context,
+                                                             configuration: configuration)
+        publisher.attach(catalogue)
+        for plugin in catalogue.plugins where plugin.brokenReason != nil {
+            context.logger.warning("external adapter \(plugin.id) is broken: \(plugin.brokenReason ?? "")")
+        }
         var backends: [any DeviceBackend] = []
-        if !noUSB { backends += DaemonBackends.usb(options: adapterOptions, timeZone: zone) }
+        if !noUSB {
+            backends += DaemonBackends.usb(adapters: ExternalAdapterSupport.usbAdapters(catalogue),
+                                           options: adapterOptions, timeZone: zone)
+        }
         if !noBLE {
-            backends += DaemonBackends.bluetooth(controller: UInt16(hci), timeZone: zone,
+            backends += DaemonBackends.bluetooth(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue),
+                                                 controller: UInt16(hci), timeZone: zone,
                                                  onceListen: .milliseconds(Int(listen * 1000)))
         }
         let daemon = Daemon(options: DaemonOptions(storePath: path, once: once, onceListenSeconds: listen),

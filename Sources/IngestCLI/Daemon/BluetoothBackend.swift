@@ -267,6 +267,8 @@ public actor EventBatcher {
     func adapter(for address: BLEAddress) -> (any Adapter)? { router.adapter(for: address) }
 
     func flush(finishing: Bool) async {
+        // External adapters answer asynchronously: collect what their processes wrote meanwhile.
+        router.poll(into: &output)
         if finishing { router.finish(into: &output) }
         timer?.cancel()
         timer = nil

@@ -1,16 +1,16 @@
 import AdapterKit
-import BuiltinAdapters
 import Foundation
 import BlueZTransport
 
-/// The daemon's device backends, built from the registry.
+/// The daemon's device backends over the real transports.
 enum DaemonBackends {
-    static func usb(options: [String: String], timeZone: TimeZone) -> [any DeviceBackend] {
-        [USBBackend(adapters: BuiltinAdapters.usb, options: options, timeZone: timeZone)]
+    static func usb(adapters: [any USBAdapter], options: [String: String], timeZone: TimeZone) -> [any DeviceBackend] {
+        [USBBackend(adapters: adapters, options: options, timeZone: timeZone)]
     }
 
-    static func bluetooth(controller: UInt16, timeZone: TimeZone, onceListen: Duration) -> [any DeviceBackend] {
-        [BluetoothBackend(adapters: BuiltinAdapters.bluetooth, link: .controller(controller),
+    static func bluetooth(adapters: [any Adapter], controller: UInt16, timeZone: TimeZone,
+                          onceListen: Duration) -> [any DeviceBackend] {
+        [BluetoothBackend(adapters: adapters, link: .controller(controller),
                           controllerName: "hci\(controller)", timeZone: timeZone, onceListen: onceListen)]
     }
 }

@@ -1,4 +1,5 @@
 import AdapterKit
+import ExternalAdapters
 import Foundation
 import HealthModel
 import LibUSBTransport
@@ -155,15 +156,21 @@ final class USBSessionSupervisor: Sendable {
             let context = AdapterContext(timeZone: timeZone, source: adapter.descriptor.id)
             let session = adapter.makeSession(for: device, context: context, options: options)
             var outcome: String
+            let deliver: (AdapterOutput) throws -> Void = { output in
+                for rejection in output.rejections { logger.warning("frame rejected: \(rejection.reason): \(rejection.detail)") }
+                if !output.records.isEmpty {
+                    _ = try self.service.ingestBlocking(output.records, origin: device.idString)
+                }
+            }
             do {
-                let handle = try self.context.open(device)
-                defer { handle.close() }
-                try session.run(handle, deliver: { output in
-                    for rejection in output.rejections { logger.warning("frame rejected: \(rejection.reason): \(rejection.detail)") }
-                    if !output.records.isEmpty {
-                        _ = try service.ingestBlocking(output.records, origin: device.idString)
-                    }
-                }, shouldStop: { stop.isSet })
+                if let external = session as? ExternalUSBSession {
+                    // An external adapter's process opens the device itself.
+                    try external.run(deliver: deliver, shouldStop: { stop.isSet })
+                } else {
+                    let handle = try self.context.open(device)
+                    defer { handle.close() }
+                    try session.run(handle, deliver: deliver, shouldStop: { stop.isSet })
+                }
                 logger.info("session finished")
                 state.withLock { state in
                     state.running[key] = nil

@@ -25,7 +25,7 @@ struct CaptureReplay {
         var skipped: [String: Int] = [:]
         var unmatched: [BLEAddress: BLEDeviceTraits] = [:]
         var matched: [BLEAddress: String] = [:]
-        var matchedUSB: [(USBDeviceDescription, String)] = []
+        var matchedUSB: [USBSessionReport] = []
         var unmatchedUSB: [USBDeviceDescription] = []
         var isUSB = false
     }
@@ -45,8 +45,21 @@ struct CaptureReplay {
         return CaptureFormat.sniff(Array(prefix)) != nil
     }
 
+    /// How one replayed USB device went.
+    struct USBSessionReport {
+        var device: USBDeviceDescription
+        var adapter: String
+        /// The session's writes that the capture does not have (tolerant replay).
+        var writesNotInCapture = 0
+        /// Why the session ended early, when it did (the capture's end is the normal end).
+        var failure: String?
+    }
+
     /// Replays a usbmon capture: each captured device that a USB adapter matches (or the one
     /// `forcedDevice` names) gets that adapter's session, driven by the capture instead of libusb.
+    /// The replay is tolerant (`USBReplayMode.tolerant`): captures made by other software, with
+    /// their own start-up and extra requests, replay as long as they hold the answers the session
+    /// asks for. A session that fails ends alone; the summary says why.
     func runUSB(path: String, adapters usbAdapters: [any USBAdapter], forcedDevice: (UInt16, UInt16)?,
                 options: [String: String], deliver: ([HealthRecord]) throws -> Void) throws -> Summary {
         let events: [USBMonEvent]
@@ -93,8 +106,9 @@ struct CaptureReplay {
                 summary.unmatchedUSB.append(description)
                 continue
             }
-            summary.matchedUSB.append((description, adapter.descriptor.id))
-            let handle = ReplayUSBDevice(events: events, bus: device.bus, address: device.address, device: description)
+            var report = USBSessionReport(device: description, adapter: adapter.descriptor.id)
+            let handle = ReplayUSBDevice(events: events, bus: device.bus, address: device.address, device: description,
+                                         mode: .tolerant)
             let clock: @Sendable () -> Date = {
                 handle.timestamp.map { Date(microsecondsSince1970: $0) } ?? Date()
             }
@@ -102,17 +116,26 @@ struct CaptureReplay {
                 for: description,
                 context: AdapterContext(timeZone: timeZone, source: adapter.descriptor.id, replayClock: clock),
                 options: options)
+            // A batch the store could not take stops the replay; a session's own failure ends only it.
+            var deliveryFailure: (any Error)?
             do {
                 try session.run(handle, deliver: { output in
                     var collected = output
-                    try absorb(&collected, into: &summary, deliver: deliver)
+                    do {
+                        try absorb(&collected, into: &summary, deliver: deliver)
+                    } catch {
+                        deliveryFailure = error
+                        throw error
+                    }
                 }, shouldStop: { false })
             } catch USBError.replayExhausted {
                 // The capture ended: a receiver's session ends here.
-            } catch let error as USBError {
-                summary.rejected["\(adapter.descriptor.id): session-ended", default: 0] += 1
-                summary.rejectionExamples["\(adapter.descriptor.id): session-ended"] = error.description
+            } catch {
+                if let deliveryFailure { throw deliveryFailure }
+                report.failure = "\(error)"
             }
+            report.writesNotInCapture = handle.writesNotInCapture
+            summary.matchedUSB.append(report)
         }
         return summary
     }
@@ -210,8 +233,10 @@ extension CaptureReplay.Summary {
         for key in skipped.keys.sorted() {
             lines.append("  frames skipped, \(key): \(skipped[key] ?? 0)")
         }
-        for (device, adapter) in matchedUSB {
-            lines.append("  USB device \(device) → adapter \(adapter)")
+        for report in matchedUSB {
+            lines.append("  USB device \(report.device) → adapter \(report.adapter)")
+            lines.append("    writes not in the capture: \(report.writesNotInCapture)")
+            if let failure = report.failure { lines.append("    session ended: \(failure)") }
         }
         for device in unmatchedUSB {
             lines.append("  unmatched USB device \(device) (give --usb VID:PID and --adapter ID to force one)")

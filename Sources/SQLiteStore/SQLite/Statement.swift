@@ -145,6 +145,13 @@ public final class Statement {
         try check(value.withUnsafeBytes { bindBlob($0, at: position) })
     }
 
+    /// Binds a blob from raw bytes (SQLite copies them), for callers that have the bytes in
+    /// place (`withUnsafeBytes(of: uuid.uuid) { try statement.bind(bytes: $0, at: 1) }`) and
+    /// should not build an array per row. An empty buffer binds an empty blob, not NULL.
+    public func bind(bytes: UnsafeRawBufferPointer, at index: Int) throws {
+        try check(bindBlob(bytes, at: Int32(truncatingIfNeeded: index)))
+    }
+
     @inline(__always)
     private func bindBlob(_ bytes: UnsafeRawBufferPointer, at position: Int32) -> Int32 {
         guard let base = bytes.baseAddress, bytes.count > 0 else {

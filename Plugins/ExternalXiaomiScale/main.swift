@@ -1,0 +1,6 @@
+// The built-in Xiaomi scale adapter as an external adapter executable, `ingestd-adapter-xiaomi-scale`:
+// proof that any Swift adapter becomes a plugin with one line.
+import AdapterKit
+import XiaomiScale
+
+ExternalAdapterMain.run(XiaomiScaleAdapter())

@@ -1,0 +1,170 @@
+import AdapterKit
+import BuiltinAdapters
+import ExternalAdapters
+import Foundation
+import HealthModel
+
+/// `ingestd adapters [--json]`: the built-in and external adapters, with their state.
+struct Adapters: Command {
+    static let configuration = CommandConfiguration(
+        name: "adapters",
+        abstract: "List the built-in and external adapters and their state.",
+        discussion: """
+            Built-in adapters are compiled in. External adapters are executables named \
+            ingestd-adapter-<id> in the plugin directories (--plugins DIR, else \
+            ~/.local/lib/ingestd/adapters and /usr/lib/ingestd/adapters); each is asked to --describe \
+            itself (within 5 s). State: ok; broken: the reason it is not used; restarting: when a \
+            running daemon will next start it (from the daemon's status file). Plugins/README.md \
+            describes the protocol.
+            """)
+    static let signature = Signature {
+        ExternalAdapterSupport.pluginsOption
+        Option("status", valueName: "FILE",
+               help: "The running daemon's adapter status (default: $XDG_RUNTIME_DIR/ingestd/adapters.json, else /run/ingestd/adapters.json).")
+        CommonArguments.json
+    }
+
+    let plugins: [String]
+    let statusPath: String?
+    let json: Bool
+
+    init(_ arguments: ParsedValues) throws {
+        plugins = try arguments.values("plugins")
+        statusPath = try arguments.value("status")
+        json = arguments.flag("json")
+    }
+
+    func run(_ context: CommandContext) async throws {
+        let catalogue = ExternalAdapterSupport.loadCatalogue(directories: plugins, context: context)
+        let live = ExternalAdapterStatusSnapshot.read(
+            from: statusPath ?? ExternalAdapterStatusSnapshot.defaultPath(environment: context.environment))
+        let listing = AdapterListing(builtIn: ExternalAdapterSupport.builtInDescriptors, external: catalogue.plugins, live: live)
+        if json {
+            for line in listing.jsonLines { context.stdout.writeLine(line) }
+        } else {
+            context.stdout.write(listing.table)
+        }
+    }
+}
+
+/// The rows of `ingestd adapters`: built-in adapters (always ok) and external plugins with their
+/// state, the running daemon's live state taking precedence when it knows the plugin.
+struct AdapterListing {
+    struct Row: Equatable {
+        var id: String
+        var kind: String
+        var name: String?
+        var version: String?
+        var path: String?
+        var state: ExternalAdapterState
+        var produces: [QuantityType]
+        var matches: [DeviceMatch]
+        var live: ExternalAdapterStatusSnapshot.Entry?
+    }
+
+    var rows: [Row]
+
+    init(builtIn: [AdapterDescriptor], external: [ExternalPlugin], live: ExternalAdapterStatusSnapshot? = nil) {
+        rows = builtIn.map {
+            Row(id: $0.id, kind: "built-in", name: $0.name, version: $0.version, path: nil, state: .ok,
+                produces: $0.produces, matches: $0.matches, live: nil)
+        }
+        for plugin in external {
+            let entry = live?.adapters.first { $0.id == plugin.id && $0.path == plugin.path }
+            var state = plugin.state
+            if let entry, plugin.brokenReason == nil { state = entry.adapterState }
+            rows.append(Row(id: plugin.id, kind: "external", name: plugin.descriptor?.name, version: plugin.descriptor?.version,
+                            path: plugin.path, state: state, produces: plugin.descriptor?.produces ?? [],
+                            matches: plugin.descriptor?.matches ?? [], live: entry))
+        }
+    }
+
+    var table: String {
+        let body = rows.map { row -> [String] in
+            [row.id, row.kind, row.version ?? "-", row.state.description,
+             row.matches.isEmpty ? "-" : row.matches.map(\.description).joined(separator: "; "),
+             row.produces.isEmpty ? "-" : row.produces.map(\.shortName).joined(separator: ",")]
+        }
+        var text = Table(header: ["ID", "KIND", "VERSION", "STATE", "MATCHES", "PRODUCES"], rows: body).rendered
+        let external = rows.compactMap(\.path)
+        if !external.isEmpty {
+            text += "\n" + rows.filter { $0.path != nil }.map { "\($0.id): \($0.path ?? "")" }.joined(separator: "\n") + "\n"
+        }
+        return text
+    }
+
+    var jsonLines: [String] {
+        rows.map { row in
+            var fields = ["\"id\":\(JSONText.quoted(row.id))", "\"kind\":\(JSONText.quoted(row.kind))"]
+            if let name = row.name { fields.append("\"name\":\(JSONText.quoted(name))") }
+            if let version = row.version { fields.append("\"version\":\(JSONText.quoted(version))") }
+            if let path = row.path { fields.append("\"path\":\(JSONText.quoted(path))") }
+            switch row.state {
+            case .ok:
+                fields.append("\"state\":\"ok\"")
+            case .broken(let reason):
+                fields.append("\"state\":\"broken\"")
+                fields.append("\"reason\":\(JSONText.quoted(reason))")
+            case .restarting(let next, let reason):
+                fields.append("\"state\":\"restarting\"")
+                fields.append("\"nextAttempt\":\(JSONText.quoted(ISO8601DateTime.string(from: next)))")
+                fields.append("\"reason\":\(JSONText.quoted(reason))")
+            }
+            fields.append("\"produces\":[" + row.produces.map { JSONText.quoted($0.identifier) }.joined(separator: ",") + "]")
+            fields.append("\"matches\":[" + row.matches.map { JSONText.quoted($0.description) }.joined(separator: ",") + "]")
+            if let live = row.live {
+                fields.append("\"starts\":\(live.starts),\"failures\":\(live.failures),\"records\":\(live.records),"
+                    + "\"rejectedLines\":\(live.rejectedLines),\"droppedAdvertisements\":\(live.droppedAdvertisements)")
+            }
+            return "{" + fields.joined(separator: ",") + "}"
+        }
+    }
+}
+
+/// External adapters for the commands that use adapters (`run`, `decode`, `replay`, `adapters`):
+/// the `--plugins` option, loading the plugin directories with logging into the command's
+/// logger, and the adapter list for the router (external first: a plugin the user installed for a
+/// device is what they want used for it, even where a built-in adapter would also match).
+enum ExternalAdapterSupport {
+    static let pluginsOption = Option(
+        "plugins", valueName: "DIR",
+        help: "Directory of external adapters (repeatable; default ~/.local/lib/ingestd/adapters and /usr/lib/ingestd/adapters).",
+        repeatable: true)
+
+    /// The built-in adapters' descriptors, Bluetooth then USB.
+    static var builtInDescriptors: [AdapterDescriptor] {
+        BuiltinAdapters.bluetooth.map(\.descriptor) + BuiltinAdapters.usb.map(\.descriptor)
+    }
+
+    /// Ids an external adapter may not take (they would write under a built-in adapter's grants).
+    static var builtInIDs: Set<String> { Set(builtInDescriptors.map(\.id)) }
+
+    /// The process environment with the command's on top, and plugin logs going to the logger.
+    static func configuration(context: CommandContext) -> ExternalAdapterConfiguration {
+        let logger = context.logger
+        var configuration = ExternalAdapterConfiguration()
+        configuration.environment = ProcessInfo.processInfo.environment.merging(context.environment) { $1 }
+        configuration.log = { entry in
+            logger.log(level: Logger.Level(rawValue: entry.level.rawValue) ?? .info, "\(entry.description)")
+        }
+        return configuration
+    }
+
+    /// Finds and describes the plugins of `directories` (or the default directories).
+    static func loadCatalogue(directories: [String], context: CommandContext,
+                              configuration: ExternalAdapterConfiguration? = nil) -> ExternalAdapterCatalogue {
+        ExternalAdapterCatalogue.load(directories: ExternalAdapterDirectories.resolve(directories, environment: context.environment),
+                                      reservedIDs: builtInIDs,
+                                      configuration: configuration ?? self.configuration(context: context))
+    }
+
+    /// The Bluetooth adapters for a router: the usable external ones, then the built-in ones.
+    static func bluetoothAdapters(_ catalogue: ExternalAdapterCatalogue) -> [any Adapter] {
+        catalogue.adapters.map { $0 as any Adapter } + BuiltinAdapters.bluetooth
+    }
+
+    /// The USB adapters: the usable external ones, then the built-in ones.
+    static func usbAdapters(_ catalogue: ExternalAdapterCatalogue) -> [any USBAdapter] {
+        catalogue.adapters.map { $0 as any USBAdapter } + BuiltinAdapters.usb
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import HealthModel
+
+extension HealthStore {
+    /// HealthKit's statistics collection query over the store: fetches the samples of `type`
+    /// overlapping `[from, to)`, ranks their sources by the type's priority order, and computes
+    /// `operation` per calendar bucket of `granularity` in `zone` (one bucket without
+    /// `granularity`). Without `from`/`to` the range is taken from the samples found; no samples
+    /// and no range give no buckets. This is what `ingestd stats` and `ingestd today` run.
+    public func statistics(
+        _ operation: StatisticsOperation, type: QuantityType, from: Date?, to: Date?,
+        granularity: BucketGranularity?, zone: TimeZone
+    ) throws -> [StatisticsBucket] {
+        let samples = try statisticsSamples(type: type, from: from, to: to)
+        let engine = StatisticsEngine()
+        let buckets: CalendarBuckets
+        switch (from, to, granularity) {
+        case (let from?, let to?, let granularity?):
+            buckets = try CalendarBuckets(from: from, to: to, granularity: granularity, timeZone: zone)
+        case (let from?, let to?, nil):
+            buckets = try CalendarBuckets(single: from, to: to)
+        case (_, _, let granularity?):
+            let covering = try CalendarBuckets(covering: samples, granularity: granularity, timeZone: zone)
+            guard !covering.isEmpty else { return [] }
+            let start = from ?? covering.boundaries[0]
+            let end = to ?? covering.boundaries[covering.boundaries.count - 1]
+            guard start < end else { return [] }
+            buckets = try CalendarBuckets(from: start, to: end, granularity: granularity, timeZone: zone)
+        case (_, _, nil):
+            guard let first = samples.map(\.start).min(), let last = samples.map(\.end).max() else { return [] }
+            let start = from ?? first
+            var end = to ?? last
+            if end <= start { end = start.addingTimeInterval(1) }
+            buckets = try CalendarBuckets(single: start, to: end)
+        }
+        return try engine.statistics(operation, of: samples, in: buckets)
+    }
+
+    /// The samples of `type` overlapping `[from, to)` as the statistics engine takes them, each
+    /// with its source's rank in `priority(for: type)` (sources not listed rank last). Read
+    /// straight from the rows: the rank is looked up once per run of samples of one source.
+    public func statisticsSamples(type: QuantityType, from: Date?, to: Date?) throws -> [StatisticsSample] {
+        let statement = try pointsStatement(type: type, from: from, to: to)
+        let priority = try priority(for: type)
+        guard let statement else { return [] }
+        var rankByName: [String: Int] = [:]
+        for (index, source) in priority.enumerated() { rankByName[source] = index }
+        var rankBySourceID: [Int64: Int] = [:]
+        var lastSource: Int64?
+        var lastRank = priority.count
+        var result: [StatisticsSample] = []
+        try statement.forEachRow { row in
+            let source = row.int64(at: 3)
+            if source != lastSource {
+                lastSource = source
+                if let rank = rankBySourceID[source] {
+                    lastRank = rank
+                } else {
+                    lastRank = rankByName[sourceNames[source] ?? "?"] ?? priority.count
+                    rankBySourceID[source] = lastRank
+                }
+            }
+            result.append(StatisticsSample(
+                start: Date(timeIntervalSince1970: row.double(at: 0)), end: Date(timeIntervalSince1970: row.double(at: 1)),
+                value: row.double(at: 2), sourceRank: lastRank))
+        }
+        return result
+    }
+}

@@ -1,0 +1,125 @@
+import AdapterKit
+import BuiltinAdapters
+import CaptureFormats
+import Foundation
+import HealthModel
+@testable import IngestCLI
+import Testing
+import Transport
+
+/// Every fixture replayed through `CaptureReplay` (the code behind `ingestd decode`), compared
+/// with the records and rejections written from the published values.
+@Suite struct CaptureReplayTests {
+    @Test(arguments: Captures.withExpectedRecords)
+    func decodesToThePublishedValues(_ fixture: Fixture) throws {
+        let replayed = try Replayed(path: fixture.path)
+        try expectSameRecords(replayed.lines, try fixture.expectedRecords(), fixture.testDescription)
+        #expect(!replayed.lines.isEmpty, "a fixture with an expected file must produce records")
+        if !fixture.isBad {
+            #expect(replayed.rejections.isEmpty, "\(replayed.rejections)")
+            #expect(replayed.summary.statistics.malformed.isEmpty, "\(replayed.summary.statistics.malformed)")
+            #expect(replayed.summary.warnings.isEmpty)
+            #expect(replayed.summary.unmatched.isEmpty, "\(replayed.summary.unmatched)")
+        }
+    }
+
+    @Test(arguments: Captures.withFragmentedTwin)
+    func fragmentedTwinGivesTheSameRecords(_ fixture: Fixture) throws {
+        let twin = try #require(fixture.fragmentedTwin)
+        let whole = try Replayed(path: fixture.path)
+        let fragmented = try Replayed(path: twin.path)
+        try expectSameRecords(fragmented.lines, whole.lines, twin.testDescription)
+        #expect(fragmented.summary.statistics.notifications == whole.summary.statistics.notifications)
+        #expect(fragmented.summary.statistics.indications == whole.summary.statistics.indications)
+        #expect(fragmented.summary.statistics.subscriptions == whole.summary.statistics.subscriptions)
+        #expect(fragmented.summary.statistics.malformed.isEmpty)
+        #expect(fragmented.rejections == whole.rejections)
+
+        // The twin must really split ATT PDUs: ACL continuation packets (boundary flag 0b01),
+        // and none in the unfragmented capture.
+        #expect(try continuationPackets(twin.path) > 0)
+        #expect(try continuationPackets(fixture.path) == 0)
+    }
+
+    @Test(arguments: Captures.bad)
+    func rejectsMalformedFramesWithReasons(_ fixture: Fixture) throws {
+        let replayed = try Replayed(path: fixture.path)
+        let expected = try fixture.expectedErrors()
+        #expect(!expected.isEmpty)
+        #expect(replayed.errorLines == expected,
+                "\(fixture.testDescription):\n  got  \(replayed.errorLines.joined(separator: "\n       "))")
+        // The summary `ingestd decode` prints counts the same rejections.
+        let adapterLines = expected.filter { !$0.hasPrefix("trace: ") }
+        #expect(replayed.summary.rejected.values.reduce(0, +) == adapterLines.count)
+        if fixture.expectedRecordsPath == nil {
+            #expect(replayed.lines.isEmpty, "\(replayed.lines)")
+        }
+    }
+
+    /// The real captures of unsupported devices: decoded end to end, counts as in
+    /// `Tests/CaptureFormatsTests` and `captures.md`, nothing for the health store.
+    @Test(arguments: [
+        UnsupportedCapture(file: "dsd6_btsnoop_hci.log", records: 571, advertisements: 12, connections: 1,
+                           notifications: 28, malformed: [:]),
+        UnsupportedCapture(file: "dsd6_btsnoop_hci.log.63758104325217312", records: 470, advertisements: 145,
+                           connections: 0, notifications: 0, malformed: [:]),
+        UnsupportedCapture(file: "dsd6_btsnoop_hci.log.63758160418464951", records: 813, advertisements: 9,
+                           connections: 1, notifications: 116, malformed: [:]),
+        UnsupportedCapture(file: "hidrate-spark_wban-python_btsnoop_hci.log", records: 3_046, advertisements: 2_565,
+                           connections: 2, notifications: 21, malformed: [.advertisingDataMalformed: 2]),
+        UnsupportedCapture(file: "airbily_veryfitpro_bluethoot_logs.pcapng", records: 810, advertisements: 5,
+                           connections: 1, notifications: 277, malformed: [:]),
+    ])
+    func unsupportedDevicesDecodeToNothing(_ capture: UnsupportedCapture) throws {
+        let path = Captures.directory.appendingPathComponent(Captures.unsupportedFolder)
+            .appendingPathComponent(capture.file).path
+        let replayed = try Replayed(path: path)
+        let statistics = replayed.summary.statistics
+        #expect(replayed.summary.records == capture.records)
+        #expect(statistics.advertisements == capture.advertisements)
+        #expect(statistics.connections == capture.connections)
+        #expect(statistics.notifications == capture.notifications)
+        #expect(statistics.indications == 0)
+        #expect(statistics.malformed == capture.malformed)
+        #expect(replayed.summary.warnings.isEmpty)
+        #expect(replayed.lines.isEmpty)
+        #expect(replayed.summary.samplesPerType.isEmpty)
+        #expect(replayed.rejections.isEmpty)
+        #expect(replayed.summary.matched.isEmpty, "\(replayed.summary.matched)")
+        #expect(!replayed.summary.unmatched.isEmpty)
+    }
+
+    @Test func everyUnsupportedCaptureIsListed() throws {
+        let listed: Set<String> = [
+            "dsd6_btsnoop_hci.log", "dsd6_btsnoop_hci.log.63758104325217312", "dsd6_btsnoop_hci.log.63758160418464951",
+            "hidrate-spark_wban-python_btsnoop_hci.log", "airbily_veryfitpro_bluethoot_logs.pcapng",
+        ]
+        let folder = Captures.directory.appendingPathComponent(Captures.unsupportedFolder).path
+        let files = Set(try FileManager.default.contentsOfDirectory(atPath: folder)).subtracting(["ORIGIN"])
+        #expect(files == listed)
+    }
+
+    /// ACL packets with the continuation boundary flag.
+    private func continuationPackets(_ path: String) throws -> Int {
+        let reader = try CaptureFile.open(path: path)
+        var count = 0
+        while let record = try reader.next() {
+            guard case .hci(let type) = record.content, type == .acl, record.bytes.count >= 2 else { continue }
+            let flags = record.bytes[record.bytes.startIndex + 1] >> 4
+            if flags & 0x03 == 0b01 { count += 1 }
+        }
+        return count
+    }
+}
+
+/// A real capture and the counts it must give.
+struct UnsupportedCapture: Sendable, CustomTestStringConvertible {
+    var file: String
+    var records: Int
+    var advertisements: Int
+    var connections: Int
+    var notifications: Int
+    var malformed: [TraceMalformation: Int]
+
+    var testDescription: String { file }
+}

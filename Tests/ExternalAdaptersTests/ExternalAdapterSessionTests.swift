@@ -1,0 +1,237 @@
+import AdapterKit
+import ExternalAdapters
+import Foundation
+import HealthModel
+import Testing
+import Transport
+import XiaomiScale
+
+@Suite("ExternalAdapterSession")
+struct ExternalAdapterSessionTests {
+    let utc = TimeZone(identifier: "UTC")!
+
+    func scaleAdvertisement(_ frame: String, name: String? = "MI_SCALE", offset: TimeInterval = 0) throws -> TransportEvent {
+        .advertisement(try makeAdvertisement(address: miScaleAddress, name: name, serviceData: [(0x181D, try bytes(frame))],
+                                             time: Date(timeIntervalSince1970: 1_618_150_000 + offset)))
+    }
+
+    func traits(name: String, services: Set<BLEUUID> = [], companies: Set<UInt16> = []) throws -> BLEDeviceTraits {
+        BLEDeviceTraits(address: try #require(BLEAddress(miScaleAddress)), name: name, serviceUUIDs: services, companyIDs: companies)
+    }
+
+    @Test("A well-behaved Python plugin decodes a scale like the built-in adapter; its log and stderr reach the log")
+    func wellBehaved() throws {
+        let directory = try PluginDirectory()
+        let path = try directory.install("scale.py", as: "py-scale")
+        let log = LogCollector()
+        let adapter = try loadAdapter(path, id: "py-scale", configuration: testConfiguration(log: log))
+        #expect(adapter.descriptor.matches(try traits(name: "MI_SCALE", services: [BLEUUID(0x181D)])))
+
+        let device = try traits(name: "MI_SCALE", services: [BLEUUID(0x181D)])
+        let session = adapter.makeSession(for: device, context: AdapterContext(timeZone: utc, source: "py-scale"))
+        var output = AdapterOutput()
+        for second in 0..<5 {
+            session.receive(try scaleAdvertisement(miScaleStableFrame, offset: Double(second)), into: &output)
+        }
+        session.receive(try scaleAdvertisement("02 9e 43 e5 07 04 0b 10 13 01", offset: 6), into: &output)  // not stabilized
+        session.finish(into: &output)
+
+        let sample = try #require(samples(output).first)
+        #expect(samples(output).count == 1)
+        #expect(output.rejections.isEmpty)
+        #expect(sample.type == .bodyMass)
+        #expect(sample.quantity == Quantity(value: 86.55, unit: .kilogram))
+        #expect(sample.source == "py-scale")
+        #expect(sample.device == Device(name: "MI_SCALE", manufacturer: "Xiaomi", localIdentifier: miScaleAddress))
+
+        // The built-in adapter reads the same frame to the same instant and value.
+        let builtIn = XiaomiScaleAdapter().makeSession(for: device, context: AdapterContext(timeZone: utc, source: "xiaomi-scale"))
+        var builtInOutput = AdapterOutput()
+        builtIn.receive(try scaleAdvertisement(miScaleStableFrame), into: &builtInOutput)
+        let reference = try #require(samples(builtInOutput).first)
+        #expect(sample.start == reference.start)
+        #expect(sample.quantity == reference.quantity)
+
+        let statistics = adapter.supervisor.statistics
+        #expect(statistics.starts == 1)
+        #expect(statistics.failures == 0)
+        #expect(statistics.records == 1)
+        #expect(adapter.state == .ok)
+        let entries = log.all
+        #expect(entries.contains(ExternalAdapterLogEntry(adapterID: "py-scale", device: miScaleAddress, level: .info,
+                                                         message: "serving \(miScaleAddress)", origin: .plugin)))
+        #expect(entries.contains(ExternalAdapterLogEntry(adapterID: "py-scale", device: miScaleAddress, level: .info,
+                                                         message: "scale plugin started", origin: .stderr)))
+    }
+
+    @Test("AdapterRouter.poll hands out what the plugin printed after the advertisement was routed")
+    func routerPoll() throws {
+        let directory = try PluginDirectory()
+        let path = try directory.install("scale.py", as: "py-scale")
+        let adapter = try loadAdapter(path, id: "py-scale", configuration: testConfiguration())
+        let router = try AdapterRouter(adapters: [adapter], timeZone: utc)
+        var output = AdapterOutput()
+        router.route(try scaleAdvertisement(miScaleStableFrame), into: &output)
+        #expect(router.matchedDevices == [try #require(BLEAddress(miScaleAddress)): "py-scale"])
+        #expect(eventually {
+            router.poll(into: &output)
+            return !output.records.isEmpty
+        })
+        router.finish(into: &output)
+        #expect(samples(output).map(\.quantity.value) == [86.55])
+    }
+
+    @Test("A plugin that crashes every third line is restarted with back-off; nothing it answered is lost")
+    func crashing() throws {
+        let directory = try PluginDirectory()
+        let path = try directory.install("crashy.py", as: "crashy")
+        let log = LogCollector()
+        let clock = ManualClock()
+        let adapter = try loadAdapter(path, id: "crashy", configuration: testConfiguration(clock: clock, log: log))
+        let session = try #require(adapter.makeSession(for: try traits(name: "HR", companies: [0xFFFF]),
+                                                       context: AdapterContext(timeZone: utc, source: "crashy")) as? ExternalAdapterSession)
+        var output = AdapterOutput()
+        func feed(_ bpm: UInt8) throws {
+            let advertisement = try makeAdvertisement(address: miScaleAddress, manufacturer: (0xFFFF, [bpm]),
+                                                      time: Date(timeIntervalSince1970: 1_700_000_000 + Double(bpm)))
+            session.receive(.advertisement(advertisement), into: &output)
+        }
+        for bpm: UInt8 in 60...62 { try feed(bpm) }
+        #expect(eventually { adapter.supervisor.statistics.failures == 1 && adapter.supervisor.statistics.starts == 2 })
+        for bpm: UInt8 in 63...65 { try feed(bpm) }
+        #expect(eventually { adapter.supervisor.statistics.failures == 2 && adapter.supervisor.statistics.starts == 3 })
+        try feed(66)
+        session.finish(into: &output)
+
+        #expect(samples(output).map(\.quantity.value) == [60, 61, 62, 63, 64, 65, 66])
+        #expect(samples(output).allSatisfy { $0.source == "crashy" && $0.type == .heartRate })
+        #expect(output.rejections.isEmpty)
+        #expect(adapter.supervisor.chosenDelays == [1, 2])
+        #expect(adapter.supervisor.statistics.starts == 3)
+        let notes = log.all.filter { $0.origin == .supervisor }.map(\.message)
+        #expect(notes.contains("crashed with signal 6 (SIGABRT); restarting in 1 s"))
+        #expect(notes.contains("crashed with signal 6 (SIGABRT); restarting in 2 s"))
+        #expect(log.all.filter { $0.origin == .plugin && $0.message == "started" }.count == 3)
+    }
+
+    @Test("A plugin flooding garbage and over-long lines is rejected line by line, counted and killed after 1,000 in a row")
+    func flooding() throws {
+        let directory = try PluginDirectory()
+        let path = try directory.install("flood.py", as: "flood")
+        let log = LogCollector()
+        let adapter = try loadAdapter(path, id: "flood", configuration: testConfiguration(log: log))
+        let session = adapter.makeSession(for: try traits(name: "FLOOD"), context: AdapterContext(timeZone: utc, source: "flood"))
+        // Killed once, and restarted (the back-off clock does not really wait).
+        #expect(eventually { adapter.supervisor.statistics.starts >= 2 })
+        var output = AdapterOutput()
+        session.finish(into: &output)
+
+        let statistics = adapter.supervisor.statistics
+        let runs = statistics.starts
+        #expect(runs >= 2)
+        #expect(statistics.rejectionKills == runs)
+        #expect(statistics.failures == runs)
+        #expect(statistics.rejectedLines == 1000 * runs)
+        #expect(output.records.isEmpty)
+        #expect(rejectionCounts(output) == ["invalid-json": 400 * runs, "line-too-long": 200 * runs,
+                                            "unknown-message": 200 * runs, "unknown-type": 200 * runs])
+        #expect(statistics.rejections == [.invalidJSON: 400 * runs, .lineTooLong: 200 * runs,
+                                          .unknownMessage: 200 * runs, .unknownType: 200 * runs])
+        #expect(output.rejections.first?.adapter == "flood")
+        #expect(output.rejections.first?.detail.hasPrefix("\(miScaleAddress): ") == true)
+        #expect(log.all.contains { $0.origin == .supervisor && $0.message.hasPrefix("killed: 1000 rejected output lines in a row") })
+        #expect(log.all.contains { $0.message.hasPrefix("killed after 1000 rejected lines in a row; restarting in") })
+    }
+
+    @Test("Types not declared, out of range, not finite or in the wrong unit are rejected; the source is forced")
+    func undeclaredTypes() throws {
+        let directory = try PluginDirectory()
+        let path = try directory.install("undeclared.py", as: "undeclared")
+        let adapter = try loadAdapter(path, id: "undeclared", configuration: testConfiguration())
+        let session = adapter.makeSession(for: try traits(name: "UNDECLARED"), context: AdapterContext(timeZone: utc, source: "undeclared"))
+        var output = AdapterOutput()
+        for offset in 0..<2 {
+            session.receive(.advertisement(try makeAdvertisement(address: miScaleAddress, name: "UNDECLARED",
+                                                                 time: Date(timeIntervalSince1970: 1_700_000_000 + Double(offset)))),
+                            into: &output)
+        }
+        session.finish(into: &output)
+        #expect(samples(output).map(\.quantity.value) == [70.5, 71, 70.5, 71])
+        #expect(samples(output).allSatisfy { $0.source == "undeclared" && $0.type == .bodyMass })
+        #expect(rejectionCounts(output) == ["undeclared-type": 2, "out-of-range": 2, "non-finite": 2, "incompatible-unit": 2])
+        #expect(adapter.supervisor.statistics.failures == 0)
+    }
+
+    @Test("A plugin that stops reading stdin does not block the caller: the oldest advertisements are dropped and counted")
+    func stalledReader() throws {
+        let directory = try PluginDirectory()
+        let path = try directory.install("sleepy.py", as: "sleepy")
+        let log = LogCollector()
+        let configuration = testConfiguration(log: log) {
+            $0.inputQueueCapacity = 16
+            $0.finishTimeout = .milliseconds(500)
+        }
+        let adapter = try loadAdapter(path, id: "sleepy", configuration: configuration)
+        let session = adapter.makeSession(for: try traits(name: "SLEEPY"), context: AdapterContext(timeZone: utc, source: "sleepy"))
+        var output = AdapterOutput()
+        let advertisement = try makeAdvertisement(address: miScaleAddress, name: "SLEEPY",
+                                                  manufacturer: (0xFFFF, Array(repeating: 0x55, count: 200)))
+        for _ in 0..<5000 { session.receive(.advertisement(advertisement), into: &output) }
+        session.finish(into: &output)
+
+        let dropped = output.skipped["advertisement-dropped"] ?? 0
+        #expect(dropped > 0)
+        #expect(output.skipped["advertisement-undelivered"] == 16)
+        #expect(adapter.supervisor.statistics.droppedAdvertisements == dropped)
+        #expect(log.all.contains { $0.message == "did not finish within 500 ms after its input ended; stopped" })
+    }
+
+    @Test("A session for a plugin whose executable has vanished reports the start failure and keeps the caller running")
+    func vanishedExecutable() throws {
+        let directory = try PluginDirectory()
+        let path = try directory.install("scale.py", as: "gone")
+        let clock = ManualClock()
+        let log = LogCollector()
+        let adapter = try loadAdapter(path, id: "gone", configuration: testConfiguration(clock: clock, log: log) {
+            $0.finishTimeout = .milliseconds(300)
+        })
+        try FileManager.default.removeItem(atPath: path)
+        let session = adapter.makeSession(for: try traits(name: "MI_SCALE"), context: AdapterContext(timeZone: utc, source: "gone"))
+        var output = AdapterOutput()
+        session.receive(try scaleAdvertisement(miScaleStableFrame), into: &output)
+        #expect(eventually { adapter.supervisor.statistics.failures >= 2 })
+        session.finish(into: &output)
+        #expect(output.records.isEmpty)
+        #expect(output.skipped["advertisement-undelivered"] == 1)
+        #expect(log.all.contains { $0.message.hasPrefix("cannot start \(path): No such file or directory; retrying in") })
+        guard case .restarting(_, let reason) = adapter.state else {
+            Issue.record("state \(adapter.state)")
+            return
+        }
+        #expect(reason == "cannot start \(path): No such file or directory")
+    }
+}
+
+@Suite("ExternalUSBSession")
+struct ExternalUSBSessionTests {
+    @Test("A USB plugin gets the device line, its records are delivered, and done ends the session")
+    func usbPlugin() throws {
+        let directory = try PluginDirectory()
+        let path = try directory.install("usb-steps.py", as: "usb-steps")
+        let adapter = try loadAdapter(path, id: "usb-steps", configuration: testConfiguration())
+        let device = USBDeviceDescription(vendorID: 0x0FCF, productID: 0x1008, bus: 1, address: 5, product: "ANTUSB-m Stick")
+        #expect(adapter.descriptor.matches(device))
+        let session = try #require(adapter.makeSession(for: device, context: AdapterContext(timeZone: TimeZone(identifier: "UTC")!, source: "usb-steps"),
+                                                       options: [:]) as? ExternalUSBSession)
+        var delivered: [HealthRecord] = []
+        try session.run(deliver: { delivered += $0.records }, shouldStop: { false })
+        let sample = try #require(delivered.first?.samples.first)
+        #expect(delivered.count == 1)
+        #expect(sample.type == .stepCount)
+        #expect(sample.quantity.value == 105)
+        #expect(sample.source == "usb-steps")
+        #expect(sample.device == Device(name: "ANTUSB-m Stick", localIdentifier: "usb:001:005"))
+        #expect(adapter.supervisor.statistics.starts == 1)
+        #expect(adapter.supervisor.statistics.failures == 0)
+    }
+}

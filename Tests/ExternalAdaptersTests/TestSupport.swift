@@ -1,0 +1,143 @@
+import AdapterKit
+import ExternalAdapters
+import Foundation
+import HealthModel
+import Synchronization
+import Testing
+import Transport
+
+/// A plugin directory in a fresh temporary directory, with test scripts installed under the
+/// names ingestd looks for.
+final class PluginDirectory {
+    let path: String
+
+    init() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("ingestd-plugins-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o755])
+        path = base.path
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    /// The folder of the Python test plugins.
+    static let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Plugins")
+
+    /// Copies `Plugins/<script>` to `ingestd-adapter-<id>` (mode 0755) and returns its path.
+    @discardableResult
+    func install(_ script: String, as id: String, mode: Int = 0o755) throws -> String {
+        let target = (path as NSString).appendingPathComponent(ExternalAdapterProtocol.executableName(for: id))
+        let source = Self.scripts.appendingPathComponent(script)
+        try FileManager.default.copyItem(atPath: source.path, toPath: target)
+        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: target)
+        return target
+    }
+
+    /// Writes a file with `contents` and `mode`.
+    @discardableResult
+    func write(_ name: String, _ contents: String, mode: Int) throws -> String {
+        let target = (path as NSString).appendingPathComponent(name)
+        try Data(contents.utf8).write(to: URL(fileURLWithPath: target))
+        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: target)
+        return target
+    }
+}
+
+/// A back-off clock that never really sleeps: `sleep(until:)` moves the time forward.
+final class ManualClock: SupervisorClock {
+    private let current: Mutex<Date>
+
+    init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) {
+        current = Mutex(start)
+    }
+
+    func now() -> Date { current.withLock { $0 } }
+
+    func sleep(until deadline: Date, wakeUp: WakeUpSignal) {
+        current.withLock { $0 = max($0, deadline) }
+    }
+}
+
+/// Collects log entries from any thread.
+final class LogCollector: Sendable {
+    private let entries = Mutex<[ExternalAdapterLogEntry]>([])
+
+    var handler: @Sendable (ExternalAdapterLogEntry) -> Void {
+        { [self] entry in self.entries.withLock { $0.append(entry) } }
+    }
+
+    var all: [ExternalAdapterLogEntry] { entries.withLock { $0 } }
+}
+
+/// Waits (polling) until `condition` holds or `limit` passes; true when it holds. Used to wait
+/// for a plugin process to reach a state, never to measure time.
+func eventually(within limit: Duration = .seconds(30), _ condition: () -> Bool) -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        Thread.sleep(forTimeInterval: 0.01)
+    }
+    return condition()
+}
+
+/// A test configuration: instant back-off, logs collected, the test's environment.
+func testConfiguration(clock: ManualClock = ManualClock(), log: LogCollector = LogCollector(),
+                       environment: [String: String] = [:],
+                       change: (inout ExternalAdapterConfiguration) -> Void = { _ in }) -> ExternalAdapterConfiguration {
+    var configuration = ExternalAdapterConfiguration(clock: clock, finishTimeout: .seconds(30), log: log.handler)
+    configuration.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    change(&configuration)
+    return configuration
+}
+
+/// Describes the installed plugin and builds its adapter.
+func loadAdapter(_ path: String, id: String, configuration: ExternalAdapterConfiguration) throws -> ExternalAdapter {
+    let describer = PluginDescriber(timeout: .seconds(30), environment: configuration.environment)
+    let descriptor = try describer.describe(executable: path, expectedID: id).get()
+    return ExternalAdapter(descriptor: descriptor, executable: path, configuration: configuration)
+}
+
+/// Builds a legacy advertisement from its parts, encoding the AD structures a device sends.
+func makeAdvertisement(address: String, name: String? = nil, serviceData: [(uuid: UInt16, payload: [UInt8])] = [],
+                       manufacturer: (company: UInt16, payload: [UInt8])? = nil,
+                       time: Date = Date(timeIntervalSince1970: 1_700_000_000)) throws -> BLEAdvertisement {
+    var data: [UInt8] = [0x02, 0x01, 0x06]
+    if let name {
+        let utf8 = Array(name.utf8)
+        data += [UInt8(utf8.count + 1), 0x09] + utf8
+    }
+    for (uuid, payload) in serviceData {
+        data += [UInt8(payload.count + 3), 0x16, UInt8(uuid & 0xFF), UInt8(uuid >> 8)] + payload
+    }
+    if let manufacturer {
+        data += [UInt8(manufacturer.payload.count + 3), 0xFF,
+                 UInt8(manufacturer.company & 0xFF), UInt8(manufacturer.company >> 8)] + manufacturer.payload
+    }
+    let parsed = try #require(BLEAddress(address))
+    return BLEAdvertisement(time: time, address: parsed, addressType: .public, eventType: .advInd, rssi: -60, data: data)
+}
+
+/// Parses `"22 9e 43"` into bytes.
+func bytes(_ hex: String) throws -> [UInt8] {
+    try hex.split(separator: " ").map { try #require(UInt8($0, radix: 16), "bad hex byte \($0)") }
+}
+
+/// Mi Smart Scale test vector (from the xiaomi-ble project's tests): 86.55 kg, stabilized, at
+/// 2021-04-11 16:19:01 on the scale's clock.
+let miScaleStableFrame = "22 9e 43 e5 07 04 0b 10 13 01"
+let miScaleAddress = "50:FB:19:1B:B5:DC"
+
+/// The quantity samples in an output, in order.
+func samples(_ output: AdapterOutput) -> [QuantitySample] { output.records.flatMap(\.samples) }
+
+/// Rejections counted by reason.
+func rejectionCounts(_ output: AdapterOutput) -> [String: Int] {
+    output.rejections.reduce(into: [:]) { $0[$1.reason, default: 0] += 1 }
+}
+
+/// A sample with a fixed uuid, to compare samples made in different processes.
+func withoutUUID(_ sample: QuantitySample) -> QuantitySample {
+    var copy = sample
+    copy.uuid = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+    return copy
+}
