@@ -66,7 +66,8 @@ let package = Package(
         .executableTarget(
             name: "IngestBench",
             dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CSQLite", "CaptureFormats",
-                           "BuiltinAdapters", "AdapterKit", "Transport"]
+                           "BuiltinAdapters", "AdapterKit", "Transport",
+                           "IngestCLI", "BLESimulators", "BlueZTransport"]
         ),
 
         // Built-in advertisement adapters: Xiaomi Mi scales and BTHome v2.

@@ -216,12 +216,14 @@ final class ConnectionTable: Sendable {
     }
 }
 
-/// Routes transport events to adapter sessions and commits their records in small batches: a
-/// batch is committed ``delay`` (20 ms by default) after its first record arrived, or at once
-/// when it reaches 500 records. A lone notification is thus committed within about 20 ms plus
-/// the commit itself, while a busy radio (hundreds of advertisements a second) still gets
-/// batches of many records and at most about 50 commits a second. Nothing runs while no records
-/// wait (no polling). Rejections are logged without values.
+/// Routes transport events to adapter sessions and commits their records in small batches.
+///
+/// Records from a connected device (notifications, indications, reads) are committed at once,
+/// together with whatever else waits: a connected device is in a conversation (it may wait for
+/// its data to be safe) and sends little. Advertisement records wait ``delay`` (20 ms by default)
+/// after the first of them for others, or until 500 wait: a busy radio (hundreds of
+/// advertisements a second) gets batches of many records and at most about 50 commits a second.
+/// Nothing runs while no records wait (no polling). Rejections are logged without values.
 public actor EventBatcher {
     /// The default wait of a batch's first record for others.
     public static let defaultDelay: Duration = .milliseconds(20)
@@ -243,8 +245,10 @@ public actor EventBatcher {
     }
 
     func add(_ event: TransportEvent) async {
+        let waiting = output.records.count
         router.route(event, into: &output)
-        if output.records.count >= Self.maximumBatch {
+        let fromConnection = if case .gattValue = event { true } else { false }
+        if output.records.count >= Self.maximumBatch || (fromConnection && output.records.count > waiting) {
             await flush(finishing: false)
         } else if timer == nil, !output.records.isEmpty || !output.rejections.isEmpty {
             let delay = self.delay
