@@ -156,7 +156,12 @@ func runStats(_ options: BenchOptions, directory: String) throws {
 }
 
 do {
-    try runBenchmark(try BenchOptions(arguments: Array(CommandLine.arguments.dropFirst())))
+    let options = try BenchOptions(arguments: Array(CommandLine.arguments.dropFirst()))
+    try runBenchmark(options)
+    if options.only == nil || options.only == "daemon" {
+        // Needs the release `ingestd` next to IngestBench for the idle figures.
+        await daemonBenchmarks()
+    }
 } catch {
     FileHandle.standardError.write(Data("error: \(error)\n".utf8))
     exit(1)

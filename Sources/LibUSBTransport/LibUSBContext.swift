@@ -221,7 +221,9 @@ final class EventLoopThread: @unchecked Sendable {
 
     private func run() {
         while running.load(ordering: .acquiring) {
-            var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
+            // A long wait: `stop()` interrupts it (libusb_interrupt_event_handler), so an idle
+            // daemon does not wake up several times a second.
+            var timeout = timeval(tv_sec: 60, tv_usec: 0)
             _ = libusb_handle_events_timeout_completed(context, &timeout, nil)
         }
     }
