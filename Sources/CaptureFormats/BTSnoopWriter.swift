@@ -6,51 +6,32 @@ import Musl
 import Darwin
 #endif
 
-/// close(2), reachable from a type that has its own `close()`.
-private func posixClose(_ descriptor: Int32) { _ = close(descriptor) }
-
-/// write(2), reachable from a type that has its own `write`.
-private func posixWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
-    write(descriptor, bytes, count)
-}
-
 /// Writes btsnoop files with datalink 1002 (HCI UART / H4), the layout of Android's
 /// `btsnoop_hci.log`, to a file or into memory.
 ///
 /// Flags: bit0 direction (1 = controller to host), bit1 command/event (1) versus data (0).
 /// Writes are buffered; call ``flush()`` to push them to the file and ``close()`` at the end.
 public final class BTSnoopWriter {
-    private var fileDescriptor: Int32
-    private let path: String?
-    private var pending: [UInt8] = []
-    private var memory: [UInt8] = []
-    private let flushThreshold = 64 * 1024
+    private var sink: CaptureFileSink
 
     /// Creates (or truncates) a file, mode 0600, and writes the btsnoop header.
     public init(path: String) throws(CaptureError) {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw .cannotWrite(path: path, errno: errno) }
-        fileDescriptor = descriptor
-        self.path = path
-        pending.append(contentsOf: Self.header)
+        sink = try CaptureFileSink(path: path)
+        try sink.append { $0.append(contentsOf: Self.header) }
     }
 
     /// Creates a writer that collects the file in memory; read it back with ``bytes``.
     public init() {
-        fileDescriptor = -1
-        path = nil
-        memory.append(contentsOf: Self.header)
+        sink = CaptureFileSink()
+        try? sink.append { $0.append(contentsOf: Self.header) }
     }
 
     deinit {
-        if fileDescriptor >= 0 {
-            try? flush()
-            posixClose(fileDescriptor)
-        }
+        try? sink.close()
     }
 
     /// The whole file so far, for a writer created with ``init()``.
-    public var bytes: [UInt8] { memory }
+    public var bytes: [UInt8] { sink.memory }
 
     /// The 16-byte file header: magic, version 1, datalink 1002.
     static let header: [UInt8] = Array("btsnoop\0".utf8) + [0, 0, 0, 1, 0, 0, 0x03, 0xEA]
@@ -67,12 +48,8 @@ public final class BTSnoopWriter {
         var flags: UInt32 = direction == .received ? 1 : 0
         if type == .command || type == .event { flags |= 2 }
         let rawTimestamp = UInt64(bitPattern: timestamp &+ BTSnoopDatalink.epochOffset)
-        if fileDescriptor >= 0 {
-            Self.appendRecord(to: &pending, length: length, flags: flags, timestamp: rawTimestamp, type: type,
-                              packet: packet)
-            if pending.count >= flushThreshold { try flush() }
-        } else {
-            Self.appendRecord(to: &memory, length: length, flags: flags, timestamp: rawTimestamp, type: type,
+        try sink.append { output in
+            Self.appendRecord(to: &output, length: length, flags: flags, timestamp: rawTimestamp, type: type,
                               packet: packet)
         }
     }
@@ -86,33 +63,10 @@ public final class BTSnoopWriter {
     }
 
     /// Writes buffered records to the file.
-    public func flush() throws(CaptureError) {
-        guard fileDescriptor >= 0, !pending.isEmpty else { return }
-        var written = 0
-        while written < pending.count {
-            let start = written
-            let result = pending.withUnsafeBytes { raw -> Int in
-                guard let base = raw.baseAddress else { return 0 }
-                return posixWrite(fileDescriptor, base + start, raw.count - start)
-            }
-            if result < 0 {
-                if errno == EINTR { continue }
-                throw .cannotWrite(path: path ?? "", errno: errno)
-            }
-            written += result
-        }
-        pending.removeAll(keepingCapacity: true)
-    }
+    public func flush() throws(CaptureError) { try sink.flush() }
 
     /// Flushes and closes the file; later writes go nowhere.
-    public func close() throws(CaptureError) {
-        guard fileDescriptor >= 0 else { return }
-        defer {
-            posixClose(fileDescriptor)
-            fileDescriptor = -1
-        }
-        try flush()
-    }
+    public func close() throws(CaptureError) { try sink.close() }
 
     private static func appendRecord(to output: inout [UInt8], length: UInt32, flags: UInt32, timestamp: UInt64,
                                      type: HCIPacketType, packet: some Collection<UInt8>) {

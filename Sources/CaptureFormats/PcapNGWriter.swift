@@ -6,14 +6,6 @@ import Musl
 import Darwin
 #endif
 
-/// close(2), reachable from a type that has its own `close()`.
-private func posixClose(_ descriptor: Int32) { _ = close(descriptor) }
-
-/// write(2), reachable from a type that has its own `write`.
-private func posixWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
-    write(descriptor, bytes, count)
-}
-
 /// Writes pcapng files with one interface of one link type (e.g. usbmon, LINKTYPE 220), to a
 /// file or into memory, in little-endian byte order.
 ///
@@ -24,39 +16,28 @@ private func posixWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count:
 public final class PcapNGWriter {
     /// The link type of the interface.
     public let linkType: Int
-    private var fileDescriptor: Int32
-    private let path: String?
-    private var pending: [UInt8] = []
-    private var memory: [UInt8] = []
-    private let flushThreshold = 64 * 1024
+    private var sink: CaptureFileSink
 
     /// Creates (or truncates) a file, mode 0600, and writes the section header and interface.
     public init(path: String, linkType: Int) throws(CaptureError) {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw .cannotWrite(path: path, errno: errno) }
-        fileDescriptor = descriptor
-        self.path = path
+        sink = try CaptureFileSink(path: path)
         self.linkType = linkType
-        pending = Self.header(linkType: linkType)
+        try sink.append { $0.append(contentsOf: Self.header(linkType: linkType)) }
     }
 
     /// Creates a writer that collects the file in memory; read it back with ``bytes``.
     public init(linkType: Int) {
-        fileDescriptor = -1
-        path = nil
+        sink = CaptureFileSink()
         self.linkType = linkType
-        memory = Self.header(linkType: linkType)
+        try? sink.append { $0.append(contentsOf: Self.header(linkType: linkType)) }
     }
 
     deinit {
-        if fileDescriptor >= 0 {
-            try? flush()
-            posixClose(fileDescriptor)
-        }
+        try? sink.close()
     }
 
     /// The whole file so far, for a writer created with ``init(linkType:)``.
-    public var bytes: [UInt8] { memory }
+    public var bytes: [UInt8] { sink.memory }
 
     /// Appends one packet as an Enhanced Packet Block.
     /// - Parameters:
@@ -64,42 +45,16 @@ public final class PcapNGWriter {
     ///   - packet: the link-layer frame (for usbmon: header and data).
     ///   - originalLength: the frame's length on the wire when `packet` holds only a prefix.
     public func write(timestamp: Int64, packet: some Collection<UInt8>, originalLength: Int? = nil) throws(CaptureError) {
-        if fileDescriptor >= 0 {
-            Self.appendPacketBlock(to: &pending, timestamp: timestamp, packet: packet, originalLength: originalLength)
-            if pending.count >= flushThreshold { try flush() }
-        } else {
-            Self.appendPacketBlock(to: &memory, timestamp: timestamp, packet: packet, originalLength: originalLength)
+        try sink.append { output in
+            Self.appendPacketBlock(to: &output, timestamp: timestamp, packet: packet, originalLength: originalLength)
         }
     }
 
     /// Writes buffered blocks to the file.
-    public func flush() throws(CaptureError) {
-        guard fileDescriptor >= 0, !pending.isEmpty else { return }
-        var written = 0
-        while written < pending.count {
-            let start = written
-            let result = pending.withUnsafeBytes { raw -> Int in
-                guard let base = raw.baseAddress else { return 0 }
-                return posixWrite(fileDescriptor, base + start, raw.count - start)
-            }
-            if result < 0 {
-                if errno == EINTR { continue }
-                throw .cannotWrite(path: path ?? "", errno: errno)
-            }
-            written += result
-        }
-        pending.removeAll(keepingCapacity: true)
-    }
+    public func flush() throws(CaptureError) { try sink.flush() }
 
     /// Flushes and closes the file; later writes go nowhere.
-    public func close() throws(CaptureError) {
-        guard fileDescriptor >= 0 else { return }
-        defer {
-            posixClose(fileDescriptor)
-            fileDescriptor = -1
-        }
-        try flush()
-    }
+    public func close() throws(CaptureError) { try sink.close() }
 
     /// Section Header Block (28 bytes, no options) and Interface Description Block (20 bytes).
     static func header(linkType: Int) -> [UInt8] {
