@@ -30,6 +30,10 @@ extension HealthStore {
             guard let first = samples.map(\.start).min(), let last = samples.map(\.end).max() else { return [] }
             let start = from ?? first
             var end = to ?? last
+            // The range is half-open: a reading exactly at the last instant must still count.
+            if to == nil, samples.contains(where: { $0.isInstantaneous && $0.start == last }) {
+                end = last.addingTimeInterval(1)
+            }
             if end <= start { end = start.addingTimeInterval(1) }
             buckets = try CalendarBuckets(single: start, to: end)
         }

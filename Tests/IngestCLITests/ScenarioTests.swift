@@ -201,6 +201,21 @@ final class Scenario {
         #expect(samples.stdout.first?.contains(#""value":174.165187126053,"unit":"lb""#) == true, "\(samples.stdout)")
     }
 
+    @Test func latestWithoutARangeIsTheLastReading() async throws {
+        let scenario = try Scenario()
+        let file = try scenario.write("mass.jsonl", [
+            #"{"type":"bodyMass","value":160,"unit":"lb","start":"2026-11-28T07:00:00Z","end":"2026-11-28T07:00:00Z","source":"scale"}"#,
+            #"{"type":"bodyMass","value":72,"unit":"kg","start":"2026-11-29T07:00:00Z","end":"2026-11-29T07:00:00Z","source":"scale"}"#,
+        ])
+        await scenario.run(["auth", "grant", "scale", "bodyMass"])
+        await scenario.run(["replay", file])
+        let latest = await scenario.run(["stats", "bodyMass", "--latest", "--json"])
+        #expect(latest.stdout.first?.contains(#""value":72,"unit":"kg","sampleStart":"2026-11-29T07:00:00Z""#) == true,
+                "\(latest.stdout)")
+        let max = await scenario.run(["stats", "bodyMass", "--max", "--json", "--unit", "lb"])
+        #expect(max.stdout.first?.contains(#""value":160,"unit":"lb""#) == true, "\(max.stdout)")
+    }
+
     @Test func profileIsKeptOncePerStore() async throws {
         let scenario = try Scenario()
         #expect(await scenario.run(["profile", "set", "--date-of-birth", "1980-02-29", "--biological-sex", "female",

@@ -17,8 +17,10 @@ enum CommonArguments {
     /// Opens the store named by `--store` (or the default), mapping open failures to clear errors.
     static func openStore(_ path: String?, context: CommandContext, readOnly: Bool = false) throws -> HealthStore {
         let resolved = path ?? HealthStore.defaultPath(environment: context.environment)
-        if readOnly, !FileManager.default.fileExists(atPath: resolved) {
-            throw CommandFailure.noInput(path: resolved, reason: "no store yet (nothing has been ingested)")
+        // A query on a store named with --store that does not exist is most likely a typo; the
+        // default store not existing yet just means nothing was ingested (empty answers).
+        if readOnly, path != nil, !FileManager.default.fileExists(atPath: resolved) {
+            throw CommandFailure.noInput(path: resolved, reason: "no such store (nothing has been ingested there)")
         }
         do {
             return try HealthStore(path: resolved, readOnly: false)
