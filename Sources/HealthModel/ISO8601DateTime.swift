@@ -43,12 +43,16 @@ public enum ISO8601DateTime {
     }
 
     private static func microsecondsSince1970(_ date: Date) -> Int64 {
-        // Round from the reference-date interval directly: one rounding instead of two.
-        let sinceReference = date.timeIntervalSinceReferenceDate * 1_000_000
-        let limit = 9.0e17
-        guard sinceReference.isFinite else { return sinceReference > 0 ? maximumMicroseconds : minimumMicroseconds }
-        let clampedSinceReference = Int64(min(max(sinceReference.rounded(), -limit), limit))
-        let micros = clampedSinceReference + referenceDateOffset * 1_000_000
+        // Whole seconds and the fraction apart: the subtraction is exact and the fraction is small,
+        // so multiplying it by 10^6 adds no error of the size of a microsecond (multiplying the
+        // whole interval would, for dates far from 2001).
+        let interval = date.timeIntervalSinceReferenceDate
+        let limit = 9.0e11
+        guard interval.isFinite else { return interval > 0 ? maximumMicroseconds : minimumMicroseconds }
+        let clamped = min(max(interval, -limit), limit)
+        let whole = clamped.rounded(.down)
+        let fractionMicros = Int64(((clamped - whole) * 1_000_000).rounded())
+        let micros = (Int64(whole) + referenceDateOffset) * 1_000_000 + fractionMicros
         return min(max(micros, minimumMicroseconds), maximumMicroseconds)
     }
 

@@ -91,7 +91,11 @@ struct UnitParser {
             // Swallow a non-numeric tail so the error names the whole bad exponent.
             var end = position
             while end < characters.count, !"*./()^".contains(characters[end]) { end += 1 }
-            guard end == position, let power = Int(text) else {
+            guard end == position, let power = Int(text), abs(power) <= Self.maximumExponent else {
+                throw .badExponent(String(characters[start..<end]), in: source)
+            }
+            // Powers of groups multiply: keep every exponent small so dimensions never overflow.
+            guard factors.allSatisfy({ abs($0.exponent * power) <= Self.maximumExponent }) else {
                 throw .badExponent(String(characters[start..<end]), in: source)
             }
             factors = factors.map { UnitFactor(prefix: $0.prefix, atom: $0.atom, exponent: $0.exponent * power) }
@@ -147,6 +151,10 @@ struct UnitParser {
         }
         return nil
     }
+
+    /// The largest exponent a unit string may give (no real unit comes near it; the bound keeps
+    /// dimension arithmetic far from overflow).
+    static let maximumExponent = 64
 
     private static let prefixesLongestFirst = MetricPrefix.allCases.sorted { $0.symbol.count > $1.symbol.count }
 

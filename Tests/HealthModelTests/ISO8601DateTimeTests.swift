@@ -56,4 +56,13 @@ fileprivate typealias Unit = HealthModel.Unit
             #expect(abs(parsed.timeIntervalSince1970 - interval) < 1e-6)
         }
     }
+
+    /// Found by fuzzing: far from 2001 a microsecond did not survive print → parse → print.
+    @Test func microsecondsRoundTripFarFromTheReferenceDate() throws {
+        for text in ["2125-01-15T09:00:02.600001Z", "2099-12-31T23:59:59.999999Z", "1970-01-01T00:00:00.000001Z",
+                     "1900-06-01T12:00:00.5Z", "2136-12-31T23:59:59.123457Z"] {
+            let date = try #require(ISO8601DateTime.date(from: text))
+            #expect(ISO8601DateTime.string(from: date) == text)
+        }
+    }
 }

@@ -66,7 +66,7 @@ import Testing
         #expect(again.unitString == parsed.unitString)
     }
 
-    @Test func badStringsGiveSpecificErrors() {
+    @Test func badStringsGiveSpecificErrors() throws {
         #expect(throws: UnitError.empty) { try Unit(from: "") }
         #expect(throws: UnitError.missingOperand(after: "/", at: 2, in: "kg/")) { try Unit(from: "kg/") }
         #expect(throws: UnitError.badExponent("x", in: "m^x")) { try Unit(from: "m^x") }
@@ -78,6 +78,12 @@ import Testing
         #expect(throws: UnitError.unbalancedParentheses(in: "kg)")) { try Unit(from: "kg)") }
         #expect(throws: UnitError.affineInCompound("degC/min")) { try Unit(from: "degC/min") }
         #expect(throws: UnitError.unknownAtom("h", in: "h")) { try Unit(from: "h") }
+        // Found by fuzzing: a huge exponent overflowed the dimension arithmetic (a crash).
+        #expect(throws: UnitError.badExponent("+000000000000003200000000320094018", in: "mL^+000000000000003200000000320094018")) {
+            try Unit(from: "mL^+000000000000003200000000320094018")
+        }
+        #expect(throws: UnitError.badExponent("40", in: "(m^40)^40")) { try Unit(from: "(m^40)^40") }
+        #expect(try Unit(from: "m^64").factors.first?.exponent == 64)
         #expect(throws: UnitError.unknownAtom("kmin", in: "kmin")) { try Unit(from: "kmin") }
         #expect(throws: UnitError.unknownAtom("mL/min·kg".split(separator: "/")[1].description, in: "mL/min·kg")) {
             try Unit(from: "mL/min·kg")
