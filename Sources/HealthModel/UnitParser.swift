@@ -26,6 +26,19 @@ struct UnitParser {
             throw .unexpected(String(characters[position]), at: position, in: source)
         }
         try checkAffine(factors)
+        // The merged exponent of each atom must stay in bounds too, so the canonical string
+        // (which prints merged exponents) always parses back.
+        var merged: [UnitFactor] = []
+        for factor in factors {
+            if let index = merged.firstIndex(where: { $0.sameBase(as: factor) }) {
+                merged[index].exponent += factor.exponent
+            } else {
+                merged.append(factor)
+            }
+        }
+        if let outOfBounds = merged.first(where: { abs($0.exponent) > Self.maximumExponent }) {
+            throw .badExponent(String(outOfBounds.exponent), in: source)
+        }
         return factors
     }
 

@@ -84,6 +84,7 @@ import Testing
         }
         #expect(throws: UnitError.badExponent("40", in: "(m^40)^40")) { try Unit(from: "(m^40)^40") }
         #expect(try Unit(from: "m^64").factors.first?.exponent == 64)
+        #expect(throws: UnitError.badExponent("-65", in: "m^-53*m^-12")) { try Unit(from: "m^-53*m^-12") }
         #expect(throws: UnitError.unknownAtom("kmin", in: "kmin")) { try Unit(from: "kmin") }
         #expect(throws: UnitError.unknownAtom("mL/min·kg".split(separator: "/")[1].description, in: "mL/min·kg")) {
             try Unit(from: "mL/min·kg")
