@@ -133,14 +133,16 @@ struct ExternalAdapterSessionTests {
         #expect(kills >= 1)
         #expect(statistics.starts >= kills)
         #expect(statistics.failures >= kills)
-        #expect(statistics.rejectedLines >= 1000 * kills && statistics.rejectedLines < 1000 * (kills + 1))
+        #expect(statistics.rejectedLines >= 1000 * kills && statistics.rejectedLines <= 1000 * (kills + 1))
         #expect(output.records.isEmpty)
         let counts = rejectionCounts(output)
         for (reason, perRun) in ["invalid-json": 400, "line-too-long": 200, "unknown-message": 200, "unknown-type": 200] {
             #expect((counts[reason] ?? 0) >= perRun * kills, "\(reason)")
             #expect((counts[reason] ?? 0) <= perRun * (kills + 1), "\(reason)")
         }
-        #expect(Set(statistics.rejections.keys) == [.invalidJSON, .lineTooLong, .unknownMessage, .unknownType])
+        // The run cut short may also leave a line it was writing (counted as unterminated).
+        #expect(Set(statistics.rejections.keys).subtracting([.unterminatedLine])
+                == [.invalidJSON, .lineTooLong, .unknownMessage, .unknownType])
         #expect(output.rejections.first?.adapter == "flood")
         #expect(output.rejections.first?.detail.hasPrefix("\(miScaleAddress): ") == true)
         #expect(log.all.contains { $0.origin == .supervisor && $0.message.hasPrefix("killed: 1000 rejected output lines in a row") })
