@@ -240,9 +240,10 @@ struct BatchWriter {
         var replacing: (id: Int64, uuid: [UInt8])?
         if let syncID = sample.metadata.syncIdentifier {
             let find = try db.cachedStatement(
-                "SELECT id, sync_version, uuid, correlation FROM samples WHERE source = ? AND sync_id = ?")
+                "SELECT id, sync_version, uuid, correlation FROM samples WHERE source = ? AND type = ? AND sync_id = ?")
             try find.bind(source, at: 1)
-            try find.bind(syncID, at: 2)
+            try find.bind(type, at: 2)
+            try find.bind(syncID, at: 3)
             let existing = try find.firstRow { row in
                 (id: row.int64(at: 0), version: row.isNull(at: 1) ? 0 : row.int64(at: 1),
                  uuid: row.bytes(at: 2) ?? [], correlation: row.isNull(at: 3) ? nil : Optional(row.int64(at: 3)))

@@ -90,7 +90,9 @@ public final class HealthStore {
             metadata TEXT,
             correlation INTEGER REFERENCES correlations(id)
         );
-        CREATE UNIQUE INDEX samples_sync_identity ON samples(source, sync_id) WHERE sync_id IS NOT NULL;
+        -- One reading of a device (a blood pressure with its pulse, a weight with BMI and height)
+        -- shares one sync identifier across its types: the identity is (source, type, sync id).
+        CREATE UNIQUE INDEX samples_sync_identity ON samples(source, type, sync_id) WHERE sync_id IS NOT NULL;
         CREATE UNIQUE INDEX samples_identity
             ON samples(source, device_local_id, type, start_time, end_time, value) WHERE sync_id IS NULL;
         CREATE INDEX samples_by_type_time ON samples(type, start_time);

@@ -111,6 +111,16 @@ func sample(_ type: QuantityType, _ value: Double, _ unit: String, start: String
         #expect(added.uuid == v2.uuid)
     }
 
+    /// A device reading whose samples of different types share one sync identifier (a weight with
+    /// its heart rate, a blood pressure with its pulse) keeps every type.
+    @Test func oneSyncIdentifierAcrossTypesKeepsEveryType() throws {
+        let weight = try sample(.bodyMass, 80, "kg", start: "2026-11-29T08:00:00Z", sync: ("reading-7", 1))
+        let pulse = try sample(.heartRate, 60, "count/min", start: "2026-11-29T08:00:00Z", sync: ("reading-7", 1))
+        let report = try pipeline.ingest([.sample(weight), .sample(pulse)])
+        #expect(report.totals.written == 2)
+        #expect(try pipeline.ingest([.sample(weight), .sample(pulse)]).totals.duplicate == 2)
+    }
+
     @Test func deniedTypesAreNeverWrittenAndTheHintNamesTheCommand() throws {
         let steps = try sample(.stepCount, 100, "count", start: "2026-11-29T08:00:00Z", end: "2026-11-29T08:10:00Z")
         let report = try pipeline.ingest([.sample(steps), .sample(try sample(.bodyMass, 70, "kg", start: "2026-11-29T08:00:00Z"))])
