@@ -79,7 +79,7 @@ struct Run: Command {
                                                  controller: UInt16(hci), timeZone: zone,
                                                  onceListen: .milliseconds(Int(listen * 1000)))
         }
-        let daemon = Daemon(options: DaemonOptions(storePath: path, once: once, onceListenSeconds: listen),
+        let daemon = Daemon(options: DaemonOptions(storePath: path, once: once),
                             backends: backends, logger: context.logger)
         try await daemon.run()
     }

@@ -20,8 +20,6 @@ protocol DeviceBackend: Sendable {
 struct DaemonOptions: Sendable {
     var storePath: String
     var once = false
-    /// How long `--once` listens to broadcasting devices.
-    var onceListenSeconds: Double = 10
     /// How long shutdown may take before the process exits anyway.
     var shutdownGrace: Duration = .milliseconds(1800)
 }
@@ -112,7 +110,6 @@ final class ShutdownWatchdog: Sendable {
 final class SignalWatcher: @unchecked Sendable {
     let stream: AsyncStream<Int32>
     private let sources: [any DispatchSourceSignal]
-    private let stopped = StopFlag()
 
     init(signals: [Int32]) {
         let (stream, continuation) = AsyncStream<Int32>.makeStream(bufferingPolicy: .bufferingNewest(16))
@@ -120,22 +117,15 @@ final class SignalWatcher: @unchecked Sendable {
         self.continuation = continuation
         let queue = DispatchQueue(label: "ingestd.signals")
         var sources: [any DispatchSourceSignal] = []
-        let stopped = self.stopped
         for number in signals {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler {
-                if number != SIGHUP { stopped.set() }
-                continuation.yield(number)
-            }
+            source.setEventHandler { continuation.yield(number) }
             source.resume()
             sources.append(source)
         }
         self.sources = sources
     }
-
-    /// Whether SIGTERM or SIGINT arrived.
-    var stopRequested: Bool { stopped.isSet }
 
     private let continuation: AsyncStream<Int32>.Continuation
 
