@@ -72,7 +72,7 @@ public final class ANTPlusSession: USBAdapterSession {
         self.receiver = ANTPlusReceiver(source: context.source, settings: settings)
     }
 
-    public func run(_ device: any USBDeviceHandle, deliver: (AdapterOutput) throws -> Void,
+    public func run(_ device: any USBDeviceHandle, deliver: (AdapterOutput) throws -> DeliveryReceipt,
                     shouldStop: () -> Bool) throws {
         let configuration = try replayConfiguration(device)
         let link = try ANTLink(device: device)
@@ -114,11 +114,12 @@ public final class ANTPlusSession: USBAdapterSession {
         return configuration
     }
 
-    private func deliverPending(_ deliver: (AdapterOutput) throws -> Void) throws {
+    private func deliverPending(_ deliver: (AdapterOutput) throws -> DeliveryReceipt) throws {
         guard !output.records.isEmpty || !output.rejections.isEmpty || !output.skipped.isEmpty else { return }
         let batch = output
         output = AdapterOutput()
-        try deliver(batch)
+        // Broadcasts are not acknowledged to the sensor: the receipt changes nothing here.
+        _ = try deliver(batch)
     }
 
     // MARK: Start-up

@@ -41,7 +41,8 @@ public enum OmronSessionError: Error, Hashable, Sendable, CustomStringConvertibl
 }
 
 /// One download from one HJ-720IT: mode selection, version, serial number, day count, the day blocks; one
-/// committed batch; then, only with `clear-after-sync=true` and only after the commit, the clear command.
+/// committed batch; then, only with `clear-after-sync=true`, only after the commit and only when the receipt
+/// says no sample is merely held pending a grant, the clear command.
 /// When the history read fails part-way, the days read completely are still delivered (never cleared) before
 /// the failure is thrown.
 ///
@@ -65,7 +66,7 @@ public final class OmronPedometerSession: USBAdapterSession {
         self.now = now
     }
 
-    public func run(_ device: any USBDeviceHandle, deliver: (AdapterOutput) throws -> Void,
+    public func run(_ device: any USBDeviceHandle, deliver: (AdapterOutput) throws -> DeliveryReceipt,
                     shouldStop: () -> Bool) throws {
         let configuration: OmronPedometerConfiguration
         switch self.configuration {
@@ -120,17 +121,19 @@ public final class OmronPedometerSession: USBAdapterSession {
 
         if let failure {
             defer { if failure as? USBError != .noDevice { link.endQuietly() } }
-            if !output.records.isEmpty { try deliver(output) }
+            if !output.records.isEmpty { _ = try deliver(output) }
             throw failure
         }
+        let receipt: DeliveryReceipt
         do {
-            try deliver(output)
+            receipt = try deliver(output)
         } catch {
             link.endQuietly()
             throw error
         }
-        // The commit is done: only now may the device forget what it gave.
-        if configuration.clearAfterSync && complete {
+        // The commit is done: only now may the device forget what it gave, and only when none of
+        // it is merely held waiting for the user's grant.
+        if configuration.clearAfterSync && complete && receipt.deviceMayForget {
             _ = try link.exchange(.clearData)
         }
         link.endQuietly()

@@ -39,7 +39,7 @@ public final class TEMPerSession: USBAdapterSession {
         self.sleep = sleep
     }
 
-    public func run(_ device: any USBDeviceHandle, deliver: (AdapterOutput) throws -> Void,
+    public func run(_ device: any USBDeviceHandle, deliver: (AdapterOutput) throws -> DeliveryReceipt,
                     shouldStop: () -> Bool) throws {
         let configuration: TEMPerConfiguration
         switch self.configuration {
@@ -73,7 +73,8 @@ public final class TEMPerSession: USBAdapterSession {
             case .gone:
                 return
             }
-            try deliver(output)
+            // A thermometer keeps no history: nothing to acknowledge.
+            _ = try deliver(output)
             var waited = 0
             while waited < configuration.interval && !shouldStop() {
                 sleep(.seconds(1))

@@ -147,7 +147,11 @@ public enum ExternalAdapterMain {
         do {
             let handle = try open(device)
             defer { handle.close() }
-            try session.run(handle, deliver: { output in emit(output, writeLine: writeLine) },
+            try session.run(handle, deliver: { output in
+                emit(output, writeLine: writeLine)
+                // The daemon's commit is not known here: the device must keep its history.
+                return DeliveryReceipt(stored: 0, held: output.records.count)
+            },
                             shouldStop: { inputEnded.load(ordering: .acquiring) })
         } catch {
             writeLine(ExternalOutputLine.log(.error, "\(device): \(error)"))

@@ -17,10 +17,29 @@ public protocol USBAdapterSession: AnyObject {
     /// Talks to the device until it has nothing more to give (a history device) or until
     /// `shouldStop()` returns true (a receiver such as an ANT stick). Hands each batch to `deliver`,
     /// which returns only after the batch is committed (or throws when it could not be): anything
-    /// the device must be told after a commit (erase its memory) happens after `deliver` returns.
+    /// the device must be told after a commit (erase its memory) happens after `deliver` returns,
+    /// and only when its receipt says nothing is merely held (`DeliveryReceipt.deviceMayForget`).
     /// `USBError.noDevice` ends the session: the device was pulled out.
-    func run(_ device: any USBDeviceHandle, deliver: (AdapterOutput) throws -> Void,
+    func run(_ device: any USBDeviceHandle, deliver: (AdapterOutput) throws -> DeliveryReceipt,
              shouldStop: () -> Bool) throws
+}
+
+/// What became of a delivered batch after its commit: samples stored in the store proper, and
+/// samples only held in the pending area (their source is undecided), which the device must keep.
+public struct DeliveryReceipt: Sendable, Equatable {
+    /// Samples newly stored or already stored (duplicates).
+    public var stored: Int
+    /// Samples held in the pending area until the user grants or denies their types.
+    public var held: Int
+
+    public init(stored: Int, held: Int) {
+        self.stored = stored
+        self.held = held
+    }
+
+    /// Nothing of the batch is only pending: the device may erase or acknowledge its history.
+    /// Denied and invalid samples do not count: the user refused them, or they cannot be stored.
+    public var deviceMayForget: Bool { held == 0 }
 }
 
 extension AdapterDescriptor {

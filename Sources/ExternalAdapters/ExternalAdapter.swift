@@ -205,20 +205,20 @@ public final class ExternalUSBSession: USBAdapterSession {
 
     deinit { runner.stop() }
 
-    public func run(_ device: any USBDeviceHandle, deliver: (AdapterOutput) throws -> Void,
+    public func run(_ device: any USBDeviceHandle, deliver: (AdapterOutput) throws -> DeliveryReceipt,
                     shouldStop: () -> Bool) throws {
         try run(deliver: deliver, shouldStop: shouldStop)
     }
 
     /// Runs the plugin (restarting it with back-off when it fails) until it prints
     /// `{"done":true}` or `shouldStop` returns true; each batch of its output goes to `deliver`.
-    public func run(deliver: (AdapterOutput) throws -> Void, shouldStop: () -> Bool) throws {
+    public func run(deliver: (AdapterOutput) throws -> DeliveryReceipt, shouldStop: () -> Bool) throws {
         runner.start()
         while true {
             var output = AdapterOutput()
             let ended = runner.waitForOutput(timeout: .milliseconds(200), into: &output)
             if !output.isEmpty {
-                do { try deliver(output) } catch {
+                do { _ = try deliver(output) } catch {
                     runner.stop()
                     throw error
                 }
@@ -227,7 +227,7 @@ public final class ExternalUSBSession: USBAdapterSession {
             if shouldStop() {
                 var last = AdapterOutput()
                 runner.finish(into: &last)
-                if !last.isEmpty { try deliver(last) }
+                if !last.isEmpty { _ = try deliver(last) }
                 return
             }
         }

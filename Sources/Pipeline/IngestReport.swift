@@ -12,7 +12,7 @@ public enum RejectionReason: Error, Hashable, Sendable, CustomStringConvertible 
     case endBeforeStart
     /// The sample ends more than the allowed clock skew after the ingest clock's now.
     case inFuture(secondsAhead: Double)
-    /// The source was not granted the type.
+    /// The source was explicitly denied the type (`ingestd auth deny`).
     case notAuthorized
     /// The correlation breaks its type's rules.
     case invalidCorrelation(String)
@@ -38,7 +38,7 @@ public enum RejectionReason: Error, Hashable, Sendable, CustomStringConvertible 
             "value \(value) \(unit) is outside the plausible range \(range.lowerBound)...\(range.upperBound)"
         case .endBeforeStart: "end is before start"
         case .inFuture(let seconds): "sample ends \(Int(seconds.rounded())) s in the future"
-        case .notAuthorized: "type not granted to the source"
+        case .notAuthorized: "type denied to the source"
         case .invalidCorrelation(let reason): "invalid correlation: \(reason)"
         }
     }
@@ -68,6 +68,8 @@ public struct TypeCounts: Sendable, Equatable {
     public var replaced = 0
     public var denied = 0
     public var invalid = 0
+    /// Samples of an undecided (source, type) pair, kept in the pending area (new or already there).
+    public var held = 0
 
     public init() {}
 
@@ -77,6 +79,7 @@ public struct TypeCounts: Sendable, Equatable {
         lhs.replaced += rhs.replaced
         lhs.denied += rhs.denied
         lhs.invalid += rhs.invalid
+        lhs.held += rhs.held
     }
 }
 
@@ -87,6 +90,10 @@ public struct IngestReport: Sendable {
     public var rejections: [RejectionKey: Int] = [:]
     /// Denied type identifiers per source, for the grant hint.
     public var denied: [String: Set<String>] = [:]
+    /// Held (undecided) type identifiers per source, for the grant and deny hints.
+    public var held: [String: Set<String>] = [:]
+    /// What the pending area did (new, already held, dropped by the bounds, expired).
+    public var pending = PendingReceipt()
     /// One example message per (type, reason), for logs.
     public var examples: [RejectionKey: String] = [:]
     public var events: [RecordsProcessed] = []
@@ -104,15 +111,17 @@ public struct IngestReport: Sendable {
         for (type, counts) in other.perType { perType[type, default: TypeCounts()] += counts }
         for (key, n) in other.rejections { rejections[key, default: 0] += n }
         for (source, types) in other.denied { denied[source, default: []].formUnion(types) }
+        for (source, types) in other.held { held[source, default: []].formUnion(types) }
+        pending.merge(other.pending)
         for (key, text) in other.examples where examples[key] == nil { examples[key] = text }
         events += other.events
         if let a = other.anchor { anchor = max(anchor ?? a, a) }
     }
 
-    /// The `ingestd auth grant …` commands that would let the denied samples in.
+    /// The `ingestd auth grant …` commands that would bring the held samples in.
     public var grantHints: [String] {
-        denied.keys.sorted().map { source in
-            let types = (denied[source] ?? []).compactMap { QuantityType.named($0) }
+        held.keys.sorted().map { source in
+            let types = (held[source] ?? []).compactMap { QuantityType.named($0) }
             return AuthorizationPolicy.grantCommand(source: source, types: types)
         }
     }

@@ -3,6 +3,10 @@ import HealthModel
 
 /// The ingest pipeline: normalize → validate → authorize → (store: deduplicate → write).
 ///
+/// Authorization has three outcomes per (source, type): granted samples are written, denied ones
+/// are rejected (`denied`), and those of an undecided pair are held in the store's pending area
+/// (counted as `held`) until `ingestd auth grant` brings them in through `ingest(_:releasing:)`.
+///
 /// One `ingest` call is one batch and one store transaction. A rejected sample never blocks the
 /// rest of its batch; rejections are counted per (source, type, reason). The store's receipt is
 /// returned only after the commit, so a caller may acknowledge data to a device afterwards.
@@ -30,14 +34,18 @@ public final class Pipeline {
     }
 
     /// Runs one batch through every stage and commits what passes in one transaction.
-    public func ingest(_ records: [HealthRecord]) throws -> IngestReport {
+    /// - Parameter releasing: pending rows these records came from (a grant bringing them in): they
+    ///   leave the pending area in the same transaction.
+    public func ingest(_ records: [HealthRecord], releasing: [Int64] = []) throws -> IngestReport {
         var batch = Intake(capacity: records.count)
         let clock = now()
         records.withUnsafeBufferPointer { records in
             for index in records.indices { take(records[index], clock: clock, into: &batch) }
         }
         var report = batch.report
-        let receipt = try store.write(batch.accepted, rejections: report.rejections)
+        let receipt = try store.write(batch.accepted, held: batch.held, releasing: releasing,
+                                      rejections: report.rejections)
+        report.pending = receipt.pending
         var firstMember = 0
         for (index, outcomes) in receipt.outcomes.prefix(batch.accepted.count).enumerated() {
             let members = batch.memberCounts[index]
@@ -57,6 +65,8 @@ public final class Pipeline {
     private struct Intake {
         var report = IngestReport()
         var accepted: [NormalizedRecord] = []
+        /// Records of undecided pairs, for the pending area.
+        var held: [NormalizedRecord] = []
         /// The type of every accepted member sample, in order, as a slot of `tally`, and the
         /// member count of every accepted record: the receipt is counted without touching the
         /// samples again.
@@ -78,17 +88,18 @@ public final class Pipeline {
         case .sample(let sample):
             switch normalizedQuantity(of: sample, clock: clock) {
             case .success(let quantity):
-                guard policy.allows(source: sample.source, type: sample.type) else {
+                let decision = policy.decision(source: sample.source, type: sample.type)
+                if decision == .denied {
                     reject(sample, .notAuthorized, into: &batch.report)
                     return
                 }
-                if let quantity {
-                    var normalized = sample
-                    normalized.quantity = quantity
-                    batch.accepted.append(.sample(normalized))
-                } else {
-                    batch.accepted.append(.sample(sample))
+                var normalized = sample
+                if let quantity { normalized.quantity = quantity }
+                guard decision == .granted else {
+                    hold(.sample(normalized), undecided: [sample.type], into: &batch)
+                    return
                 }
+                batch.accepted.append(.sample(normalized))
                 batch.memberSlots.append(batch.tally.slot(for: sample.type.identifier))
                 batch.memberCounts.append(1)
             case .failure(let reason):
@@ -96,6 +107,13 @@ public final class Pipeline {
             }
         case .correlation(let correlation):
             if let normalized = prepare(correlation, clock: clock, report: &batch.report) {
+                let undecided = normalized.objects.filter {
+                    policy.decision(source: $0.source, type: $0.type) == .undecided
+                }.map(\.type)
+                guard undecided.isEmpty else {
+                    hold(.correlation(normalized), undecided: undecided, into: &batch)
+                    return
+                }
                 for member in normalized.objects { batch.memberSlots.append(batch.tally.slot(for: member.type.identifier)) }
                 batch.memberCounts.append(normalized.objects.count)
                 batch.accepted.append(.correlation(normalized))
@@ -160,15 +178,27 @@ public final class Pipeline {
                 return nil
             }
         }
-        let denied = members.filter { !policy.allows(source: $0.source, type: $0.type) }
+        let denied = members.filter { policy.decision(source: $0.source, type: $0.type) == .denied }
         guard denied.isEmpty else {
-            // Authorization is per member type; a correlation is written only when all are granted.
+            // Authorization is per member type; a correlation is written only when all are granted,
+            // and refused whole when one member type is denied.
             for member in members { reject(member, .notAuthorized, into: &report) }
             return nil
         }
         var normalized = correlation
         normalized.objects = members
         return normalized
+    }
+
+    /// Keeps a record of an undecided pair for the pending area and counts its samples as held.
+    private func hold(_ record: NormalizedRecord, undecided: [QuantityType], into batch: inout Intake) {
+        for member in record.samples {
+            batch.report.perType[member.type.identifier, default: TypeCounts()].held += 1
+        }
+        for type in undecided {
+            batch.report.held[record.source, default: []].insert(type.identifier)
+        }
+        batch.held.append(record)
     }
 
     private func reject(_ sample: QuantitySample, _ reason: RejectionReason, into report: inout IngestReport) {

@@ -9,13 +9,24 @@ public protocol SampleStore: AnyObject {
     /// The authorization grants in force now (re-read by the caller when they may have changed).
     func loadAuthorization() throws -> AuthorizationPolicy
     /// Writes validated, normalized, authorized records in one transaction and says what became of each.
-    func write(_ batch: [NormalizedRecord], rejections: [RejectionKey: Int]) throws -> CommitReceipt
+    /// In the same transaction: `held` (records of undecided (source, type) pairs) go to the pending
+    /// area, and the pending rows `releasing` (being brought in by a grant) are removed from it.
+    func write(_ batch: [NormalizedRecord], held: [NormalizedRecord], releasing: [Int64],
+               rejections: [RejectionKey: Int]) throws -> CommitReceipt
 }
 
 /// A record that passed normalization, validation and authorization: values are in canonical units.
 public enum NormalizedRecord: Sendable {
     case sample(QuantitySample)
     case correlation(Correlation)
+
+    /// The source that produced the record.
+    public var source: String {
+        switch self {
+        case .sample(let sample): sample.source
+        case .correlation(let correlation): correlation.source
+        }
+    }
 
     /// The member samples (one for a sample, all objects for a correlation).
     public var samples: [QuantitySample] {
@@ -44,11 +55,37 @@ public struct CommitReceipt: Sendable {
     public var anchor: Int64
     /// One "records processed" event per (type, source) with its count of newly stored samples.
     public var events: [RecordsProcessed]
+    /// What the pending area did with the held records of the batch.
+    public var pending: PendingReceipt
 
-    public init(outcomes: [[WriteOutcome]], anchor: Int64, events: [RecordsProcessed]) {
+    public init(outcomes: [[WriteOutcome]], anchor: Int64, events: [RecordsProcessed],
+                pending: PendingReceipt = PendingReceipt()) {
         self.outcomes = outcomes
         self.anchor = anchor
         self.events = events
+        self.pending = pending
+    }
+}
+
+/// The pending area's part of a commit: held records newly kept, already held (deduplicated),
+/// and what the bounds and the retention period removed, per source.
+public struct PendingReceipt: Sendable, Equatable {
+    /// Held records kept for the first time (or replacing an older sync version).
+    public var newlyHeld = 0
+    /// Held records the pending area already had.
+    public var alreadyHeld = 0
+    /// Oldest pending records dropped per source because the source was over its count or size bound.
+    public var dropped: [String: Int] = [:]
+    /// Pending records removed per source because they were older than the retention period.
+    public var expired: [String: Int] = [:]
+
+    public init() {}
+
+    public mutating func merge(_ other: PendingReceipt) {
+        newlyHeld += other.newlyHeld
+        alreadyHeld += other.alreadyHeld
+        for (source, n) in other.dropped { dropped[source, default: 0] += n }
+        for (source, n) in other.expired { expired[source, default: 0] += n }
     }
 }
 

@@ -13,18 +13,72 @@ public struct SourceSummary: Sendable, Equatable {
 extension HealthStore {
     // MARK: Authorization
 
-    /// Grants `source` the right to write `types` (or every type with `all`).
+    /// Grants `source` the right to write `types` (or every type with `all`), replacing any explicit
+    /// denial of them. Held samples stay pending: `releaseHeld` brings them in.
     public func grant(source: String, types: [QuantityType], all: Bool = false) throws {
-        let now = Date().timeIntervalSince1970
+        try changeDecision(table: "grants", clearing: "denials", source: source, types: types, all: all)
+    }
+
+    /// Records an explicit denial of `types` (or every type with `all`) for `source`, replacing its
+    /// grants of them, and discards what was held for them. Returns the count of discarded records.
+    @discardableResult
+    public func deny(source: String, types: [QuantityType], all: Bool = false) throws -> Int {
         try db.transaction(.immediate) {
-            let insert = try db.cachedStatement("INSERT OR IGNORE INTO grants(source, type, granted_at) VALUES (?, ?, ?)")
+            try changeDecision(table: "denials", clearing: "grants", source: source, types: types, all: all)
+            let discarded: Int
+            if all {
+                let delete = try db.cachedStatement("DELETE FROM pending WHERE source = ?")
+                try delete.bind(source, at: 1)
+                try delete.execute()
+                discarded = db.changes
+            } else {
+                let delete = try db.cachedStatement("DELETE FROM pending WHERE source = ? AND type = ?")
+                var count = 0
+                for type in types {
+                    try delete.bind(source, at: 1)
+                    try delete.bind(type.identifier, at: 2)
+                    try delete.execute()
+                    count += db.changes
+                }
+                discarded = count
+            }
+            return discarded
+        }
+    }
+
+    /// Every explicit denial as (source, type identifier or `*`), sorted.
+    public func denials() throws -> [(source: String, type: String)] {
+        try db.prepare("SELECT source, type FROM denials ORDER BY source, type").mapRows { row in
+            (row.string(at: 0) ?? "", row.string(at: 1) ?? "")
+        }
+    }
+
+    /// Inserts the decision rows into `table` and removes the opposite ones from `clearing` (all of
+    /// the source's with `all`), in one transaction (joining the caller's when there is one).
+    private func changeDecision(table: String, clearing: String, source: String, types: [QuantityType], all: Bool) throws {
+        let now = Date().timeIntervalSince1970
+        let body = {
+            let insert = try self.db.cachedStatement("INSERT OR IGNORE INTO \(table)(source, type, \(table == "grants" ? "granted_at" : "denied_at")) VALUES (?, ?, ?)")
             for identifier in all ? ["*"] : types.map(\.identifier) {
                 try insert.bind(source, at: 1)
                 try insert.bind(identifier, at: 2)
                 try insert.bind(now, at: 3)
                 try insert.execute()
             }
+            if all {
+                let clear = try self.db.cachedStatement("DELETE FROM \(clearing) WHERE source = ?")
+                try clear.bind(source, at: 1)
+                try clear.execute()
+            } else {
+                let clear = try self.db.cachedStatement("DELETE FROM \(clearing) WHERE source = ? AND type = ?")
+                for type in types {
+                    try clear.bind(source, at: 1)
+                    try clear.bind(type.identifier, at: 2)
+                    try clear.execute()
+                }
+            }
         }
+        if db.isInTransaction { try body() } else { try db.transaction(.immediate, body) }
     }
 
     /// Revokes grants; `all` removes every grant of the source, including `--all`.

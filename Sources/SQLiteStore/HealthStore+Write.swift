@@ -13,14 +13,31 @@ extension HealthStore: SampleStore {
                 policy.grant(source: source, type: quantityType)
             }
         }
+        try db.prepare("SELECT source, type FROM denials").forEachRow { row in
+            guard let source = row.string(at: 0), let type = row.string(at: 1) else { return }
+            if type == "*" {
+                policy.denyAll(source: source)
+            } else if let quantityType = QuantityType.named(type) {
+                policy.deny(source: source, type: quantityType)
+            }
+        }
         return policy
     }
 
     /// Writes a batch in one IMMEDIATE transaction. Identity is enforced by the unique indexes:
     /// `INSERT OR IGNORE` that changes nothing is a duplicate.
-    public func write(_ batch: [NormalizedRecord], rejections: [RejectionKey: Int]) throws -> CommitReceipt {
+    /// Held records go to the pending area in the same transaction, after the `releasing` pending
+    /// rows were removed from it.
+    public func write(_ batch: [NormalizedRecord], held: [NormalizedRecord], releasing: [Int64],
+                      rejections: [RejectionKey: Int]) throws -> CommitReceipt {
         let now = Date()
         return try db.transaction(.immediate) {
+            try removePending(ids: releasing)
+            var pending = try hold(held, now: now)
+            if lastPendingPurge.map({ now.timeIntervalSince($0) >= Self.pendingPurgeInterval }) ?? true {
+                pending.expired = try removeExpiredPending(now: now)
+                lastPendingPurge = now
+            }
             var writer = try BatchWriter(store: self, now: now)
             var outcomes: [[WriteOutcome]] = []
             outcomes.reserveCapacity(batch.count)
@@ -56,7 +73,7 @@ extension HealthStore: SampleStore {
                                                    count: n, anchor: anchor))
                 }
             }
-            return CommitReceipt(outcomes: outcomes, anchor: anchor, events: events)
+            return CommitReceipt(outcomes: outcomes, anchor: anchor, events: events, pending: pending)
         }
     }
 

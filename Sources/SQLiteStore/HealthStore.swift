@@ -19,6 +19,10 @@ public final class HealthStore {
     var sourceIDs: [String: Int64] = [:]
     var sourceNames: [Int64: String] = [:]
     var deviceIDs: [Device: Int64] = [:]
+    /// The retention period and per-source bounds of the pending area (held samples of undecided sources).
+    public var pendingLimits = PendingLimits()
+    /// When this connection last removed expired pending records (at most hourly, inside a write).
+    var lastPendingPurge: Date?
 
     /// Opens (creating if needed) the store at `path`, migrating its schema to this build's.
     public init(path: String, readOnly: Bool = false) throws {
@@ -45,6 +49,7 @@ public final class HealthStore {
 
     static let migrator = Migrator(applicationID: applicationID, migrations: [
         Migration(version: 1, name: "initial schema", sql: schemaV1),
+        Migration(version: 2, name: "pending area and explicit denials", sql: schemaV2),
     ])
 
     static let schemaV1 = """
@@ -146,6 +151,43 @@ public final class HealthStore {
         CREATE TABLE profile(
             key TEXT PRIMARY KEY,
             value TEXT NOT NULL
+        ) WITHOUT ROWID;
+        """
+
+    /// Three authorization states: `grants` (granted), `denials` (denied), neither (undecided). The
+    /// samples of undecided pairs wait in `pending`, one row per record (a correlation is one row)
+    /// as its JSON line, deduplicated per source by `identity` like samples are; never visible to
+    /// queries, the change feed or sinks.
+    static let schemaV2 = """
+        -- type '*' denies every type to the source.
+        CREATE TABLE denials(
+            source TEXT NOT NULL,
+            type TEXT NOT NULL,
+            denied_at REAL NOT NULL,
+            PRIMARY KEY(source, type)
+        ) WITHOUT ROWID;
+        CREATE TABLE pending(
+            id INTEGER PRIMARY KEY,
+            source TEXT NOT NULL,
+            -- The sample's type; for a correlation, its first undecided member type.
+            type TEXT NOT NULL,
+            device TEXT NOT NULL DEFAULT '',
+            identity TEXT NOT NULL,
+            sync_version INTEGER NOT NULL DEFAULT 0,
+            start_time REAL NOT NULL,
+            end_time REAL NOT NULL,
+            record TEXT NOT NULL,
+            held_at REAL NOT NULL,
+            UNIQUE(source, identity)
+        );
+        CREATE INDEX pending_by_source_time ON pending(source, start_time);
+        CREATE INDEX pending_by_held_at ON pending(held_at);
+        -- Per source: when it was first held, and how many records the bounds and the retention removed.
+        CREATE TABLE pending_sources(
+            source TEXT PRIMARY KEY,
+            first_held REAL NOT NULL,
+            dropped INTEGER NOT NULL DEFAULT 0,
+            expired INTEGER NOT NULL DEFAULT 0
         ) WITHOUT ROWID;
         """
 

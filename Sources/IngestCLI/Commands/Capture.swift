@@ -663,6 +663,8 @@ struct USBCaptureSession: Sendable {
             try session.run(recording, deliver: { output in
                 records += output.records.count
                 if !output.records.isEmpty { progress("the session produced \(records) records so far (not stored)") }
+                // Nothing is stored while capturing: the device must keep everything.
+                return DeliveryReceipt(stored: 0, held: output.records.count)
             }, shouldStop: shouldStop)
             return nil
         } catch USBError.replayExhausted {

@@ -34,6 +34,36 @@ enum CommonArguments {
         }
     }
 
+    static let pendingDays = Option(
+        "pending-days", valueName: "N",
+        help: "Keep samples of undecided sources this many days before discarding them.",
+        default: String(PendingLimits.defaultRetentionDays))
+    static let pendingMaxRecords = Option(
+        "pending-max-records", valueName: "N",
+        help: "Held records per undecided source at most; past it the oldest are dropped (and counted).",
+        default: String(PendingLimits.defaultMaxRecordsPerSource))
+    static let pendingMaxBytes = Option(
+        "pending-max-bytes", valueName: "N",
+        help: "Bytes of held records per undecided source at most; past it the oldest are dropped (and counted).",
+        default: String(PendingLimits.defaultMaxBytesPerSource))
+
+    /// The pending-area limits from `--pending-days`, `--pending-max-records` and `--pending-max-bytes`.
+    static func pendingLimits(_ arguments: ParsedValues) throws -> PendingLimits {
+        let days: Int = try arguments.value("pending-days") ?? PendingLimits.defaultRetentionDays
+        let records: Int = try arguments.value("pending-max-records") ?? PendingLimits.defaultMaxRecordsPerSource
+        let bytes: Int = try arguments.value("pending-max-bytes") ?? PendingLimits.defaultMaxBytesPerSource
+        guard days > 0, days <= 36_500 else {
+            throw UsageError.invalidValue(String(days), argument: "--pending-days", reason: "must be 1...36500")
+        }
+        guard records > 0 else {
+            throw UsageError.invalidValue(String(records), argument: "--pending-max-records", reason: "must be positive")
+        }
+        guard bytes > 0 else {
+            throw UsageError.invalidValue(String(bytes), argument: "--pending-max-bytes", reason: "must be positive")
+        }
+        return PendingLimits(retention: TimeInterval(days) * 86_400, maxRecordsPerSource: records, maxBytesPerSource: bytes)
+    }
+
     static let usb = Option("usb", valueName: "VID:PID", help: "For usbmon captures without descriptors: the device's ids (hex).")
     static let adapterOption = Option(
         "adapter-option", valueName: "KEY=VALUE",

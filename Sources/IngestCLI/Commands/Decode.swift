@@ -68,7 +68,11 @@ struct Decode: Command {
             }
             let summary = CaptureReplay.isUSBCapture(path: file)
                 ? try replay.runUSB(path: file, adapters: usbAdapters, forcedDevice: usbDevice,
-                                    options: adapterOptions, deliver: emit)
+                                    options: adapterOptions, deliver: { records in
+                                        try emit(records)
+                                        // Nothing is stored, nothing held: the session behaves as in the capture.
+                                        return DeliveryReceipt(stored: records.count, held: 0)
+                                    })
                 : try replay.run(path: file, deliver: emit)
             for line in summary.lines(path: file) { context.stderr.writeLine(line) }
         }

@@ -30,6 +30,9 @@ struct Replay: Command {
         CommonArguments.adapterOption
         ExternalAdapterSupport.pluginsOption
         CommonArguments.json
+        CommonArguments.pendingDays
+        CommonArguments.pendingMaxRecords
+        CommonArguments.pendingMaxBytes
     }
 
     let files: [String]
@@ -42,6 +45,7 @@ struct Replay: Command {
     let usbDevice: (UInt16, UInt16)?
     let adapterOptions: [String: String]
     let plugins: [String]
+    let pendingLimits: PendingLimits
 
     init(_ arguments: ParsedValues) throws {
         files = try arguments.values("files")
@@ -50,6 +54,7 @@ struct Replay: Command {
         usbDevice = try CommonArguments.usbIDs(try arguments.value("usb"))
         adapterOptions = try CommonArguments.adapterOptions(try arguments.values("adapter-option"))
         plugins = try arguments.values("plugins")
+        pendingLimits = try CommonArguments.pendingLimits(arguments)
         storePath = try arguments.value("store")
         source = try arguments.value("source") ?? "replay"
         batchSize = try arguments.value("batch-size") ?? 1000
@@ -63,6 +68,7 @@ struct Replay: Command {
         }
         let store = try CommonArguments.openStore(storePath, context: context)
         defer { store.close() }
+        store.pendingLimits = pendingLimits
         let pipeline = try Pipeline(store: store)
         let decoder = HealthRecordDecoder(defaultSource: source)
         var report = IngestReport()
@@ -74,13 +80,15 @@ struct Replay: Command {
                                      batchSize: batchSize)
         for file in files {
             if file != "-", CaptureReplay.isCapture(path: file) {
-                let deliver: ([HealthRecord]) throws -> Void = { records in
-                    report.merge(try ingest(records, pipeline: pipeline))
+                let deliver: ([HealthRecord]) throws -> DeliveryReceipt = { records in
+                    let batchReport = try ingest(records, pipeline: pipeline)
+                    report.merge(batchReport)
+                    return DeliveryReceipt(batchReport)
                 }
                 let summary = CaptureReplay.isUSBCapture(path: file)
                     ? try captures.runUSB(path: file, adapters: usbAdapters, forcedDevice: usbDevice,
                                           options: adapterOptions, deliver: deliver)
-                    : try captures.run(path: file, deliver: deliver)
+                    : try captures.run(path: file) { _ = try deliver($0) }
                 for line in summary.lines(path: file) { context.stderr.writeLine(line) }
                 continue
             }
@@ -132,8 +140,8 @@ struct Replay: Command {
     }
 }
 
-/// Prints an ingest report: per type written/duplicate/replaced/denied/invalid, rejection reasons
-/// and the grant commands for denied types.
+/// Prints an ingest report: per type written/duplicate/replaced/held/denied/invalid, rejection
+/// reasons, and the grant and deny commands for held (undecided) types.
 struct IngestSummaryPrinter {
     var report: IngestReport
     var malformedLines = 0
@@ -145,29 +153,39 @@ struct IngestSummaryPrinter {
                 let c = report.perType[type] ?? TypeCounts()
                 context.stdout.writeLine(
                     "{\"type\":\(JSONText.quoted(type)),\"written\":\(c.written),\"duplicate\":\(c.duplicate),"
-                        + "\"replaced\":\(c.replaced),\"denied\":\(c.denied),\"invalid\":\(c.invalid)}")
+                        + "\"replaced\":\(c.replaced),\"held\":\(c.held),\"denied\":\(c.denied),\"invalid\":\(c.invalid)}")
             }
         } else {
             let rows = types.map { type -> [String] in
                 let c = report.perType[type] ?? TypeCounts()
                 let name = QuantityType.named(type)?.shortName ?? type
-                return [name, "\(c.written)", "\(c.duplicate)", "\(c.replaced)", "\(c.denied)", "\(c.invalid)"]
+                return [name, "\(c.written)", "\(c.duplicate)", "\(c.replaced)", "\(c.held)", "\(c.denied)", "\(c.invalid)"]
             }
             let t = report.totals
-            let total = ["total", "\(t.written)", "\(t.duplicate)", "\(t.replaced)", "\(t.denied)", "\(t.invalid)"]
-            context.stdout.write(Table(header: ["TYPE", "WRITTEN", "DUPLICATE", "REPLACED", "DENIED", "INVALID"],
+            let total = ["total", "\(t.written)", "\(t.duplicate)", "\(t.replaced)", "\(t.held)", "\(t.denied)", "\(t.invalid)"]
+            context.stdout.write(Table(header: ["TYPE", "WRITTEN", "DUPLICATE", "REPLACED", "HELD", "DENIED", "INVALID"],
                                        rows: rows + [total]).rendered)
         }
         for (key, count) in report.rejections.sorted(by: { $0.key < $1.key }) where key.reason != "denied" {
             let example = report.examples[key].map { ": \($0)" } ?? ""
             context.stderr.writeLine("warning: \(count) \(key.type) sample\(count == 1 ? "" : "s") from \(key.source) rejected (\(key.reason))\(example)")
         }
+        for source in report.held.keys.sorted() {
+            let types = (report.held[source] ?? []).compactMap { QuantityType.named($0) }
+            let typeList = types.map(\.shortName).sorted().joined(separator: ", ")
+            context.stderr.writeLine("note: samples from \(source) (\(typeList)) are held until you decide (ingestd auth pending); "
+                + "allow with: \(AuthorizationPolicy.grantCommand(source: source, types: types)); "
+                + "refuse with: \(AuthorizationPolicy.denyCommand(source: source, types: []))")
+        }
+        for (source, count) in report.pending.dropped.sorted(by: { $0.key < $1.key }) {
+            context.stderr.writeLine("warning: dropped the \(count) oldest held records of \(source): over its pending bound")
+        }
         for source in report.denied.keys.sorted() {
             let types = (report.denied[source] ?? []).sorted()
             let count = report.rejections.filter { $0.key.source == source && $0.key.reason == "denied" }.values.reduce(0, +)
             let typeList = types.map { QuantityType.named($0)?.shortName ?? $0 }.joined(separator: ", ")
             let command = AuthorizationPolicy.grantCommand(source: source, types: types.compactMap { QuantityType.named($0) })
-            context.stderr.writeLine("note: \(count) sample\(count == 1 ? "" : "s") from \(source) denied (\(typeList)); allow with: \(command)")
+            context.stderr.writeLine("note: \(count) sample\(count == 1 ? "" : "s") from \(source) refused: denied (\(typeList)) with 'ingestd auth deny'; allow with: \(command)")
         }
         if malformedLines > 0 {
             context.stderr.writeLine("note: \(malformedLines) malformed line\(malformedLines == 1 ? "" : "s") skipped")

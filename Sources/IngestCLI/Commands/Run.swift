@@ -27,6 +27,9 @@ struct Run: Command {
         ExternalAdapterSupport.pluginsOption
         CommonArguments.adapterOption
         CommonArguments.tz
+        CommonArguments.pendingDays
+        CommonArguments.pendingMaxRecords
+        CommonArguments.pendingMaxBytes
     }
 
     let storePath: String?
@@ -38,6 +41,7 @@ struct Run: Command {
     let plugins: [String]
     let adapterOptions: [String: String]
     let zone: TimeZone
+    let pendingLimits: PendingLimits
 
     init(_ arguments: ParsedValues) throws {
         storePath = try arguments.value("store")
@@ -49,6 +53,7 @@ struct Run: Command {
         plugins = try arguments.values("plugins")
         zone = try CommonArguments.timeZone(try arguments.value("tz"))
         adapterOptions = try CommonArguments.adapterOptions(try arguments.values("adapter-option"))
+        pendingLimits = try CommonArguments.pendingLimits(arguments)
         guard hci >= 0, hci < 64 else { throw UsageError.invalidValue(String(hci), argument: "--hci", reason: "not a controller index") }
         guard listen > 0 else { throw UsageError.invalidValue(String(listen), argument: "--listen", reason: "must be positive") }
     }
@@ -79,7 +84,7 @@ struct Run: Command {
                                                  controller: UInt16(hci), timeZone: zone,
                                                  onceListen: .milliseconds(Int(listen * 1000)))
         }
-        let daemon = Daemon(options: DaemonOptions(storePath: path, once: once),
+        let daemon = Daemon(options: DaemonOptions(storePath: path, once: once, pendingLimits: pendingLimits),
                             backends: backends, logger: context.logger)
         try await daemon.run()
     }

@@ -2,6 +2,7 @@ import AdapterKit
 import Foundation
 import HealthModel
 import Pipeline
+import SQLiteStore
 import Synchronization
 import Transport
 
@@ -20,6 +21,8 @@ protocol DeviceBackend: Sendable {
 struct DaemonOptions: Sendable {
     var storePath: String
     var once = false
+    /// Retention and per-source bounds of the pending area.
+    var pendingLimits = PendingLimits()
     /// How long shutdown may take before the process exits anyway.
     var shutdownGrace: Duration = .milliseconds(1800)
 }
@@ -32,7 +35,8 @@ struct Daemon {
     var logger: Logger
 
     func run() async throws {
-        let service = try IngestService(storePath: options.storePath, logger: logger)
+        let service = try IngestService(storePath: options.storePath, logger: logger, pendingLimits: options.pendingLimits)
+        do { try await service.purgeExpiredPending() } catch { logger.error("removing expired held samples failed: \(error)") }
         logger.notice("ingestd \(Ingestd.version) started; store \(options.storePath); backends: \(backends.map(\.name).joined(separator: ", "))")
         let signals = SignalWatcher(signals: [SIGTERM, SIGINT, SIGHUP])
         defer { signals.cancel() }

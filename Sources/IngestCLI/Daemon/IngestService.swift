@@ -1,3 +1,4 @@
+import AdapterKit
 import Foundation
 import HealthModel
 import Pipeline
@@ -17,13 +18,17 @@ public actor IngestService {
     private let onCommit: (@Sendable ([HealthRecord], IngestReport) -> Void)?
     /// Totals since start, for the shutdown log line.
     public private(set) var totals = TypeCounts()
+    /// Sources whose undecided types were already announced in the log (once per source and run).
+    private var announcedUndecided: Set<String> = []
 
     /// Opens the store.
     /// - Parameter onCommit: called after each batch's transaction committed, with the batch and
     ///   its report (before `ingest` returns).
-    public init(storePath: String, logger: Logger,
+    /// - Parameter pendingLimits: retention and per-source bounds of the pending area.
+    public init(storePath: String, logger: Logger, pendingLimits: PendingLimits = PendingLimits(),
                 onCommit: (@Sendable (_ records: [HealthRecord], _ report: IngestReport) -> Void)? = nil) throws {
         store = try HealthStore(path: storePath)
+        store.pendingLimits = pendingLimits
         pipeline = try Pipeline(store: store)
         self.logger = logger
         self.onCommit = onCommit
@@ -40,17 +45,43 @@ public actor IngestService {
         for event in report.events {
             log.info("committed \(event.count) \(QuantityType.named(event.type)?.shortName ?? event.type) from \(event.source)")
         }
+        for source in report.held.keys.sorted() where !announcedUndecided.contains(source) {
+            announcedUndecided.insert(source)
+            let types = (report.held[source] ?? []).compactMap { QuantityType.named($0) }
+            let names = types.map(\.shortName).sorted().joined(separator: ", ")
+            let grant = AuthorizationPolicy.grantCommand(source: source, types: types)
+            let deny = AuthorizationPolicy.denyCommand(source: source, types: [])
+            log.notice("new source \(source) (\(names)): its samples are held until you decide; allow with: \(grant); refuse with: \(deny)")
+        }
+        logPendingLosses(report.pending, log: log)
         for (key, count) in report.rejections.sorted(by: { $0.key < $1.key }) {
             if key.reason == "denied" {
-                let hint = QuantityType.named(key.type).map {
-                    AuthorizationPolicy.grantCommand(source: key.source, types: [$0])
-                } ?? ""
-                log.notice("\(count) \(QuantityType.named(key.type)?.shortName ?? key.type) from \(key.source) denied; allow with: \(hint)")
+                // Explicitly denied (`ingestd auth deny`): the user's decision, counted and logged quietly.
+                log.info("\(count) \(QuantityType.named(key.type)?.shortName ?? key.type) from \(key.source) refused (denied)")
             } else {
                 log.warning("\(count) \(QuantityType.named(key.type)?.shortName ?? key.type) from \(key.source) rejected: \(key.reason)")
             }
         }
         return report
+    }
+
+    /// One line per source for held records the bounds dropped or the retention period removed.
+    private func logPendingLosses(_ pending: PendingReceipt, log: Logger) {
+        for (source, count) in pending.dropped.sorted(by: { $0.key < $1.key }) {
+            let grant = AuthorizationPolicy.grantCommand(source: source, types: [])
+            let deny = AuthorizationPolicy.denyCommand(source: source, types: [])
+            log.warning("pending area: dropped the \(count) oldest held records of \(source) (over its bound); decide with: \(grant) or \(deny)")
+        }
+        for (source, count) in pending.expired.sorted(by: { $0.key < $1.key }) {
+            log.notice("pending area: removed \(count) records of \(source) held longer than the retention period")
+        }
+    }
+
+    /// Removes expired held records now (at start-up), with the log line.
+    func purgeExpiredPending() throws {
+        var receipt = PendingReceipt()
+        receipt.expired = try store.purgeExpiredPending()
+        logPendingLosses(receipt, log: logger)
     }
 
     /// Re-reads grants (SIGHUP, or after `ingestd auth grant` in another process).
@@ -80,5 +111,13 @@ public actor IngestService {
         done.wait()
         guard let outcome = result.withLock({ $0 }) else { throw CommandFailure.failure("ingest did not finish") }
         return try outcome.get()
+    }
+}
+
+extension DeliveryReceipt {
+    /// The receipt of a committed batch: stored (new, replaced or duplicate) and held samples.
+    init(_ report: IngestReport) {
+        let totals = report.totals
+        self.init(stored: totals.written + totals.duplicate + totals.replaced, held: totals.held)
     }
 }

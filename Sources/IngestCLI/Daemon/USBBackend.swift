@@ -156,11 +156,11 @@ final class USBSessionSupervisor: Sendable {
             let context = AdapterContext(timeZone: timeZone, source: adapter.descriptor.id)
             let session = adapter.makeSession(for: device, context: context, options: options)
             var outcome: String
-            let deliver: (AdapterOutput) throws -> Void = { output in
+            let deliver: (AdapterOutput) throws -> DeliveryReceipt = { output in
                 for rejection in output.rejections { logger.warning("frame rejected: \(rejection.reason): \(rejection.detail)") }
-                if !output.records.isEmpty {
-                    _ = try self.service.ingestBlocking(output.records, origin: device.idString)
-                }
+                guard !output.records.isEmpty else { return DeliveryReceipt(stored: 0, held: 0) }
+                let report = try self.service.ingestBlocking(output.records, origin: device.idString)
+                return DeliveryReceipt(report)
             }
             do {
                 if let external = session as? ExternalUSBSession {

@@ -61,7 +61,7 @@ struct CaptureReplay {
     /// their own start-up and extra requests, replay as long as they hold the answers the session
     /// asks for. A session that fails ends alone; the summary says why.
     func runUSB(path: String, adapters usbAdapters: [any USBAdapter], forcedDevice: (UInt16, UInt16)?,
-                options: [String: String], deliver: ([HealthRecord]) throws -> Void) throws -> Summary {
+                options: [String: String], deliver: ([HealthRecord]) throws -> DeliveryReceipt) throws -> Summary {
         let events: [USBMonEvent]
         let reader: USBMonReader
         do {
@@ -122,7 +122,7 @@ struct CaptureReplay {
                 try session.run(handle, deliver: { output in
                     var collected = output
                     do {
-                        try absorb(&collected, into: &summary, deliver: deliver)
+                        return try absorb(&collected, into: &summary, deliver: deliver)
                     } catch {
                         deliveryFailure = error
                         throw error
@@ -140,9 +140,9 @@ struct CaptureReplay {
         return summary
     }
 
-    /// Counts what an adapter output holds and hands its records on.
+    /// Counts what an adapter output holds and hands its records on; returns what became of them.
     private func absorb(_ output: inout AdapterOutput, into summary: inout Summary,
-                        deliver: ([HealthRecord]) throws -> Void) throws {
+                        deliver: ([HealthRecord]) throws -> DeliveryReceipt) throws -> DeliveryReceipt {
         for record in output.records {
             switch record {
             case .sample(let sample): summary.samplesPerType[sample.type.identifier, default: 0] += 1
@@ -159,7 +159,7 @@ struct CaptureReplay {
         for (reason, count) in output.skipped { summary.skipped[reason, default: 0] += count }
         let records = output.records
         output = AdapterOutput()
-        if !records.isEmpty { try deliver(records) }
+        return records.isEmpty ? DeliveryReceipt(stored: 0, held: 0) : try deliver(records)
     }
 
     /// Replays one capture, giving records to `deliver` in batches.
@@ -182,7 +182,11 @@ struct CaptureReplay {
         var output = AdapterOutput()
         func drain(force: Bool) throws {
             guard force || output.records.count >= batchSize else { return }
-            try absorb(&output, into: &summary, deliver: deliver)
+            // Advertisements are never acknowledged: the receipt does not matter here.
+            _ = try absorb(&output, into: &summary) { records in
+                try deliver(records)
+                return DeliveryReceipt(stored: records.count, held: 0)
+            }
         }
         do {
             while let record = try reader.next() {

@@ -1,0 +1,295 @@
+import Foundation
+import HealthModel
+import Pipeline
+
+/// How long the pending area keeps held records and how much it keeps per source.
+public struct PendingLimits: Sendable, Equatable {
+    /// Records held longer than this are removed (with a log line by the daemon). Default 30 days.
+    public var retention: TimeInterval
+    /// At most this many held records per source; past it the oldest readings are dropped.
+    public var maxRecordsPerSource: Int
+    /// At most this many bytes of held records (their JSON lines) per source; past it the oldest are dropped.
+    public var maxBytesPerSource: Int
+
+    public static let defaultRetentionDays = 30
+    public static let defaultMaxRecordsPerSource = 100_000
+    public static let defaultMaxBytesPerSource = 64 * 1024 * 1024
+
+    public init(retention: TimeInterval = TimeInterval(defaultRetentionDays) * 86_400,
+                maxRecordsPerSource: Int = defaultMaxRecordsPerSource,
+                maxBytesPerSource: Int = defaultMaxBytesPerSource) {
+        self.retention = retention
+        self.maxRecordsPerSource = maxRecordsPerSource
+        self.maxBytesPerSource = maxBytesPerSource
+    }
+}
+
+/// Held records of one (source, type, device): how many and the reading times they span (`ingestd auth pending`).
+public struct PendingGroup: Sendable, Equatable {
+    public var source: String
+    public var type: String
+    /// The device's name and local identifier, as far as known ("" when the records carry none).
+    public var device: String
+    public var count: Int
+    public var firstStart: Date
+    public var lastEnd: Date
+}
+
+/// One held record read back for a grant: its pending row and the record, or why it cannot be read.
+public struct HeldRecord: Sendable {
+    public var id: Int64
+    public var record: Result<HealthRecord, RecordDecodingError>
+}
+
+/// What bringing held records in after a grant did.
+public struct ReleaseSummary: Sendable {
+    /// The pipeline's report over every released batch (written, duplicate, held again, denied, invalid).
+    public var report = IngestReport()
+    /// Held records taken out of the pending area.
+    public var released = 0
+    /// Pending rows that could not be decoded (left in place), with the first error.
+    public var unreadable = 0
+    public var firstUnreadableError: String?
+}
+
+extension HealthStore {
+    /// Minimum time between two retention passes of one connection.
+    static let pendingPurgeInterval: TimeInterval = 3600
+    /// Held records read per batch when a grant brings them in.
+    static let releaseBatchSize = 1000
+
+    // MARK: Holding (inside a write transaction)
+
+    /// Adds held records to the pending area (deduplicated per source; a higher sync version
+    /// replaces), then enforces the per-source bounds.
+    func hold(_ records: [NormalizedRecord], now: Date) throws -> PendingReceipt {
+        var receipt = PendingReceipt()
+        guard !records.isEmpty else { return receipt }
+        let insert = try db.cachedStatement("""
+            INSERT INTO pending(source, type, device, identity, sync_version, start_time, end_time, record, held_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(source, identity) DO UPDATE SET
+                type = excluded.type, device = excluded.device, sync_version = excluded.sync_version,
+                start_time = excluded.start_time, end_time = excluded.end_time, record = excluded.record
+            WHERE excluded.sync_version > pending.sync_version
+            """)
+        let firstHeld = try db.cachedStatement(
+            "INSERT OR IGNORE INTO pending_sources(source, first_held) VALUES (?, ?)")
+        let encoder = HealthRecordEncoder()
+        var sources: [String] = []
+        for record in records {
+            let key = Self.pendingKey(record)
+            try insert.bind(record.source, at: 1)
+            try insert.bind(key.type, at: 2)
+            try insert.bind(key.device, at: 3)
+            try insert.bind(key.identity, at: 4)
+            try insert.bind(key.syncVersion, at: 5)
+            try insert.bind(key.start.timeIntervalSince1970, at: 6)
+            try insert.bind(key.end.timeIntervalSince1970, at: 7)
+            switch record {
+            case .sample(let sample): try insert.bind(encoder.encode(sample), at: 8)
+            case .correlation(let correlation): try insert.bind(encoder.encode(correlation), at: 8)
+            }
+            try insert.bind(now.timeIntervalSince1970, at: 9)
+            try insert.execute()
+            if db.changes > 0 { receipt.newlyHeld += 1 } else { receipt.alreadyHeld += 1 }
+            if !sources.contains(record.source) {
+                sources.append(record.source)
+                try firstHeld.bind(record.source, at: 1)
+                try firstHeld.bind(now.timeIntervalSince1970, at: 2)
+                try firstHeld.execute()
+            }
+        }
+        for source in sources {
+            let dropped = try enforcePendingBounds(source: source)
+            if dropped > 0 { receipt.dropped[source] = dropped }
+        }
+        return receipt
+    }
+
+    /// The pending row's type, device text, identity and times for a record.
+    private static func pendingKey(_ record: NormalizedRecord)
+        -> (type: String, device: String, identity: String, syncVersion: Int, start: Date, end: Date) {
+        switch record {
+        case .sample(let sample):
+            let identity: String
+            if let syncID = sample.metadata.syncIdentifier {
+                identity = "sync\u{1F}\(sample.type.identifier)\u{1F}\(syncID)"
+            } else {
+                identity = "sample\u{1F}\(sample.type.identifier)\u{1F}\(sample.device?.localIdentifier ?? "")\u{1F}"
+                    + "\(sample.start.timeIntervalSince1970.bitPattern)\u{1F}\(sample.end.timeIntervalSince1970.bitPattern)"
+                    + "\u{1F}\(sample.quantity.value.bitPattern)"
+            }
+            let version = sample.metadata.syncIdentifier == nil ? 0 : (sample.metadata.syncVersion ?? 0)
+            return (sample.type.identifier, deviceText(sample.device), identity, version, sample.start, sample.end)
+        case .correlation(let correlation):
+            let identity = "correlation\u{1F}\(correlation.type.identifier)\u{1F}"
+                + "\(correlation.start.timeIntervalSince1970.bitPattern)\u{1F}\(correlation.end.timeIntervalSince1970.bitPattern)"
+            let type = correlation.objects.first?.type.identifier ?? correlation.type.identifier
+            return (type, deviceText(correlation.device), identity, 0, correlation.start, correlation.end)
+        }
+    }
+
+    /// "name (local identifier)", whichever parts the device has.
+    static func deviceText(_ device: Device?) -> String {
+        guard let device else { return "" }
+        let name = device.name ?? device.model ?? device.manufacturer
+        switch (name, device.localIdentifier) {
+        case let (name?, id?): return "\(name) (\(id))"
+        case let (name?, nil): return name
+        case let (nil, id?): return id
+        case (nil, nil): return ""
+        }
+    }
+
+    /// Drops the oldest readings of `source` until it is within both bounds; returns how many.
+    private func enforcePendingBounds(source: String) throws -> Int {
+        let totals = try db.cachedStatement(
+            "SELECT COUNT(*), COALESCE(SUM(length(CAST(record AS BLOB))), 0) FROM pending WHERE source = ?")
+        try totals.bind(source, at: 1)
+        guard var (count, bytes) = try totals.firstRow({ ($0.int(at: 0), $0.int(at: 1)) }) else { return 0 }
+        let limits = pendingLimits
+        guard count > limits.maxRecordsPerSource || bytes > limits.maxBytesPerSource else { return 0 }
+        let oldest = try db.cachedStatement(
+            "SELECT id, length(CAST(record AS BLOB)) FROM pending WHERE source = ? ORDER BY start_time, id")
+        try oldest.bind(source, at: 1)
+        var victims: [Int64] = []
+        // One pass over the source's rows at most: the loop ends when the rows do.
+        try oldest.forEachRow { row in
+            guard count > limits.maxRecordsPerSource || bytes > limits.maxBytesPerSource else { return }
+            victims.append(row.int64(at: 0))
+            count -= 1
+            bytes -= row.int(at: 1)
+        }
+        try removePending(ids: victims)
+        let counted = try db.cachedStatement("UPDATE pending_sources SET dropped = dropped + ? WHERE source = ?")
+        try counted.bind(victims.count, at: 1)
+        try counted.bind(source, at: 2)
+        try counted.execute()
+        return victims.count
+    }
+
+    func removePending(ids: [Int64]) throws {
+        guard !ids.isEmpty else { return }
+        let delete = try db.cachedStatement("DELETE FROM pending WHERE id = ?")
+        for id in ids {
+            try delete.bind(id, at: 1)
+            try delete.execute()
+        }
+    }
+
+    /// Removes records held since before `now - retention`; returns the count per source.
+    func removeExpiredPending(now: Date) throws -> [String: Int] {
+        let cutoff = now.timeIntervalSince1970 - pendingLimits.retention
+        let find = try db.cachedStatement("SELECT source, COUNT(*) FROM pending WHERE held_at < ? GROUP BY source")
+        try find.bind(cutoff, at: 1)
+        var expired: [String: Int] = [:]
+        try find.forEachRow { expired[$0.string(at: 0) ?? ""] = $0.int(at: 1) }
+        guard !expired.isEmpty else { return [:] }
+        let delete = try db.cachedStatement("DELETE FROM pending WHERE held_at < ?")
+        try delete.bind(cutoff, at: 1)
+        try delete.execute()
+        let counted = try db.cachedStatement("UPDATE pending_sources SET expired = expired + ? WHERE source = ?")
+        for (source, n) in expired {
+            try counted.bind(n, at: 1)
+            try counted.bind(source, at: 2)
+            try counted.execute()
+        }
+        return expired
+    }
+
+    /// Removes the pending records older than the retention period (at `now`) in its own
+    /// transaction; returns the count per source.
+    public func purgeExpiredPending(now: Date = Date()) throws -> [String: Int] {
+        try db.transaction(.immediate) {
+            let expired = try removeExpiredPending(now: now)
+            lastPendingPurge = now
+            return expired
+        }
+    }
+
+    // MARK: Reading the pending area
+
+    /// Held records per (source, type, device), sorted.
+    public func pendingGroups() throws -> [PendingGroup] {
+        try db.prepare("""
+            SELECT source, type, device, COUNT(*), MIN(start_time), MAX(end_time) FROM pending
+            GROUP BY source, type, device ORDER BY source, type, device
+            """).mapRows { row in
+            PendingGroup(source: row.string(at: 0) ?? "", type: row.string(at: 1) ?? "", device: row.string(at: 2) ?? "",
+                         count: row.int(at: 3), firstStart: Date(timeIntervalSince1970: row.double(at: 4)),
+                         lastEnd: Date(timeIntervalSince1970: row.double(at: 5)))
+        }
+    }
+
+    /// Held record counts per source (`ingestd status`, `ingestd sources`).
+    public func pendingCounts() throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        try db.prepare("SELECT source, COUNT(*) FROM pending GROUP BY source").forEachRow {
+            counts[$0.string(at: 0) ?? ""] = $0.int(at: 1)
+        }
+        return counts
+    }
+
+    /// Per source: records dropped by the bounds and removed by the retention period so far.
+    public func pendingLosses() throws -> [String: (dropped: Int, expired: Int)] {
+        var losses: [String: (dropped: Int, expired: Int)] = [:]
+        try db.prepare("SELECT source, dropped, expired FROM pending_sources WHERE dropped > 0 OR expired > 0")
+            .forEachRow { losses[$0.string(at: 0) ?? ""] = ($0.int(at: 1), $0.int(at: 2)) }
+        return losses
+    }
+
+    /// Up to `limit` held records of `source` (of `types`, or all with nil) with ids in `range`, by id.
+    func heldRecords(source: String, types: [String]?, ids range: ClosedRange<Int64>, limit: Int) throws -> [HeldRecord] {
+        let typeFilter = types.map { " AND type IN (" + Array(repeating: "?", count: $0.count).joined(separator: ", ") + ")" } ?? ""
+        let statement = try db.prepare(
+            "SELECT id, record FROM pending WHERE source = ? AND id BETWEEN ? AND ?\(typeFilter) ORDER BY id LIMIT ?")
+        try statement.bind(source, at: 1)
+        try statement.bind(range.lowerBound, at: 2)
+        try statement.bind(range.upperBound, at: 3)
+        for (offset, type) in (types ?? []).enumerated() { try statement.bind(type, at: 4 + offset) }
+        try statement.bind(limit, at: 4 + (types?.count ?? 0))
+        let decoder = HealthRecordDecoder(defaultSource: source)
+        return try statement.mapRows { row in
+            let id = row.int64(at: 0)
+            do throws(RecordDecodingError) {
+                return HeldRecord(id: id, record: .success(try decoder.decodeLine(row.string(at: 1) ?? "")))
+            } catch {
+                return HeldRecord(id: id, record: .failure(error))
+            }
+        }
+    }
+
+    /// Brings the held records of `source` (of `types`, or every type with `all`) into the store
+    /// through `pipeline` (validation, dedup), each batch leaving the pending area in the batch's
+    /// own transaction. Records held after the call started are left for a later grant.
+    public func releaseHeld(source: String, types: [QuantityType], all: Bool, through pipeline: Pipeline) throws -> ReleaseSummary {
+        var summary = ReleaseSummary()
+        let newest = try db.cachedStatement("SELECT MAX(id) FROM pending WHERE source = ?")
+        try newest.bind(source, at: 1)
+        guard let last = try newest.firstRow({ $0.isNull(at: 0) ? nil : $0.int64(at: 0) }) ?? nil else { return summary }
+        var next: Int64 = 0
+        while next <= last {
+            let rows = try heldRecords(source: source, types: all ? nil : types.map(\.identifier),
+                                       ids: next...last, limit: Self.releaseBatchSize)
+            guard let lastRow = rows.last else { break }
+            next = lastRow.id + 1
+            var records: [HealthRecord] = []
+            var ids: [Int64] = []
+            for row in rows {
+                switch row.record {
+                case .success(let record):
+                    records.append(record)
+                    ids.append(row.id)
+                case .failure(let error):
+                    summary.unreadable += 1
+                    if summary.firstUnreadableError == nil { summary.firstUnreadableError = "pending row \(row.id): \(error)" }
+                }
+            }
+            guard !records.isEmpty else { continue }
+            summary.report.merge(try pipeline.ingest(records, releasing: ids))
+            summary.released += ids.count
+        }
+        return summary
+    }
+}
