@@ -8,6 +8,13 @@ public struct SourceSummary: Sendable, Equatable {
     public var sampleCount: Int
     public var countsByType: [String: Int]
     public var devices: [Device]
+
+    public init(name: String, sampleCount: Int, countsByType: [String: Int], devices: [Device]) {
+        self.name = name
+        self.sampleCount = sampleCount
+        self.countsByType = countsByType
+        self.devices = devices
+    }
 }
 
 extension HealthStore {

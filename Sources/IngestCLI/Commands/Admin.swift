@@ -3,11 +3,18 @@ import HealthModel
 import Pipeline
 import SQLiteStore
 
-/// `ingestd auth`: per (source, type) write authorization, default deny.
+/// `ingestd auth`: per (source, type) write authorization: granted, denied or undecided (the
+/// default: nothing is stored, the samples wait in the pending area).
 struct Auth: Command {
     static let configuration = CommandConfiguration(
-        name: "auth", abstract: "Grant, revoke and list which source may write which types (default: deny).",
-        subcommands: [List.self, Grant.self, Revoke.self])
+        name: "auth", abstract: "Grant, deny, revoke and list which source may write which types; show held samples.",
+        discussion: """
+            Each (source, type) is granted, denied or undecided (the default). Samples of an undecided \
+            pair are held in the store's pending area (never visible to queries or the change feed) until \
+            'auth grant' brings them in or 'auth deny' discards them; held samples are removed after \
+            --pending-days (of 'ingestd run' and 'ingestd replay').
+            """,
+        subcommands: [List.self, Grant.self, Revoke.self, Deny.self, Pending.self])
 
     init(_ arguments: ParsedValues) throws {}
 
@@ -81,8 +88,11 @@ struct Auth: Command {
             let store = try CommonArguments.openStore(storePath, context: context)
             defer { store.close() }
             try change(store)
-            let what = all ? allWord : types.map(\.shortName).joined(separator: ", ")
-            context.stderr.writeLine("\(verb) \(source): \(what)")
+            context.stderr.writeLine("\(verb) \(source): \(what(allWord: allWord))")
+        }
+
+        func what(allWord: String) -> String {
+            all ? allWord : types.map(\.shortName).joined(separator: ", ")
         }
     }
 
@@ -97,9 +107,99 @@ struct Auth: Command {
 
         init(_ arguments: ParsedValues) throws { change = try GrantChange(arguments) }
 
+        /// Grants, then brings the held samples of the granted types in through the pipeline.
         func run(_ context: CommandContext) async throws {
-            try change.apply(context, verb: "granted", allWord: "every type") { store in
-                try store.grant(source: change.source, types: change.types, all: change.all)
+            let store = try CommonArguments.openStore(change.storePath, context: context)
+            defer { store.close() }
+            try store.grant(source: change.source, types: change.types, all: change.all)
+            context.stderr.writeLine("granted \(change.source): \(change.what(allWord: "every type"))")
+            let release = try store.releaseHeld(source: change.source, types: change.types, all: change.all,
+                                                through: try Pipeline(store: store))
+            let totals = release.report.totals
+            if release.released > 0 {
+                context.stderr.writeLine("brought in \(release.released) held record\(release.released == 1 ? "" : "s"): "
+                    + "\(totals.written) written, \(totals.duplicate) duplicate, \(totals.replaced) replaced, "
+                    + "\(totals.held) still held, \(totals.denied) denied, \(totals.invalid) invalid")
+            }
+            for (key, count) in release.report.rejections.sorted(by: { $0.key < $1.key }) where key.reason != "denied" {
+                let example = release.report.examples[key].map { ": \($0)" } ?? ""
+                context.stderr.writeLine("warning: \(count) held \(key.type) sample\(count == 1 ? "" : "s") rejected (\(key.reason))\(example)")
+            }
+            if let error = release.firstUnreadableError {
+                context.stderr.writeLine("warning: \(release.unreadable) held record\(release.unreadable == 1 ? "" : "s") could not be read and stay pending; first: \(error)")
+            }
+            context.stderr.writeLine("a running daemon applies the grant on SIGHUP (systemctl reload ingestd)")
+        }
+    }
+
+    struct Deny: Command {
+        static let configuration = CommandConfiguration(
+            name: "deny", abstract: "Refuse SOURCE's TYPEs (or --all) for good: discard what is held, never hold them again.",
+            usage: "SOURCE TYPE...|--all")
+        static let signature = GrantChange.signature(
+            sourceHelp: "The source id.", allHelp: "Every type, now and in the future (replaces the source's grants).")
+        let change: GrantChange
+
+        init(_ arguments: ParsedValues) throws { change = try GrantChange(arguments) }
+
+        func run(_ context: CommandContext) async throws {
+            var discarded = 0
+            try change.apply(context, verb: "denied", allWord: "every type") { store in
+                discarded = try store.deny(source: change.source, types: change.types, all: change.all)
+            }
+            context.stderr.writeLine("discarded \(discarded) held record\(discarded == 1 ? "" : "s")")
+        }
+    }
+
+    struct Pending: Command {
+        static let configuration = CommandConfiguration(
+            name: "pending", abstract: "Samples held for undecided sources: counts, reading times, device, the grant command.")
+        static let signature = Signature {
+            CommonArguments.json
+            CommonArguments.store
+        }
+        let json: Bool
+        let storePath: String?
+
+        init(_ arguments: ParsedValues) throws {
+            json = arguments.flag("json")
+            storePath = try arguments.value("store")
+        }
+
+        func run(_ context: CommandContext) async throws {
+            let store = try CommonArguments.openStore(storePath, context: context, readOnly: true)
+            defer { store.close() }
+            let groups = try store.pendingGroups()
+            let losses = try store.pendingLosses()
+            func command(_ group: PendingGroup) -> String {
+                AuthorizationPolicy.grantCommand(source: group.source, types: QuantityType.named(group.type).map { [$0] } ?? [])
+            }
+            if json {
+                for group in groups {
+                    let loss = losses[group.source]
+                    context.stdout.writeLine(
+                        "{\"source\":\(JSONText.quoted(group.source)),\"type\":\(JSONText.quoted(group.type)),"
+                            + "\"device\":\(JSONText.quoted(group.device)),\"count\":\(group.count),"
+                            + "\"first\":\(JSONText.quoted(ISO8601DateTime.string(from: group.firstStart))),"
+                            + "\"last\":\(JSONText.quoted(ISO8601DateTime.string(from: group.lastEnd))),"
+                            + "\"dropped\":\(loss?.dropped ?? 0),\"expired\":\(loss?.expired ?? 0),"
+                            + "\"grant\":\(JSONText.quoted(command(group)))}")
+                }
+                return
+            }
+            if groups.isEmpty {
+                context.stdout.writeLine("nothing held: no samples wait for a decision")
+                return
+            }
+            context.stdout.write(Table(header: ["SOURCE", "TYPE", "DEVICE", "HELD", "FIRST", "LAST", "GRANT WITH"], rows: groups.map {
+                [$0.source, QuantityType.named($0.type)?.shortName ?? $0.type, $0.device, "\($0.count)",
+                 ISO8601DateTime.string(from: $0.firstStart), ISO8601DateTime.string(from: $0.lastEnd), command($0)]
+            }).rendered)
+            for source in Set(groups.map(\.source)).sorted() {
+                if let loss = losses[source] {
+                    context.stdout.writeLine("\(source): \(loss.dropped) dropped over the bound, \(loss.expired) expired")
+                }
+                context.stdout.writeLine("refuse \(source) with: \(AuthorizationPolicy.denyCommand(source: source, types: []))")
             }
         }
     }
@@ -171,14 +271,22 @@ struct Sources: Command {
         let store = try CommonArguments.openStore(storePath, context: context, readOnly: true)
         defer { store.close() }
         let encoder = HealthRecordEncoder()
-        for source in try store.sources() {
+        let held = try store.pendingCounts()
+        var summaries = try store.sources()
+        // A source that has only held samples so far is listed too.
+        for name in held.keys where !summaries.contains(where: { $0.name == name }) {
+            summaries.append(SourceSummary(name: name, sampleCount: 0, countsByType: [:], devices: []))
+        }
+        for source in summaries.sorted(by: { $0.name < $1.name }) {
+            let heldCount = held[source.name] ?? 0
             if json {
                 let counts = source.countsByType.keys.sorted().map { "\(JSONText.quoted($0)):\(source.countsByType[$0] ?? 0)" }
                 let devices = source.devices.map { encoder.encode($0) }
                 context.stdout.writeLine(
-                    "{\"source\":\(JSONText.quoted(source.name)),\"samples\":\(source.sampleCount),\"types\":{\(counts.joined(separator: ","))},\"devices\":[\(devices.joined(separator: ","))]}")
+                    "{\"source\":\(JSONText.quoted(source.name)),\"samples\":\(source.sampleCount),\"held\":\(heldCount),\"types\":{\(counts.joined(separator: ","))},\"devices\":[\(devices.joined(separator: ","))]}")
             } else {
-                context.stdout.writeLine("\(source.name): \(source.sampleCount) samples")
+                let heldText = heldCount > 0 ? ", \(heldCount) held (undecided: ingestd auth pending)" : ""
+                context.stdout.writeLine("\(source.name): \(source.sampleCount) samples\(heldText)")
                 for type in source.countsByType.keys.sorted() {
                     context.stdout.writeLine("  \(QuantityType.named(type)?.shortName ?? type): \(source.countsByType[type] ?? 0)")
                 }

@@ -7,7 +7,7 @@ import SQLiteStore
 struct Status: Command {
     static let configuration = CommandConfiguration(
         name: "status",
-        abstract: "Per source and type: sample counts and the last sample; rejections in the last 24 h; denied types.")
+        abstract: "Per source and type: sample counts and the last sample; held samples; rejections in the last 24 h.")
     static let signature = Signature {
         CommonArguments.json
         CommonArguments.store
@@ -25,6 +25,7 @@ struct Status: Command {
         let store = try CommonArguments.openStore(storePath, context: context, readOnly: true)
         defer { store.close() }
         let rows = try store.sourceTypeStatus()
+        let held = try store.pendingCounts()
         let since = Date().addingTimeInterval(-86_400)
         let rejections = try store.rejections(since: since)
         var denied: [String: Set<String>] = [:]
@@ -38,6 +39,9 @@ struct Status: Command {
             for row in rows {
                 context.stdout.writeLine(
                     "{\"source\":\(JSONText.quoted(row.source)),\"type\":\(JSONText.quoted(row.type)),\"count\":\(row.count),\"last\":\(JSONText.quoted(ISO8601DateTime.string(from: row.lastSampleEnd)))}")
+            }
+            for (source, count) in held.sorted(by: { $0.key < $1.key }) {
+                context.stdout.writeLine("{\"held\":\(count),\"source\":\(JSONText.quoted(source))}")
             }
             for (key, count) in rejections.sorted(by: { $0.key < $1.key }) {
                 context.stdout.writeLine(
@@ -53,6 +57,13 @@ struct Status: Command {
                 [$0.source, QuantityType.named($0.type)?.shortName ?? $0.type, "\($0.count)", ISO8601DateTime.string(from: $0.lastSampleEnd)]
             }).rendered)
         }
+        if !held.isEmpty {
+            context.stdout.writeLine("")
+            context.stdout.writeLine("held for undecided sources (ingestd auth pending; grant or deny):")
+            context.stdout.write(Table(header: ["SOURCE", "HELD"], rows: held.sorted { $0.key < $1.key }.map {
+                [$0.key, "\($0.value)"]
+            }).rendered)
+        }
         if !rejections.isEmpty {
             context.stdout.writeLine("")
             context.stdout.writeLine("rejected in the last 24 h:")
@@ -62,7 +73,7 @@ struct Status: Command {
         }
         for source in denied.keys.sorted() {
             let types = (denied[source] ?? []).compactMap { QuantityType.named($0) }
-            context.stdout.writeLine("denied: allow with \(AuthorizationPolicy.grantCommand(source: source, types: types))")
+            context.stdout.writeLine("denied (ingestd auth deny): allow with \(AuthorizationPolicy.grantCommand(source: source, types: types))")
         }
     }
 }
