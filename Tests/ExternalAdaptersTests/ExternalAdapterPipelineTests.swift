@@ -104,7 +104,7 @@ struct ExternalAdapterPipelineTests {
         #expect(try setup.store.samples(type: .bodyMass).count == 1)
     }
 
-    @Test("Without a grant the plugin's samples are denied by the pipeline and nothing is stored")
+    @Test("Without a grant the plugin's samples are held by the pipeline and nothing is stored")
     func grantsEnforced() throws {
         let setup = try setUp()
         defer {
@@ -115,7 +115,7 @@ struct ExternalAdapterPipelineTests {
         let output = try replay(setup.capture, adapters: setup.catalogue.adapters)
         #expect(output.records.count == 1)
         let report = try Pipeline(store: setup.store, now: { Date(timeIntervalSince1970: 1_800_000_000) }).ingest(output.records)
-        #expect(report.perType[QuantityType.bodyMass.identifier]?.denied == 1)
+        #expect(report.perType[QuantityType.bodyMass.identifier]?.held == 1)
         #expect(report.grantHints == ["ingestd auth grant py-scale bodyMass"])
         #expect(try setup.store.samples(type: .bodyMass).isEmpty)
     }

@@ -230,7 +230,7 @@ struct ExternalUSBSessionTests {
         let session = try #require(adapter.makeSession(for: device, context: AdapterContext(timeZone: TimeZone(identifier: "UTC")!, source: "usb-steps"),
                                                        options: [:]) as? ExternalUSBSession)
         var delivered: [HealthRecord] = []
-        try session.run(deliver: { delivered += $0.records }, shouldStop: { false })
+        try session.run(deliver: { delivered += $0.records; return DeliveryReceipt(stored: $0.records.count, held: 0) }, shouldStop: { false })
         let sample = try #require(delivered.first?.samples.first)
         #expect(delivered.count == 1)
         #expect(sample.type == .stepCount)

@@ -94,17 +94,30 @@ final class Scenario {
         #expect(reordered.stdout.first?.contains(#""steps":1100"#) == true)
     }
 
-    @Test func deniedSamplesAreAbsentAndTheHintIsExact() async throws {
+    @Test func undecidedSamplesAreAbsentHeldAndTheHintIsExact() async throws {
         let scenario = try Scenario()
         let file = try scenario.write("hr.jsonl", [
             #"{"type":"heartRate","value":72,"unit":"count/min","start":"2026-11-29T08:00:00Z","end":"2026-11-29T08:00:00Z","source":"strap"}"#,
         ])
         let result = await scenario.run(["replay", file, "--json"])
         #expect(result.status == 0)
-        #expect(result.stdout == [#"{"type":"HKQuantityTypeIdentifierHeartRate","written":0,"duplicate":0,"replaced":0,"denied":1,"invalid":0}"#])
-        #expect(result.stderr.contains("note: 1 sample from strap denied (heartRate); allow with: ingestd auth grant strap heartRate"))
+        #expect(result.stdout == [#"{"type":"HKQuantityTypeIdentifierHeartRate","written":0,"duplicate":0,"replaced":0,"denied":0,"invalid":0,"held":1}"#])
+        #expect(result.stderr.contains("allow with: ingestd auth grant strap heartRate; refuse with: ingestd auth deny strap --all"))
         let samples = await scenario.run(["samples", "heartRate", "--json"])
         #expect(samples.stdout.isEmpty)
+    }
+
+    @Test func explicitlyDeniedSamplesAreAbsentAndTheHintIsExact() async throws {
+        let scenario = try Scenario()
+        #expect(await scenario.run(["auth", "deny", "strap", "heartRate"]).status == 0)
+        let file = try scenario.write("hr.jsonl", [
+            #"{"type":"heartRate","value":72,"unit":"count/min","start":"2026-11-29T08:00:00Z","end":"2026-11-29T08:00:00Z","source":"strap"}"#,
+        ])
+        let result = await scenario.run(["replay", file, "--json"])
+        #expect(result.status == 0)
+        #expect(result.stdout == [#"{"type":"HKQuantityTypeIdentifierHeartRate","written":0,"duplicate":0,"replaced":0,"denied":1,"invalid":0,"held":0}"#])
+        #expect(result.stderr.contains("note: 1 sample from strap refused: denied (heartRate) with 'ingestd auth deny'; allow with: ingestd auth grant strap heartRate"))
+        #expect(await scenario.run(["auth", "pending", "--json"]).stdout.isEmpty)
     }
 
     @Test func replayIsIdempotentAndMalformedLinesAreNamed() async throws {
@@ -120,9 +133,9 @@ final class Scenario {
         #expect(first.status == 65)
         #expect(first.stderr.contains { $0.hasPrefix("error: \(file):2: ") && $0.contains("end") })
         #expect(first.stderr.contains { $0.hasPrefix("error: \(file):4: ") && $0.contains("value") })
-        #expect(first.stdout == [#"{"type":"HKQuantityTypeIdentifierBodyMass","written":1,"duplicate":0,"replaced":0,"denied":0,"invalid":0}"#])
+        #expect(first.stdout == [#"{"type":"HKQuantityTypeIdentifierBodyMass","written":1,"duplicate":0,"replaced":0,"denied":0,"invalid":0,"held":0}"#])
         let second = await scenario.run(["replay", file, "--json"])
-        #expect(second.stdout == [#"{"type":"HKQuantityTypeIdentifierBodyMass","written":0,"duplicate":1,"replaced":0,"denied":0,"invalid":0}"#])
+        #expect(second.stdout == [#"{"type":"HKQuantityTypeIdentifierBodyMass","written":0,"duplicate":1,"replaced":0,"denied":0,"invalid":0,"held":0}"#])
     }
 
     @Test func missingFileExits66() async throws {

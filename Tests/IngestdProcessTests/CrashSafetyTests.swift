@@ -108,7 +108,7 @@ enum IngestdBinary {
 
         // Replaying again changes nothing: everything is a duplicate.
         let again = try IngestdBinary.run(["replay", file, "--store", store, "--json"])
-        #expect(again.stdout == #"{"type":"HKQuantityTypeIdentifierStepCount","written":0,"duplicate":\#(count),"replaced":0,"denied":0,"invalid":0}"# + "\n")
+        #expect(again.stdout == #"{"type":"HKQuantityTypeIdentifierStepCount","written":0,"duplicate":\#(count),"replaced":0,"denied":0,"invalid":0,"held":0}"# + "\n")
         try? FileManager.default.removeItem(at: directory)
     }
 }

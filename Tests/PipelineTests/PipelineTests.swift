@@ -121,22 +121,38 @@ func sample(_ type: QuantityType, _ value: Double, _ unit: String, start: String
         #expect(try pipeline.ingest([.sample(weight), .sample(pulse)]).totals.duplicate == 2)
     }
 
-    @Test func deniedTypesAreNeverWrittenAndTheHintNamesTheCommand() throws {
+    @Test func undecidedTypesAreHeldNotWrittenAndTheHintNamesTheCommand() throws {
         let steps = try sample(.stepCount, 100, "count", start: "2026-11-29T08:00:00Z", end: "2026-11-29T08:10:00Z")
         let report = try pipeline.ingest([.sample(steps), .sample(try sample(.bodyMass, 70, "kg", start: "2026-11-29T08:00:00Z"))])
-        #expect(report.perType[QuantityType.stepCount.identifier]?.denied == 1)
+        #expect(report.perType[QuantityType.stepCount.identifier]?.held == 1)
+        #expect(report.perType[QuantityType.stepCount.identifier]?.denied == 0)
         #expect(report.perType[QuantityType.bodyMass.identifier]?.written == 1)
         #expect(report.grantHints == ["ingestd auth grant scale stepCount"])
         #expect(try temp.store.samples(type: .stepCount).isEmpty)
+        #expect(try temp.store.pendingCounts() == ["scale": 1])
+    }
+
+    @Test func explicitlyDeniedTypesAreRefusedAndCounted() throws {
+        try temp.store.deny(source: "scale", types: [.stepCount])
+        try pipeline.reloadAuthorization()
+        let steps = try sample(.stepCount, 100, "count", start: "2026-11-29T08:00:00Z", end: "2026-11-29T08:10:00Z")
+        let report = try pipeline.ingest([.sample(steps)])
+        #expect(report.perType[QuantityType.stepCount.identifier]?.denied == 1)
+        #expect(report.perType[QuantityType.stepCount.identifier]?.held == 0)
+        #expect(try temp.store.samples(type: .stepCount).isEmpty)
+        #expect(try temp.store.pendingCounts().isEmpty)
         let recorded = try temp.store.rejections(since: noon.addingTimeInterval(-86400 * 365))
         #expect(recorded[RejectionKey(source: "scale", type: QuantityType.stepCount.identifier, reason: "denied")] == 1)
     }
 
+    /// Revoking a grant makes the pair undecided again: later samples are held, not written.
     @Test func revokedGrantsTakeEffectAfterReload() throws {
         try temp.store.revoke(source: "scale", types: [.bodyMass])
         try pipeline.reloadAuthorization()
         let report = try pipeline.ingest([.sample(try sample(.bodyMass, 70, "kg", start: "2026-11-29T08:00:00Z"))])
-        #expect(report.totals.denied == 1)
+        #expect(report.totals.held == 1)
+        #expect(report.totals.written == 0)
+        #expect(try temp.store.samples(type: .bodyMass).isEmpty)
     }
 
     @Test func invalidSamplesAreCountedAndDoNotBlockTheBatch() throws {
@@ -167,7 +183,7 @@ func sample(_ type: QuantityType, _ value: Double, _ unit: String, start: String
         #expect(try pipeline.ingest([.correlation(correlation)]).totals.duplicate == 2)
     }
 
-    @Test func correlationWithADeniedMemberIsNotWritten() throws {
+    @Test func correlationWithAnUndecidedMemberIsHeldWholeAndWithADeniedOneRefused() throws {
         let at = "2026-11-29T07:30:00Z"
         let systolic = try sample(.bloodPressureSystolic, 120, "mmHg", start: at, source: "cuff")
         let diastolic = try sample(.bloodPressureDiastolic, 80, "mmHg", start: at, source: "cuff")
@@ -177,7 +193,16 @@ func sample(_ type: QuantityType, _ value: Double, _ unit: String, start: String
                                       objects: [systolic, diastolic], source: "cuff")
         let report = try pipeline.ingest([.correlation(correlation)])
         #expect(report.totals.written == 0)
-        #expect(report.totals.denied == 2)
+        #expect(report.totals.held == 2)
+        #expect(report.held == ["cuff": [QuantityType.bloodPressureDiastolic.identifier]])
+        #expect(try temp.store.samples(type: .bloodPressureSystolic).isEmpty)
+        #expect(try temp.store.pendingCounts() == ["cuff": 1])
+
+        try temp.store.deny(source: "cuff", types: [.bloodPressureDiastolic])
+        try pipeline.reloadAuthorization()
+        let refused = try pipeline.ingest([.correlation(correlation)])
+        #expect(refused.totals.denied == 2)
+        #expect(refused.totals.held == 0)
         #expect(try temp.store.samples(type: .bloodPressureSystolic).isEmpty)
     }
 

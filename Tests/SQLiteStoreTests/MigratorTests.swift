@@ -1,4 +1,6 @@
 import Foundation
+import HealthModel
+import Pipeline
 import Testing
 
 @testable import SQLiteStore
@@ -275,5 +277,32 @@ struct SplitMix64 {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
+    }
+}
+
+/// A store written by the build before the pending area (schema 1) opens, migrates and keeps its data.
+@Suite struct PendingAreaMigrationTests {
+    @Test("a schema-1 store migrates to the pending area and explicit denials, keeping its grants")
+    func migratesSchemaOne() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.url.appendingPathComponent("old.sqlite").path
+        let schemaOne = Migrator(applicationID: HealthStore.applicationID, migrations: [
+            Migration(version: 1, name: "initial schema", sql: HealthStore.schemaV1),
+        ])
+        let old = try schemaOne.openDatabase(path: path, mode: .createIfMissing)
+        try old.execute(sql: "INSERT INTO grants(source, type, granted_at) VALUES ('phone', 'HKQuantityTypeIdentifierStepCount', 0)")
+        #expect(try old.prepare("PRAGMA user_version").firstRow { $0.int(at: 0) } == 1)
+        old.close()
+
+        let store = try HealthStore(path: path)
+        defer { store.close() }
+        #expect(try store.db.prepare("PRAGMA user_version").firstRow { $0.int(at: 0) } == 2)
+        #expect(try store.grants().map(\.source) == ["phone"])
+        #expect(try store.pendingCounts().isEmpty)
+        try store.deny(source: "neighbour", types: [.bodyMass])
+        let policy = try store.loadAuthorization()
+        #expect(policy.decision(source: "phone", type: .stepCount) == .granted)
+        #expect(policy.decision(source: "neighbour", type: .bodyMass) == .denied)
+        #expect(policy.decision(source: "neighbour", type: .stepCount) == .undecided)
     }
 }

@@ -62,7 +62,7 @@ struct ANTPlusSessionReplayTests {
             options: options)
         var run = Run()
         do {
-            try session.run(device, deliver: { run.batches.append($0) }, shouldStop: { false })
+            try session.run(device, deliver: { run.batches.append($0); return .storedAll($0) }, shouldStop: { false })
         } catch {
             run.error = error
         }

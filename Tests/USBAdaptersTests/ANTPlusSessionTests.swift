@@ -68,7 +68,7 @@ struct ANTPlusSessionTests {
                                           options: options)
         var run = Run()
         do {
-            try session.run(device, deliver: { run.batches.append($0) }, shouldStop: { device.isPlayed })
+            try session.run(device, deliver: { run.batches.append($0); return .storedAll($0) }, shouldStop: { device.isPlayed })
         } catch {
             run.error = error
         }

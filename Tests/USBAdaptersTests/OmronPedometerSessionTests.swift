@@ -29,8 +29,10 @@ struct OmronPedometerSessionTests {
         (try? Date(text, strategy: .iso8601)) ?? Date(timeIntervalSince1970: 0)
     }
 
+    /// - Parameter commit: what the daemon's commit made of the batch (default: everything stored).
     static func run(log: Int, options: [String: String] = [:], device: OmronExchangeDevice? = nil,
-                    failDelivery: Bool = false) throws -> Run {
+                    failDelivery: Bool = false,
+                    commit: (AdapterOutput) throws -> DeliveryReceipt = { .storedAll($0) }) throws -> Run {
         let fake = try device ?? OmronExchangeDevice(capture: Fixtures.url("omron-hj720it/pedometerLog\(log).pcapng"))
         let now = date(downloadTimes[log] ?? "")
         let adapter = OmronPedometerAdapter(now: { now })
@@ -42,6 +44,7 @@ struct OmronPedometerSessionTests {
                 fake.markDelivery()
                 if failDelivery { throw USBError.io("commit failed") }
                 run.outputs.append(output)
+                return try commit(output)
             }, shouldStop: { false })
         } catch {
             run.error = error
@@ -136,6 +139,7 @@ struct OmronPedometerSessionTests {
         try session.run(recorder, deliver: { output in
             recorder.markDelivery()
             outputs.append(output)
+            return .storedAll(output)
         }, shouldStop: { false })
         #expect(replay.isFinished)
         // The clear command (CTD00) goes out only after the batch was handed over.
@@ -183,6 +187,42 @@ struct OmronPedometerSessionTests {
         #expect(failed.error != nil)
         #expect(!failed.device.log.contains("CTD00"))
         #expect(failed.device.log.last == "END ff ff")
+    }
+
+    /// Through the real pipeline and store: before any grant the history is only held (pending), so the device is
+    /// not cleared even with `clear-after-sync=true`; after `auth grant` (which brings the held samples in with their
+    /// original times) the next download is stored and only then cleared.
+    @Test func aDeviceIsNotClearedWhileItsSamplesAreOnlyPending() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("omron-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try HealthStore(path: directory.appendingPathComponent("health.sqlite").path)
+        defer { store.close() }
+        let clock: @Sendable () -> Date = { Self.date("2009-05-22T00:00:00Z") }
+        func commit(_ output: AdapterOutput) throws -> DeliveryReceipt {
+            let totals = try Pipeline(store: store, now: clock).ingest(output.records).totals
+            return DeliveryReceipt(stored: totals.written + totals.duplicate + totals.replaced, held: totals.held)
+        }
+
+        let undecided = try Self.run(log: 1, options: ["clear-after-sync": "true"], commit: commit)
+        #expect(undecided.error == nil)
+        #expect(undecided.device.log.contains("deliver"))
+        #expect(!undecided.device.log.contains("CTD00"), "cleared while the samples were only pending")
+        #expect(undecided.device.log.last == "END ff ff")
+        #expect(try store.sourceTypeStatus().isEmpty)
+        #expect(try store.pendingCounts() == ["omron-hj720it": undecided.samples.count])
+
+        try store.grant(source: "omron-hj720it", types: [.stepCount, .distanceWalkingRunning])
+        let release = try store.releaseHeld(source: "omron-hj720it", types: [.stepCount, .distanceWalkingRunning],
+                                            all: false, through: try Pipeline(store: store, now: clock))
+        #expect(release.report.totals.written == undecided.samples.count)
+        #expect(try store.pendingCounts().isEmpty)
+
+        let granted = try Self.run(log: 1, options: ["clear-after-sync": "true"], commit: commit)
+        let log = granted.device.log
+        let delivered = try #require(log.firstIndex(of: "deliver"))
+        let cleared = try #require(log.firstIndex(of: "CTD00"))
+        #expect(delivered < cleared)
     }
 
     @Test func rereadingTheHistoryGivesTheSameIdentitiesAndALaterReadReplacesOnlyGrownCounts() throws {
@@ -318,7 +358,7 @@ struct OmronPedometerSessionTests {
             for: device.device, context: AdapterContext(timeZone: Self.utc, source: "omron-hj720it"), options: [:])
         var run = Run(device: inner)
         do {
-            try session.run(device, deliver: { run.outputs.append($0) }, shouldStop: { false })
+            try session.run(device, deliver: { run.outputs.append($0); return .storedAll($0) }, shouldStop: { false })
         } catch {
             run.error = error
         }
@@ -335,7 +375,7 @@ struct OmronPedometerSessionTests {
             for: device.device, context: AdapterContext(timeZone: Self.utc, source: "omron-hj720it"),
             options: ["omron-days": "new", "omron-today": "2009-05-21"])
         var run = Run(device: device)
-        try session.run(device, deliver: { run.outputs.append($0) }, shouldStop: { false })
+        try session.run(device, deliver: { run.outputs.append($0); return .storedAll($0) }, shouldStop: { false })
         try Self.expectMatches(run, csv: try Self.csv(3), days: ["2009-05-21"])
         #expect(Set(Self.hourly(run).keys) == ["2009-05-21"])
     }

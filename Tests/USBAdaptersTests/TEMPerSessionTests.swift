@@ -48,7 +48,7 @@ struct TEMPerSessionTests {
                                           options: options)
         var run = Run()
         do {
-            try session.run(device, deliver: { run.batches.append($0) }, shouldStop: { run.batches.count >= stopAfter })
+            try session.run(device, deliver: { run.batches.append($0); return .storedAll($0) }, shouldStop: { run.batches.count >= stopAfter })
         } catch {
             run.error = error
         }

@@ -153,7 +153,7 @@ struct IngestSummaryPrinter {
                 let c = report.perType[type] ?? TypeCounts()
                 context.stdout.writeLine(
                     "{\"type\":\(JSONText.quoted(type)),\"written\":\(c.written),\"duplicate\":\(c.duplicate),"
-                        + "\"replaced\":\(c.replaced),\"held\":\(c.held),\"denied\":\(c.denied),\"invalid\":\(c.invalid)}")
+                        + "\"replaced\":\(c.replaced),\"denied\":\(c.denied),\"invalid\":\(c.invalid),\"held\":\(c.held)}")
             }
         } else {
             let rows = types.map { type -> [String] in

@@ -83,7 +83,7 @@ struct Daemon {
         }
         await service.close()
         let totals = await service.totals
-        logger.notice("stopped: \(totals.written) written, \(totals.duplicate) duplicate, \(totals.replaced) replaced, \(totals.denied) denied, \(totals.invalid) invalid")
+        logger.notice("stopped: \(totals.written) written, \(totals.duplicate) duplicate, \(totals.replaced) replaced, \(totals.denied) denied, \(totals.invalid) invalid, \(totals.held) held")
     }
 
 }
