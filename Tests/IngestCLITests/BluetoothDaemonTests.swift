@@ -37,7 +37,9 @@ import Transport
         ]
     }
 
-    private func runDaemon(store: String, peripherals: Peripherals, listen: Duration) async throws -> SimulatedController {
+    @discardableResult
+    private func runDaemon(store: String, peripherals: Peripherals, listen: Duration,
+                           log: RecordingLogHandler = RecordingLogHandler()) async throws -> SimulatedController {
         let (hostEnd, controllerEnd) = try SocketPair.make()
         let controller = try SimulatedController(descriptor: controllerEnd,
                                                  script: SimulatedController.Script(reportBatches: [reports()]))
@@ -58,7 +60,7 @@ import Transport
             })
         let backend = BluetoothBackend(adapters: BuiltinAdapters.bluetooth, link: link, controllerName: "sim0",
                                        timeZone: TimeZone(identifier: "Europe/Berlin")!, onceListen: listen)
-        let logger = Logger(label: "test", handler: RecordingLogHandler())
+        let logger = Logger(label: "test", handler: log)
         let daemon = Daemon(options: DaemonOptions(storePath: store, once: true), backends: [backend], logger: logger)
         try await daemon.run()
         return controller
@@ -92,5 +94,42 @@ import Transport
         defer { store.close() }
         let samples = try store.samples(type: .bodyMass)
         #expect(samples.map(\.source) == ["xiaomi-scale"])
+    }
+
+    /// No grants yet: both scales' weighings are held (nothing in the samples), and each new source
+    /// is announced once in the log with its grant and deny commands.
+    @Test func undecidedScalesAreHeldAndEachNewSourceIsLoggedOnce() async throws {
+        let scenario = try Scenario()
+        let log = RecordingLogHandler()
+        try await runDaemon(store: scenario.store, peripherals: Peripherals(), listen: .seconds(5), log: log)
+        let store = try HealthStore(path: scenario.store)
+        defer { store.close() }
+        #expect(try store.samples(type: .bodyMass).isEmpty)
+        #expect(try store.pendingCounts() == ["xiaomi-scale": 1, "gatt-health": 1])
+        let announcements = log.records.filter { $0.message.hasPrefix("new source") }.map(\.message)
+        #expect(announcements.filter { $0.contains("xiaomi-scale") } == [
+            "new source xiaomi-scale (bodyMass): its samples are held until you decide; allow with: "
+                + "ingestd auth grant xiaomi-scale bodyMass; refuse with: ingestd auth deny xiaomi-scale --all",
+        ])
+        #expect(announcements.filter { $0.contains("gatt-health") }.count == 1)
+    }
+
+    /// The announcement is per source and run, not per batch.
+    @Test func theServiceAnnouncesAnUndecidedSourceOnlyOnce() async throws {
+        let scenario = try Scenario()
+        let log = RecordingLogHandler()
+        let service = try IngestService(storePath: scenario.store, logger: Logger(label: "test", handler: log))
+        func weighing(_ minute: Int) -> HealthRecord {
+            .sample(QuantitySample(type: .bodyMass, quantity: Quantity(value: 70, unit: .kilogram),
+                                   start: Date(timeIntervalSince1970: 1_764_000_000 + Double(minute) * 60),
+                                   end: Date(timeIntervalSince1970: 1_764_000_000 + Double(minute) * 60),
+                                   source: "neighbour-scale"))
+        }
+        for minute in 0..<3 {
+            let report = try await service.ingest([weighing(minute)], origin: "test")
+            #expect(report.totals.held == 1)
+        }
+        await service.close()
+        #expect(log.records.filter { $0.message.hasPrefix("new source neighbour-scale") }.count == 1)
     }
 }
