@@ -37,10 +37,16 @@ public final class Pipeline {
     /// - Parameter releasing: pending rows these records came from (a grant bringing them in): they
     ///   leave the pending area in the same transaction.
     public func ingest(_ records: [HealthRecord], releasing: [Int64] = []) throws -> IngestReport {
-        var batch = Intake(capacity: records.count)
         let clock = now()
-        records.withUnsafeBufferPointer { records in
-            for index in records.indices { take(records[index], clock: clock, into: &batch) }
+        var batch = intake(records, clock: clock)
+        // A decision taken since the grants were read (`ingestd auth grant` or `deny` in another
+        // process) applies at once to samples that would otherwise be held.
+        if !batch.held.isEmpty {
+            let fresh = try store.loadAuthorization()
+            if fresh != policy {
+                policy = fresh
+                batch = intake(records, clock: clock)
+            }
         }
         var report = batch.report
         let receipt = try store.write(batch.accepted, held: batch.held, releasing: releasing,
@@ -59,6 +65,15 @@ public final class Pipeline {
         report.anchor = receipt.anchor
         if !receipt.events.isEmpty { onRecordsProcessed?(receipt.events) }
         return report
+    }
+
+    /// Normalizes, validates and authorizes every record of a batch.
+    private func intake(_ records: [HealthRecord], clock: Date) -> Intake {
+        var batch = Intake(capacity: records.count)
+        records.withUnsafeBufferPointer { records in
+            for index in records.indices { take(records[index], clock: clock, into: &batch) }
+        }
+        return batch
     }
 
     /// What the stages made of a batch so far.

@@ -61,6 +61,18 @@ import SQLiteStore
         #expect(try temp.store.samples(type: .bodyMass).count == 3)
     }
 
+    /// A running daemon's pipeline read the grants at start; a grant given since (by `ingestd auth
+    /// grant`, another connection) applies to its next sample instead of holding it.
+    @Test func aGrantFromAnotherConnectionAppliesToTheNextSampleWithoutReload() throws {
+        let other = try HealthStore(path: temp.path)
+        try other.grant(source: "scale", types: [.bodyMass])
+        other.close()
+        let report = try pipeline.ingest(try weighings(1))
+        #expect(report.totals.written == 1)
+        #expect(report.totals.held == 0)
+        #expect(try temp.store.pendingCounts().isEmpty)
+    }
+
     @Test func aGrantBringsInOnlyTheGrantedTypes() throws {
         let steps = try sample(.stepCount, 500, "count", start: "2026-11-29T08:00:00Z", end: "2026-11-29T09:00:00Z")
         _ = try pipeline.ingest(try weighings(2) + [.sample(steps)])

@@ -128,7 +128,6 @@ struct Auth: Command {
             if let error = release.firstUnreadableError {
                 context.stderr.writeLine("warning: \(release.unreadable) held record\(release.unreadable == 1 ? "" : "s") could not be read and stay pending; first: \(error)")
             }
-            context.stderr.writeLine("a running daemon applies the grant on SIGHUP (systemctl reload ingestd)")
         }
     }
 
