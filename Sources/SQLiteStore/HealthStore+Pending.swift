@@ -66,19 +66,22 @@ extension HealthStore {
         var receipt = PendingReceipt()
         guard !records.isEmpty else { return receipt }
         let insert = try db.cachedStatement("""
-            INSERT INTO pending(source, type, device, identity, sync_version, start_time, end_time, record, held_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO pending(source, type, device, identity, sync_version, start_time, end_time, record, size, held_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(source, identity) DO UPDATE SET
                 type = excluded.type, device = excluded.device, sync_version = excluded.sync_version,
-                start_time = excluded.start_time, end_time = excluded.end_time, record = excluded.record
+                start_time = excluded.start_time, end_time = excluded.end_time, record = excluded.record,
+                size = excluded.size
             WHERE excluded.sync_version > pending.sync_version
             """)
         let firstHeld = try db.cachedStatement(
             "INSERT OR IGNORE INTO pending_sources(source, first_held) VALUES (?, ?)")
         let encoder = HealthRecordEncoder()
+        // A correlation is filed under its first undecided member type, so that granting that type brings it in.
+        let policy = records.contains { if case .correlation = $0 { true } else { false } } ? try loadAuthorization() : nil
         var sources: [String] = []
         for record in records {
-            let key = Self.pendingKey(record)
+            let key = Self.pendingKey(record, policy: policy)
             try insert.bind(record.source, at: 1)
             try insert.bind(key.type, at: 2)
             try insert.bind(key.device, at: 3)
@@ -86,11 +89,13 @@ extension HealthStore {
             try insert.bind(key.syncVersion, at: 5)
             try insert.bind(key.start.timeIntervalSince1970, at: 6)
             try insert.bind(key.end.timeIntervalSince1970, at: 7)
-            switch record {
-            case .sample(let sample): try insert.bind(encoder.encode(sample), at: 8)
-            case .correlation(let correlation): try insert.bind(encoder.encode(correlation), at: 8)
+            let text = switch record {
+            case .sample(let sample): encoder.encode(sample)
+            case .correlation(let correlation): encoder.encode(correlation)
             }
-            try insert.bind(now.timeIntervalSince1970, at: 9)
+            try insert.bind(text, at: 8)
+            try insert.bind(text.utf8.count, at: 9)
+            try insert.bind(now.timeIntervalSince1970, at: 10)
             try insert.execute()
             if db.changes > 0 { receipt.newlyHeld += 1 } else { receipt.alreadyHeld += 1 }
             if !sources.contains(record.source) {
@@ -108,7 +113,7 @@ extension HealthStore {
     }
 
     /// The pending row's type, device text, identity and times for a record.
-    private static func pendingKey(_ record: NormalizedRecord)
+    private static func pendingKey(_ record: NormalizedRecord, policy: AuthorizationPolicy?)
         -> (type: String, device: String, identity: String, syncVersion: Int, start: Date, end: Date) {
         switch record {
         case .sample(let sample):
@@ -125,7 +130,8 @@ extension HealthStore {
         case .correlation(let correlation):
             let identity = "correlation\u{1F}\(correlation.type.identifier)\u{1F}"
                 + "\(correlation.start.timeIntervalSince1970.bitPattern)\u{1F}\(correlation.end.timeIntervalSince1970.bitPattern)"
-            let type = correlation.objects.first?.type.identifier ?? correlation.type.identifier
+            let undecided = correlation.objects.first { policy?.decision(source: $0.source, type: $0.type) == .undecided }
+            let type = (undecided ?? correlation.objects.first)?.type.identifier ?? correlation.type.identifier
             return (type, deviceText(correlation.device), identity, 0, correlation.start, correlation.end)
         }
     }
@@ -145,13 +151,13 @@ extension HealthStore {
     /// Drops the oldest readings of `source` until it is within both bounds; returns how many.
     private func enforcePendingBounds(source: String) throws -> Int {
         let totals = try db.cachedStatement(
-            "SELECT COUNT(*), COALESCE(SUM(length(CAST(record AS BLOB))), 0) FROM pending WHERE source = ?")
+            "SELECT COUNT(*), COALESCE(SUM(size), 0) FROM pending WHERE source = ?")
         try totals.bind(source, at: 1)
         guard var (count, bytes) = try totals.firstRow({ ($0.int(at: 0), $0.int(at: 1)) }) else { return 0 }
         let limits = pendingLimits
         guard count > limits.maxRecordsPerSource || bytes > limits.maxBytesPerSource else { return 0 }
         let oldest = try db.cachedStatement(
-            "SELECT id, length(CAST(record AS BLOB)) FROM pending WHERE source = ? ORDER BY start_time, id")
+            "SELECT id, size FROM pending WHERE source = ? ORDER BY start_time, id")
         try oldest.bind(source, at: 1)
         var victims: [Int64] = []
         // One pass over the source's rows at most: the loop ends when the rows do.

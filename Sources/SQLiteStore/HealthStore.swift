@@ -177,10 +177,13 @@ public final class HealthStore {
             start_time REAL NOT NULL,
             end_time REAL NOT NULL,
             record TEXT NOT NULL,
+            -- The record's size in bytes (UTF-8), for the per-source size bound.
+            size INTEGER NOT NULL,
             held_at REAL NOT NULL,
             UNIQUE(source, identity)
         );
-        CREATE INDEX pending_by_source_time ON pending(source, start_time);
+        -- Covers the per-source count and size of the bounds check and its oldest-first walk.
+        CREATE INDEX pending_by_source_time ON pending(source, start_time, size);
         CREATE INDEX pending_by_held_at ON pending(held_at);
         -- Per source: when it was first held, and how many records the bounds and the retention removed.
         CREATE TABLE pending_sources(

@@ -102,7 +102,7 @@ final class Scenario {
         let result = await scenario.run(["replay", file, "--json"])
         #expect(result.status == 0)
         #expect(result.stdout == [#"{"type":"HKQuantityTypeIdentifierHeartRate","written":0,"duplicate":0,"replaced":0,"denied":0,"invalid":0,"held":1}"#])
-        #expect(result.stderr.contains("allow with: ingestd auth grant strap heartRate; refuse with: ingestd auth deny strap --all"))
+        #expect(result.stderr.contains { $0.hasSuffix("allow with: ingestd auth grant strap heartRate; refuse with: ingestd auth deny strap --all") })
         let samples = await scenario.run(["samples", "heartRate", "--json"])
         #expect(samples.stdout.isEmpty)
     }
@@ -118,6 +118,12 @@ final class Scenario {
         #expect(result.stdout == [#"{"type":"HKQuantityTypeIdentifierHeartRate","written":0,"duplicate":0,"replaced":0,"denied":1,"invalid":0,"held":0}"#])
         #expect(result.stderr.contains("note: 1 sample from strap refused: denied (heartRate) with 'ingestd auth deny'; allow with: ingestd auth grant strap heartRate"))
         #expect(await scenario.run(["auth", "pending", "--json"]).stdout.isEmpty)
+        #expect(await scenario.run(["auth", "list", "--json"]).stdout
+            == [#"{"source":"strap","type":"HKQuantityTypeIdentifierHeartRate","state":"denied"}"#])
+        // A later grant replaces the denial.
+        #expect(await scenario.run(["auth", "grant", "strap", "heartRate"]).status == 0)
+        #expect(await scenario.run(["auth", "list", "--json"]).stdout
+            == [#"{"source":"strap","type":"HKQuantityTypeIdentifierHeartRate","state":"granted"}"#])
     }
 
     @Test func replayIsIdempotentAndMalformedLinesAreNamed() async throws {

@@ -85,6 +85,26 @@ import SQLiteStore
         #expect(try temp.store.pendingCounts() == ["scale": 2])
     }
 
+    /// A blood pressure whose systolic type is granted and diastolic undecided waits whole, filed under
+    /// the diastolic type: granting that type brings the correlation in.
+    @Test func aHeldCorrelationComesInWhenItsUndecidedTypeIsGranted() throws {
+        try temp.store.grant(source: "cuff", types: [.bloodPressureSystolic])
+        try pipeline.reloadAuthorization()
+        let at = "2026-11-29T07:30:00Z"
+        let systolic = try sample(.bloodPressureSystolic, 120, "mmHg", start: at, source: "cuff")
+        let diastolic = try sample(.bloodPressureDiastolic, 80, "mmHg", start: at, source: "cuff")
+        let correlation = Correlation(type: .bloodPressure, start: systolic.start, end: systolic.end,
+                                      objects: [systolic, diastolic], source: "cuff")
+        #expect(try pipeline.ingest([.correlation(correlation)]).totals.held == 2)
+        #expect(try temp.store.pendingGroups().map(\.type) == [QuantityType.bloodPressureDiastolic.identifier])
+        try temp.store.grant(source: "cuff", types: [.bloodPressureDiastolic])
+        let release = try temp.store.releaseHeld(source: "cuff", types: [.bloodPressureDiastolic], all: false,
+                                                 through: try Pipeline(store: temp.store, now: { noon }))
+        #expect(release.report.totals.written == 2)
+        #expect(try temp.store.samples(type: .bloodPressureDiastolic).map(\.quantity.value) == [80])
+        #expect(try temp.store.pendingCounts().isEmpty)
+    }
+
     @Test func aHigherSyncVersionReplacesAHeldRecord() throws {
         let first = try sample(.stepCount, 100, "count", start: "2026-11-29T08:00:00Z", end: "2026-11-29T09:00:00Z",
                                sync: ("hour-8", 100))

@@ -26,7 +26,7 @@ struct Auth: Command {
     }
 
     struct List: Command {
-        static let configuration = CommandConfiguration(name: "list", abstract: "List the grants.")
+        static let configuration = CommandConfiguration(name: "list", abstract: "List the grants and the explicit denials.")
         static let signature = Signature {
             CommonArguments.json
             CommonArguments.store
@@ -42,20 +42,23 @@ struct Auth: Command {
         func run(_ context: CommandContext) async throws {
             let store = try CommonArguments.openStore(storePath, context: context)
             defer { store.close() }
-            let grants = try store.grants()
+            let decisions = try store.grants().map { ($0.source, $0.type, "granted") }
+                + store.denials().map { ($0.source, $0.type, "denied") }
             if json {
-                for grant in grants {
-                    let type = grant.type == "*" ? "*" : grant.type
-                    context.stdout.writeLine("{\"source\":\(JSONText.quoted(grant.source)),\"type\":\(JSONText.quoted(type))}")
+                for (source, type, state) in decisions {
+                    context.stdout.writeLine(
+                        "{\"source\":\(JSONText.quoted(source)),\"type\":\(JSONText.quoted(type)),\"state\":\(JSONText.quoted(state))}")
                 }
                 return
             }
-            if grants.isEmpty {
-                context.stdout.writeLine("no grants: every sample is denied until 'ingestd auth grant SOURCE TYPE...'")
+            if decisions.isEmpty {
+                context.stdout.writeLine("no grants: samples are held until 'ingestd auth grant SOURCE TYPE...' (see 'ingestd auth pending')")
                 return
             }
-            let rows = grants.map { [$0.source, $0.type == "*" ? "(all types)" : (QuantityType.named($0.type)?.shortName ?? $0.type), $0.type] }
-            context.stdout.write(Table(header: ["SOURCE", "TYPE", "IDENTIFIER"], rows: rows).rendered)
+            let rows = decisions.map { source, type, state in
+                [source, type == "*" ? "(all types)" : (QuantityType.named(type)?.shortName ?? type), type, state]
+            }
+            context.stdout.write(Table(header: ["SOURCE", "TYPE", "IDENTIFIER", "STATE"], rows: rows).rendered)
         }
     }
 

@@ -663,8 +663,9 @@ struct USBCaptureSession: Sendable {
             try session.run(recording, deliver: { output in
                 records += output.records.count
                 if !output.records.isEmpty { progress("the session produced \(records) records so far (not stored)") }
-                // Nothing is stored while capturing: the device must keep everything.
-                return DeliveryReceipt(stored: 0, held: output.records.count)
+                // Nothing is stored, but the capture file keeps every byte (replayable into a store), and the
+                // session runs as asked (with `clear-after-sync=true` the clear is part of the recording).
+                return DeliveryReceipt(stored: output.records.count, held: 0)
             }, shouldStop: shouldStop)
             return nil
         } catch USBError.replayExhausted {
