@@ -132,4 +132,24 @@ import Transport
         await service.close()
         #expect(log.records.filter { $0.message.hasPrefix("new source neighbour-scale") }.count == 1)
     }
+
+    /// Held records past the retention period (30 days by default) are removed with one log line per source.
+    @Test func expiredHeldRecordsArePurgedWithALogLine() async throws {
+        let scenario = try Scenario()
+        let log = RecordingLogHandler()
+        let service = try IngestService(storePath: scenario.store, logger: Logger(label: "test", handler: log))
+        let at = Date(timeIntervalSince1970: 1_764_000_000)
+        let weighing = HealthRecord.sample(QuantitySample(type: .bodyMass, quantity: Quantity(value: 70, unit: .kilogram),
+                                                          start: at, end: at, source: "neighbour-scale"))
+        _ = try await service.ingest([weighing], origin: "test")
+        try await service.purgeExpiredPending(now: Date().addingTimeInterval(29 * 86_400))
+        #expect(!log.records.contains { $0.message.contains("retention") })
+        try await service.purgeExpiredPending(now: Date().addingTimeInterval(31 * 86_400))
+        await service.close()
+        #expect(log.records.filter { $0.message.contains("retention") }.map(\.message)
+            == ["pending area: removed 1 records of neighbour-scale held longer than the retention period"])
+        let store = try HealthStore(path: scenario.store)
+        defer { store.close() }
+        #expect(try store.pendingCounts().isEmpty)
+    }
 }

@@ -77,10 +77,11 @@ public actor IngestService {
         }
     }
 
-    /// Removes expired held records now (at start-up), with the log line.
-    func purgeExpiredPending() throws {
+    /// Removes the records held longer than the retention period (at start-up; `now` for tests),
+    /// with one log line per source.
+    func purgeExpiredPending(now: Date = Date()) throws {
         var receipt = PendingReceipt()
-        receipt.expired = try store.purgeExpiredPending()
+        receipt.expired = try store.purgeExpiredPending(now: now)
         logPendingLosses(receipt, log: logger)
     }
 
