@@ -268,17 +268,32 @@ extension HealthStore {
 
     /// Brings the held records of `source` (of `types`, or every type with `all`) into the store
     /// through `pipeline` (validation, dedup), each batch leaving the pending area in the batch's
-    /// own transaction. Records held after the call started are left for a later grant.
+    /// own transaction. A daemon that read the grants just before they changed may still hold a
+    /// record while this runs: a few more passes pick up what was held meanwhile.
     public func releaseHeld(source: String, types: [QuantityType], all: Bool, through pipeline: Pipeline) throws -> ReleaseSummary {
         var summary = ReleaseSummary()
         let newest = try db.cachedStatement("SELECT MAX(id) FROM pending WHERE source = ?")
-        try newest.bind(source, at: 1)
-        guard let last = try newest.firstRow({ $0.isNull(at: 0) ? nil : $0.int64(at: 0) }) ?? nil else { return summary }
         var next: Int64 = 0
-        while next <= last {
-            let rows = try heldRecords(source: source, types: all ? nil : types.map(\.identifier),
-                                       ids: next...last, limit: Self.releaseBatchSize)
-            guard let lastRow = rows.last else { break }
+        for _ in 0..<Self.releasePasses {
+            try newest.bind(source, at: 1)
+            guard let last = try newest.firstRow({ $0.isNull(at: 0) ? nil : $0.int64(at: 0) }) ?? nil, last >= next else { break }
+            try release(source: source, types: all ? nil : types.map(\.identifier), ids: next...last,
+                        through: pipeline, into: &summary)
+            next = last + 1
+        }
+        return summary
+    }
+
+    /// Passes of `releaseHeld` over records held while it ran.
+    static let releasePasses = 3
+
+    /// Releases the held records with ids in `range`, a batch at a time; unreadable rows stay and are counted.
+    private func release(source: String, types: [String]?, ids range: ClosedRange<Int64>, through pipeline: Pipeline,
+                         into summary: inout ReleaseSummary) throws {
+        var next = range.lowerBound
+        while next <= range.upperBound {
+            let rows = try heldRecords(source: source, types: types, ids: next...range.upperBound, limit: Self.releaseBatchSize)
+            guard let lastRow = rows.last else { return }
             next = lastRow.id + 1
             var records: [HealthRecord] = []
             var ids: [Int64] = []
@@ -296,6 +311,5 @@ extension HealthStore {
             summary.report.merge(try pipeline.ingest(records, releasing: ids))
             summary.released += ids.count
         }
-        return summary
     }
 }

@@ -105,6 +105,22 @@ import SQLiteStore
         #expect(try temp.store.pendingCounts().isEmpty)
     }
 
+    /// A damaged pending row does not stop a grant: it is counted, named and left in place; the rest comes in.
+    @Test func anUnreadableHeldRecordIsReportedAndTheRestComesIn() throws {
+        _ = try pipeline.ingest(try weighings(3))
+        let connection = try Connection(path: temp.path)
+        try connection.execute(sql: "UPDATE pending SET record = '{\"type\":' WHERE id = (SELECT MIN(id) FROM pending)")
+        connection.close()
+        try temp.store.grant(source: "scale", types: [.bodyMass])
+        let release = try temp.store.releaseHeld(source: "scale", types: [.bodyMass], all: false,
+                                                 through: try Pipeline(store: temp.store, now: { noon }))
+        #expect(release.released == 2)
+        #expect(release.unreadable == 1)
+        #expect(release.firstUnreadableError?.hasPrefix("pending row 1: ") == true)
+        #expect(try temp.store.samples(type: .bodyMass).count == 2)
+        #expect(try temp.store.pendingCounts() == ["scale": 1])
+    }
+
     @Test func aHigherSyncVersionReplacesAHeldRecord() throws {
         let first = try sample(.stepCount, 100, "count", start: "2026-11-29T08:00:00Z", end: "2026-11-29T09:00:00Z",
                                sync: ("hour-8", 100))
