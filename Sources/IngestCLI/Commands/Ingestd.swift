@@ -8,7 +8,8 @@ public struct Ingestd: Command {
         discussion: """
             Samples from devices and captured logs pass a pipeline that normalizes units, validates \
             ranges, authorizes per (source, type) and deduplicates, into a local SQLite store. Query \
-            them with samples, stats, today and changes.
+            them with samples, stats, today and changes. A new source's samples wait for your decision: \
+            see 'ingestd auth pending', then 'ingestd auth grant' or 'ingestd auth deny'.
             """,
         version: version,
         subcommands: [

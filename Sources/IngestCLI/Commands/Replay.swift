@@ -14,7 +14,8 @@ struct Replay: Command {
             FILE is a JSON-lines file of samples and correlations in ingestd's format (one per line; \
             '-' reads stdin), or a captured device log (btsnoop, pcap, pcapng) that the adapters decode \
             as 'ingestd decode' does. Every record passes the pipeline: units are normalized, values validated, \
-            the (source, type) authorized ('ingestd auth grant') and duplicates dropped by the store. \
+            the (source, type) authorized ('ingestd auth grant'; undecided pairs are held for 'ingestd auth \
+            pending', denied ones refused) and duplicates dropped by the store. \
             A malformed line is reported with its line number and skipped; the rest is ingested and \
             the exit status is 65. Replaying a file twice changes nothing the second time.
             """

@@ -12,7 +12,9 @@ struct Run: Command {
         discussion: """
             Devices are matched to adapters as they appear; each gets its own session, and a session that \
             fails ends alone (the device is tried again after a backoff). Samples pass the pipeline into \
-            the store; a device's history is acknowledged or erased only after the commit. SIGTERM or \
+            the store; samples of a source not yet granted or denied are held ('ingestd auth pending'), and \
+            the new source is logged once. A device's history is acknowledged or erased only after the \
+            commit, and never while its samples are only held. SIGTERM or \
             SIGINT stops cleanly (exit 0); SIGHUP re-reads grants and priorities. Without a Bluetooth \
             controller, USB carries on (and vice versa). Logs go to stderr (journald-friendly) and \
             never contain health values at info level.
