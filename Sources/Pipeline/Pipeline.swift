@@ -108,13 +108,19 @@ public final class Pipeline {
                     reject(sample, .notAuthorized, into: &batch.report)
                     return
                 }
-                var normalized = sample
-                if let quantity { normalized.quantity = quantity }
+                let normalized: NormalizedRecord
+                if let quantity {
+                    var converted = sample
+                    converted.quantity = quantity
+                    normalized = .sample(converted)
+                } else {
+                    normalized = .sample(sample)
+                }
                 guard decision == .granted else {
-                    hold(.sample(normalized), undecided: [sample.type], into: &batch)
+                    hold(normalized, undecided: [sample.type], into: &batch)
                     return
                 }
-                batch.accepted.append(.sample(normalized))
+                batch.accepted.append(normalized)
                 batch.memberSlots.append(batch.tally.slot(for: sample.type.identifier))
                 batch.memberCounts.append(1)
             case .failure(let reason):

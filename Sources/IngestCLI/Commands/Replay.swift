@@ -181,6 +181,9 @@ struct IngestSummaryPrinter {
         for (source, count) in report.pending.dropped.sorted(by: { $0.key < $1.key }) {
             context.stderr.writeLine("warning: dropped the \(count) oldest held records of \(source): over its pending bound")
         }
+        for (source, count) in report.pending.expired.sorted(by: { $0.key < $1.key }) {
+            context.stderr.writeLine("note: removed \(count) records of \(source) held longer than the retention period")
+        }
         for source in report.denied.keys.sorted() {
             let types = (report.denied[source] ?? []).sorted()
             let count = report.rejections.filter { $0.key.source == source && $0.key.reason == "denied" }.values.reduce(0, +)
