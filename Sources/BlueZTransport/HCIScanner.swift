@@ -1,4 +1,4 @@
-import CaptureFormats
+import BLEWire
 import Foundation
 import Transport
 

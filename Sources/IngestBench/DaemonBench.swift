@@ -5,6 +5,7 @@ import BuiltinAdapters
 import Foundation
 import HealthModel
 import IngestCLI
+import Logging
 import Pipeline
 import SQLiteStore
 import Synchronization

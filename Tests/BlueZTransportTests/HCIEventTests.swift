@@ -1,3 +1,4 @@
+import BLEWire
 import BlueZTransport
 import Testing
 

@@ -1,4 +1,5 @@
 import BLESimulators
+import BLEWire
 import BlueZTransport
 import Foundation
 import Testing

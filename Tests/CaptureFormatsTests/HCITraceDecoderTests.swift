@@ -1,3 +1,4 @@
+import BLEWire
 import CaptureFormats
 import Foundation
 import Testing

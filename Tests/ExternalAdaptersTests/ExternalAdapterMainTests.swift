@@ -1,4 +1,5 @@
 import AdapterKit
+import ExternalAdapterProtocol
 import ExternalAdapters
 import Foundation
 import HealthModel

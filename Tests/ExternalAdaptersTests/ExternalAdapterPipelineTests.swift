@@ -1,4 +1,5 @@
 import AdapterKit
+import BLEWire
 import CaptureFormats
 import ExternalAdapters
 import Foundation

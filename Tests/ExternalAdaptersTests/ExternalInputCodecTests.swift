@@ -1,6 +1,8 @@
 import AdapterKit
+import ExternalAdapterProtocol
 import Foundation
 import HealthModel
+import Logging
 import Testing
 import Transport
 
@@ -78,6 +80,6 @@ struct ExternalInputCodecTests {
     func outputLines() {
         #expect(ExternalOutputLine.log(.warning, "short \"frame\"") == #"{"log":{"level":"warning","message":"short \"frame\""}}"#)
         #expect(ExternalOutputLine.done == #"{"done":true}"#)
-        #expect(ExternalLogLevel.debug < .error)
+        #expect(Logger.Level.debug < .error)
     }
 }

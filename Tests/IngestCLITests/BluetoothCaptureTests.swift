@@ -1,7 +1,9 @@
+import ArgumentParsing
 import BLESimulators
 import BlueZTransport
 import CaptureFormats
 import Foundation
+import Logging
 import Testing
 import Transport
 @testable import IngestCLI

@@ -4,6 +4,7 @@ import BlueZTransport
 import BuiltinAdapters
 import Foundation
 import HealthModel
+import Logging
 import SQLiteStore
 import Testing
 import Transport

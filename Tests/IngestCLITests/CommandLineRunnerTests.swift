@@ -1,3 +1,5 @@
+import ArgumentParsing
+import Logging
 import Testing
 import IngestCLI
 

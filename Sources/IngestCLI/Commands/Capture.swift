@@ -1,9 +1,12 @@
 import AdapterKit
+import ArgumentParsing
+import BLEWire
 import BlueZTransport
 import BuiltinAdapters
 import CaptureFormats
 import Foundation
 import LibUSBTransport
+import Logging
 import Synchronization
 import Transport
 

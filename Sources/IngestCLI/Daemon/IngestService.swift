@@ -1,5 +1,7 @@
+import ArgumentParsing
 import Foundation
 import HealthModel
+import Logging
 import Pipeline
 import SQLiteStore
 import Synchronization
