@@ -89,44 +89,48 @@ let package = Package(
         .executableTarget(name: "ingestd-adapter-xiaomi-scale", dependencies: ["AdapterKit", "ExternalAdapterProtocol", "XiaomiScale"],
                           path: "Plugins/ExternalXiaomiScale"),
 
+        // Helpers shared by the test targets: hex literals, advertisement builders, the ingestd
+        // process runner, log collection, the Omron CSV export, the fragmentation verifier.
+        .target(name: "TestSupport", dependencies: ["BLEWire", "Transport"], path: "Tests/TestSupport"),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "SQLiteStore", "HealthModel"]),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Pipeline", "HealthModel"]),
         // Runs the built ingestd binary (SIGKILL mid-replay, then replay again).
-        .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd"]),
+        .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd", "TestSupport"]),
         .testTarget(name: "IngestCLITests", dependencies: [
-            "IngestCLI", "ArgumentParsing", "Logging", "HealthModel", "AdapterKit", "BuiltinAdapters", "BLESimulators", "BlueZTransport", "SQLiteStore", "Transport",
+            "IngestCLI", "ArgumentParsing", "Logging", "BLEWire", "HealthModel", "AdapterKit", "BuiltinAdapters", "BLESimulators", "BlueZTransport", "SQLiteStore", "Transport",
             "CaptureFormats",
         ]),
         .testTarget(
             name: "AdvertisementAdaptersTests",
-            dependencies: ["XiaomiScale", "BTHome", "AdapterKit", "HealthModel", "Transport"]
+            dependencies: ["XiaomiScale", "BTHome", "AdapterKit", "HealthModel", "Transport", "TestSupport"]
         ),
-        .testTarget(name: "GATTHealthProfilesTests", dependencies: ["GATTHealthProfiles", "AdapterKit", "HealthModel", "Transport"]),
+        .testTarget(name: "GATTHealthProfilesTests",
+                    dependencies: ["GATTHealthProfiles", "AdapterKit", "HealthModel", "Transport", "TestSupport"]),
         // Runs usb-probe and `ingestd devices` under umockdev-run / umockdev-wrapper: the real
         // libusb on replayed usbmon captures.
         .testTarget(name: "LibUSBTransportTests",
                     dependencies: ["LibUSBTransport", "Transport", "usb-probe", "ingestd", "AdapterKit", "BuiltinAdapters"],
                     exclude: ["Fixtures"]),
-        .testTarget(name: "BlueZTransportTests", dependencies: ["BLEWire", "BlueZTransport", "BLESimulators", "Transport"]),
+        .testTarget(name: "BlueZTransportTests", dependencies: ["BLEWire", "BlueZTransport", "BLESimulators", "Transport", "TestSupport"]),
         .testTarget(
             name: "USBAdaptersTests",
             dependencies: ["ANTPlus", "OmronPedometer", "TEMPer", "AdapterKit", "HealthModel", "Transport", "Pipeline",
-                           "SQLiteStore", "CaptureFormats"],
+                           "SQLiteStore", "CaptureFormats", "TestSupport"],
             exclude: ["Captures"]
         ),
         // Runs the built ingestd on usbmon captures other software made (tolerant replay): Omron vendor sessions,
         // generated ANT+ channel-mode captures.
-        .testTarget(name: "USBReplayTests", dependencies: ["ingestd"], exclude: ["Captures"]),
+        .testTarget(name: "USBReplayTests", dependencies: ["ingestd", "TestSupport"], exclude: ["Captures"]),
         .testTarget(
             name: "ExternalAdaptersTests",
             dependencies: ["ExternalAdapters", "ExternalAdapterProtocol", "Logging", "AdapterKit", "XiaomiScale", "HealthModel", "Transport", "Pipeline",
-                           "SQLiteStore", "BLEWire", "CaptureFormats", "ingestd-adapter-xiaomi-scale"],
+                           "SQLiteStore", "BLEWire", "CaptureFormats", "TestSupport", "ingestd-adapter-xiaomi-scale"],
             exclude: ["Plugins"]
         ),
         .testTarget(
             name: "CaptureFormatsTests",
-            dependencies: ["BLEWire", "CaptureFormats", "Transport"],
+            dependencies: ["BLEWire", "CaptureFormats", "Transport", "TestSupport"],
             exclude: ["Captures"]
         ),
         // libFuzzer targets (scripts/fuzz.sh builds them with --sanitize=fuzzer -DFUZZING); a plain
@@ -156,7 +160,7 @@ let package = Package(
             name: "AdapterTests",
             dependencies: [
                 "IngestCLI", "BuiltinAdapters", "AdapterKit", "BLEWire", "CaptureFormats", "HealthModel", "Transport",
-                "GATTHealthProfiles", "XiaomiScale", "ingestd",
+                "GATTHealthProfiles", "XiaomiScale", "ingestd", "TestSupport",
             ],
             exclude: ["Captures"]
         ),

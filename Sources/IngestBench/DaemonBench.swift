@@ -1,5 +1,6 @@
 import AdapterKit
 import BLESimulators
+import BLEWire
 import BlueZTransport
 import BuiltinAdapters
 import Foundation

@@ -2,6 +2,7 @@ import BLESimulators
 import BLEWire
 import BlueZTransport
 import Foundation
+import TestSupport
 import Testing
 import Transport
 

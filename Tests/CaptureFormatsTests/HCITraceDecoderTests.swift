@@ -1,6 +1,7 @@
 import BLEWire
 import CaptureFormats
 import Foundation
+import TestSupport
 import Testing
 import Transport
 

@@ -1,6 +1,7 @@
 import BLEWire
 import CaptureFormats
 import Foundation
+import TestSupport
 import Transport
 
 /// The real captures copied into `Captures/` (see `Captures/ORIGIN`).
@@ -18,19 +19,6 @@ enum Fixture {
     static func bytes(_ path: String) throws -> [UInt8] {
         [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
     }
-}
-
-/// Bytes from a hex string such as "04 3e 0c"; whitespace is ignored.
-func hex(_ text: String) -> [UInt8] {
-    let digits = text.filter { !$0.isWhitespace }
-    var bytes: [UInt8] = []
-    var index = digits.startIndex
-    while index < digits.endIndex {
-        let next = digits.index(index, offsetBy: 2)
-        bytes.append(UInt8(digits[index..<next], radix: 16) ?? 0xEE)
-        index = next
-    }
-    return bytes
 }
 
 /// All records of a reader.

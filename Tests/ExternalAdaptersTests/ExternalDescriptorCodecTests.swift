@@ -2,6 +2,7 @@ import AdapterKit
 import ExternalAdapterProtocol
 import Foundation
 import HealthModel
+import TestSupport
 import Testing
 import Transport
 import XiaomiScale

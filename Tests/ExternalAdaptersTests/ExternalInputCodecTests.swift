@@ -3,6 +3,7 @@ import ExternalAdapterProtocol
 import Foundation
 import HealthModel
 import Logging
+import TestSupport
 import Testing
 import Transport
 
@@ -11,7 +12,7 @@ struct ExternalInputCodecTests {
     @Test("An advertisement line carries the decoded fields and the raw data, and reads back unchanged")
     func advertisementRoundTrip() throws {
         let advertisement = try makeAdvertisement(address: miScaleAddress, name: "MI_SCALE",
-                                                  serviceData: [(0x181D, try bytes(miScaleStableFrame))],
+                                                  serviceData: [(0x181D, hex(miScaleStableFrame))],
                                                   manufacturer: (0x0157, [0x01, 0x02]),
                                                   time: Date(timeIntervalSince1970: 1_618_150_000.25))
         let line = ExternalInputCodec.encodeAdvertisementLine(advertisement)
@@ -37,7 +38,7 @@ struct ExternalInputCodecTests {
         #expect(advertisement.time == ISO8601DateTime.date(from: "2026-01-01T08:00:00Z"))
         #expect(advertisement.rssi == -71)
         #expect(advertisement.localName == "MI SCALE2")
-        #expect(advertisement.serviceData == [BLEUUID(0x181D): try bytes(miScaleStableFrame)])
+        #expect(advertisement.serviceData == [BLEUUID(0x181D): hex(miScaleStableFrame)])
         #expect(advertisement.manufacturerData == [0x0157: [0xAA, 0xBB]])
         #expect(advertisement.malformedDataOffset == nil)
     }

@@ -1,5 +1,6 @@
 import ArgumentParsing
 import BLESimulators
+import BLEWire
 import BlueZTransport
 import CaptureFormats
 import Foundation
