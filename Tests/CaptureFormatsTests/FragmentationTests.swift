@@ -36,7 +36,7 @@ import Glibc
     /// The real keyboard capture, read through a pipe written in the verifier's chunks: the
     /// reader's refills see short reads wherever the chunks end.
     @Test func usbmonEventsDoNotDependOnHowTheFileArrives() throws {
-        let capture = try Fixture.bytes(USBMonTests.keyboard)
+        let capture = try Fixture.bytes(USBFixture.keyboard)
         let events = try verifyFragmentation(of: capture, randomSplits: 4) { chunks in
             try Self.usbmonEvents(readingThroughAPipe: chunks)
         }
@@ -74,7 +74,7 @@ import Glibc
     }
 }
 
-extension HCITraceDecoderTests {
+extension HCITraceDecoderSyntheticTests {
     /// An indication's L2CAP frame cut into ACL fragments wherever the verifier cuts it.
     @Test func indicationsReassembleTheSameWhereverTheACLFragmentsEnd() throws {
         let frame = HCI.l2cap(hex("1d 03 00") + temperature)

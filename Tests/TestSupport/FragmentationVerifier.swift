@@ -73,13 +73,14 @@ public func verifyFragmentation<Output: Equatable & Sendable>(
     return expected
 }
 
-/// SplitMix64 (Steele, Lea, Flood 2014): a small seeded generator, so a failing cut can be repeated.
-struct SplitMix64: RandomNumberGenerator {
+/// SplitMix64 (Steele, Lea, Flood 2014): a small seeded generator, so a failing cut or mutation
+/// can be repeated.
+public struct SplitMix64: RandomNumberGenerator {
     private var state: UInt64
 
-    init(seed: UInt64) { state = seed }
+    public init(seed: UInt64) { state = seed }
 
-    mutating func next() -> UInt64 {
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var mixed = state
         mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
