@@ -1,3 +1,4 @@
+import BLEWire
 import BlueZTransport
 import Glibc
 
@@ -155,25 +156,27 @@ public actor SimulatedController {
     }
 
     private func receive(_ packet: [UInt8]) {
-        guard packet.count >= 4, packet[0] == 0x01 else { return }
+        guard packet.count >= 4, packet[0] == HCIPacketType.command.rawValue else { return }
         commands.append(packet)
         defer { checkWaiters() }
         guard script.answersCommands else { return }
-        let opcode = UInt16(packet[1]) | UInt16(packet[2]) << 8
+        let opcode = HCIOpcode(rawValue: UInt16(packet[1]) | UInt16(packet[2]) << 8)
         let parameters = Array(packet.dropFirst(4))
         var status: UInt8 = 0
-        if var queued = script.statusOverrides[opcode], !queued.isEmpty {
+        if var queued = script.statusOverrides[opcode.rawValue], !queued.isEmpty {
             status = queued.removeFirst()
-            script.statusOverrides[opcode] = queued
+            script.statusOverrides[opcode.rawValue] = queued
         }
         var returnParameters: [UInt8] = [status]
-        if opcode == 0x2003 && status == 0 {
+        if opcode == .leReadLocalSupportedFeatures && status == 0 {
             returnParameters += (0..<8).map { UInt8(truncatingIfNeeded: script.leFeatures >> (8 * UInt64($0))) }
         }
-        let eventParameters: [UInt8] = [0x01, UInt8(opcode & 0xFF), UInt8(opcode >> 8)] + returnParameters
-        try? channel.send([0x04, 0x0E, UInt8(eventParameters.count)] + eventParameters)
+        try? channel.send([HCIPacketType.event.rawValue]
+                          + HCIEventBuilder.commandComplete(opcode: opcode, returnParameters: returnParameters))
 
-        guard status == 0, opcode == 0x200C || opcode == 0x2042, let enable = parameters.first else { return }
+        guard status == 0, opcode == .leSetScanEnable || opcode == .leSetExtendedScanEnable, let enable = parameters.first else {
+            return
+        }
         if enable == 0 {
             isScanning = false
             return
