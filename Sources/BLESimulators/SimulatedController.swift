@@ -37,7 +37,7 @@ public enum SimulatorSetupError: Error, Hashable, Sendable {
 /// The simulator implements the parts of the Core spec an LE scanner meets: Command Complete
 /// with a status for every command (or a scripted failure status such as Command Disallowed),
 /// LE Read Local Supported Features, and scan enable / disable for both command sets.
-public actor SimulatedController {
+public actor SimulatedController: ConditionWaiting {
     /// What the controller does.
     public struct Script: Sendable {
         /// The LE features bit mask LE Read Local Supported Features returns. The default is
@@ -72,8 +72,7 @@ public actor SimulatedController {
     private let channel: PacketChannel
     private var script: Script
     private var readerTask: Task<Void, Never>?
-    private var waiters: [Int: (check: () -> Bool, continuation: CheckedContinuation<Bool, Never>)] = [:]
-    private var nextWaiter = 0
+    var waiters = ConditionWaiters()
 
     /// Takes ownership of `descriptor`.
     public init(descriptor: Int32, script: Script = Script()) throws(SimulatorSetupError) {
@@ -128,37 +127,10 @@ public actor SimulatedController {
         return commands(opcode: opcode)
     }
 
-    private func waitUntil(_ what: String, within limit: Duration, _ condition: @escaping () -> Bool)
-        async throws(SimulatorTimeout)
-    {
-        if condition() { return }
-        nextWaiter += 1
-        let id = nextWaiter
-        let happened = await withCheckedContinuation { continuation in
-            waiters[id] = (condition, continuation)
-            Task {
-                try? await Task.sleep(for: limit)
-                self.expire(id)
-            }
-        }
-        guard happened else { throw SimulatorTimeout(waitingFor: what, after: limit) }
-    }
-
-    private func expire(_ id: Int) {
-        waiters.removeValue(forKey: id)?.continuation.resume(returning: false)
-    }
-
-    private func checkWaiters() {
-        for (id, waiter) in waiters where waiter.check() {
-            waiters[id] = nil
-            waiter.continuation.resume(returning: true)
-        }
-    }
-
     private func receive(_ packet: [UInt8]) {
         guard packet.count >= 4, packet[0] == HCIPacketType.command.rawValue else { return }
         commands.append(packet)
-        defer { checkWaiters() }
+        defer { resumeSatisfiedWaiters() }
         guard script.answersCommands else { return }
         let opcode = HCIOpcode(rawValue: UInt16(packet[1]) | UInt16(packet[2]) << 8)
         let parameters = Array(packet.dropFirst(4))

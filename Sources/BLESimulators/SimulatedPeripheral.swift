@@ -120,7 +120,7 @@ public struct SimulatedAttribute: Hashable, Sendable {
 /// reads (with Read Blob), writes, and sends its characteristics' updates once a client
 /// enables them through the CCCD, sending each indication only after the previous one was
 /// confirmed, as the spec requires.
-public actor SimulatedPeripheral {
+public actor SimulatedPeripheral: ConditionWaiting {
     /// How the peripheral misbehaves, if at all.
     public enum Behaviour: Hashable, Sendable {
         /// Answers everything.
@@ -151,8 +151,7 @@ public actor SimulatedPeripheral {
     private var awaitingConfirmation = false
     private var requestsAnswered = 0
     private var readerTask: Task<Void, Never>?
-    private var waiters: [Int: (check: () -> Bool, continuation: CheckedContinuation<Bool, Never>)] = [:]
-    private var nextWaiter = 0
+    var waiters = ConditionWaiters()
 
     /// Takes ownership of `descriptor`; serves `profile` with the given receive MTU.
     public init(descriptor: Int32, profile: SimulatedProfile, behaviour: Behaviour = .normal, serverMTU: UInt16 = 23)
@@ -208,26 +207,6 @@ public actor SimulatedPeripheral {
         try await waitUntil("\(count) PDUs", within: limit) { self.receivedPDUs.count >= count }
     }
 
-    private func waitUntil(_ what: String, within limit: Duration, _ condition: @escaping () -> Bool)
-        async throws(SimulatorTimeout)
-    {
-        if condition() { return }
-        nextWaiter += 1
-        let id = nextWaiter
-        let happened = await withCheckedContinuation { continuation in
-            waiters[id] = (condition, continuation)
-            Task {
-                try? await Task.sleep(for: limit)
-                self.expire(id)
-            }
-        }
-        guard happened else { throw SimulatorTimeout(waitingFor: what, after: limit) }
-    }
-
-    private func expire(_ id: Int) {
-        waiters.removeValue(forKey: id)?.continuation.resume(returning: false)
-    }
-
     // MARK: - Table
 
     private static func layout(_ profile: SimulatedProfile)
@@ -271,12 +250,7 @@ public actor SimulatedPeripheral {
 
     private func receive(_ pdu: [UInt8]) {
         receivedPDUs.append(pdu)
-        defer {
-            for (id, waiter) in waiters where waiter.check() {
-                waiters[id] = nil
-                waiter.continuation.resume(returning: true)
-            }
-        }
+        defer { resumeSatisfiedWaiters() }
         guard let first = pdu.first else { return }
         let opcode = ATTOpcode(rawValue: first)
         if opcode == .handleValueConfirmation {
