@@ -110,7 +110,8 @@ let package = Package(
         // Runs usb-probe and `ingestd devices` under umockdev-run / umockdev-wrapper: the real
         // libusb on replayed usbmon captures.
         .testTarget(name: "LibUSBTransportTests",
-                    dependencies: ["LibUSBTransport", "Transport", "usb-probe", "ingestd", "AdapterKit", "BuiltinAdapters"],
+                    dependencies: ["LibUSBTransport", "Transport", "usb-probe", "ingestd", "AdapterKit", "BuiltinAdapters",
+                                   "TestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "BlueZTransportTests", dependencies: ["BLEWire", "BlueZTransport", "BLESimulators", "Transport", "TestSupport"]),
         .testTarget(

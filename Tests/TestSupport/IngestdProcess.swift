@@ -122,20 +122,22 @@ public enum IngestdProcess {
     }
 }
 
-/// Reads a pipe to its end on a background thread.
-final class PipeReader: @unchecked Sendable {
+/// Reads a pipe to its end on a background thread, so a child never blocks on a full pipe.
+public final class PipeReader: @unchecked Sendable {
     // @unchecked: `data` is written by the reading thread before `done` is signalled and read only after it.
     private var data = Data()
     private let done = DispatchSemaphore(value: 0)
 
-    init(_ handle: FileHandle) {
+    /// Starts reading `handle` at once.
+    public init(_ handle: FileHandle) {
         Thread.detachNewThread { [self] in
             data = handle.readDataToEndOfFile()
             done.signal()
         }
     }
 
-    func text() -> String {
+    /// Everything read, once the writer closed its end; blocks until then.
+    public func text() -> String {
         done.wait()
         return String(decoding: data, as: UTF8.self)
     }
