@@ -97,6 +97,8 @@ let package = Package(
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Pipeline", "HealthModel"]),
         // Runs the built ingestd binary (SIGKILL mid-replay, then replay again).
         .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd", "TestSupport"]),
+        .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing", "Logging"]),
+        .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
         .testTarget(name: "IngestCLITests", dependencies: [
             "IngestCLI", "ArgumentParsing", "Logging", "BLEWire", "HealthModel", "AdapterKit", "BuiltinAdapters", "BLESimulators", "BlueZTransport", "SQLiteStore", "Transport",
             "CaptureFormats",

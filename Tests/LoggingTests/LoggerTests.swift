@@ -1,8 +1,6 @@
-import ArgumentParsing
 import Foundation
 import Logging
 import Testing
-import IngestCLI
 
 @Suite struct LoggerTests {
     /// 2026-11-29T13:00:00Z.

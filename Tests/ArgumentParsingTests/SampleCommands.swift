@@ -1,6 +1,5 @@
 import ArgumentParsing
 import Foundation
-import IngestCLI
 import Logging
 
 // A command tree shaped like ingestd's, used by the parser, help and runner tests. Each
