@@ -61,6 +61,14 @@ public struct HCIStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let unsupportedFeature = HCIStatus(rawValue: 0x11)
     /// 0x12 Invalid HCI Command Parameters.
     public static let invalidParameters = HCIStatus(rawValue: 0x12)
+    /// 0x05 Authentication Failure (a disconnection reason).
+    public static let authenticationFailure = HCIStatus(rawValue: 0x05)
+    /// 0x08 Connection Timeout: the supervision timeout ran out (a disconnection reason).
+    public static let connectionTimeout = HCIStatus(rawValue: 0x08)
+    /// 0x13 Remote User Terminated Connection (a disconnection reason).
+    public static let remoteUserTerminated = HCIStatus(rawValue: 0x13)
+    /// 0x16 Connection Terminated by Local Host (a disconnection reason).
+    public static let localHostTerminated = HCIStatus(rawValue: 0x16)
 
     public var description: String {
         let hex = "0x" + String(rawValue, radix: 16, uppercase: true).leftPadded(to: 2)

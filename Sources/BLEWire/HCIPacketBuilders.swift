@@ -11,6 +11,10 @@ public enum HCIEventBuilder {
     public static let leMetaCode: UInt8 = 0x3E
     /// LE Connection Complete subevent.
     public static let leConnectionCompleteSubevent: UInt8 = 0x01
+    /// LE Advertising Report subevent (legacy scanning).
+    public static let leAdvertisingReportSubevent: UInt8 = 0x02
+    /// LE Extended Advertising Report subevent.
+    public static let leExtendedAdvertisingReportSubevent: UInt8 = 0x0D
 
     /// Any event: code, parameter length, parameters.
     public static func event(_ code: UInt8, _ parameters: [UInt8]) -> [UInt8] {
