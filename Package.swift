@@ -27,23 +27,32 @@ let package = Package(
         .target(name: "LibUSBTransport", dependencies: ["CLibUSB", "Transport"]),
         // Test helper: drives LibUSBTransport under umockdev (run by LibUSBTransportTests).
         .executableTarget(name: "usb-probe", dependencies: ["LibUSBTransport", "Transport"]),
-        // Readers and writers of captured device logs (btsnoop, pcap, pcapng).
-        .target(name: "CaptureFormats", dependencies: ["Transport"]),
+        // (pure) BLE wire knowledge: HCI packets, ATT PDUs, AD structures, the HCI/ATT reconstruction
+        // of a trace. The only place BLE byte constants live.
+        .target(name: "BLEWire", dependencies: ["Transport"]),
+        // Readers and writers of captured device logs (btsnoop, pcap, pcapng, usbmon).
+        .target(name: "CaptureFormats", dependencies: ["BLEWire", "Transport"]),
         // Transport over BlueZ sockets: HCI LE scanning and an ATT/GATT client over L2CAP CID 4.
-        .target(name: "BlueZTransport", dependencies: ["CBluetooth", "Transport", "CaptureFormats"]),
+        .target(name: "BlueZTransport", dependencies: ["BLEWire", "CBluetooth", "Logging", "Transport"]),
         // A simulated HCI controller and GATT peripherals speaking bytes over a socketpair.
-        .target(name: "BLESimulators", dependencies: ["BlueZTransport", "Transport"]),
+        .target(name: "BLESimulators", dependencies: ["BLEWire", "BlueZTransport", "Transport"]),
+        // One Logger and one level vocabulary; libraries take a logger.
+        .target(name: "Logging"),
+        // The command-line parser: commands, signatures, parsed values, help, the runner.
+        .target(name: "ArgumentParsing", dependencies: ["Logging"]),
         // The adapter contract: descriptors, device matches, sessions, the event router.
         .target(name: "AdapterKit", dependencies: ["HealthModel", "Transport"]),
+        // The external adapters' JSON-lines wire protocol, shared by the daemon and plugin mains.
+        .target(name: "ExternalAdapterProtocol", dependencies: ["AdapterKit", "HealthModel", "Logging", "Transport"]),
         // External adapters: plugin executables found, described, run and supervised as untrusted processes.
-        .target(name: "ExternalAdapters", dependencies: ["AdapterKit", "HealthModel", "Transport"]),
+        .target(name: "ExternalAdapters", dependencies: ["AdapterKit", "ExternalAdapterProtocol", "HealthModel", "Logging", "Transport"]),
         // Normalize, validate, authorize, hand to the store; the SampleStore port.
         .target(name: "Pipeline", dependencies: ["HealthModel"]),
         // A small Swift face on sqlite3 and the default SampleStore.
         .target(name: "SQLiteStore", dependencies: ["CSQLite", "HealthModel", "Pipeline"]),
-        // Commands, argument parsing, logging, wiring.
+        // Commands and wiring (with the daemon runtime and the replay engine, for now).
         .target(name: "IngestCLI", dependencies: [
-            "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
+            "ArgumentParsing", "Logging", "ExternalAdapterProtocol", "BLEWire", "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
             "LibUSBTransport", "BlueZTransport", "ExternalAdapters",
         ]),
         // The ordered registry of built-in adapters (exact matches before generic ones).
@@ -59,15 +68,15 @@ let package = Package(
                 path: "Plugins/OmronPedometer", exclude: ["README.md"]),
         .target(name: "TEMPer", dependencies: ["AdapterKit", "HealthModel", "Transport"],
                 path: "Plugins/TEMPer", exclude: ["README.md"]),
-        .executableTarget(name: "ingestd", dependencies: ["IngestCLI"]),
+        .executableTarget(name: "ingestd", dependencies: ["ArgumentParsing", "IngestCLI"]),
         // Bluetooth SIG standard health profiles (weight, body composition, thermometer, heart rate, RSC, BP, glucose, PLX).
         .target(name: "GATTHealthProfiles", dependencies: ["AdapterKit", "HealthModel", "Transport"], path: "Plugins/GATTHealthProfiles",
                 exclude: ["README.md"]),
         .executableTarget(
             name: "IngestBench",
-            dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CSQLite", "CaptureFormats",
+            dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CSQLite", "BLEWire", "CaptureFormats",
                            "BuiltinAdapters", "AdapterKit", "Transport",
-                           "IngestCLI", "BLESimulators", "BlueZTransport"]
+                           "IngestCLI", "BLESimulators", "BlueZTransport", "Logging"]
         ),
 
         // Built-in advertisement adapters: Xiaomi Mi scales and BTHome v2.
@@ -77,52 +86,59 @@ let package = Package(
                 exclude: ["README.md"]),
 
         // The Xiaomi scale adapter built as an external adapter executable (ExternalAdapterMain).
-        .executableTarget(name: "ingestd-adapter-xiaomi-scale", dependencies: ["AdapterKit", "XiaomiScale"],
+        .executableTarget(name: "ingestd-adapter-xiaomi-scale", dependencies: ["AdapterKit", "ExternalAdapterProtocol", "XiaomiScale"],
                           path: "Plugins/ExternalXiaomiScale"),
 
+        // Helpers shared by the test targets: hex literals, advertisement builders, the ingestd
+        // process runner, log collection, the Omron CSV export, the fragmentation verifier.
+        .target(name: "TestSupport", dependencies: ["BLEWire", "Transport"], path: "Tests/TestSupport"),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "SQLiteStore", "HealthModel"]),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Pipeline", "HealthModel"]),
         // Runs the built ingestd binary (SIGKILL mid-replay, then replay again).
-        .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd"]),
+        .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd", "TestSupport"]),
+        .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing", "Logging"]),
+        .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
         .testTarget(name: "IngestCLITests", dependencies: [
-            "IngestCLI", "HealthModel", "AdapterKit", "BuiltinAdapters", "BLESimulators", "BlueZTransport", "SQLiteStore", "Transport",
+            "IngestCLI", "ArgumentParsing", "Logging", "BLEWire", "HealthModel", "AdapterKit", "BuiltinAdapters", "BLESimulators", "BlueZTransport", "SQLiteStore", "Transport",
             "CaptureFormats",
         ]),
         .testTarget(
             name: "AdvertisementAdaptersTests",
-            dependencies: ["XiaomiScale", "BTHome", "AdapterKit", "HealthModel", "Transport"]
+            dependencies: ["XiaomiScale", "BTHome", "AdapterKit", "HealthModel", "Transport", "TestSupport"]
         ),
-        .testTarget(name: "GATTHealthProfilesTests", dependencies: ["GATTHealthProfiles", "AdapterKit", "HealthModel", "Transport"]),
+        .testTarget(name: "GATTHealthProfilesTests",
+                    dependencies: ["GATTHealthProfiles", "AdapterKit", "HealthModel", "Transport", "TestSupport"]),
         // Runs usb-probe and `ingestd devices` under umockdev-run / umockdev-wrapper: the real
         // libusb on replayed usbmon captures.
         .testTarget(name: "LibUSBTransportTests",
-                    dependencies: ["LibUSBTransport", "Transport", "usb-probe", "ingestd", "AdapterKit", "BuiltinAdapters"],
+                    dependencies: ["LibUSBTransport", "Transport", "usb-probe", "ingestd", "AdapterKit", "BuiltinAdapters",
+                                   "TestSupport"],
                     exclude: ["Fixtures"]),
-        .testTarget(name: "BlueZTransportTests", dependencies: ["BlueZTransport", "BLESimulators", "Transport"]),
+        .testTarget(name: "BlueZTransportTests", dependencies: ["BLEWire", "BlueZTransport", "BLESimulators", "Transport", "TestSupport"]),
         .testTarget(
             name: "USBAdaptersTests",
             dependencies: ["ANTPlus", "OmronPedometer", "TEMPer", "AdapterKit", "HealthModel", "Transport", "Pipeline",
-                           "SQLiteStore", "CaptureFormats"],
+                           "SQLiteStore", "CaptureFormats", "TestSupport"],
             exclude: ["Captures"]
         ),
         // Runs the built ingestd on usbmon captures other software made (tolerant replay): Omron vendor sessions,
         // generated ANT+ channel-mode captures.
-        .testTarget(name: "USBReplayTests", dependencies: ["ingestd"], exclude: ["Captures"]),
+        .testTarget(name: "USBReplayTests", dependencies: ["ingestd", "TestSupport"], exclude: ["Captures"]),
         .testTarget(
             name: "ExternalAdaptersTests",
-            dependencies: ["ExternalAdapters", "AdapterKit", "XiaomiScale", "HealthModel", "Transport", "Pipeline",
-                           "SQLiteStore", "CaptureFormats", "ingestd-adapter-xiaomi-scale"],
+            dependencies: ["ExternalAdapters", "ExternalAdapterProtocol", "Logging", "AdapterKit", "XiaomiScale", "HealthModel", "Transport", "Pipeline",
+                           "SQLiteStore", "BLEWire", "CaptureFormats", "TestSupport", "ingestd-adapter-xiaomi-scale"],
             exclude: ["Plugins"]
         ),
         .testTarget(
             name: "CaptureFormatsTests",
-            dependencies: ["CaptureFormats", "Transport"],
+            dependencies: ["BLEWire", "CaptureFormats", "Transport", "TestSupport"],
             exclude: ["Captures"]
         ),
         // libFuzzer targets (scripts/fuzz.sh builds them with --sanitize=fuzzer -DFUZZING); a plain
         // build makes each a tool that replays crash files: `fuzz-gatt crash-…`.
-        .target(name: "FuzzSupport", dependencies: ["AdapterKit", "CaptureFormats", "HealthModel", "Transport"],
+        .target(name: "FuzzSupport", dependencies: ["AdapterKit", "BLEWire", "CaptureFormats", "HealthModel", "Transport"],
                 path: "Tests/Fuzz/Support"),
         .executableTarget(name: "fuzz-btsnoop", dependencies: ["CaptureFormats", "FuzzSupport"],
                           path: "Tests/Fuzz/BTSnoop", swiftSettings: fuzzSettings),
@@ -130,7 +146,7 @@ let package = Package(
                           path: "Tests/Fuzz/Pcap", swiftSettings: fuzzSettings),
         .executableTarget(name: "fuzz-pcapng", dependencies: ["CaptureFormats", "FuzzSupport"],
                           path: "Tests/Fuzz/PcapNG", swiftSettings: fuzzSettings),
-        .executableTarget(name: "fuzz-hci", dependencies: ["AdapterKit", "BuiltinAdapters", "CaptureFormats", "Transport", "FuzzSupport"],
+        .executableTarget(name: "fuzz-hci", dependencies: ["AdapterKit", "BuiltinAdapters", "BLEWire", "CaptureFormats", "Transport", "FuzzSupport"],
                           path: "Tests/Fuzz/HCITrace", swiftSettings: fuzzSettings),
         .executableTarget(name: "fuzz-gatt", dependencies: ["AdapterKit", "GATTHealthProfiles", "Transport", "FuzzSupport"],
                           path: "Tests/Fuzz/GATT", swiftSettings: fuzzSettings),
@@ -146,8 +162,8 @@ let package = Package(
         .testTarget(
             name: "AdapterTests",
             dependencies: [
-                "IngestCLI", "BuiltinAdapters", "AdapterKit", "CaptureFormats", "HealthModel", "Transport",
-                "GATTHealthProfiles", "XiaomiScale", "ingestd",
+                "IngestCLI", "BuiltinAdapters", "AdapterKit", "BLEWire", "CaptureFormats", "HealthModel", "Transport",
+                "GATTHealthProfiles", "XiaomiScale", "ingestd", "TestSupport",
             ],
             exclude: ["Captures"]
         ),

@@ -1,3 +1,4 @@
+import BLEWire
 import BlueZTransport
 import Glibc
 
@@ -36,7 +37,7 @@ public enum SimulatorSetupError: Error, Hashable, Sendable {
 /// The simulator implements the parts of the Core spec an LE scanner meets: Command Complete
 /// with a status for every command (or a scripted failure status such as Command Disallowed),
 /// LE Read Local Supported Features, and scan enable / disable for both command sets.
-public actor SimulatedController {
+public actor SimulatedController: ConditionWaiting {
     /// What the controller does.
     public struct Script: Sendable {
         /// The LE features bit mask LE Read Local Supported Features returns. The default is
@@ -71,8 +72,7 @@ public actor SimulatedController {
     private let channel: PacketChannel
     private var script: Script
     private var readerTask: Task<Void, Never>?
-    private var waiters: [Int: (check: () -> Bool, continuation: CheckedContinuation<Bool, Never>)] = [:]
-    private var nextWaiter = 0
+    var waiters = ConditionWaiters()
 
     /// Takes ownership of `descriptor`.
     public init(descriptor: Int32, script: Script = Script()) throws(SimulatorSetupError) {
@@ -127,53 +127,28 @@ public actor SimulatedController {
         return commands(opcode: opcode)
     }
 
-    private func waitUntil(_ what: String, within limit: Duration, _ condition: @escaping () -> Bool)
-        async throws(SimulatorTimeout)
-    {
-        if condition() { return }
-        nextWaiter += 1
-        let id = nextWaiter
-        let happened = await withCheckedContinuation { continuation in
-            waiters[id] = (condition, continuation)
-            Task {
-                try? await Task.sleep(for: limit)
-                self.expire(id)
-            }
-        }
-        guard happened else { throw SimulatorTimeout(waitingFor: what, after: limit) }
-    }
-
-    private func expire(_ id: Int) {
-        waiters.removeValue(forKey: id)?.continuation.resume(returning: false)
-    }
-
-    private func checkWaiters() {
-        for (id, waiter) in waiters where waiter.check() {
-            waiters[id] = nil
-            waiter.continuation.resume(returning: true)
-        }
-    }
-
     private func receive(_ packet: [UInt8]) {
-        guard packet.count >= 4, packet[0] == 0x01 else { return }
+        guard packet.count >= 4, packet[0] == HCIPacketType.command.rawValue else { return }
         commands.append(packet)
-        defer { checkWaiters() }
+        defer { resumeSatisfiedWaiters() }
         guard script.answersCommands else { return }
-        let opcode = UInt16(packet[1]) | UInt16(packet[2]) << 8
+        let opcode = HCIOpcode(rawValue: UInt16(packet[1]) | UInt16(packet[2]) << 8)
         let parameters = Array(packet.dropFirst(4))
         var status: UInt8 = 0
-        if var queued = script.statusOverrides[opcode], !queued.isEmpty {
+        if var queued = script.statusOverrides[opcode.rawValue], !queued.isEmpty {
             status = queued.removeFirst()
-            script.statusOverrides[opcode] = queued
+            script.statusOverrides[opcode.rawValue] = queued
         }
         var returnParameters: [UInt8] = [status]
-        if opcode == 0x2003 && status == 0 {
+        if opcode == .leReadLocalSupportedFeatures && status == 0 {
             returnParameters += (0..<8).map { UInt8(truncatingIfNeeded: script.leFeatures >> (8 * UInt64($0))) }
         }
-        let eventParameters: [UInt8] = [0x01, UInt8(opcode & 0xFF), UInt8(opcode >> 8)] + returnParameters
-        try? channel.send([0x04, 0x0E, UInt8(eventParameters.count)] + eventParameters)
+        try? channel.send([HCIPacketType.event.rawValue]
+                          + HCIEventBuilder.commandComplete(opcode: opcode, returnParameters: returnParameters))
 
-        guard status == 0, opcode == 0x200C || opcode == 0x2042, let enable = parameters.first else { return }
+        guard status == 0, opcode == .leSetScanEnable || opcode == .leSetExtendedScanEnable, let enable = parameters.first else {
+            return
+        }
         if enable == 0 {
             isScanning = false
             return

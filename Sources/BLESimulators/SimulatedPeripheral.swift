@@ -1,3 +1,4 @@
+import BLEWire
 import BlueZTransport
 import Transport
 
@@ -119,7 +120,7 @@ public struct SimulatedAttribute: Hashable, Sendable {
 /// reads (with Read Blob), writes, and sends its characteristics' updates once a client
 /// enables them through the CCCD, sending each indication only after the previous one was
 /// confirmed, as the spec requires.
-public actor SimulatedPeripheral {
+public actor SimulatedPeripheral: ConditionWaiting {
     /// How the peripheral misbehaves, if at all.
     public enum Behaviour: Hashable, Sendable {
         /// Answers everything.
@@ -150,8 +151,7 @@ public actor SimulatedPeripheral {
     private var awaitingConfirmation = false
     private var requestsAnswered = 0
     private var readerTask: Task<Void, Never>?
-    private var waiters: [Int: (check: () -> Bool, continuation: CheckedContinuation<Bool, Never>)] = [:]
-    private var nextWaiter = 0
+    var waiters = ConditionWaiters()
 
     /// Takes ownership of `descriptor`; serves `profile` with the given receive MTU.
     public init(descriptor: Int32, profile: SimulatedProfile, behaviour: Behaviour = .normal, serverMTU: UInt16 = 23)
@@ -207,26 +207,6 @@ public actor SimulatedPeripheral {
         try await waitUntil("\(count) PDUs", within: limit) { self.receivedPDUs.count >= count }
     }
 
-    private func waitUntil(_ what: String, within limit: Duration, _ condition: @escaping () -> Bool)
-        async throws(SimulatorTimeout)
-    {
-        if condition() { return }
-        nextWaiter += 1
-        let id = nextWaiter
-        let happened = await withCheckedContinuation { continuation in
-            waiters[id] = (condition, continuation)
-            Task {
-                try? await Task.sleep(for: limit)
-                self.expire(id)
-            }
-        }
-        guard happened else { throw SimulatorTimeout(waitingFor: what, after: limit) }
-    }
-
-    private func expire(_ id: Int) {
-        waiters.removeValue(forKey: id)?.continuation.resume(returning: false)
-    }
-
     // MARK: - Table
 
     private static func layout(_ profile: SimulatedProfile)
@@ -270,20 +250,16 @@ public actor SimulatedPeripheral {
 
     private func receive(_ pdu: [UInt8]) {
         receivedPDUs.append(pdu)
-        defer {
-            for (id, waiter) in waiters where waiter.check() {
-                waiters[id] = nil
-                waiter.continuation.resume(returning: true)
-            }
-        }
-        guard let opcode = pdu.first else { return }
-        if opcode == 0x1E {
+        defer { resumeSatisfiedWaiters() }
+        guard let first = pdu.first else { return }
+        let opcode = ATTOpcode(rawValue: first)
+        if opcode == .handleValueConfirmation {
             confirmations += 1
             awaitingConfirmation = false
             sendNextIndication()
             return
         }
-        if opcode & 0x40 != 0 { return }  // commands: no response
+        if opcode.isCommand { return }  // commands: no response
         if behaviour == .silent { return }
         if case .disconnect(let limit) = behaviour, requestsAnswered >= limit {
             channel.close()
@@ -292,7 +268,7 @@ public actor SimulatedPeripheral {
         requestsAnswered += 1
         let response = answer(opcode: opcode, pdu)
         try? channel.send(response.pdu)
-        for (handle, value) in response.notifications { try? channel.send([0x1B] + handle.bytesLE + value) }
+        for (handle, value) in response.notifications { try? channel.send([ATTOpcode.handleValueNotification.rawValue] + handle.bytesLE + value) }
         if !response.indications.isEmpty {
             indicationQueue += response.indications
             sendNextIndication()
@@ -303,7 +279,7 @@ public actor SimulatedPeripheral {
         guard !awaitingConfirmation, !indicationQueue.isEmpty else { return }
         let next = indicationQueue.removeFirst()
         awaitingConfirmation = true
-        try? channel.send([0x1D] + next.handle.bytesLE + next.value)
+        try? channel.send([ATTOpcode.handleValueIndication.rawValue] + next.handle.bytesLE + next.value)
     }
 
     private struct Answer {
@@ -312,42 +288,44 @@ public actor SimulatedPeripheral {
         var indications: [(handle: UInt16, value: [UInt8])] = []
     }
 
-    private func error(_ request: UInt8, _ handle: UInt16, _ code: UInt8) -> Answer {
-        Answer(pdu: [0x01, request] + handle.bytesLE + [code])
+    private func error(_ request: ATTOpcode, _ handle: UInt16, _ code: ATTErrorCode) -> Answer {
+        Answer(pdu: ATTPDU.errorResponse(request: request.rawValue, handle: handle, code: code))
     }
 
-    private func answer(opcode: UInt8, _ pdu: [UInt8]) -> Answer {
+    private func answer(opcode: ATTOpcode, _ pdu: [UInt8]) -> Answer {
         switch opcode {
-        case 0x02:
-            guard pdu.count == 3 else { return error(opcode, 0, 0x04) }
+        case .exchangeMTURequest:
+            guard pdu.count == 3 else { return error(opcode, 0, .invalidPDU) }
             mtu = max(23, min(serverMTU, pdu.uint16LE(at: 1)))
-            return Answer(pdu: [0x03] + serverMTU.bytesLE)
-        case 0x10:
-            guard pdu.count == 7 || pdu.count == 21 else { return error(opcode, 0, 0x04) }
+            return Answer(pdu: ATTPDU.exchangeMTUResponse(serverMTU))
+        case .readByGroupTypeRequest:
+            guard pdu.count == 7 || pdu.count == 21 else { return error(opcode, 0, .invalidPDU) }
             let (start, end) = (pdu.uint16LE(at: 1), pdu.uint16LE(at: 3))
-            guard start != 0, start <= end else { return error(opcode, start, 0x01) }
-            guard BLEUUID(littleEndianBytes: pdu[5...]) == .primaryService else { return error(opcode, start, 0x10) }
+            guard start != 0, start <= end else { return error(opcode, start, .invalidHandle) }
+            guard BLEUUID(littleEndianBytes: pdu[5...]) == .primaryService else {
+                return error(opcode, start, .unsupportedGroupType)
+            }
             let found = attributes.filter { $0.type == .primaryService && $0.handle >= start && $0.handle <= end }
-            return packed(opcode: 0x11, found, notFound: error(opcode, start, 0x0A)) {
+            return packed(opcode: .readByGroupTypeResponse, found, notFound: error(opcode, start, .attributeNotFound)) {
                 $0.handle.bytesLE + ($0.groupEnd ?? $0.handle).bytesLE + $0.value
             }
-        case 0x08:
-            guard pdu.count == 7 || pdu.count == 21 else { return error(opcode, 0, 0x04) }
+        case .readByTypeRequest:
+            guard pdu.count == 7 || pdu.count == 21 else { return error(opcode, 0, .invalidPDU) }
             let (start, end) = (pdu.uint16LE(at: 1), pdu.uint16LE(at: 3))
-            guard start != 0, start <= end else { return error(opcode, start, 0x01) }
+            guard start != 0, start <= end else { return error(opcode, start, .invalidHandle) }
             let type = BLEUUID(littleEndianBytes: pdu[5...])
             let found = attributes.filter { $0.type == type && $0.handle >= start && $0.handle <= end }
-            return packed(opcode: 0x09, found, notFound: error(opcode, start, 0x0A)) {
+            return packed(opcode: .readByTypeResponse, found, notFound: error(opcode, start, .attributeNotFound)) {
                 $0.handle.bytesLE + self.value(of: $0).prefix(Int(self.mtu) - 4)
             }
-        case 0x04:
-            guard pdu.count == 5 else { return error(opcode, 0, 0x04) }
+        case .findInformationRequest:
+            guard pdu.count == 5 else { return error(opcode, 0, .invalidPDU) }
             let (start, end) = (pdu.uint16LE(at: 1), pdu.uint16LE(at: 3))
-            guard start != 0, start <= end else { return error(opcode, start, 0x01) }
+            guard start != 0, start <= end else { return error(opcode, start, .invalidHandle) }
             let found = attributes.filter { $0.handle >= start && $0.handle <= end }
-            guard let first = found.first else { return error(opcode, start, 0x0A) }
+            guard let first = found.first else { return error(opcode, start, .attributeNotFound) }
             let short = first.type.shortValue != nil
-            var body: [UInt8] = [0x05, short ? 1 : 2]
+            var body: [UInt8] = [ATTOpcode.findInformationResponse.rawValue, short ? 1 : 2]
             for attribute in found where (attribute.type.shortValue != nil) == short {
                 let entry = attribute.handle.bytesLE
                     + (short ? attribute.type.shortestLittleEndianBytes : attribute.type.littleEndianBytes)
@@ -355,26 +333,26 @@ public actor SimulatedPeripheral {
                 body += entry
             }
             return Answer(pdu: body)
-        case 0x0A:
-            guard pdu.count == 3 else { return error(opcode, 0, 0x04) }
+        case .readRequest:
+            guard pdu.count == 3 else { return error(opcode, 0, .invalidPDU) }
             let handle = pdu.uint16LE(at: 1)
-            guard let value = values[handle] else { return error(opcode, handle, 0x01) }
-            return Answer(pdu: [0x0B] + value.prefix(Int(mtu) - 1))
-        case 0x0C:
-            guard pdu.count == 5 else { return error(opcode, 0, 0x04) }
+            guard let value = values[handle] else { return error(opcode, handle, .invalidHandle) }
+            return Answer(pdu: [ATTOpcode.readResponse.rawValue] + value.prefix(Int(mtu) - 1))
+        case .readBlobRequest:
+            guard pdu.count == 5 else { return error(opcode, 0, .invalidPDU) }
             let (handle, offset) = (pdu.uint16LE(at: 1), Int(pdu.uint16LE(at: 3)))
-            guard let value = values[handle] else { return error(opcode, handle, 0x01) }
-            guard offset <= value.count else { return error(opcode, handle, 0x07) }
-            return Answer(pdu: [0x0D] + value[offset...].prefix(Int(mtu) - 1))
-        case 0x12:
-            guard pdu.count >= 3 else { return error(opcode, 0, 0x04) }
+            guard let value = values[handle] else { return error(opcode, handle, .invalidHandle) }
+            guard offset <= value.count else { return error(opcode, handle, .invalidOffset) }
+            return Answer(pdu: [ATTOpcode.readBlobResponse.rawValue] + value[offset...].prefix(Int(mtu) - 1))
+        case .writeRequest:
+            guard pdu.count >= 3 else { return error(opcode, 0, .invalidPDU) }
             let handle = pdu.uint16LE(at: 1)
-            guard values[handle] != nil else { return error(opcode, handle, 0x01) }
+            guard values[handle] != nil else { return error(opcode, handle, .invalidHandle) }
             let written = Array(pdu[3...])
             values[handle] = written
-            var result = Answer(pdu: [0x13])
+            var result = Answer(pdu: [ATTOpcode.writeResponse.rawValue])
             if let valueHandle = configurationOwners[handle] {
-                guard written.count == 2 else { return error(opcode, handle, 0x0D) }
+                guard written.count == 2 else { return error(opcode, handle, .invalidAttributeValueLength) }
                 let pendingUpdates = updates[valueHandle] ?? []
                 if written[0] & 0x02 != 0 {
                     result.indications = pendingUpdates.map { (valueHandle, $0) }
@@ -386,18 +364,18 @@ public actor SimulatedPeripheral {
             }
             return result
         default:
-            return error(opcode, 0, 0x06)
+            return error(opcode, 0, .requestNotSupported)
         }
     }
 
     private func value(of attribute: SimulatedAttribute) -> [UInt8] { values[attribute.handle] ?? attribute.value }
 
     /// A Read By Type / Read By Group Type response: entries of the first one's length, as many as fit.
-    private func packed(opcode: UInt8, _ found: [SimulatedAttribute], notFound: Answer,
+    private func packed(opcode: ATTOpcode, _ found: [SimulatedAttribute], notFound: Answer,
                         entry: (SimulatedAttribute) -> [UInt8]) -> Answer {
         guard let first = found.first else { return notFound }
         let length = entry(first).count
-        var body: [UInt8] = [opcode, UInt8(length)]
+        var body: [UInt8] = [opcode.rawValue, UInt8(length)]
         for attribute in found {
             let bytes = entry(attribute)
             guard bytes.count == length, body.count + length <= Int(mtu) else { break }

@@ -1,15 +1,13 @@
+import Logging
+
 /// A message from the BlueZ transport for the daemon's log.
 ///
 /// The transport has no logger of its own: it hands records to a ``BlueZLogSink`` the caller
 /// provides (the daemon forwards them to its `Logger`). Each record has a stable ``kind`` so
 /// the caller can count or filter them, e.g. `scan-busy` or `scan-silence`.
 public struct BlueZLogRecord: Hashable, Sendable, CustomStringConvertible {
-    /// Severity, in the daemon's level names.
-    public enum Level: Int, Hashable, Sendable, Comparable {
-        case debug, info, notice, warning, error
-
-        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
-    }
+    /// Severity, in the shared level vocabulary of `Logging`.
+    public typealias Level = Logger.Level
 
     public var level: Level
     /// A stable kebab-case key for the situation (`scan-busy`, `scan-silence`, `controller-gone`, …).

@@ -1,3 +1,4 @@
+import BLEWire
 import Foundation
 import Transport
 
@@ -549,17 +550,18 @@ public actor GATTClient {
     /// values: ETIMEDOUT 0x08 (supervision timeout), ECONNABORTED 0x16 (local host), EACCES
     /// 0x05 (authentication failure); a peer's close or ECONNRESET is 0x13 (remote user).
     static func hciReason(for end: PacketChannelEnd) -> UInt8 {
-        switch end {
-        case .closedLocally: 0x16
-        case .closedByPeer: 0x13
+        let reason: HCIStatus = switch end {
+        case .closedLocally: .localHostTerminated
+        case .closedByPeer: .remoteUserTerminated
         case .failed(let code):
             switch code {
-            case ETIMEDOUT: 0x08
-            case ECONNABORTED: 0x16
-            case EACCES: 0x05
-            default: 0x13
+            case ETIMEDOUT: .connectionTimeout
+            case ECONNABORTED: .localHostTerminated
+            case EACCES: .authenticationFailure
+            default: .remoteUserTerminated
             }
         }
+        return reason.rawValue
     }
 
     private func rebuildValueHandles() {

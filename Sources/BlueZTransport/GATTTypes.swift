@@ -1,3 +1,4 @@
+import BLEWire
 import Transport
 
 /// The property bits of a characteristic declaration.

@@ -1,4 +1,4 @@
-import CaptureFormats
+import BLEWire
 import Foundation
 import Transport
 
@@ -427,7 +427,8 @@ public actor HCIScanner {
         case .commandStatus(let opcode, let status):
             resolve(opcode, with: .success(CommandReply(status: status, returnParameters: [])))
         case .leMeta(let subevent, _):
-            guard subevent == 0x02 || subevent == 0x0D else { return }
+            guard subevent == HCIEventBuilder.leAdvertisingReportSubevent
+                || subevent == HCIEventBuilder.leExtendedAdvertisingReportSubevent else { return }
             let advertisements = decodeReports(packet)
             guard !advertisements.isEmpty else { return }
             lastActivity = clock.now

@@ -1,3 +1,4 @@
+import BLEWire
 /// The btsnoop datalink codes this package understands.
 public enum BTSnoopDatalink {
     /// HCI packets without the indicator byte; the type comes from the flags.

@@ -1,3 +1,4 @@
+import BLEWire
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

@@ -1,3 +1,4 @@
+import BLEWire
 /// The capture file formats this package reads.
 public enum CaptureFormat: String, Hashable, Sendable, CaseIterable {
     /// btsnoop (RFC 1761 layout as used by Android `btsnoop_hci.log` and `btmon -w`).

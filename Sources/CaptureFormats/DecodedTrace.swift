@@ -1,3 +1,4 @@
+import BLEWire
 import Transport
 
 /// Everything one capture file yields: its transport events and what was counted on the way.

@@ -1,6 +1,8 @@
 import AdapterKit
+import ExternalAdapterProtocol
 import Foundation
 import HealthModel
+import Logging
 import Transport
 
 /// One line of an external adapter's logging, for the daemon's logger.
@@ -18,11 +20,11 @@ public struct ExternalAdapterLogEntry: Sendable, Hashable, CustomStringConvertib
     public var adapterID: String
     /// The device the process serves (BLE address or USB location), when there is one.
     public var device: String?
-    public var level: ExternalLogLevel
+    public var level: Logger.Level
     public var message: String
     public var origin: Origin
 
-    public init(adapterID: String, device: String?, level: ExternalLogLevel, message: String, origin: Origin) {
+    public init(adapterID: String, device: String?, level: Logger.Level, message: String, origin: Origin) {
         self.adapterID = adapterID
         self.device = device
         self.level = level

@@ -1,4 +1,5 @@
 import AdapterKit
+import ExternalAdapterProtocol
 import Foundation
 
 #if canImport(Glibc)

@@ -1,6 +1,8 @@
 import AdapterKit
+import ExternalAdapterProtocol
 import Foundation
 import HealthModel
+import Logging
 
 /// Why a line a plugin printed was not used. The raw values are the stable keys counted in
 /// reports and statistics.
@@ -51,7 +53,7 @@ public enum PluginLine: Sendable, Hashable {
     /// A sample or correlation, validated, with `source` set to the plugin's id.
     case record(HealthRecord)
     /// `{"log":{"level":…,"message":…}}`.
-    case log(ExternalLogLevel, String)
+    case log(Logger.Level, String)
     /// `{"done":true}`.
     case done
     case rejected(PluginLineRejection)
@@ -168,7 +170,7 @@ public struct PluginOutputValidator: Sendable {
 
 /// The kind of a plugin output line, read without building the record.
 private enum MessageProbe: Decodable {
-    case log(ExternalLogLevel, String)
+    case log(Logger.Level, String)
     case done
     case record
 
@@ -186,7 +188,7 @@ private enum MessageProbe: Decodable {
             guard let body = try? object.decode(LogBody.self, forKey: ProbeKey("log")) else {
                 throw PluginLineRejection(.invalidMessage, "log must be {\"level\":…,\"message\":\"…\"}")
             }
-            guard let level = ExternalLogLevel(rawValue: body.level) else {
+            guard let level = Logger.Level(rawValue: body.level) else {
                 throw PluginLineRejection(.invalidMessage, "unknown log level \"\(body.level.prefix(40))\"")
             }
             self = .log(level, body.message)

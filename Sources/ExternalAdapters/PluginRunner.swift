@@ -1,6 +1,8 @@
 import AdapterKit
+import ExternalAdapterProtocol
 import Foundation
 import HealthModel
+import Logging
 import Synchronization
 import Transport
 
@@ -454,7 +456,7 @@ final class PluginRunner: @unchecked Sendable {
         }
     }
 
-    private func note(_ level: ExternalLogLevel, _ message: String) {
+    private func note(_ level: Logger.Level, _ message: String) {
         configuration.log(ExternalAdapterLogEntry(adapterID: adapterID, device: deviceLabel, level: level,
                                                   message: message, origin: .supervisor))
     }

@@ -1,10 +1,12 @@
 import AdapterKit
 import BLESimulators
+import BLEWire
 import BlueZTransport
 import BuiltinAdapters
 import Foundation
 import HealthModel
 import IngestCLI
+import Logging
 import Pipeline
 import SQLiteStore
 import Synchronization

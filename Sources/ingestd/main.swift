@@ -1,3 +1,4 @@
+import ArgumentParsing
 import IngestCLI
 
 await CommandLineRunner.main(root: Ingestd.self)

@@ -2,6 +2,7 @@ import AdapterKit
 import BTHome
 import Foundation
 import HealthModel
+import TestSupport
 import Testing
 import Transport
 import XiaomiScale
@@ -37,14 +38,14 @@ struct AdapterRouterTests {
         for second in 0..<3 {
             let time = start.addingTimeInterval(Double(second))
             events.append(try makeAdvertisement(address: miScale, name: "MI SCALE2",
-                                                serviceData: [(0x181D, try bytes("22 9e 43 e5 07 04 0b 10 13 01"))], time: time))
+                                                serviceData: [(0x181D, hex("22 9e 43 e5 07 04 0b 10 13 01"))], time: time))
             events.append(try makeAdvertisement(address: miBodyScale, name: "MIBFS",
-                                                serviceData: [(0x181B, try bytes("02 26 e6 07 02 0e 10 29 3a f7 01 9a 38"))],
+                                                serviceData: [(0x181B, hex("02 26 e6 07 02 0e 10 29 3a f7 01 9a 38"))],
                                                 time: time))
             events.append(try makeAdvertisement(address: bthome, name: "ATC_8D18B2",
-                                                serviceData: [(0xFCD2, try bytes("40 00 09 02 5d 09 06 5e 1f"))], time: time))
+                                                serviceData: [(0xFCD2, hex("40 00 09 02 5d 09 06 5e 1f"))], time: time))
             events.append(try makeAdvertisement(address: otherScale, name: "Generic Scale",
-                                                serviceData: [(0x181D, try bytes("00 8c 3c"))], time: time))
+                                                serviceData: [(0x181D, hex("00 8c 3c"))], time: time))
             events.append(try makeAdvertisement(address: heartRateBand, name: "HRM", serviceUUIDs: [0x180D], time: time))
         }
         var output = AdapterOutput()

@@ -2,6 +2,7 @@ import AdapterKit
 import BTHome
 import Foundation
 import HealthModel
+import TestSupport
 import Testing
 import Transport
 
@@ -17,7 +18,7 @@ struct BTHomeSessionTests {
     }
 
     func event(_ payload: String, name: String? = "ATC_8D18B2", time: Date = Date(timeIntervalSince1970: 1_709_331_995)) throws -> TransportEvent {
-        .advertisement(try makeAdvertisement(address: Self.address, name: name, serviceData: [(0xFCD2, try bytes(payload))], time: time))
+        .advertisement(try makeAdvertisement(address: Self.address, name: name, serviceData: [(0xFCD2, hex(payload))], time: time))
     }
 
     @Test("Mass in kg (bthome-ble test_bthome_mass_kilograms) becomes BodyMass at the reception time")

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import XiaomiScale
 
@@ -12,7 +13,7 @@ import XiaomiScale
 struct MiScaleDecoderTests {
     @Test("Smart scale, xiaomi-ble test_Xiaomi_Scale1: 86.55 kg, stabilized, 2021-04-11 16:19:01")
     func smartScalePublishedVector() throws {
-        let reading = try MiScaleDecoder.decodeSmartScale(bytes("22 9e 43 e5 07 04 0b 10 13 01"))
+        let reading = try MiScaleDecoder.decodeSmartScale(hex("22 9e 43 e5 07 04 0b 10 13 01"))
         #expect(reading.model == .smartScale)
         #expect(reading.rawWeight == 17310)
         #expect(reading.unit == .kilogram)
@@ -29,7 +30,7 @@ struct MiScaleDecoderTests {
 
     @Test("Smart scale, research §3.1: 61.75 kg, stabilized, 2022-02-14 16:41:58")
     func smartScaleResearchVector() throws {
-        let reading = try MiScaleDecoder.decodeSmartScale(bytes("22 3e 30 e6 07 02 0e 10 29 3a"))
+        let reading = try MiScaleDecoder.decodeSmartScale(hex("22 3e 30 e6 07 02 0e 10 29 3a"))
         #expect(reading.weightKilograms == 61.75)
         #expect(reading.isFinalReading)
         #expect(reading.clock.description == "2022-02-14T16:41:58")
@@ -37,7 +38,7 @@ struct MiScaleDecoderTests {
 
     @Test("Smart scale, xiaomi-ble mass removed: 87.2 kg with the removed bit, clock unset (1970)")
     func smartScaleWeightRemoved() throws {
-        let reading = try MiScaleDecoder.decodeSmartScale(bytes("a2 20 44 b2 07 01 01 0a 1a 15"))
+        let reading = try MiScaleDecoder.decodeSmartScale(hex("a2 20 44 b2 07 01 01 0a 1a 15"))
         #expect(reading.weightKilograms == 87.2)
         #expect(reading.isWeightRemoved)
         #expect(reading.isStabilized)  // bit 5 is set too; removal wins
@@ -49,11 +50,11 @@ struct MiScaleDecoderTests {
 
     @Test("Smart scale, xiaomi-ble non stabilized and reset frames are not final readings")
     func smartScaleNotFinal() throws {
-        let settling = try MiScaleDecoder.decodeSmartScale(bytes("82 14 00 e5 07 04 0b 10 17 08"))
+        let settling = try MiScaleDecoder.decodeSmartScale(hex("82 14 00 e5 07 04 0b 10 17 08"))
         #expect(settling.weightKilograms == 0.1)
         #expect(!settling.isStabilized)
         #expect(!settling.isFinalReading)
-        let reset = try MiScaleDecoder.decodeSmartScale(bytes("80 00 00 e5 07 04 0b 10 13 01"))
+        let reset = try MiScaleDecoder.decodeSmartScale(hex("80 00 00 e5 07 04 0b 10 13 01"))
         #expect(reset.rawWeight == 0)
         #expect(reset.isWeightRemoved)
         #expect(!reset.isFinalReading)
@@ -61,7 +62,7 @@ struct MiScaleDecoderTests {
 
     @Test("Smart scale in pounds (synthetic): 150.00 lb = 68.0388555 kg")
     func smartScalePounds() throws {
-        let reading = try MiScaleDecoder.decodeSmartScale(bytes("23 98 3a e6 07 02 0e 10 29 3a"))
+        let reading = try MiScaleDecoder.decodeSmartScale(hex("23 98 3a e6 07 02 0e 10 29 3a"))
         #expect(reading.unit == .pound)
         #expect(reading.weightInDisplayUnit == 150)
         #expect(abs(reading.weightKilograms - 68.038_855_5) < 1e-9)
@@ -69,7 +70,7 @@ struct MiScaleDecoderTests {
 
     @Test("Smart scale in jin (synthetic): 123.50 jin = 61.75 kg")
     func smartScaleJin() throws {
-        let reading = try MiScaleDecoder.decodeSmartScale(bytes("32 3e 30 e6 07 02 0e 10 29 3a"))
+        let reading = try MiScaleDecoder.decodeSmartScale(hex("32 3e 30 e6 07 02 0e 10 29 3a"))
         #expect(reading.unit == .jin)
         #expect(reading.weightInDisplayUnit == 123.5)
         #expect(reading.weightKilograms == 61.75)
@@ -77,7 +78,7 @@ struct MiScaleDecoderTests {
 
     @Test("Body composition scale, xiaomi-ble test_Xiaomi_Scale2: 85.15 kg, 428 ohm")
     func bodyCompositionPublishedVector() throws {
-        let reading = try MiScaleDecoder.decodeBodyCompositionScale(bytes("02 26 b2 07 05 04 0f 02 01 ac 01 86 42"))
+        let reading = try MiScaleDecoder.decodeBodyCompositionScale(hex("02 26 b2 07 05 04 0f 02 01 ac 01 86 42"))
         #expect(reading.model == .bodyCompositionScale)
         #expect(reading.rawWeight == 17030)
         #expect(reading.weightKilograms == 85.15)
@@ -90,7 +91,7 @@ struct MiScaleDecoderTests {
 
     @Test("Body composition scale, research §3.2: 72.45 kg, 503 ohm, 2022-02-14 16:41:58")
     func bodyCompositionResearchVector() throws {
-        let reading = try MiScaleDecoder.decodeBodyCompositionScale(bytes("02 26 e6 07 02 0e 10 29 3a f7 01 9a 38"))
+        let reading = try MiScaleDecoder.decodeBodyCompositionScale(hex("02 26 e6 07 02 0e 10 29 3a f7 01 9a 38"))
         #expect(reading.weightKilograms == 72.45)
         #expect(reading.impedanceOhms == 503)
         #expect(reading.clock.description == "2022-02-14T16:41:58")
@@ -99,38 +100,38 @@ struct MiScaleDecoderTests {
 
     @Test("Body composition scale, xiaomi-ble non stabilized (105.8 kg) and reset")
     func bodyCompositionNotFinal() throws {
-        let settling = try MiScaleDecoder.decodeBodyCompositionScale(bytes("02 04 b2 07 01 01 12 10 1a 00 00 a8 52"))
+        let settling = try MiScaleDecoder.decodeBodyCompositionScale(hex("02 04 b2 07 01 01 12 10 1a 00 00 a8 52"))
         #expect(settling.weightKilograms == 105.8)
         #expect(!settling.isStabilized)
         #expect(!settling.isWeightRemoved)
         #expect(settling.impedanceOhms == nil)
-        let reset = try MiScaleDecoder.decodeBodyCompositionScale(bytes("02 82 b2 07 05 04 0f 02 01 00 00 00 00"))
+        let reset = try MiScaleDecoder.decodeBodyCompositionScale(hex("02 82 b2 07 05 04 0f 02 01 00 00 00 00"))
         #expect(reset.isWeightRemoved)
         #expect(!reset.isFinalReading)
     }
 
     @Test("Body composition scale units (synthetic): pounds from control0 bit 0, jin from control1 bit 6")
     func bodyCompositionUnits() throws {
-        let pounds = try MiScaleDecoder.decodeBodyCompositionScale(bytes("03 24 e6 07 02 0e 10 29 3a 00 00 98 3a"))
+        let pounds = try MiScaleDecoder.decodeBodyCompositionScale(hex("03 24 e6 07 02 0e 10 29 3a 00 00 98 3a"))
         #expect(pounds.unit == .pound)
         #expect(pounds.impedanceOhms == nil)
         #expect(abs(pounds.weightKilograms - 68.038_855_5) < 1e-9)
-        let jin = try MiScaleDecoder.decodeBodyCompositionScale(bytes("02 64 e6 07 02 0e 10 29 3a 00 00 3e 30"))
+        let jin = try MiScaleDecoder.decodeBodyCompositionScale(hex("02 64 e6 07 02 0e 10 29 3a 00 00 3e 30"))
         #expect(jin.unit == .jin)
         #expect(jin.weightKilograms == 61.75)
     }
 
     @Test("A frame cut short names the missing field, its offset and the bytes")
     func truncatedFrames() throws {
-        let five = try bytes("22 9e 43 e5 07")
+        let five = hex("22 9e 43 e5 07")
         #expect(throws: MiScaleDecodingError.tooShort(model: .smartScale, field: "timestamp", offset: 3, bytes: five)) {
             try MiScaleDecoder.decodeSmartScale(five)
         }
-        let two = try bytes("02 26")
+        let two = hex("02 26")
         #expect(throws: MiScaleDecodingError.tooShort(model: .bodyCompositionScale, field: "timestamp", offset: 2, bytes: two)) {
             try MiScaleDecoder.decodeBodyCompositionScale(two)
         }
-        let twelve = try bytes("02 26 b2 07 05 04 0f 02 01 ac 01 86")
+        let twelve = hex("02 26 b2 07 05 04 0f 02 01 ac 01 86")
         #expect(throws: MiScaleDecodingError.tooShort(model: .bodyCompositionScale, field: "weight", offset: 11, bytes: twelve)) {
             try MiScaleDecoder.decodeBodyCompositionScale(twelve)
         }
@@ -141,7 +142,7 @@ struct MiScaleDecoderTests {
 
     @Test("A frame longer than the layout is refused, not silently cut")
     func overlongFrame() throws {
-        let eleven = try bytes("22 9e 43 e5 07 04 0b 10 13 01 00")
+        let eleven = hex("22 9e 43 e5 07 04 0b 10 13 01 00")
         #expect(throws: MiScaleDecodingError.tooLong(model: .smartScale, expected: 10, bytes: eleven)) {
             try MiScaleDecoder.decodeSmartScale(eleven)
         }

@@ -1,6 +1,7 @@
 import AdapterKit
 import Foundation
 import HealthModel
+import TestSupport
 import Testing
 import Transport
 import XiaomiScale
@@ -21,12 +22,12 @@ struct XiaomiScaleSessionTests {
     func smartScaleAdvertisement(_ frame: String, name: String? = "MI_SCALE",
                                  time: Date = Date(timeIntervalSince1970: 1_618_150_000)) throws -> TransportEvent {
         .advertisement(try makeAdvertisement(address: Self.scaleAddress, name: name,
-                                             serviceData: [(0x181D, try bytes(frame))], time: time))
+                                             serviceData: [(0x181D, hex(frame))], time: time))
     }
 
     func bodyCompositionAdvertisement(_ frame: String, time: Date = Date(timeIntervalSince1970: 1_700_000_000)) throws -> TransportEvent {
         .advertisement(try makeAdvertisement(address: Self.scaleAddress, name: "MIBFS",
-                                             serviceData: [(0x181B, try bytes(frame))], time: time))
+                                             serviceData: [(0x181B, hex(frame))], time: time))
     }
 
     @Test("A stabilized frame becomes one BodyMass sample in kg at the scale's clock in the context zone")

@@ -1,6 +1,7 @@
 import BLESimulators
 import BlueZTransport
 import Foundation
+import TestSupport
 import Testing
 import Transport
 

@@ -1,4 +1,6 @@
+import BLEWire
 import BlueZTransport
+import TestSupport
 import Testing
 
 @Suite struct HCIEventTests {

@@ -1,6 +1,8 @@
 import BLESimulators
+import BLEWire
 import BlueZTransport
 import Foundation
+import TestSupport
 import Testing
 import Transport
 

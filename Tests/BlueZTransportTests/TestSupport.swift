@@ -1,6 +1,7 @@
 import BlueZTransport
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 import Transport
 
@@ -11,12 +12,11 @@ struct TestWaitTimeout: Error, CustomStringConvertible {
 }
 
 /// Collects log records from an engine.
-final class LogCollector: Sendable {
-    private let records = Mutex<[BlueZLogRecord]>([])
+typealias LogCollector = TestSupport.LogCollector<BlueZLogRecord>
 
-    var sink: BlueZLogSink { { record in self.records.withLock { $0.append(record) } } }
-
-    var all: [BlueZLogRecord] { records.withLock { $0 } }
+extension TestSupport.LogCollector<BlueZLogRecord> {
+    /// The sink to give an engine.
+    var sink: BlueZLogSink { handler }
 
     func count(kind: String) -> Int { all.filter { $0.kind == kind }.count }
 }
@@ -57,11 +57,6 @@ func take<Element: Sendable>(_ count: Int, from stream: AsyncStream<Element>, wi
 /// All remaining elements of `stream` until it finishes, failing after `limit`.
 func drain<Element: Sendable>(_ stream: AsyncStream<Element>, within limit: Duration = .seconds(10)) async throws -> [Element] {
     try await take(Int.max, from: stream, within: limit)
-}
-
-/// Bytes from a hex string such as `04 0e 04 01 0b 20 00`.
-func hex(_ text: String) -> [UInt8] {
-    text.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { UInt8($0, radix: 16) }
 }
 
 extension TransportEvent {

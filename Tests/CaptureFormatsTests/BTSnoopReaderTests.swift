@@ -1,5 +1,6 @@
 import CaptureFormats
 import Foundation
+import TestSupport
 import Testing
 
 /// btsnoop record header: original length, included length, flags, drops (u32 BE), timestamp (i64 BE).

@@ -1,5 +1,6 @@
 import CaptureFormats
 import Foundation
+import TestSupport
 import Testing
 
 @Suite struct BTSnoopWriterTests {

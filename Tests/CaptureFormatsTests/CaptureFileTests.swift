@@ -1,5 +1,6 @@
 import CaptureFormats
 import Foundation
+import TestSupport
 import Testing
 
 @Suite struct CaptureFileTests {
@@ -55,7 +56,7 @@ import Testing
     /// Real files with random bytes overwritten anywhere (headers included) either decode or
     /// fail with a CaptureError; nothing traps. Seeded, so every run sees the same files.
     @Test func mutatedFilesDecodeOrFailCleanly() throws {
-        var random = SplitMix64(state: 42)
+        var random = SplitMix64(seed: 42)
         var outcomes: [String: Int] = [:]
         for path in [Fixture.dsd6, Fixture.airbily] {
             let original = try Fixture.bytes(path)

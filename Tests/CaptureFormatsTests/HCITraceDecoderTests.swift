@@ -1,5 +1,7 @@
+import BLEWire
 import CaptureFormats
 import Foundation
+import TestSupport
 import Testing
 import Transport
 
@@ -372,24 +374,12 @@ import Transport
     }
 }
 
-/// A small deterministic generator (SplitMix64) so mutation tests are repeatable.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @Suite struct HCITraceDecoderMutationTests {
     /// Real packets with random bytes changed, cut short or extended: the decoder must count,
     /// not crash (debug builds check every buffer access), and keep decoding.
     @Test(arguments: [1, 2, 3, 4])
     func mutatedPacketsAreCountedNotFatal(seed: UInt64) throws {
-        var random = SplitMix64(state: seed)
+        var random = SplitMix64(seed: seed)
         var decoder = HCITraceDecoder()
         var events: [TransportEvent] = []
         var fed = 0

@@ -1,5 +1,6 @@
 import CaptureFormats
 import Foundation
+import TestSupport
 import Testing
 
 /// A pcapng file: blocks of type, total length, body padded to 4 bytes, total length again.

@@ -1,5 +1,7 @@
+import BLEWire
 import CaptureFormats
 import Foundation
+import TestSupport
 import Transport
 
 /// The real captures copied into `Captures/` (see `Captures/ORIGIN`).
@@ -19,19 +21,6 @@ enum Fixture {
     }
 }
 
-/// Bytes from a hex string such as "04 3e 0c"; whitespace is ignored.
-func hex(_ text: String) -> [UInt8] {
-    let digits = text.filter { !$0.isWhitespace }
-    var bytes: [UInt8] = []
-    var index = digits.startIndex
-    while index < digits.endIndex {
-        let next = digits.index(index, offsetBy: 2)
-        bytes.append(UInt8(digits[index..<next], radix: 16) ?? 0xEE)
-        index = next
-    }
-    return bytes
-}
-
 /// All records of a reader.
 func readAll(_ reader: any CaptureReader) throws -> [CaptureRecord] {
     var records: [CaptureRecord] = []
@@ -41,16 +30,13 @@ func readAll(_ reader: any CaptureReader) throws -> [CaptureRecord] {
 
 func le16(_ value: UInt16) -> [UInt8] { [UInt8(value & 0xFF), UInt8(value >> 8)] }
 
-/// HCI packets laid out as the Core specification defines them (packets without the H4 byte).
+/// HCI packets laid out as the Core specification defines them (packets without the H4 byte),
+/// built by BLEWire; the advertising report rows are the tests' own.
 enum HCI {
-    /// HCI Event packet (Vol 4 Part E 5.4.4): event code, parameter length, parameters.
-    static func event(_ code: UInt8, _ parameters: [UInt8]) -> [UInt8] {
-        [code, UInt8(parameters.count)] + parameters
-    }
+    static func event(_ code: UInt8, _ parameters: [UInt8]) -> [UInt8] { HCIEventBuilder.event(code, parameters) }
 
-    /// LE Meta event (Vol 4 Part E 7.7.65): event 0x3E, subevent code first.
     static func leMeta(_ subevent: UInt8, _ parameters: [UInt8]) -> [UInt8] {
-        event(0x3E, [subevent] + parameters)
+        HCIEventBuilder.leMeta(subevent, parameters)
     }
 
     /// One row of an LE Advertising Report (7.7.65.2).
@@ -69,37 +55,24 @@ enum HCI {
             + [UInt8(data.count)] + data
     }
 
-    /// LE Connection Complete (7.7.65.1).
+    /// LE Connection Complete (7.7.65.1) with a 48.75 ms interval and a 20 s supervision timeout.
     static func connectionComplete(status: UInt8 = 0, handle: UInt16, role: UInt8 = 0, peerType: UInt8,
                                    peer: BLEAddress) -> [UInt8] {
-        leMeta(0x01, [status] + le16(handle) + [role, peerType] + peer.littleEndianBytes
-            + le16(0x0027) + le16(0) + le16(0x07D0) + [0x05])
+        HCIEventBuilder.leConnectionComplete(status: status, handle: handle, role: role, peerAddressType: peerType,
+                                             peer: peer, interval: 0x0027, supervisionTimeout: 0x07D0, clockAccuracy: 0x05)
     }
 
-    /// Disconnection Complete (7.7.5).
     static func disconnectionComplete(handle: UInt16, reason: UInt8) -> [UInt8] {
-        event(0x05, [0x00] + le16(handle) + [reason])
+        HCIEventBuilder.disconnectionComplete(handle: handle, reason: reason)
     }
 
-    /// An L2CAP basic frame (Vol 3 Part A 3.1): length, channel id, payload.
-    static func l2cap(channel: UInt16 = 0x0004, _ payload: [UInt8]) -> [UInt8] {
-        le16(UInt16(payload.count)) + le16(channel) + payload
+    static func l2cap(channel: UInt16 = ACLPacketBuilder.attributeChannel, _ payload: [UInt8]) -> [UInt8] {
+        ACLPacketBuilder.l2cap(channel: channel, payload)
     }
 
-    /// HCI ACL Data packets (Vol 4 Part E 5.4.2) carrying `frame`, cut after the given sizes;
-    /// the first packet has packet-boundary flag 0b10 (first, flushable), the rest 0b01.
+    /// ACL packets carrying `frame`, cut after the given sizes, as a controller delivers them.
     static func acl(handle: UInt16, frame: [UInt8], fragmentSizes: [Int] = []) -> [[UInt8]] {
-        var pieces: [[UInt8]] = []
-        var rest = frame[...]
-        for size in fragmentSizes where !rest.isEmpty {
-            pieces.append(Array(rest.prefix(size)))
-            rest = rest.dropFirst(size)
-        }
-        if !rest.isEmpty || pieces.isEmpty { pieces.append(Array(rest)) }
-        return pieces.enumerated().map { index, piece in
-            let flags: UInt16 = index == 0 ? 0b10 : 0b01
-            return le16(handle | flags << 12) + le16(UInt16(piece.count)) + piece
-        }
+        ACLPacketBuilder.packets(handle: handle, frame: frame, fragmentSizes: fragmentSizes)
     }
 }
 

@@ -1,4 +1,5 @@
 import CaptureFormats
+import TestSupport
 import Testing
 import Transport
 

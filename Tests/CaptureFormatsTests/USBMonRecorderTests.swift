@@ -1,6 +1,7 @@
 import CaptureFormats
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 import Transport
 

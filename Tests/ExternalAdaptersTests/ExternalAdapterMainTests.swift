@@ -1,7 +1,9 @@
 import AdapterKit
+import ExternalAdapterProtocol
 import ExternalAdapters
 import Foundation
 import HealthModel
+import TestSupport
 import Testing
 import Transport
 import XiaomiScale
@@ -15,7 +17,7 @@ struct ExternalAdapterMainTests {
     }
 
     func advertisement(_ frame: String, offset: TimeInterval = 0) throws -> BLEAdvertisement {
-        try makeAdvertisement(address: miScaleAddress, name: "MI_SCALE", serviceData: [(0x181D, try bytes(frame))],
+        try makeAdvertisement(address: miScaleAddress, name: "MI_SCALE", serviceData: [(0x181D, hex(frame))],
                               time: Date(timeIntervalSince1970: 1_618_150_000 + offset))
     }
 

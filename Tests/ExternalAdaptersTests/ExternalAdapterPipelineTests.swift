@@ -1,10 +1,12 @@
 import AdapterKit
+import BLEWire
 import CaptureFormats
 import ExternalAdapters
 import Foundation
 import HealthModel
 import Pipeline
 import SQLiteStore
+import TestSupport
 import Testing
 import Transport
 import XiaomiScale
@@ -30,7 +32,7 @@ struct ExternalAdapterPipelineTests {
         func data(_ frame: [UInt8]) -> [UInt8] {
             [0x02, 0x01, 0x06, UInt8(name.count + 1), 0x09] + name + [UInt8(frame.count + 3), 0x16, 0x1D, 0x18] + frame
         }
-        let stable = try bytes(miScaleStableFrame)
+        let stable = hex(miScaleStableFrame)
         var removed = stable
         removed[0] |= 0x80
         let frames = Array(repeating: stable, count: 5) + [removed]

@@ -2,6 +2,7 @@ import AdapterKit
 import ExternalAdapters
 import Foundation
 import HealthModel
+import TestSupport
 import Testing
 import Transport
 import XiaomiScale
@@ -11,7 +12,7 @@ struct ExternalAdapterSessionTests {
     let utc = TimeZone(identifier: "UTC")!
 
     func scaleAdvertisement(_ frame: String, name: String? = "MI_SCALE", offset: TimeInterval = 0) throws -> TransportEvent {
-        .advertisement(try makeAdvertisement(address: miScaleAddress, name: name, serviceData: [(0x181D, try bytes(frame))],
+        .advertisement(try makeAdvertisement(address: miScaleAddress, name: name, serviceData: [(0x181D, hex(frame))],
                                              time: Date(timeIntervalSince1970: 1_618_150_000 + offset)))
     }
 

@@ -1,6 +1,7 @@
 import AdapterKit
 import ExternalAdapters
 import Foundation
+import TestSupport
 import Testing
 import Transport
 

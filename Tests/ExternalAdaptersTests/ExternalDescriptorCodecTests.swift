@@ -1,6 +1,8 @@
 import AdapterKit
+import ExternalAdapterProtocol
 import Foundation
 import HealthModel
+import TestSupport
 import Testing
 import Transport
 import XiaomiScale

@@ -1,6 +1,9 @@
 import AdapterKit
+import ExternalAdapterProtocol
 import Foundation
 import HealthModel
+import Logging
+import TestSupport
 import Testing
 import Transport
 
@@ -9,7 +12,7 @@ struct ExternalInputCodecTests {
     @Test("An advertisement line carries the decoded fields and the raw data, and reads back unchanged")
     func advertisementRoundTrip() throws {
         let advertisement = try makeAdvertisement(address: miScaleAddress, name: "MI_SCALE",
-                                                  serviceData: [(0x181D, try bytes(miScaleStableFrame))],
+                                                  serviceData: [(0x181D, hex(miScaleStableFrame))],
                                                   manufacturer: (0x0157, [0x01, 0x02]),
                                                   time: Date(timeIntervalSince1970: 1_618_150_000.25))
         let line = ExternalInputCodec.encodeAdvertisementLine(advertisement)
@@ -35,7 +38,7 @@ struct ExternalInputCodecTests {
         #expect(advertisement.time == ISO8601DateTime.date(from: "2026-01-01T08:00:00Z"))
         #expect(advertisement.rssi == -71)
         #expect(advertisement.localName == "MI SCALE2")
-        #expect(advertisement.serviceData == [BLEUUID(0x181D): try bytes(miScaleStableFrame)])
+        #expect(advertisement.serviceData == [BLEUUID(0x181D): hex(miScaleStableFrame)])
         #expect(advertisement.manufacturerData == [0x0157: [0xAA, 0xBB]])
         #expect(advertisement.malformedDataOffset == nil)
     }
@@ -78,6 +81,6 @@ struct ExternalInputCodecTests {
     func outputLines() {
         #expect(ExternalOutputLine.log(.warning, "short \"frame\"") == #"{"log":{"level":"warning","message":"short \"frame\""}}"#)
         #expect(ExternalOutputLine.done == #"{"done":true}"#)
-        #expect(ExternalLogLevel.debug < .error)
+        #expect(Logger.Level.debug < .error)
     }
 }

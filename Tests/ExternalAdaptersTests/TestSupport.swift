@@ -1,8 +1,10 @@
 import AdapterKit
+import ExternalAdapterProtocol
 import ExternalAdapters
 import Foundation
 import HealthModel
 import Synchronization
+import TestSupport
 import Testing
 import Transport
 
@@ -58,16 +60,8 @@ final class ManualClock: SupervisorClock {
     }
 }
 
-/// Collects log entries from any thread.
-final class LogCollector: Sendable {
-    private let entries = Mutex<[ExternalAdapterLogEntry]>([])
-
-    var handler: @Sendable (ExternalAdapterLogEntry) -> Void {
-        { [self] entry in self.entries.withLock { $0.append(entry) } }
-    }
-
-    var all: [ExternalAdapterLogEntry] { entries.withLock { $0 } }
-}
+/// Collects the adapters' log entries from any thread.
+typealias LogCollector = TestSupport.LogCollector<ExternalAdapterLogEntry>
 
 /// Waits (polling) until `condition` holds or `limit` passes; true when it holds. Used to wait
 /// for a plugin process to reach a state, never to measure time.
@@ -95,31 +89,6 @@ func loadAdapter(_ path: String, id: String, configuration: ExternalAdapterConfi
     let describer = PluginDescriber(timeout: .seconds(30), environment: configuration.environment)
     let descriptor = try describer.describe(executable: path, expectedID: id).get()
     return ExternalAdapter(descriptor: descriptor, executable: path, configuration: configuration)
-}
-
-/// Builds a legacy advertisement from its parts, encoding the AD structures a device sends.
-func makeAdvertisement(address: String, name: String? = nil, serviceData: [(uuid: UInt16, payload: [UInt8])] = [],
-                       manufacturer: (company: UInt16, payload: [UInt8])? = nil,
-                       time: Date = Date(timeIntervalSince1970: 1_700_000_000)) throws -> BLEAdvertisement {
-    var data: [UInt8] = [0x02, 0x01, 0x06]
-    if let name {
-        let utf8 = Array(name.utf8)
-        data += [UInt8(utf8.count + 1), 0x09] + utf8
-    }
-    for (uuid, payload) in serviceData {
-        data += [UInt8(payload.count + 3), 0x16, UInt8(uuid & 0xFF), UInt8(uuid >> 8)] + payload
-    }
-    if let manufacturer {
-        data += [UInt8(manufacturer.payload.count + 3), 0xFF,
-                 UInt8(manufacturer.company & 0xFF), UInt8(manufacturer.company >> 8)] + manufacturer.payload
-    }
-    let parsed = try #require(BLEAddress(address))
-    return BLEAdvertisement(time: time, address: parsed, addressType: .public, eventType: .advInd, rssi: -60, data: data)
-}
-
-/// Parses `"22 9e 43"` into bytes.
-func bytes(_ hex: String) throws -> [UInt8] {
-    try hex.split(separator: " ").map { try #require(UInt8($0, radix: 16), "bad hex byte \($0)") }
 }
 
 /// Mi Smart Scale test vector (from the xiaomi-ble project's tests): 86.55 kg, stabilized, at

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 @testable import GATTHealthProfiles
 
@@ -6,7 +7,7 @@ import Testing
 struct BodyCompositionMeasurementTests {
     @Test func decodesMandatoryFieldsOnly() throws {
         // flags 0x0000, body fat 0x00EB = 235 -> 23.5 %
-        let measurement = try BodyCompositionMeasurement(decoding: bytes("00 00 EB 00"))
+        let measurement = try BodyCompositionMeasurement(decoding: hex("00 00 EB 00"))
         #expect(measurement.bodyFatPercentage == 23.5)
         #expect(measurement.bodyFatFraction == 0.235)
         #expect(measurement.weight == nil)
@@ -17,7 +18,7 @@ struct BodyCompositionMeasurementTests {
     /// fat free mass 59.3 kg, soft lean mass 56 kg, body water 42 kg, impedance 503.0 Ω,
     /// weight 77.5 kg, height 1.75 m.
     @Test func decodesEveryField() throws {
-        let measurement = try BodyCompositionMeasurement(decoding: bytes(
+        let measurement = try BodyCompositionMeasurement(decoding: hex(
             "FE 0F EB 00 DC 07 0C 05 0B 32 1B 01 58 1B 92 01 F8 2A 54 2E C0 2B D0 20 A6 13 8C 3C D6 06"))
         #expect(measurement.unitSystem == .metric)
         #expect(measurement.bodyFatFraction == 0.235)
@@ -36,7 +37,7 @@ struct BodyCompositionMeasurementTests {
 
     @Test func decodesImperialMasses() throws {
         // flags 0x0C01: imperial, weight (0x42BE = 170.86 lb), height (0x02B1 = 68.9 in)
-        let measurement = try BodyCompositionMeasurement(decoding: bytes("01 0C EB 00 BE 42 B1 02"))
+        let measurement = try BodyCompositionMeasurement(decoding: hex("01 0C EB 00 BE 42 B1 02"))
         #expect(measurement.unitSystem == .imperial)
         #expect(measurement.weight == 170.86)
         #expect(measurement.height == 68.9)
@@ -45,8 +46,8 @@ struct BodyCompositionMeasurementTests {
     /// A measurement split in two (bit 12 in both): the first carries body fat, time stamp, user
     /// and fat free mass; the second 0xFFFF for body fat, then impedance, weight and height.
     @Test func mergesMultiplePacketHalves() throws {
-        let first = try BodyCompositionMeasurement(decoding: bytes("46 10 EB 00 DC 07 0C 05 0B 32 1B 01 54 2E"))
-        let second = try BodyCompositionMeasurement(decoding: bytes("00 1E FF FF A6 13 8C 3C D6 06"))
+        let first = try BodyCompositionMeasurement(decoding: hex("46 10 EB 00 DC 07 0C 05 0B 32 1B 01 54 2E"))
+        let second = try BodyCompositionMeasurement(decoding: hex("00 1E FF FF A6 13 8C 3C D6 06"))
         #expect(first.isMultiplePacket)
         #expect(second.isMultiplePacket)
         #expect(second.bodyFatPerMille == nil)
@@ -63,14 +64,14 @@ struct BodyCompositionMeasurementTests {
     }
 
     @Test func halvesInDifferentUnitsDoNotMerge() throws {
-        let metric = try BodyCompositionMeasurement(decoding: bytes("00 10 EB 00"))
-        let imperial = try BodyCompositionMeasurement(decoding: bytes("01 14 FF FF BE 42"))
+        let metric = try BodyCompositionMeasurement(decoding: hex("00 10 EB 00"))
+        let imperial = try BodyCompositionMeasurement(decoding: hex("01 14 FF FF BE 42"))
         #expect(metric.merging(imperial) == nil)
     }
 
     @Test func unsuccessfulSinglePacketThrows() {
         #expect(throws: GATTDecodeError.unsuccessfulMeasurement(field: "body-fat-percentage", offset: 2)) {
-            try BodyCompositionMeasurement(decoding: bytes("00 00 FF FF"))
+            try BodyCompositionMeasurement(decoding: hex("00 00 FF FF"))
         }
     }
 
@@ -88,7 +89,7 @@ struct BodyCompositionMeasurementTests {
         ("00 02 EB 00 A6", .tooShort(field: "impedance", offset: 4, needed: 2, have: 1)),
         ("04 00 EB 00", .tooShort(field: "user-id", offset: 4, needed: 1, have: 0)),
     ])
-    func shortFramesThrow(hex: String, error: GATTDecodeError) {
-        #expect(throws: error) { try BodyCompositionMeasurement(decoding: bytes(hex)) }
+    func shortFramesThrow(frame: String, error: GATTDecodeError) {
+        #expect(throws: error) { try BodyCompositionMeasurement(decoding: hex(frame)) }
     }
 }

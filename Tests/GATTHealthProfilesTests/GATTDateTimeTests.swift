@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import GATTHealthProfiles
 
 struct GATTDateTimeTests {
     /// The time stamp inside Nordic's thermometer test vector: 2012-12-05 11:50:27.
     @Test func decodesWallClock() throws {
-        let dateTime = try #require(try GATTDateTime.decode(bytes("DC 07 0C 05 0B 32 1B")))
+        let dateTime = try #require(try GATTDateTime.decode(hex("DC 07 0C 05 0B 32 1B")))
         #expect(dateTime.year == 2012)
         #expect(dateTime.month == 12)
         #expect(dateTime.day == 5)
@@ -17,8 +18,8 @@ struct GATTDateTimeTests {
 
     /// Year, month or day 0 means "not known" (Nordic's blood pressure test sends year 0).
     @Test(arguments: ["00 00 04 11 14 29 3B", "DC 07 00 05 0B 32 1B", "DC 07 0C 00 0B 32 1B", "00 00 00 00 00 00 00"])
-    func unknownDateIsNil(_ hex: String) throws {
-        #expect(try GATTDateTime.decode(bytes(hex)) == nil)
+    func unknownDateIsNil(_ frame: String) throws {
+        #expect(try GATTDateTime.decode(hex(frame)) == nil)
     }
 
     @Test(arguments: [
@@ -30,20 +31,20 @@ struct GATTDateTimeTests {
         "DC 07 0C 05 0B 32 3C",  // second 60
         "2D 06 01 01 00 00 00",  // year 1581
     ])
-    func outOfRangeComponentsThrow(_ hex: String) {
-        #expect(throws: GATTDecodeError.invalidDateTime(field: "stamp", offset: 4, bytes: bytes(hex))) {
-            try GATTDateTime.decode(bytes(hex), field: "stamp", offset: 4)
+    func outOfRangeComponentsThrow(_ frame: String) {
+        #expect(throws: GATTDecodeError.invalidDateTime(field: "stamp", offset: 4, bytes: hex(frame))) {
+            try GATTDateTime.decode(hex(frame), field: "stamp", offset: 4)
         }
     }
 
     @Test func leapDayIsValid() throws {
-        let dateTime = try #require(try GATTDateTime.decode(bytes("E8 07 02 1D 0C 00 00")))
+        let dateTime = try #require(try GATTDateTime.decode(hex("E8 07 02 1D 0C 00 00")))
         #expect(dateTime.description == "2024-02-29T12:00:00")
     }
 
     @Test func shortFieldThrows() {
         #expect(throws: GATTDecodeError.tooShort(field: "date-time", offset: 0, needed: 7, have: 6)) {
-            try GATTDateTime.decode(bytes("DC 07 0C 05 0B 32"))
+            try GATTDateTime.decode(hex("DC 07 0C 05 0B 32"))
         }
     }
 

@@ -1,6 +1,7 @@
 import AdapterKit
 import Foundation
 import HealthModel
+import TestSupport
 import Testing
 import Transport
 @testable import GATTHealthProfiles
@@ -39,14 +40,14 @@ struct GATTHealthAdapterTests {
         // AD: flags 0x06; complete 16-bit UUIDs 0x181D; complete local name "Scale".
         let advertisement = BLEAdvertisement(
             time: captureStart, address: testAddress, addressType: .public, eventType: .advInd, rssi: -60,
-            data: bytes("02 01 06 03 03 1D 18 06 09 53 63 61 6C 65"))
+            data: hex("02 01 06 03 03 1D 18 06 09 53 63 61 6C 65"))
         router.route(.advertisement(advertisement), into: &output)
         #expect(router.matchedDevices == [testAddress: "gatt-health"])
 
         let other = try #require(BLEAddress("11:22:33:44:55:66"))
         router.route(.advertisement(BLEAdvertisement(
             time: captureStart, address: other, addressType: .random, eventType: .advNonconnInd, rssi: -80,
-            data: bytes("02 01 06 03 03 0F 18"))), into: &output)
+            data: hex("02 01 06 03 03 0F 18"))), into: &output)
         #expect(router.unmatched.keys.contains(other))
 
         router.route(.connected(BLEConnection(
@@ -54,7 +55,7 @@ struct GATTHealthAdapterTests {
             into: &output)
         router.route(.gattValue(GATTValue(
             time: captureStart, connection: 1, peerAddress: testAddress, serviceUUID: BLEUUID(0x181D),
-            characteristicUUID: BLEUUID(0x2A9D), handle: 3, value: bytes("00 8C 3C"), kind: .indication)),
+            characteristicUUID: BLEUUID(0x2A9D), handle: 3, value: hex("00 8C 3C"), kind: .indication)),
             into: &output)
         let sample = try #require(output.records.first?.samples.first)
         #expect(sample.type == .bodyMass)

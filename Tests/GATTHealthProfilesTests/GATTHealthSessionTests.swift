@@ -1,6 +1,7 @@
 import AdapterKit
 import Foundation
 import HealthModel
+import TestSupport
 import Testing
 import Transport
 @testable import GATTHealthProfiles
@@ -24,7 +25,7 @@ struct GATTHealthSessionTests {
         func advertise(at time: Date = captureStart) {
             router.route(.advertisement(BLEAdvertisement(
                 time: time, address: testAddress, addressType: .public, eventType: .advInd, rssi: -60,
-                data: bytes("02 01 06 03 03 1D 18"))), into: &output)
+                data: hex("02 01 06 03 03 1D 18"))), into: &output)
         }
 
         func connect(at time: Date = captureStart) {
@@ -38,9 +39,9 @@ struct GATTHealthSessionTests {
                          into: &output)
         }
 
-        func value(_ hex: String, characteristic: UInt16?, service: UInt16, at time: Date = captureStart,
+        func value(_ frame: String, characteristic: UInt16?, service: UInt16, at time: Date = captureStart,
                    kind: GATTValueKind = .indication) {
-            value(bytes(hex), characteristic: characteristic, service: service, at: time, kind: kind)
+            value(hex(frame), characteristic: characteristic, service: service, at: time, kind: kind)
         }
 
         func value(_ value: [UInt8], characteristic: UInt16?, service: UInt16, at time: Date = captureStart,
@@ -268,8 +269,8 @@ struct GATTHealthSessionTests {
             "06 00 03 B4 00 04 00 00",  // running 3 m/s, 180 /min, 1024 dm
             "06 00 03 B4 05 00 00 00",  // counter reset to 5 dm
         ]
-        for (second, hex) in sequence.enumerated() {
-            harness.value(hex, characteristic: 0x2A53, service: 0x1814, at: at(Double(second)), kind: .notification)
+        for (second, frame) in sequence.enumerated() {
+            harness.value(frame, characteristic: 0x2A53, service: 0x1814, at: at(Double(second)), kind: .notification)
         }
         let speed = HUnit.meter.unitDivided(by: .second)
         let distance: [String: MetadataValue] = [GATTMetadataKey.derivedFrom: .string("total-distance")]
@@ -410,11 +411,11 @@ struct GATTHealthSessionTests {
             + "value 00 00 ff ff"),
     ])
     func malformedValuesAreRejectedWithReasons(
-        hex: String, characteristic: UInt16, service: UInt16, reason: String, detail: String
+        frame: String, characteristic: UInt16, service: UInt16, reason: String, detail: String
     ) throws {
         let harness = try Harness()
         harness.connect()
-        harness.value(hex, characteristic: characteristic, service: service, at: at(3))
+        harness.value(frame, characteristic: characteristic, service: service, at: at(3))
         #expect(harness.records.isEmpty)
         #expect(harness.output.rejections == [
             AdapterRejection(adapter: "gatt-health", reason: reason, detail: detail, time: at(3)),

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 @testable import GATTHealthProfiles
 
@@ -12,13 +13,13 @@ struct HeartRateMeasurementTests {
     }
 
     @Test func decodesNoContact() throws {
-        let measurement = try HeartRateMeasurement(decoding: bytes("04 FF"))
+        let measurement = try HeartRateMeasurement(decoding: hex("04 FF"))
         #expect(measurement.heartRate == 255)
         #expect(measurement.sensorContact == .notDetected)
     }
 
     @Test func decodesUInt8WithEnergyAndRRInterval() throws {
-        let measurement = try HeartRateMeasurement(decoding: bytes("1E 55 32 00 21 00"))
+        let measurement = try HeartRateMeasurement(decoding: hex("1E 55 32 00 21 00"))
         #expect(measurement.heartRate == 85)
         #expect(measurement.sensorContact == .detected)
         #expect(measurement.energyExpended == 50)
@@ -27,7 +28,7 @@ struct HeartRateMeasurementTests {
     }
 
     @Test func decodesUInt16WithSeveralRRIntervals() throws {
-        let measurement = try HeartRateMeasurement(decoding: bytes("1F 01 01 32 01 01 00 02 01 FF FF"))
+        let measurement = try HeartRateMeasurement(decoding: hex("1F 01 01 32 01 01 00 02 01 FF FF"))
         #expect(measurement.heartRate == 257)
         #expect(measurement.sensorContact == .detected)
         #expect(measurement.energyExpended == 306)
@@ -37,13 +38,13 @@ struct HeartRateMeasurementTests {
     /// Nordic's invalid value: the RR flag is set, but no interval follows the heart rate.
     @Test func rrFlagWithoutIntervalThrows() {
         #expect(throws: GATTDecodeError.tooShort(field: "rr-interval", offset: 3, needed: 2, have: 0)) {
-            try HeartRateMeasurement(decoding: bytes("17 01 01"))
+            try HeartRateMeasurement(decoding: hex("17 01 01"))
         }
     }
 
     @Test func oddByteAfterRRIntervalsThrows() {
         #expect(throws: GATTDecodeError.tooShort(field: "rr-interval", offset: 4, needed: 2, have: 1)) {
-            try HeartRateMeasurement(decoding: bytes("10 48 00 03 01"))
+            try HeartRateMeasurement(decoding: hex("10 48 00 03 01"))
         }
     }
 
@@ -56,7 +57,7 @@ struct HeartRateMeasurementTests {
 
     @Test func shortHeartRateThrows() {
         #expect(throws: GATTDecodeError.tooShort(field: "heart-rate", offset: 1, needed: 2, have: 1)) {
-            try HeartRateMeasurement(decoding: bytes("01 48"))
+            try HeartRateMeasurement(decoding: hex("01 48"))
         }
     }
 }

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 @testable import GATTHealthProfiles
 
@@ -5,7 +6,7 @@ struct TemperatureMeasurementTests {
     /// Nordic Android-BLE-Common-Library TemperatureMeasurementDataCallbackTest (also in
     /// research/ble-protocols.md §2): 37.60 °C, 2012-12-05 11:50:27, finger.
     @Test func decodesNordicExample() throws {
-        let measurement = try TemperatureMeasurement(decoding: bytes("06 B0 0E 00 FE DC 07 0C 05 0B 32 1B 04"))
+        let measurement = try TemperatureMeasurement(decoding: hex("06 B0 0E 00 FE DC 07 0C 05 0B 32 1B 04"))
         #expect(measurement.scale == .celsius)
         #expect(measurement.temperature == 37.6)
         #expect(measurement.timestamp?.description == "2012-12-05T11:50:27")
@@ -15,13 +16,13 @@ struct TemperatureMeasurementTests {
     /// The same test suite's invalid value: the temperature type byte is missing.
     @Test func nordicShortExampleThrows() {
         #expect(throws: GATTDecodeError.tooShort(field: "temperature-type", offset: 12, needed: 1, have: 0)) {
-            try TemperatureMeasurement(decoding: bytes("06 B0 0E 00 FE DC 07 0C 05 0B 32 1B"))
+            try TemperatureMeasurement(decoding: hex("06 B0 0E 00 FE DC 07 0C 05 0B 32 1B"))
         }
     }
 
     @Test func decodesFahrenheitWithoutOptionalFields() throws {
         // flags 0x01; 0xFF0003DA = 986 × 10^-1 = 98.6 °F
-        let measurement = try TemperatureMeasurement(decoding: bytes("01 DA 03 00 FF"))
+        let measurement = try TemperatureMeasurement(decoding: hex("01 DA 03 00 FF"))
         #expect(measurement.scale == .fahrenheit)
         #expect(measurement.temperature == 98.6)
         #expect(measurement.timestamp == nil)
@@ -33,21 +34,21 @@ struct TemperatureMeasurementTests {
         ("00 00 00 80 00", .notAtThisResolution),
         ("00 FE FF 7F 00", .positiveInfinity),
     ])
-    func specialTemperatureThrows(hex: String, special: MedicalFloatSpecial) {
+    func specialTemperatureThrows(frame: String, special: MedicalFloatSpecial) {
         let error = GATTDecodeError.specialValue(field: "temperature", offset: 1, value: special)
-        #expect(throws: error) { try TemperatureMeasurement(decoding: bytes(hex)) }
+        #expect(throws: error) { try TemperatureMeasurement(decoding: hex(frame)) }
         #expect(error.reason == "special-value")
     }
 
     @Test func reservedFlagsThrow() {
         #expect(throws: GATTDecodeError.reservedFlags(0x08, reservedBits: 0xF8)) {
-            try TemperatureMeasurement(decoding: bytes("08 B0 0E 00 FE"))
+            try TemperatureMeasurement(decoding: hex("08 B0 0E 00 FE"))
         }
     }
 
     @Test func shortTemperatureThrows() {
         #expect(throws: GATTDecodeError.tooShort(field: "temperature", offset: 1, needed: 4, have: 3)) {
-            try TemperatureMeasurement(decoding: bytes("00 B0 0E 00"))
+            try TemperatureMeasurement(decoding: hex("00 B0 0E 00"))
         }
     }
 }

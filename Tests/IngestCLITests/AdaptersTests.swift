@@ -1,4 +1,6 @@
+import ArgumentParsing
 import Foundation
+import Logging
 import Testing
 @testable import IngestCLI
 

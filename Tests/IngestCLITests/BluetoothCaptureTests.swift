@@ -1,7 +1,10 @@
+import ArgumentParsing
 import BLESimulators
+import BLEWire
 import BlueZTransport
 import CaptureFormats
 import Foundation
+import Logging
 import Testing
 import Transport
 @testable import IngestCLI

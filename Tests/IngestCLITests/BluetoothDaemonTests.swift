@@ -1,9 +1,11 @@
 import AdapterKit
 import BLESimulators
+import BLEWire
 import BlueZTransport
 import BuiltinAdapters
 import Foundation
 import HealthModel
+import Logging
 import SQLiteStore
 import Testing
 import Transport

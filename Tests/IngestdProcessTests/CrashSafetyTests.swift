@@ -1,57 +1,6 @@
 import Foundation
+import TestSupport
 import Testing
-
-/// Runs the built `ingestd` binary as a child process.
-enum IngestdBinary {
-    /// `ingestd` next to the test bundle (SwiftPM builds all products into the same directory).
-    static var url: URL? {
-        var candidates: [URL] = []
-        if let executable = Bundle.main.executableURL { candidates.append(executable.deletingLastPathComponent()) }
-        candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
-        candidates.append(Bundle.main.bundleURL.deletingLastPathComponent())
-        for directory in candidates {
-            let binary = directory.appendingPathComponent("ingestd")
-            if FileManager.default.isExecutableFile(atPath: binary.path) { return binary }
-        }
-        return nil
-    }
-
-    struct Output {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
-
-    static func run(_ arguments: [String]) throws -> Output {
-        let process = try start(arguments)
-        let out = process.standardOutputData()
-        let err = process.standardErrorData()
-        process.process.waitUntilExit()
-        return Output(status: process.process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
-                      stderr: String(decoding: err, as: UTF8.self))
-    }
-
-    final class Running {
-        let process: Process
-        let out = Pipe()
-        let err = Pipe()
-        init(process: Process) { self.process = process }
-        func standardOutputData() -> Data { out.fileHandleForReading.readDataToEndOfFile() }
-        func standardErrorData() -> Data { err.fileHandleForReading.readDataToEndOfFile() }
-    }
-
-    static func start(_ arguments: [String]) throws -> Running {
-        let binary = try #require(url, "the ingestd binary was not built next to the tests")
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        let running = Running(process: process)
-        process.standardOutput = running.out
-        process.standardError = running.err
-        try process.run()
-        return running
-    }
-}
 
 @Suite(.serialized) struct CrashSafetyTests {
     let directory: URL
@@ -85,12 +34,12 @@ enum IngestdBinary {
         let count = 40_000
         let file = try writeReplayFile(count: count)
         let store = directory.appendingPathComponent("health.sqlite").path
-        #expect(try IngestdBinary.run(["auth", "grant", "pod", "stepCount", "--store", store]).status == 0)
+        #expect(try IngestdProcess.runBlocking(["auth", "grant", "pod", "stepCount", "--store", store]).status == 0)
 
         // Kill the ingesting process at several points of the replay.
         var killedMidway = 0
         for delay in [0.3, 0.8, 1.5, 2.5] {
-            let running = try IngestdBinary.start(["replay", file, "--store", store, "--batch-size", "200"])
+            let running = try IngestdProcess.start(["replay", file, "--store", store, "--batch-size", "200"])
             Thread.sleep(forTimeInterval: delay)
             if running.process.isRunning {
                 kill(running.process.processIdentifier, SIGKILL)
@@ -101,13 +50,13 @@ enum IngestdBinary {
         }
         #expect(killedMidway > 0, "the replay finished before any kill; the test proves nothing")
 
-        let full = try IngestdBinary.run(["replay", file, "--store", store, "--json"])
+        let full = try IngestdProcess.runBlocking(["replay", file, "--store", store, "--json"])
         #expect(full.status == 0, "\(full.stderr)")
-        let sources = try IngestdBinary.run(["sources", "--json", "--store", store])
+        let sources = try IngestdProcess.runBlocking(["sources", "--json", "--store", store])
         #expect(sources.stdout.contains(#""samples":\#(count)"#), "\(sources.stdout)")
 
         // Replaying again changes nothing: everything is a duplicate.
-        let again = try IngestdBinary.run(["replay", file, "--store", store, "--json"])
+        let again = try IngestdProcess.runBlocking(["replay", file, "--store", store, "--json"])
         #expect(again.stdout == #"{"type":"HKQuantityTypeIdentifierStepCount","written":0,"duplicate":\#(count),"replaced":0,"denied":0,"invalid":0,"held":0}"# + "\n")
         try? FileManager.default.removeItem(at: directory)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @Suite(.serialized) struct DaemonTests {
@@ -10,7 +11,7 @@ import Testing
 
     /// Starts the daemon, waits until it logged its start, sends `signal`, and measures the exit.
     private func stopWith(_ signal: Int32, arguments: [String]) throws -> (status: Int32, seconds: Double, log: String) {
-        let running = try IngestdBinary.start(arguments)
+        let running = try IngestdProcess.start(arguments)
         // Wait for the start line.
         let errorHandle = running.err.fileHandleForReading
         var log = ""
@@ -45,7 +46,7 @@ import Testing
     }
 
     @Test func onceExitsByItself() throws {
-        let result = try IngestdBinary.run(["run", "--once", "--listen", "0.5", "--store", try storePath()])
+        let result = try IngestdProcess.runBlocking(["run", "--once", "--listen", "0.5", "--store", try storePath()])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("stopped:"))
     }

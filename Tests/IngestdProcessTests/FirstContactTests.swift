@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// First contact, with the built binary on a real capture: a weighing from a source nobody granted
 /// yet is held, not lost; `auth grant` brings it in, `auth deny` discards it.
@@ -17,8 +18,8 @@ import Testing
         store = directory.appendingPathComponent("health.sqlite").path
     }
 
-    private func ingestd(_ arguments: [String]) throws -> IngestdBinary.Output {
-        try IngestdBinary.run(arguments + ["--store", store])
+    private func ingestd(_ arguments: [String]) throws -> IngestdProcess.Output {
+        try IngestdProcess.runBlocking(arguments + ["--store", store])
     }
 
     private func lines(_ text: String) -> [String] {

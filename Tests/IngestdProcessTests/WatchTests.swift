@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `ingestd watch` follows the commit log while another process writes.
@@ -8,7 +9,7 @@ import Testing
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = directory.appendingPathComponent("health.sqlite").path
-        #expect(try IngestdBinary.run(["auth", "grant", "strap", "--all", "--store", store]).status == 0)
+        #expect(try IngestdProcess.runBlocking(["auth", "grant", "strap", "--all", "--store", store]).status == 0)
         let first = directory.appendingPathComponent("first.jsonl").path
         try """
             {"type":"heartRate","value":60,"unit":"count/min","start":"2026-11-29T08:00:00Z","end":"2026-11-29T08:00:00Z","source":"strap"}
@@ -21,11 +22,11 @@ import Testing
             """.write(toFile: second, atomically: true, encoding: .utf8)
 
         // Watch from now on (it sees no earlier commits), three lines, then exit.
-        let watch = try IngestdBinary.start(["watch", "--count", "3", "--interval", "50", "--store", store])
+        let watch = try IngestdProcess.start(["watch", "--count", "3", "--interval", "50", "--store", store])
         Thread.sleep(forTimeInterval: 0.5)
-        #expect(try IngestdBinary.run(["replay", first, "--store", store]).status == 0)
-        #expect(try IngestdBinary.run(["replay", first, "--store", store]).status == 0)  // duplicates: no commit event
-        #expect(try IngestdBinary.run(["replay", second, "--store", store]).status == 0)
+        #expect(try IngestdProcess.runBlocking(["replay", first, "--store", store]).status == 0)
+        #expect(try IngestdProcess.runBlocking(["replay", first, "--store", store]).status == 0)  // duplicates: no commit event
+        #expect(try IngestdProcess.runBlocking(["replay", second, "--store", store]).status == 0)
         let deadline = Date().addingTimeInterval(10)
         while watch.process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
         if watch.process.isRunning { watch.process.terminate() }
@@ -43,7 +44,7 @@ import Testing
         #expect(anchors.count == 3 && anchors[0] == 3 && anchors[1] == 3 && anchors[2] > 3)
 
         // --since replays the log from an anchor: the commit after anchor 3 only.
-        let since = try IngestdBinary.run(["watch", "--since", "3", "--count", "1", "--store", store])
+        let since = try IngestdProcess.runBlocking(["watch", "--since", "3", "--count", "1", "--store", store])
         #expect(since.stdout == lines[2] + "\n")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -74,20 +75,18 @@ enum UMockdev {
         let err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        let outData = DataCollector()
-        let errData = DataCollector()
         let finished = DispatchSemaphore(value: 0)
         process.terminationHandler = { _ in finished.signal() }
         try process.run()
-        outData.collect(out.fileHandleForReading)
-        errData.collect(err.fileHandleForReading)
+        let outData = PipeReader(out.fileHandleForReading)
+        let errData = PipeReader(err.fileHandleForReading)
         if finished.wait(timeout: .now() + limit) == .timedOut {
             killTree(process.processIdentifier)
             _ = finished.wait(timeout: .now() + 5)
             Issue.record("\(path) \(arguments.joined(separator: " ")) did not finish within \(Int(limit)) s: killed")
         }
-        let stdout = outData.wait()
-        let stderr = errData.wait()
+        let stdout = outData.text()
+        let stderr = errData.text()
         return Result(status: process.terminationStatus, stdout: stdout, stderr: stderr)
     }
 
@@ -105,25 +104,5 @@ enum UMockdev {
     private static func executable(named name: String) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
-}
-
-/// Reads a pipe to its end on a background thread.
-final class DataCollector: @unchecked Sendable {
-    // @unchecked: `data` is written by the reading thread before `done` is signalled and read
-    // only after waiting on `done`.
-    private var data = Data()
-    private let done = DispatchSemaphore(value: 0)
-
-    func collect(_ handle: FileHandle) {
-        Thread.detachNewThread { [self] in
-            data = handle.readDataToEndOfFile()
-            done.signal()
-        }
-    }
-
-    func wait() -> String {
-        done.wait()
-        return String(decoding: data, as: UTF8.self)
     }
 }

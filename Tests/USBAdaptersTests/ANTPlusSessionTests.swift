@@ -2,6 +2,7 @@ import ANTPlus
 import AdapterKit
 import Foundation
 import HealthModel
+import TestSupport
 import Testing
 import Transport
 

@@ -1,20 +1,14 @@
 import OmronPedometer
+import TestSupport
 import Testing
 
 /// The pedometer's records, on reply bodies from the first HJ-720IT capture (5/16/2009, the capture's day 4),
 /// whose values the vendor CSV states.
 struct OmronPedometerDecoderTests {
-    static func bytes(_ hex: String) -> [UInt8] {
-        stride(from: 0, to: hex.count, by: 2).compactMap { offset in
-            let start = hex.index(hex.startIndex, offsetBy: offset)
-            return UInt8(hex[start..<hex.index(start, offsetBy: 2)], radix: 16)
-        }
-    }
-
     /// `GTD 00 00 04 02`: hours 8-15 of 5/16/2009.
-    static let hoursBlock = bytes("0020580711aa42d701f942d60000400700000000000000000000000000004079000043")
+    static let hoursBlock = hex("0020580711aa42d701f942d60000400700000000000000000000000000004079000043")
     /// `GTD 00 00 04 04`: the summary of 5/16/2009.
-    static let summaryBlock = bytes("00140834805027004200308004210184800614700280ed")
+    static let summaryBlock = hex("00140834805027004200308004210184800614700280ed")
 
     @Test func hourlyBlockGivesStepsAerobicStepsAndFlags() throws {
         let hours = try OmronPedometerDecoder.hours(Self.hoursBlock, block: 2)
@@ -40,12 +34,12 @@ struct OmronPedometerDecoderTests {
 
     @Test func dataCountIsTwoBigEndianNumbers() throws {
         // Second capture: 11 days stored, 2 not yet cleared.
-        #expect(try OmronPedometerDecoder.dataCount(Self.bytes("00000b000209"))
+        #expect(try OmronPedometerDecoder.dataCount(hex("00000b000209"))
                 == OmronDataCount(storedDays: 11, untransferredDays: 2))
     }
 
     @Test func versionIsTheTextBeforeTheChecksum() throws {
-        #expect(try OmronPedometerDecoder.version(Self.bytes("00484a2d373230495432303237")) == "HJ-720IT202")
+        #expect(try OmronPedometerDecoder.version(hex("00484a2d373230495432303237")) == "HJ-720IT202")
     }
 
     @Test func aDigitAboveNineIsNamedWithItsField() {
@@ -66,11 +60,11 @@ struct OmronPedometerDecoderTests {
         #expect(throws: OmronDecodingError.badStatus(record: "day summary", status: 0x01, body: status)) {
             try OmronPedometerDecoder.summary(status)
         }
-        let serial = Self.bytes("000d484a37")
+        let serial = hex("000d484a37")
         #expect(throws: OmronDecodingError.wrongLength(record: "serial number", expected: 16, found: 5, body: serial)) {
             try OmronPedometerDecoder.serialNumber(serial)
         }
-        let binary = Self.bytes("0001ff00")
+        let binary = hex("0001ff00")
         #expect(throws: OmronDecodingError.notText(record: "version", body: binary)) {
             try OmronPedometerDecoder.version(binary)
         }

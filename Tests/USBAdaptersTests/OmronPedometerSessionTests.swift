@@ -5,6 +5,7 @@ import HealthModel
 import OmronPedometer
 import Pipeline
 import SQLiteStore
+import TestSupport
 import Testing
 import Transport
 

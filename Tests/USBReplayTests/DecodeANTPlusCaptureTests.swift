@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `ingestd decode` on usbmon captures of an ANT stick as other software records them (scripts/ant-usbmon-capture.py):

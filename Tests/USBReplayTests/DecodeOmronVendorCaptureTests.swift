@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `ingestd decode` on the straight conversions of the Omron software's own sessions (pedometerLogN.pcapng, not the
@@ -43,7 +44,7 @@ import Testing
 
     /// Every hour and the totals of `days` equal the export's rows of the same dates; no other day has samples.
     static func expectVendorExport(_ decoded: Decoded, csv: Int, days: Set<String>) throws {
-        let export = try OmronVendorExport(path: Fixtures.path("\(folder)/pedometerData\(csv).csv"))
+        let export = try OmronVendorCSV(path: Fixtures.path("\(folder)/pedometerData\(csv).csv"))
         let hourly = decoded.hourly
         #expect(Set(hourly.keys) == days)
         var compared = 0
@@ -67,7 +68,7 @@ import Testing
     @Test func theFirstSessionGivesEveryExportedDay() async throws {
         let decoded = try await Self.decode(log: 1)
         #expect(decoded.output.status == 0, "\(decoded.output.stderr)")
-        let export = try OmronVendorExport(path: Fixtures.path("\(Self.folder)/pedometerData1.csv"))
+        let export = try OmronVendorCSV(path: Fixtures.path("\(Self.folder)/pedometerData1.csv"))
         #expect(export.days.count == 7)
         try Self.expectVendorExport(decoded, csv: 1, days: Set(export.days.map(\.date)))
         #expect(decoded.samples.filter { $0.type == "HKQuantityTypeIdentifierStepCount" }.count == 61)

@@ -1,8 +1,10 @@
 import AdapterKit
+import ArgumentParsing
 import BuiltinAdapters
 import ExternalAdapters
 import Foundation
 import HealthModel
+import Logging
 
 /// `ingestd adapters [--json]`: the built-in and external adapters, with their state.
 struct Adapters: Command {
@@ -145,7 +147,7 @@ enum ExternalAdapterSupport {
         var configuration = ExternalAdapterConfiguration()
         configuration.environment = ProcessInfo.processInfo.environment.merging(context.environment) { $1 }
         configuration.log = { entry in
-            logger.log(level: Logger.Level(rawValue: entry.level.rawValue) ?? .info, "\(entry.description)")
+            logger.log(level: entry.level, "\(entry.description)")
         }
         return configuration
     }

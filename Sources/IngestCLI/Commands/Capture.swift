@@ -1,9 +1,12 @@
 import AdapterKit
+import ArgumentParsing
+import BLEWire
 import BlueZTransport
 import BuiltinAdapters
 import CaptureFormats
 import Foundation
 import LibUSBTransport
+import Logging
 import Synchronization
 import Transport
 
@@ -470,34 +473,29 @@ final class BluetoothCaptureRecorder: Sendable {
             return true
         }
         guard isNew else { return }
-        // LE Meta, LE Connection Complete: status, handle, role (central), peer address type and
-        // address, interval 30 ms, latency 0, supervision timeout 720 ms, clock accuracy.
-        var parameters: [UInt8] = [0x01, 0x00, UInt8(handle & 0xFF), UInt8(handle >> 8), 0x00, addressType.rawValue]
-        parameters += peer.littleEndianBytes
-        parameters += [0x18, 0x00, 0x00, 0x00, 0x48, 0x00, 0x00]
-        write(type: .event, direction: .received, packet: [0x3E, UInt8(parameters.count)] + parameters)
+        // As central, interval 30 ms, latency 0, supervision timeout 720 ms.
+        write(type: .event, direction: .received,
+              packet: HCIEventBuilder.leConnectionComplete(handle: handle, peerAddressType: addressType.rawValue, peer: peer))
     }
 
     fileprivate func connectionClosed(handle: UInt16, reason: UInt8) {
         let wasOpen = state.withLock { $0.openConnections.remove(handle) != nil }
         guard wasOpen else { return }
-        write(type: .event, direction: .received, packet: [0x05, 0x04, 0x00, UInt8(handle & 0xFF), UInt8(handle >> 8), reason])
+        write(type: .event, direction: .received, packet: HCIEventBuilder.disconnectionComplete(handle: handle, reason: reason))
     }
 
     fileprivate func attPDU(_ pdu: [UInt8], handle: UInt16, direction: CaptureDirection) {
-        guard let opcode = pdu.first else { return }
+        guard let first = pdu.first else { return }
+        let opcode = ATTOpcode(rawValue: first)
         state.withLock { state in
             state.counts.attPDUs += 1
-            if opcode == 0x1B { state.counts.notifications += 1 }
-            if opcode == 0x1D { state.counts.indications += 1 }
+            if opcode == .handleValueNotification { state.counts.notifications += 1 }
+            if opcode == .handleValueIndication { state.counts.indications += 1 }
         }
-        // L2CAP basic header (length, CID 4), in an ACL packet: handle with packet boundary
-        // "first" (0b00 from the host, 0b10 from the controller), length.
-        let l2cap = [UInt8(pdu.count & 0xFF), UInt8(pdu.count >> 8), 0x04, 0x00] + pdu
-        let flags: UInt16 = direction == .received ? 0x2000 : 0x0000
-        let header = handle | flags
-        let acl = [UInt8(header & 0xFF), UInt8(header >> 8), UInt8(l2cap.count & 0xFF), UInt8(l2cap.count >> 8)] + l2cap
-        write(type: .acl, direction: direction, packet: acl)
+        // The whole L2CAP frame (CID 4) in one ACL packet, "first" as the host or the controller sends it.
+        let boundary: ACLPacketBuilder.Boundary = direction == .received ? .firstFromController : .firstFromHost
+        write(type: .acl, direction: direction,
+              packet: ACLPacketBuilder.packet(handle: handle, boundary: boundary, ACLPacketBuilder.l2cap(pdu)))
     }
 
     private func write(type: HCIPacketType, direction: CaptureDirection, packet: [UInt8]) {
@@ -513,55 +511,6 @@ final class BluetoothCaptureRecorder: Sendable {
             return state.counts
         }
         if let counts { onRecord?(counts) }
-    }
-}
-
-/// Keeps one device's reports in HCI advertising report events.
-enum AdvertisingReportFilter {
-    enum Outcome: Equatable {
-        /// An advertising report event rebuilt with the kept reports (event code, length, parameters).
-        case advertising(event: [UInt8], kept: Int, dropped: Int)
-        /// Another event, to be written as it is.
-        case other
-    }
-
-    /// Classifies an HCI event (without the indicator byte). Nil: leave the event out — a
-    /// connection-related LE Meta event, or a malformed advertising report.
-    static func filter(event: [UInt8], keeping target: BLEAddress?) -> Outcome? {
-        guard event.count >= 2 else { return .other }
-        guard event[0] == 0x3E else { return .other }
-        guard event.count >= 4 else { return nil }
-        let subevent = event[2]
-        let parameters = Array(event.dropFirst(2))
-        let reportLength: ([UInt8], Int) -> Int?
-        switch subevent {
-        case 0x02:  // LE Advertising Report: type, address type, address, length, data, RSSI
-            reportLength = { bytes, offset in offset + 9 <= bytes.count ? 10 + Int(bytes[offset + 8]) : nil }
-        case 0x0B:  // LE Directed Advertising Report: fixed 16 bytes
-            reportLength = { _, _ in 16 }
-        case 0x0D:  // LE Extended Advertising Report: 24 bytes, then the data
-            reportLength = { bytes, offset in offset + 24 <= bytes.count ? 24 + Int(bytes[offset + 23]) : nil }
-        default:
-            return nil
-        }
-        guard parameters.count >= 2 else { return nil }
-        let count = Int(parameters[1])
-        var offset = 2
-        var kept: [UInt8] = []
-        var keptCount = 0
-        for _ in 0..<count {
-            guard let length = reportLength(parameters, offset), offset + length <= parameters.count else { return nil }
-            let addressOffset = offset + (subevent == 0x0D ? 3 : 2)
-            let address = BLEAddress(littleEndianBytes: parameters[addressOffset..<(addressOffset + 6)])
-            if target == nil || address == target {
-                kept += parameters[offset..<(offset + length)]
-                keptCount += 1
-            }
-            offset += length
-        }
-        let rebuilt = [subevent, UInt8(keptCount)] + kept
-        return .advertising(event: [0x3E, UInt8(truncatingIfNeeded: rebuilt.count)] + rebuilt, kept: keptCount,
-                            dropped: count - keptCount)
     }
 }
 

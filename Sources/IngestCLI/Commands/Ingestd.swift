@@ -1,3 +1,4 @@
+import ArgumentParsing
 /// The root of the `ingestd` command tree.
 public struct Ingestd: Command {
     public static let version = "0.1.0"

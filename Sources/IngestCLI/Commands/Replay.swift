@@ -1,4 +1,5 @@
 import AdapterKit
+import ArgumentParsing
 import BuiltinAdapters
 import Foundation
 import HealthModel

@@ -1,7 +1,9 @@
 import AdapterKit
+import BLEWire
 import BlueZTransport
 import Foundation
 import HealthModel
+import Logging
 import Synchronization
 import Transport
 
@@ -169,15 +171,7 @@ public struct BluetoothBackend: DeviceBackend {
     }
 
     static func logSink(_ logger: Logger) -> BlueZLogSink {
-        { record in
-            switch record.level {
-            case .debug: logger.debug("\(record.message)")
-            case .info: logger.info("\(record.message)")
-            case .notice: logger.notice("\(record.message)")
-            case .warning: logger.warning("\(record.message)")
-            case .error: logger.error("\(record.message)")
-            }
-        }
+        { record in logger.log(level: record.level, "\(record.message)") }
     }
 }
 

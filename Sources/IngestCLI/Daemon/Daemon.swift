@@ -1,6 +1,7 @@
 import AdapterKit
 import Foundation
 import HealthModel
+import Logging
 import Pipeline
 import SQLiteStore
 import Synchronization

@@ -1,6 +1,8 @@
 import AdapterKit
+import ArgumentParsing
 import Foundation
 import HealthModel
+import Logging
 import Pipeline
 import SQLiteStore
 import Synchronization

@@ -3,6 +3,7 @@ import ExternalAdapters
 import Foundation
 import HealthModel
 import LibUSBTransport
+import Logging
 import Synchronization
 import Transport
 

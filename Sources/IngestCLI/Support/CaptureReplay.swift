@@ -1,4 +1,6 @@
 import AdapterKit
+import ArgumentParsing
+import BLEWire
 import CaptureFormats
 import Foundation
 import HealthModel

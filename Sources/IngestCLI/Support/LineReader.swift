@@ -1,3 +1,4 @@
+import ArgumentParsing
 import Foundation
 
 /// Reads a file (or stdin) line by line in fixed-size chunks: constant memory in the file size.

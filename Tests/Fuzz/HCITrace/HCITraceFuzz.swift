@@ -1,4 +1,5 @@
 import AdapterKit
+import BLEWire
 import BuiltinAdapters
 import CaptureFormats
 import Foundation

@@ -1,3 +1,4 @@
+import BLEWire
 import CaptureFormats
 import Transport
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Transport
 
 /// A fake HJ-720IT that answers each request with the input reports a capture shows for the same request.

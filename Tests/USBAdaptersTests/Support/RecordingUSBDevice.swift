@@ -1,3 +1,4 @@
+import TestSupport
 import Transport
 
 /// Forwards every call to another handle and logs writes, control transfers and the test's `deliver` markers in

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Transport
 
 /// A clock the tests move: the scripted device advances it on every read.

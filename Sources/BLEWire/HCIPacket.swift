@@ -61,6 +61,14 @@ public struct HCIStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let unsupportedFeature = HCIStatus(rawValue: 0x11)
     /// 0x12 Invalid HCI Command Parameters.
     public static let invalidParameters = HCIStatus(rawValue: 0x12)
+    /// 0x05 Authentication Failure (a disconnection reason).
+    public static let authenticationFailure = HCIStatus(rawValue: 0x05)
+    /// 0x08 Connection Timeout: the supervision timeout ran out (a disconnection reason).
+    public static let connectionTimeout = HCIStatus(rawValue: 0x08)
+    /// 0x13 Remote User Terminated Connection (a disconnection reason).
+    public static let remoteUserTerminated = HCIStatus(rawValue: 0x13)
+    /// 0x16 Connection Terminated by Local Host (a disconnection reason).
+    public static let localHostTerminated = HCIStatus(rawValue: 0x16)
 
     public var description: String {
         let hex = "0x" + String(rawValue, radix: 16, uppercase: true).leftPadded(to: 2)
@@ -82,15 +90,6 @@ public struct HCIStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
     }
 }
 
-/// The packet indicator byte in front of every packet on an HCI socket (H4 framing).
-public enum HCIPacketIndicator: UInt8, Sendable {
-    case command = 0x01
-    case acl = 0x02
-    case sco = 0x03
-    case event = 0x04
-    case iso = 0x05
-}
-
 /// An HCI command: opcode and parameters.
 public struct HCICommand: Hashable, Sendable, CustomStringConvertible {
     public var opcode: HCIOpcode
@@ -103,7 +102,7 @@ public struct HCICommand: Hashable, Sendable, CustomStringConvertible {
 
     /// The command as written to an HCI socket: indicator 0x01, opcode (LE), length, parameters.
     public var packet: [UInt8] {
-        [HCIPacketIndicator.command.rawValue, UInt8(opcode.rawValue & 0xFF), UInt8(opcode.rawValue >> 8),
+        [HCIPacketType.command.rawValue, UInt8(opcode.rawValue & 0xFF), UInt8(opcode.rawValue >> 8),
          UInt8(truncatingIfNeeded: parameters.count)] + parameters
     }
 
@@ -219,7 +218,7 @@ public enum HCIEvent: Hashable, Sendable {
     /// Parses an event packet with its 0x04 indicator, as a raw HCI socket delivers it.
     public init(packet: [UInt8]) throws(HCIPacketError) {
         guard let indicator = packet.first else { throw .empty }
-        guard indicator == HCIPacketIndicator.event.rawValue else { throw .notAnEvent(indicator: indicator) }
+        guard indicator == HCIPacketType.event.rawValue else { throw .notAnEvent(indicator: indicator) }
         guard packet.count >= 3 else { throw .truncated(need: 3, have: packet.count) }
         let length = Int(packet[2])
         guard packet.count >= 3 + length else { throw .truncated(need: 3 + length, have: packet.count) }
@@ -247,20 +246,20 @@ public enum HCIEvent: Hashable, Sendable {
 
 extension FixedWidthInteger {
     /// The low `count` bytes, least significant first.
-    func littleEndianBytes(count: Int) -> [UInt8] {
+    package func littleEndianBytes(count: Int) -> [UInt8] {
         (0..<count).map { UInt8(truncatingIfNeeded: self >> (8 * $0)) }
     }
 }
 
 extension String {
-    func leftPadded(to width: Int) -> String {
+    package func leftPadded(to width: Int) -> String {
         count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }
 
 extension Collection<UInt8> {
     /// Lower-case hex bytes separated by spaces (`0a 1b ff`).
-    var hexString: String {
+    package var hexString: String {
         map { String($0, radix: 16).leftPadded(to: 2) }.joined(separator: " ")
     }
 }

@@ -33,22 +33,9 @@ public struct HCITraceDecoder: Sendable {
         connections[ConnectionKey(controller: controllerIndex, handle: handle)]?.servers[0]
     }
 
-    /// Processes one capture record, appending the events it produces to `events`.
-    /// Records that are not HCI packets are counted in ``TraceStatistics/nonHCIRecords``.
-    public mutating func process(_ record: CaptureRecord, into events: inout [TransportEvent]) {
-        guard case .hci(let type) = record.content else {
-            statistics.nonHCIRecords += 1
-            return
-        }
-        process(timestamp: record.timestamp, direction: record.direction, type: type, packet: record.bytes,
-                controllerIndex: record.controllerIndex, into: &events)
-    }
-
-    /// Processes one capture record and returns the events it produces.
-    public mutating func process(_ record: CaptureRecord) -> [TransportEvent] {
-        var events: [TransportEvent] = []
-        process(record, into: &events)
-        return events
+    /// Counts a record of a capture that is not an HCI packet (``TraceStatistics/nonHCIRecords``).
+    public mutating func countNonHCIRecord() {
+        statistics.nonHCIRecords += 1
     }
 
     /// Processes one HCI packet, appending the events it produces to `events`.
@@ -380,7 +367,12 @@ struct ConnectionState: Sendable {
 
     private mutating func processATT(_ pdu: UnsafeRawBufferPointer, timestamp: Int64, direction: CaptureDirection?,
                                      statistics: inout TraceStatistics, events: inout [TransportEvent]) {
-        guard let opcode = pdu.first else {
+        guard let first = pdu.first else {
+            statistics.count(.attPDUTooShort)
+            return
+        }
+        let opcode = ATTOpcode(rawValue: first)
+        guard pdu.count >= opcode.minimumPDULength else {
             statistics.count(.attPDUTooShort)
             return
         }
@@ -388,85 +380,99 @@ struct ConnectionState: Sendable {
         // PDU away from it. Unknown direction counts as the usual case (the peer is the server).
         let fromClient = direction == .received ? 1 : 0
         let fromServer = direction == .sent ? 1 : 0
-        let minimumLength: Int
         switch opcode {
-        case 0x0A, 0x12, 0x52, 0x1B, 0x1D: minimumLength = 3
-        case 0x06, 0x08, 0x10: minimumLength = 7
-        case 0x05, 0x09, 0x11: minimumLength = 2
-        default: minimumLength = 1
-        }
-        guard pdu.count >= minimumLength else {
-            statistics.count(.attPDUTooShort)
-            return
-        }
-        switch opcode {
-        case 0x01:  // Error Response
-            pending[fromServer] = nil
-        case 0x04:  // Find Information Request
-            pending[fromClient] = .findInformation
-        case 0x05:  // Find Information Response
-            pending[fromServer] = nil
-            receiveFindInformation(pdu, server: fromServer, statistics: &statistics)
-        case 0x06:  // Find By Type Value Request: start, end, attribute type, value
-            let type = pdu.uint16(at: 5)
-            let isService = type == 0x2800 || type == 0x2801
-            pending[fromClient] = .findByTypeValue(
-                service: isService ? BLEUUID(littleEndianBytes: pdu.slice(7, pdu.count)) : nil)
-        case 0x07:  // Find By Type Value Response: {found handle, group end}*
+        case .handleValueNotification, .handleValueIndication:
+            receiveHandleValue(pdu, isNotification: opcode == .handleValueNotification, server: fromServer,
+                               timestamp: timestamp, statistics: &statistics, events: &events)
+        case .writeRequest, .writeCommand:
+            if opcode == .writeRequest { pending[fromClient] = .write }
+            receiveWrite(pdu, withResponse: opcode == .writeRequest, server: fromClient, timestamp: timestamp,
+                         statistics: &statistics, events: &events)
+        case _ where opcode.isRequest:
+            pending[fromClient] = Self.pendingRequest(opcode, pdu)
+        case _ where opcode.isResponse:
             let request = pending[fromServer]
             pending[fromServer] = nil
-            guard case .findByTypeValue(let service?) = request else { return }
-            guard (pdu.count - 1) % 4 == 0 else {
-                statistics.count(.attResponseMalformed)
-                return
-            }
-            var offset = 1
-            while offset + 4 <= pdu.count {
-                servers[fromServer].addService(.init(
-                    startHandle: pdu.uint16(at: offset), endHandle: pdu.uint16(at: offset + 2), uuid: service))
-                offset += 4
-            }
-        case 0x08:  // Read By Type Request: start, end, type
-            pending[fromClient] = .readByType(BLEUUID(littleEndianBytes: pdu.slice(5, pdu.count)))
-        case 0x09:  // Read By Type Response
-            let request = pending[fromServer]
-            pending[fromServer] = nil
-            receiveReadByType(pdu, request: request, server: fromServer, timestamp: timestamp,
+            receiveResponse(opcode, pdu, request: request, server: fromServer, timestamp: timestamp,
+                            statistics: &statistics, events: &events)
+        default:
+            break
+        }
+    }
+
+    /// What a client request asks for, remembered until its response arrives; the caller checked
+    /// ``ATTOpcode/minimumPDULength``.
+    private static func pendingRequest(_ opcode: ATTOpcode, _ pdu: UnsafeRawBufferPointer) -> PendingRequest {
+        switch opcode {
+        case .findInformationRequest:
+            return .findInformation
+        case .findByTypeValueRequest:  // start, end, attribute type, value
+            let type = BLEUUID(pdu.uint16(at: 5))
+            let isService = type == .primaryService || type == .secondaryService
+            return .findByTypeValue(service: isService ? BLEUUID(littleEndianBytes: pdu.slice(7, pdu.count)) : nil)
+        case .readByTypeRequest:  // start, end, type
+            return .readByType(BLEUUID(littleEndianBytes: pdu.slice(5, pdu.count)))
+        case .readRequest:
+            return .read(handle: pdu.uint16(at: 1))
+        case .readByGroupTypeRequest:  // start, end, group type
+            return .readByGroupType(BLEUUID(littleEndianBytes: pdu.slice(5, pdu.count)))
+        default:
+            return .other
+        }
+    }
+
+    /// A server response, given the request it answers (nil when the request was not captured).
+    private mutating func receiveResponse(
+        _ opcode: ATTOpcode, _ pdu: UnsafeRawBufferPointer, request: PendingRequest?, server: Int, timestamp: Int64,
+        statistics: inout TraceStatistics, events: inout [TransportEvent]
+    ) {
+        switch opcode {
+        case .findInformationResponse:
+            receiveFindInformation(pdu, server: server, statistics: &statistics)
+        case .findByTypeValueResponse:
+            receiveFindByTypeValue(pdu, request: request, server: server, statistics: &statistics)
+        case .readByTypeResponse:
+            receiveReadByType(pdu, request: request, server: server, timestamp: timestamp,
                               statistics: &statistics, events: &events)
-        case 0x0A:  // Read Request
-            pending[fromClient] = .read(handle: pdu.uint16(at: 1))
-        case 0x0B:  // Read Response
-            let request = pending[fromServer]
-            pending[fromServer] = nil
+        case .readResponse:
             guard case .read(let handle) = request else {
                 statistics.unmatchedResponses += 1
                 return
             }
             statistics.reads += 1
             events.append(.gattValue(value(handle: handle, bytes: pdu.slice(1, pdu.count), kind: .read,
-                                           server: fromServer, timestamp: timestamp)))
-        case 0x10:  // Read By Group Type Request: start, end, group type
-            pending[fromClient] = .readByGroupType(BLEUUID(littleEndianBytes: pdu.slice(5, pdu.count)))
-        case 0x11:  // Read By Group Type Response
-            let request = pending[fromServer]
-            pending[fromServer] = nil
-            receiveReadByGroupType(pdu, request: request, server: fromServer, statistics: &statistics)
-        case 0x12, 0x52:  // Write Request, Write Command
-            if opcode == 0x12 { pending[fromClient] = .write }
-            receiveWrite(pdu, withResponse: opcode == 0x12, server: fromClient, timestamp: timestamp,
-                         statistics: &statistics, events: &events)
-        case 0x1B, 0x1D:  // Handle Value Notification, Indication
-            let isNotification = opcode == 0x1B
-            if isNotification { statistics.notifications += 1 } else { statistics.indications += 1 }
-            events.append(.gattValue(value(
-                handle: pdu.uint16(at: 1), bytes: pdu.slice(3, pdu.count),
-                kind: isNotification ? .notification : .indication, server: fromServer, timestamp: timestamp)))
-        case 0x02, 0x0C, 0x0E, 0x16, 0x18, 0x20:  // other requests
-            pending[fromClient] = .other
-        case 0x03, 0x0D, 0x0F, 0x13, 0x17, 0x19, 0x21:  // other responses
-            pending[fromServer] = nil
+                                           server: server, timestamp: timestamp)))
+        case .readByGroupTypeResponse:
+            receiveReadByGroupType(pdu, request: request, server: server, statistics: &statistics)
         default:
-            break
+            break  // Error Response and responses that carry nothing the decoder maps
+        }
+    }
+
+    /// Handle Value Notification / Indication: handle, value.
+    private mutating func receiveHandleValue(
+        _ pdu: UnsafeRawBufferPointer, isNotification: Bool, server: Int, timestamp: Int64,
+        statistics: inout TraceStatistics, events: inout [TransportEvent]
+    ) {
+        if isNotification { statistics.notifications += 1 } else { statistics.indications += 1 }
+        events.append(.gattValue(value(
+            handle: pdu.uint16(at: 1), bytes: pdu.slice(3, pdu.count),
+            kind: isNotification ? .notification : .indication, server: server, timestamp: timestamp)))
+    }
+
+    /// Find By Type Value Response: {found handle, group end}*, for a service search.
+    private mutating func receiveFindByTypeValue(_ pdu: UnsafeRawBufferPointer, request: PendingRequest?,
+                                                 server: Int, statistics: inout TraceStatistics) {
+        guard case .findByTypeValue(let service?) = request else { return }
+        guard (pdu.count - 1) % 4 == 0 else {
+            statistics.count(.attResponseMalformed)
+            return
+        }
+        var offset = 1
+        while offset + 4 <= pdu.count {
+            servers[server].addService(.init(
+                startHandle: pdu.uint16(at: offset), endHandle: pdu.uint16(at: offset + 2), uuid: service))
+            offset += 4
         }
     }
 

@@ -1,6 +1,6 @@
 import Foundation
+import Logging
 import Testing
-import IngestCLI
 
 @Suite struct LoggerTests {
     /// 2026-11-29T13:00:00Z.

@@ -1,6 +1,7 @@
+import ArgumentParsing
 import Foundation
+import Logging
 import Testing
-import IngestCLI
 
 /// Buffering of `FileDescriptorWriter`, observed through a temporary file.
 @Suite struct FileDescriptorWriterTests {

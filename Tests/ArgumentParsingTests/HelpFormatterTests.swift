@@ -1,5 +1,5 @@
+import ArgumentParsing
 import Testing
-import IngestCLI
 
 /// Generated help pages and usage lines, through the runner (`--help`, `-h`, `help COMMAND`).
 @Suite struct HelpFormatterTests {

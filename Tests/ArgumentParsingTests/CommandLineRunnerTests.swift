@@ -1,5 +1,6 @@
+import ArgumentParsing
+import Logging
 import Testing
-import IngestCLI
 
 /// Exit codes, error reporting and log-level wiring of `CommandLineRunner.run`.
 @Suite struct CommandLineRunnerTests {

@@ -1,5 +1,7 @@
+import AdapterKit
 import Foundation
 import HealthModel
+import Logging
 import Transport
 
 /// The device one plugin process serves: a BLE device with what it advertised, or a USB device.
@@ -301,33 +303,13 @@ private struct AdvertisementFields: Decodable {
     }
 }
 
-/// The severity of a plugin's `{"log":{"level":…,"message":…}}` line.
-public enum ExternalLogLevel: String, Sendable, Hashable, CaseIterable, Comparable {
-    case trace, debug, info, notice, warning, error, critical
-
-    /// Position in increasing severity.
-    public var severity: Int {
-        switch self {
-        case .trace: 0
-        case .debug: 1
-        case .info: 2
-        case .notice: 3
-        case .warning: 4
-        case .error: 5
-        case .critical: 6
-        }
-    }
-
-    public static func < (a: ExternalLogLevel, b: ExternalLogLevel) -> Bool { a.severity < b.severity }
-}
-
 /// Writes the lines a plugin prints on stdout in `--run` mode.
 public enum ExternalOutputLine {
     /// A sample or correlation in ingestd's JSON-lines format.
     public static func record(_ record: HealthRecord) -> String { HealthRecordEncoder().encode(record) }
 
     /// `{"log":{"level":"warning","message":"…"}}`.
-    public static func log(_ level: ExternalLogLevel, _ message: String) -> String {
+    public static func log(_ level: Logger.Level, _ message: String) -> String {
         "{\"log\":{\"level\":\"\(level.rawValue)\",\"message\":\(JSONText.quoted(message))}}"
     }
 

@@ -1,5 +1,5 @@
+import ArgumentParsing
 import Testing
-import IngestCLI
 
 @Suite struct CommandTreeValidatorTests {
     @Test func sampleTreeIsClean() {

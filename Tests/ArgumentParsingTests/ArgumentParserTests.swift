@@ -1,5 +1,5 @@
+import ArgumentParsing
 import Testing
-@testable import IngestCLI
 
 /// Parsing through `CommandLineParser` and, for what commands read, through the runner.
 @Suite struct ArgumentParserTests {

@@ -1,3 +1,4 @@
+import AdapterKit
 import Foundation
 import HealthModel
 import Transport

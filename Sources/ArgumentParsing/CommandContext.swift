@@ -1,3 +1,4 @@
+import Logging
 /// What a running command may use of the outside world: output streams, the environment and
 /// the logger. Tests build one over `CapturingWriter`s and a fixed environment.
 public struct CommandContext: Sendable {

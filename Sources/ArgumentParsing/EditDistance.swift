@@ -1,8 +1,8 @@
 /// Edit distance for "did you mean" suggestions.
-enum EditDistance {
+package enum EditDistance {
     /// The restricted Damerau-Levenshtein distance: insertions, deletions, substitutions and
     /// swaps of two neighbours each cost one.
-    static func distance(_ first: String, _ second: String) -> Int {
+    package static func distance(_ first: String, _ second: String) -> Int {
         let a = Array(first)
         let b = Array(second)
         if a.isEmpty { return b.count }
@@ -29,7 +29,7 @@ enum EditDistance {
     /// The candidate closest to `word`, if close enough to be a likely typo: one edit when both
     /// are at most four letters long (dashes not counted), two otherwise. Words of one letter
     /// (`-x`) get no suggestion, since every other letter is one edit away.
-    static func nearest(to word: String, among candidates: [String]) -> String? {
+    package static func nearest(to word: String, among candidates: [String]) -> String? {
         let letters = word.drop { $0 == "-" }.count
         guard letters > 1 else { return nil }
         var best: (candidate: String, distance: Int)?

@@ -1,5 +1,6 @@
+import ArgumentParsing
 import Foundation
-import IngestCLI
+import Logging
 
 // A command tree shaped like ingestd's, used by the parser, help and runner tests. Each
 // command prints what it parsed so tests can check the values through the runner.
