@@ -62,13 +62,20 @@ struct CaptureReplay {
     /// asks for. A session that fails ends alone; the summary says why.
     func runUSB(path: String, adapters usbAdapters: [any USBAdapter], forcedDevice: (UInt16, UInt16)?,
                 options: [String: String], deliver: ([HealthRecord]) throws -> Void) throws -> Summary {
-        let events: [USBMonEvent]
         let reader: USBMonReader
         do {
             reader = try USBMonReader(path: path)
-            events = try reader.readAll()
         } catch {
             throw CommandFailure.dataError("\(path): \(error.description)")
+        }
+        // A damaged block ends the capture there: the sessions still replay what came before it
+        // (as for btsnoop), and the damage is reported after their records were delivered.
+        var events: [USBMonEvent] = []
+        var damage: USBMonError?
+        do {
+            while let event = try reader.next() { events.append(event) }
+        } catch {
+            damage = error
         }
         var summary = Summary()
         summary.isUSB = true
@@ -136,6 +143,9 @@ struct CaptureReplay {
             }
             report.writesNotInCapture = handle.writesNotInCapture
             summary.matchedUSB.append(report)
+        }
+        if let damage {
+            throw CommandFailure.dataError("\(path): \(damage.description) (the \(events.count) events before it were replayed)")
         }
         return summary
     }
