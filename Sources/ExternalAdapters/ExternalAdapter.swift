@@ -178,6 +178,10 @@ public final class ExternalAdapterSession: AdapterSession {
         runner.finish(into: &output)
     }
 
+    public func finish(into output: inout AdapterOutput, flushingAt limit: Int, flush: (AdapterOutput) throws -> Void) throws {
+        try runner.finish(into: &output, flushingAt: limit, flush: flush)
+    }
+
     /// Hands out what the plugin printed since the last call, without waiting (for live loops
     /// that want records from a device that has stopped advertising; `AdapterRouter.poll`).
     public func poll(into output: inout AdapterOutput) {
@@ -226,7 +230,7 @@ public final class ExternalUSBSession: USBAdapterSession {
             if ended { return }
             if shouldStop() {
                 var last = AdapterOutput()
-                runner.finish(into: &last)
+                try runner.finish(into: &last, flushingAt: runner.configuration.outputQueueCapacity, flush: deliver)
                 if !last.isEmpty { try deliver(last) }
                 return
             }

@@ -18,8 +18,8 @@ struct MeasuredRun {
         let binary = try #require(IngestdBinary.url, "the ingestd binary was not built next to the tests")
         let outURL = directory.appendingPathComponent("out-\(UUID().uuidString)")
         let errURL = directory.appendingPathComponent("err-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         let out = try FileHandle(forWritingTo: outURL)
         let err = try FileHandle(forWritingTo: errURL)
         defer {
@@ -90,7 +90,7 @@ struct MeasuredRun {
     @Test func aHugeLineIsSkippedInBoundedMemoryAndTheGoodLinesAreStored() throws {
         let baseline = try baselinePeakKiB()
         let path = directory.appendingPathComponent("huge.jsonl").path
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         let file = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         try file.write(contentsOf: Data((Self.stepLine(0) + "\n").utf8))
         let block = Data(repeating: 0x61, count: 1 << 20)
@@ -148,4 +148,70 @@ struct MeasuredRun {
         let samples = try IngestdBinary.run(["samples", "stepCount", "--json", "--store", store])
         #expect(samples.stdout.split(separator: "\n").count == 2, "\(replay.stderr)")
     }
+
+    /// An external adapter that floods `count` distinct step samples as soon as it has its device line, then
+    /// reads its input to the end and says done.
+    static let floodingPlugin = """
+        #!/usr/bin/env python3
+        import os, sys
+        ADAPTER_ID = os.path.basename(sys.argv[0])[len("ingestd-adapter-"):]
+        COUNT = int(os.environ.get("FLOOD_COUNT", "100000"))
+        if sys.argv[1:] == ["--describe"]:
+            print('{"protocol":1,"id":"%s","name":"Flood","version":"1","summary":"floods samples",'
+                  '"produces":["HKQuantityTypeIdentifierStepCount"],"matches":[{"ble":{"serviceUUIDs":["181D"]}}]}' % ADAPTER_ID)
+            sys.exit(0)
+        sys.stdin.readline()
+        base = 1764000000
+        chunk = []
+        for i in range(COUNT):
+            t = base + i * 60
+            start = "%04d-%02d-%02dT%02d:%02d:%02dZ" % __import__("time").gmtime(t)[:6]
+            end = "%04d-%02d-%02dT%02d:%02d:%02dZ" % __import__("time").gmtime(t + 60)[:6]
+            chunk.append('{"type":"HKQuantityTypeIdentifierStepCount","value":%d,"unit":"count","start":"%s","end":"%s"}\\n'
+                         % (i % 100 + 1, start, end))
+            if len(chunk) == 5000:
+                sys.stdout.write("".join(chunk))
+                chunk = []
+        sys.stdout.write("".join(chunk))
+        sys.stdout.flush()
+        for _ in sys.stdin:
+            pass
+        sys.stdout.write('{"done":true}\\n')
+        """
+
+    /// Finding 6: everything a plugin printed after its input ended was held until it exited (a flood grew ingestd
+    /// to ~190 MB); now it is committed in batches while the plugin waits on back-pressure. What it printed is
+    /// stored and the peak resident set stays near a small replay's.
+    @Test func aFloodingPluginIsCommittedInBatchesInBoundedMemory() throws {
+        let baseline = try baselinePeakKiB()
+        let plugins = directory.appendingPathComponent("plugins")
+        try FileManager.default.createDirectory(at: plugins, withIntermediateDirectories: true)
+        let plugin = plugins.appendingPathComponent("ingestd-adapter-flood-samples").path
+        try Self.floodingPlugin.write(toFile: plugin, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: plugin)
+        let capture = Fixtures.path("AdapterTests/Captures/xiaomi-scale/mi-scale-v1.btsnoop")
+        #expect(try IngestdBinary.run(["auth", "grant", "flood-samples", "stepCount", "--store", store]).status == 0)
+
+        let run = try MeasuredRun.run(["replay", capture, "--plugins", plugins.path, "--adapter", "flood-samples",
+                                       "--store", store], in: directory, limit: 600)
+        #expect(!run.timedOut)
+        #expect(run.status == 0, "\(run.stderr)")
+        // A debug build may not take all 100,000 before the plugin's time to exit runs out (it is then killed, with a
+        // warning); every sample ingestd accepted from it is stored.
+        let accepted = try #require(run.stderr.split(separator: "\n").first { $0.hasPrefix("  samples stepCount: ") }
+            .flatMap { Int($0.split(separator: " ").last ?? "") }, "\(run.stderr)")
+        #expect(accepted >= 5000, "\(run.stderr)")
+        let stats = try IngestdBinary.run(["stats", "stepCount", "--sum", "--store", store, "--json"])
+        let expectedSum = (0..<accepted).reduce(0) { $0 + $1 % 100 + 1 }
+        #expect(stats.stdout.contains("\"value\":\(expectedSum),"), "\(accepted) samples: \(stats.stdout) \(run.stderr)")
+        #expect(run.peakKiB - baseline < 24 * 1024, "peak \(run.peakKiB) KiB, a small replay \(baseline) KiB")
+    }
+}
+
+/// Files of the tests.
+enum Fixtures {
+    static let tests = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+
+    /// `Tests/<folder>/...`.
+    static func path(_ relative: String) -> String { tests.appendingPathComponent(relative).path }
 }

@@ -207,7 +207,12 @@ struct CaptureReplay {
             try drain(force: true)
             throw CommandFailure.dataError("\(path): \(error.description)")
         }
-        router.finish(into: &output)
+        // External adapters' processes may still print a lot once their input ended: commit it
+        // in batches as it comes rather than hold it.
+        try router.finish(into: &output, flushingAt: batchSize) { batch in
+            var flushed = batch
+            try absorb(&flushed, into: &summary, deliver: deliver)
+        }
         try drain(force: true)
         summary.statistics = decoder.statistics
         summary.warnings = reader.warnings
