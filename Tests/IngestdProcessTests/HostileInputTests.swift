@@ -14,7 +14,8 @@ struct MeasuredRun {
     var peakKiB: Int
     var timedOut: Bool
 
-    static func run(_ arguments: [String], in directory: URL, limit: TimeInterval = 120) throws -> MeasuredRun {
+    static func run(_ arguments: [String], in directory: URL, limit: TimeInterval = 120,
+                    environment: [String: String] = [:]) throws -> MeasuredRun {
         let binary = try #require(IngestdBinary.url, "the ingestd binary was not built next to the tests")
         let outURL = directory.appendingPathComponent("out-\(UUID().uuidString)")
         let errURL = directory.appendingPathComponent("err-\(UUID().uuidString)")
@@ -29,6 +30,7 @@ struct MeasuredRun {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = out
         process.standardError = err
         try process.run()
@@ -149,36 +151,6 @@ struct MeasuredRun {
         #expect(samples.stdout.split(separator: "\n").count == 2, "\(replay.stderr)")
     }
 
-    /// An external adapter that floods `count` distinct step samples as soon as it has its device line, then
-    /// reads its input to the end and says done.
-    static let floodingPlugin = """
-        #!/usr/bin/env python3
-        import os, sys
-        ADAPTER_ID = os.path.basename(sys.argv[0])[len("ingestd-adapter-"):]
-        COUNT = int(os.environ.get("FLOOD_COUNT", "100000"))
-        if sys.argv[1:] == ["--describe"]:
-            print('{"protocol":1,"id":"%s","name":"Flood","version":"1","summary":"floods samples",'
-                  '"produces":["HKQuantityTypeIdentifierStepCount"],"matches":[{"ble":{"serviceUUIDs":["181D"]}}]}' % ADAPTER_ID)
-            sys.exit(0)
-        sys.stdin.readline()
-        base = 1764000000
-        chunk = []
-        for i in range(COUNT):
-            t = base + i * 60
-            start = "%04d-%02d-%02dT%02d:%02d:%02dZ" % __import__("time").gmtime(t)[:6]
-            end = "%04d-%02d-%02dT%02d:%02d:%02dZ" % __import__("time").gmtime(t + 60)[:6]
-            chunk.append('{"type":"HKQuantityTypeIdentifierStepCount","value":%d,"unit":"count","start":"%s","end":"%s"}\\n'
-                         % (i % 100 + 1, start, end))
-            if len(chunk) == 5000:
-                sys.stdout.write("".join(chunk))
-                chunk = []
-        sys.stdout.write("".join(chunk))
-        sys.stdout.flush()
-        for _ in sys.stdin:
-            pass
-        sys.stdout.write('{"done":true}\\n')
-        """
-
     /// Finding 6: everything a plugin printed after its input ended was held until it exited (a flood grew ingestd
     /// to ~190 MB); now it is committed in batches while the plugin waits on back-pressure. What it printed is
     /// stored and the peak resident set stays near a small replay's.
@@ -186,14 +158,15 @@ struct MeasuredRun {
         let baseline = try baselinePeakKiB()
         let plugins = directory.appendingPathComponent("plugins")
         try FileManager.default.createDirectory(at: plugins, withIntermediateDirectories: true)
+        // The flooding plugin of the external-adapter tests: distinct step samples as fast as it can.
         let plugin = plugins.appendingPathComponent("ingestd-adapter-flood-samples").path
-        try Self.floodingPlugin.write(toFile: plugin, atomically: true, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: plugin)
+        try FileManager.default.copyItem(atPath: Fixtures.path("ExternalAdaptersTests/Plugins/sample-flood.py"), toPath: plugin)
         let capture = Fixtures.path("AdapterTests/Captures/xiaomi-scale/mi-scale-v1.btsnoop")
         #expect(try IngestdBinary.run(["auth", "grant", "flood-samples", "stepCount", "--store", store]).status == 0)
 
         let run = try MeasuredRun.run(["replay", capture, "--plugins", plugins.path, "--adapter", "flood-samples",
-                                       "--store", store], in: directory, limit: 600)
+                                       "--store", store], in: directory, limit: 600,
+                                      environment: ["SAMPLE_FLOOD_COUNT": "100000"])
         #expect(!run.timedOut)
         #expect(run.status == 0, "\(run.stderr)")
         // A debug build may not take all 100,000 before the plugin's time to exit runs out (it is then killed, with a
