@@ -308,6 +308,8 @@ public enum UnitError: Error, Equatable, Sendable, CustomStringConvertible {
     case exponentOutOfRange(String, limit: Int, in: String)
     /// Parentheses nest deeper than `limit`; `at` is the offending `(`.
     case nestedTooDeeply(limit: Int, at: Int, in: String)
+    /// More than `limit` distinct (prefixed) atoms in one unit.
+    case tooManyFactors(limit: Int, in: String)
     /// The molar mass in `mol<…>` is not a positive number.
     case badMolarMass(String, in: String)
     /// More than one `/` at the top level (HealthKit allows one; use parentheses).
@@ -330,6 +332,8 @@ public enum UnitError: Error, Equatable, Sendable, CustomStringConvertible {
             "exponent \"\(exponent)\" is out of range (-\(limit)...\(limit)) in \"\(string)\""
         case .nestedTooDeeply(let limit, let at, let string):
             "parentheses nested deeper than \(limit) levels at position \(at + 1) in \"\(Self.excerpt(string))\""
+        case .tooManyFactors(let limit, let string):
+            "more than \(limit) different units combined in \"\(Self.excerpt(string))\""
         case .badMolarMass(let mass, let string): "molar mass \"\(mass)\" is not a positive number in \"\(string)\""
         case .moreThanOneDivision(let string): "more than one top-level \"/\" in \"\(string)\" (group the denominator in parentheses)"
         case .unbalancedParentheses(let string): "unbalanced parentheses in \"\(string)\""

@@ -8,7 +8,8 @@
 /// atom       := whole atom | prefix prefixable-atom      (whole atoms are tried first, longest wins)
 /// ```
 /// Untrusted text is bounded: parentheses nest at most `maximumNesting` deep (the parser recurses
-/// once per level) and every exponent stays within `maximumExponent` (overflow-checked arithmetic).
+/// once per level), every exponent stays within `maximumExponent` (overflow-checked arithmetic),
+/// and at most `maximumDistinctFactors` distinct atoms are combined (merging them is quadratic).
 struct UnitParser {
     private let source: String
     private let characters: [Character]
@@ -40,6 +41,10 @@ struct UnitParser {
                 }
                 merged[index].exponent = sum
             } else {
+                // Bounded so that merging (here and in `Unit(factors:)`) stays linear in the input.
+                guard merged.count < Self.maximumDistinctFactors else {
+                    throw .tooManyFactors(limit: Self.maximumDistinctFactors, in: source)
+                }
                 merged.append(factor)
             }
         }
@@ -185,6 +190,10 @@ struct UnitParser {
     /// The deepest nesting of parentheses a unit string may have (no real unit needs more than a
     /// few; the bound keeps the recursive descent's stack small whatever the input).
     static let maximumNesting = 32
+
+    /// The most distinct (prefixed) atoms one unit may combine (`mol<1>*mol<2>*…` are distinct);
+    /// real units have a handful.
+    static let maximumDistinctFactors = 32
 
     /// Whether `exponent` lies in `-maximumExponent...maximumExponent` (no `abs`, which traps on `Int.min`).
     private static func isWithinBounds(_ exponent: Int) -> Bool {
