@@ -178,6 +178,18 @@ def main():
           b'"end":"2026-01-01T08:01:00.5Z","source":"pod","metadata":{"HKWasUserEntered":true}}\n')
     for index, unit in enumerate(UNITS):
         write(os.path.join(out, "units"), "seed-%03d" % index, unit.encode())
+    # A plugin's stdout: log, record and done lines (only the declared types of the fuzz target).
+    plugin = os.path.join(out, "plugin-output")
+    write(plugin, "seed-log", b'{"log":{"level":"info","message":"hello"}}\n{"done":true}\n')
+    write(plugin, "seed-sample",
+          b'{"type":"heartRate","value":72,"unit":"count/min","start":"2026-01-01T08:00:00Z","end":"2026-01-01T08:00:00Z"}\n')
+    write(plugin, "seed-correlation",
+          b'{"type":"bloodPressure","start":"2026-01-01T08:00:00Z","end":"2026-01-01T08:00:00Z","objects":['
+          b'{"type":"bloodPressureSystolic","value":120,"unit":"mmHg","start":"2026-01-01T08:00:00Z","end":"2026-01-01T08:00:00Z"},'
+          b'{"type":"bloodPressureDiastolic","value":80,"unit":"mmHg","start":"2026-01-01T08:00:00Z","end":"2026-01-01T08:00:00Z"}]}\n')
+    write(plugin, "seed-mass",
+          b'{"type":"bodyMass","value":160.5,"unit":"lb","start":"2026-01-01T08:00:00Z","end":"2026-01-01T08:00:00Z",'
+          b'"metadata":{"HKMetadataKeySyncIdentifier":"a","HKMetadataKeySyncVersion":2}}\n{"type":"stepCount","value":1e999}\n')
     print("seeds in %s" % out, file=sys.stderr)
 
 

@@ -23,10 +23,19 @@ public protocol AdapterSession: AnyObject {
     /// sessions whose decoding runs elsewhere (an external adapter's process) produce records
     /// after `receive` returned. Live loops call it now and then; the default has nothing.
     func poll(into output: inout AdapterOutput)
+    /// `finish(into:)` for a caller that commits in batches: whenever `output` holds `limit`
+    /// records or more, the session hands it to `flush` and goes on with an empty one, so a
+    /// session that still produces a lot at its end (an external adapter's process flooding
+    /// samples) never makes the caller hold more than about `limit` records. An error from
+    /// `flush` ends the session and is rethrown. The default is `finish(into:)`.
+    func finish(into output: inout AdapterOutput, flushingAt limit: Int, flush: (AdapterOutput) throws -> Void) throws
 }
 
 extension AdapterSession {
     public func finish(into output: inout AdapterOutput) {}
+    public func finish(into output: inout AdapterOutput, flushingAt limit: Int, flush: (AdapterOutput) throws -> Void) throws {
+        finish(into: &output)
+    }
     public func poll(into output: inout AdapterOutput) {}
 }
 

@@ -63,6 +63,20 @@ public final class AdapterRouter {
         }
     }
 
+    /// Ends every session like `finish(into:)`, handing `output` to `flush` whenever it holds
+    /// `limit` records or more (see `AdapterSession.finish(into:flushingAt:flush:)`), so what the
+    /// sessions still produce is committed in batches instead of held.
+    public func finish(into output: inout AdapterOutput, flushingAt limit: Int,
+                       flush: (AdapterOutput) throws -> Void) throws {
+        for address in sessions.keys.sorted() {
+            try sessions[address]?.session.finish(into: &output, flushingAt: limit, flush: flush)
+            if output.records.count >= limit {
+                try flush(output)
+                output = AdapterOutput()
+            }
+        }
+    }
+
     /// Collects what sessions produced without an event (external adapters' processes); live
     /// loops call it before each commit so that a device's last reading does not wait for its
     /// next advertisement.

@@ -180,6 +180,10 @@ public final class ExternalAdapterSession: AdapterSession {
         runner.finish(into: &output)
     }
 
+    public func finish(into output: inout AdapterOutput, flushingAt limit: Int, flush: (AdapterOutput) throws -> Void) throws {
+        try runner.finish(into: &output, flushingAt: limit, flush: flush)
+    }
+
     /// Hands out what the plugin printed since the last call, without waiting (for live loops
     /// that want records from a device that has stopped advertising; `AdapterRouter.poll`).
     public func poll(into output: inout AdapterOutput) {
@@ -228,7 +232,8 @@ public final class ExternalUSBSession: USBAdapterSession {
             if ended { return }
             if shouldStop() {
                 var last = AdapterOutput()
-                runner.finish(into: &last)
+                try runner.finish(into: &last, flushingAt: runner.configuration.outputQueueCapacity,
+                                  flush: { _ = try deliver($0) })
                 if !last.isEmpty { _ = try deliver(last) }
                 return
             }

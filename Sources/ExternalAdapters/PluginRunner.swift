@@ -127,43 +127,71 @@ final class PluginRunner: @unchecked Sendable {
     }
 
     /// Ends the plugin's input and waits (at most `finishTimeout`) for its last output and exit,
-    /// draining as it goes; a plugin still running then is killed.
+    /// draining as it goes; a plugin still running then is killed. Everything it printed ends up
+    /// in `output` (use `finish(into:flushingAt:flush:)` to bound what is held).
     func finish(into output: inout AdapterOutput) {
+        // A flush that never runs cannot throw.
+        try? finish(into: &output, flushingAt: Int.max, flush: { _ in })
+    }
+
+    /// `finish(into:)`, handing `output` to `flush` (and going on with an empty one) whenever it
+    /// holds `limit` records or more: with the output queue's back-pressure on the plugin, a
+    /// plugin flooding samples at its end is held to about `limit + outputQueueCapacity` records.
+    /// An error from `flush` stops the plugin and is rethrown.
+    func finish(into output: inout AdapterOutput, flushingAt limit: Int, flush: (AdapterOutput) throws -> Void) throws {
         condition.lock()
         inputClosed = true
         condition.broadcast()
         condition.unlock()
         wakeUp.fire()
 
-        let deadline = Date().addingTimeInterval(ChildProcess.seconds(configuration.finishTimeout))
-        condition.lock()
-        while started && !runnerFinished {
+        var deadline = Date().addingTimeInterval(ChildProcess.seconds(configuration.finishTimeout))
+        /// Drains with the lock held; flushes without it. The plugin's time to finish does not
+        /// count the time the caller spends committing (the plugin waits on back-pressure then).
+        func drainAndFlushLocked() throws {
             drainLocked(into: &output)
+            guard output.records.count >= limit else { return }
+            condition.unlock()
+            defer { condition.lock() }
+            let flushStarted = Date()
+            do {
+                try flush(output)
+            } catch {
+                stop()
+                throw error
+            }
+            output = AdapterOutput()
+            deadline += Date().timeIntervalSince(flushStarted)
+        }
+
+        condition.lock()
+        defer { condition.unlock() }
+        while started && !runnerFinished {
+            try drainAndFlushLocked()
+            if runnerFinished { break }
             if !condition.wait(until: deadline) { break }
         }
         let finishedInTime = runnerFinished || !started
-        drainLocked(into: &output)
-        condition.unlock()
+        try drainAndFlushLocked()
 
         if !finishedInTime {
+            condition.unlock()
             note(.warning, "did not finish within \(Self.format(configuration.finishTimeout)) after its input ended; stopped")
             stop()
-            let lastDeadline = Date().addingTimeInterval(2)
             condition.lock()
+            let lastDeadline = Date().addingTimeInterval(2)
             while !runnerFinished {
-                drainLocked(into: &output)
+                try drainAndFlushLocked()
+                if runnerFinished { break }
                 if !condition.wait(until: lastDeadline) { break }
             }
-            drainLocked(into: &output)
-            condition.unlock()
+            try drainAndFlushLocked()
         }
 
-        condition.lock()
         if !pendingInput.isEmpty {
             output.skipped["advertisement-undelivered", default: 0] += pendingInput.count
             pendingInput.removeAll()
         }
-        condition.unlock()
     }
 
     /// Kills the process and ends the runner; nothing more is delivered.

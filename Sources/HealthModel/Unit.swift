@@ -304,6 +304,12 @@ public enum UnitError: Error, Equatable, Sendable, CustomStringConvertible {
     case missingOperand(after: String, at: Int, in: String)
     /// The exponent after `^` is not an integer.
     case badExponent(String, in: String)
+    /// An exponent (as written, or merged/multiplied out) lies outside `-limit...limit`.
+    case exponentOutOfRange(String, limit: Int, in: String)
+    /// Parentheses nest deeper than `limit`; `at` is the offending `(`.
+    case nestedTooDeeply(limit: Int, at: Int, in: String)
+    /// More than `limit` distinct (prefixed) atoms in one unit.
+    case tooManyFactors(limit: Int, in: String)
     /// The molar mass in `mol<…>` is not a positive number.
     case badMolarMass(String, in: String)
     /// More than one `/` at the top level (HealthKit allows one; use parentheses).
@@ -322,11 +328,22 @@ public enum UnitError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unexpected(let token, let at, let string): "unexpected \"\(token)\" at position \(at + 1) in \"\(string)\""
         case .missingOperand(let op, let at, let string): "missing unit after \"\(op)\" at position \(at + 1) in \"\(string)\""
         case .badExponent(let exponent, let string): "exponent \"\(exponent)\" is not an integer in \"\(string)\""
+        case .exponentOutOfRange(let exponent, let limit, let string):
+            "exponent \"\(exponent)\" is out of range (-\(limit)...\(limit)) in \"\(string)\""
+        case .nestedTooDeeply(let limit, let at, let string):
+            "parentheses nested deeper than \(limit) levels at position \(at + 1) in \"\(Self.excerpt(string))\""
+        case .tooManyFactors(let limit, let string):
+            "more than \(limit) different units combined in \"\(Self.excerpt(string))\""
         case .badMolarMass(let mass, let string): "molar mass \"\(mass)\" is not a positive number in \"\(string)\""
         case .moreThanOneDivision(let string): "more than one top-level \"/\" in \"\(string)\" (group the denominator in parentheses)"
         case .unbalancedParentheses(let string): "unbalanced parentheses in \"\(string)\""
         case .affineInCompound(let string): "temperature units (degC, degF) cannot be prefixed, raised or combined: \"\(string)\""
         case .incompatible(let from, let to): "cannot convert \"\(from)\" to \"\(to)\": incompatible units"
         }
+    }
+
+    /// The start of a long unit string, for messages about strings too deep to print whole.
+    private static func excerpt(_ string: String) -> String {
+        string.count <= 80 ? string : String(string.prefix(80)) + "… (\(string.utf8.count) bytes)"
     }
 }

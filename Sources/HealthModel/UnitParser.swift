@@ -7,6 +7,9 @@
 /// factor     := ( atom | "(" expression ")" ) ( "^" integer )?
 /// atom       := whole atom | prefix prefixable-atom      (whole atoms are tried first, longest wins)
 /// ```
+/// Untrusted text is bounded: parentheses nest at most `maximumNesting` deep (the parser recurses
+/// once per level), every exponent stays within `maximumExponent` (overflow-checked arithmetic),
+/// and at most `maximumDistinctFactors` distinct atoms are combined (merging them is quadratic).
 struct UnitParser {
     private let source: String
     private let characters: [Character]
@@ -31,13 +34,19 @@ struct UnitParser {
         var merged: [UnitFactor] = []
         for factor in factors {
             if let index = merged.firstIndex(where: { $0.sameBase(as: factor) }) {
-                merged[index].exponent += factor.exponent
+                let (sum, overflow) = merged[index].exponent.addingReportingOverflow(factor.exponent)
+                guard !overflow, Self.isWithinBounds(sum) else {
+                    throw .exponentOutOfRange(overflow ? "\(merged[index].exponent)+\(factor.exponent)" : String(sum),
+                                              limit: Self.maximumExponent, in: source)
+                }
+                merged[index].exponent = sum
             } else {
+                // Bounded so that merging (here and in `Unit(factors:)`) stays linear in the input.
+                guard merged.count < Self.maximumDistinctFactors else {
+                    throw .tooManyFactors(limit: Self.maximumDistinctFactors, in: source)
+                }
                 merged.append(factor)
             }
-        }
-        if let outOfBounds = merged.first(where: { abs($0.exponent) > Self.maximumExponent }) {
-            throw .badExponent(String(outOfBounds.exponent), in: source)
         }
         return factors
     }
@@ -50,42 +59,46 @@ struct UnitParser {
         }
     }
 
+    /// `depth` counts the parentheses around this expression; each level is one recursion.
     private mutating func expression(depth: Int) throws(UnitError) -> [UnitFactor] {
-        var factors = try product(after: nil)
+        var factors = try product(depth: depth)
         if peek == "/" {
             let slash = position
             position += 1
             guard let next = peek, next != "/", next != ")", next != "*", next != "." else {
                 throw .missingOperand(after: "/", at: slash, in: source)
             }
-            let denominator = try product(after: "/")
+            let denominator = try product(depth: depth)
             factors += denominator.map { UnitFactor(prefix: $0.prefix, atom: $0.atom, exponent: -$0.exponent) }
             if peek == "/" { throw .moreThanOneDivision(in: source) }
         }
         return factors
     }
 
-    private mutating func product(after op: String?) throws(UnitError) -> [UnitFactor] {
-        var factors = try factor()
+    private mutating func product(depth: Int) throws(UnitError) -> [UnitFactor] {
+        var factors = try factor(depth: depth)
         while let c = peek, c == "*" || c == "." {
             let at = position
             position += 1
             guard let next = peek, next != "/", next != ")", next != "*", next != "." else {
                 throw .missingOperand(after: String(c), at: at, in: source)
             }
-            factors += try factor()
+            factors += try factor(depth: depth)
         }
         return factors
     }
 
-    private mutating func factor() throws(UnitError) -> [UnitFactor] {
+    private mutating func factor(depth: Int) throws(UnitError) -> [UnitFactor] {
         guard let c = peek else {
             throw .missingOperand(after: position > 0 ? String(characters[position - 1]) : "", at: max(position - 1, 0), in: source)
         }
         var factors: [UnitFactor]
         if c == "(" {
+            guard depth < Self.maximumNesting else {
+                throw .nestedTooDeeply(limit: Self.maximumNesting, at: position, in: source)
+            }
             position += 1
-            factors = try expression(depth: 1)
+            factors = try expression(depth: depth + 1)
             guard peek == ")" else { throw .unbalancedParentheses(in: source) }
             position += 1
         } else if c == ")" {
@@ -104,14 +117,19 @@ struct UnitParser {
             // Swallow a non-numeric tail so the error names the whole bad exponent.
             var end = position
             while end < characters.count, !"*./()^".contains(characters[end]) { end += 1 }
-            guard end == position, let power = Int(text), abs(power) <= Self.maximumExponent else {
-                throw .badExponent(String(characters[start..<end]), in: source)
+            let exponentText = String(characters[start..<end])
+            guard end == position, let power = Int(text) else { throw .badExponent(exponentText, in: source) }
+            guard Self.isWithinBounds(power) else {
+                throw .exponentOutOfRange(exponentText, limit: Self.maximumExponent, in: source)
             }
             // Powers of groups multiply: keep every exponent small so dimensions never overflow.
-            guard factors.allSatisfy({ abs($0.exponent * power) <= Self.maximumExponent }) else {
-                throw .badExponent(String(characters[start..<end]), in: source)
+            for index in factors.indices {
+                let (product, overflow) = factors[index].exponent.multipliedReportingOverflow(by: power)
+                guard !overflow, Self.isWithinBounds(product) else {
+                    throw .exponentOutOfRange(exponentText, limit: Self.maximumExponent, in: source)
+                }
+                factors[index].exponent = product
             }
-            factors = factors.map { UnitFactor(prefix: $0.prefix, atom: $0.atom, exponent: $0.exponent * power) }
         }
         return factors
     }
@@ -168,6 +186,19 @@ struct UnitParser {
     /// The largest exponent a unit string may give (no real unit comes near it; the bound keeps
     /// dimension arithmetic far from overflow).
     static let maximumExponent = 64
+
+    /// The deepest nesting of parentheses a unit string may have (no real unit needs more than a
+    /// few; the bound keeps the recursive descent's stack small whatever the input).
+    static let maximumNesting = 32
+
+    /// The most distinct (prefixed) atoms one unit may combine (`mol<1>*mol<2>*…` are distinct);
+    /// real units have a handful.
+    static let maximumDistinctFactors = 32
+
+    /// Whether `exponent` lies in `-maximumExponent...maximumExponent` (no `abs`, which traps on `Int.min`).
+    private static func isWithinBounds(_ exponent: Int) -> Bool {
+        exponent >= -maximumExponent && exponent <= maximumExponent
+    }
 
     private static let prefixesLongestFirst = MetricPrefix.allCases.sorted { $0.symbol.count > $1.symbol.count }
 

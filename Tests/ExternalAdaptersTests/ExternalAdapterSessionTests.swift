@@ -115,6 +115,59 @@ struct ExternalAdapterSessionTests {
         #expect(log.all.filter { $0.origin == .plugin && $0.message == "started" }.count == 3)
     }
 
+    /// Issue 10, finding 6: what a plugin printed was all held until `finish` returned (a flood grew ingestd to
+    /// ~190 MB). Finishing with a flush limit hands it out in batches of at most the limit plus the output queue,
+    /// while the plugin waits on back-pressure; nothing is lost.
+    @Test("A plugin flooding valid samples is handed out in bounded batches when its session finishes")
+    func floodingValidSamplesIsBatched() throws {
+        let directory = try PluginDirectory()
+        let path = try directory.install("sample-flood.py", as: "sample-flood")
+        let log = LogCollector()
+        let configuration = testConfiguration(log: log) { configuration in
+            configuration.outputQueueCapacity = 256
+            configuration.exitGracePeriod = .seconds(300)
+            configuration.finishTimeout = .seconds(300)
+        }
+        let adapter = try loadAdapter(path, id: "sample-flood", configuration: configuration)
+        let session = adapter.makeSession(for: try traits(name: "FLOOD", services: [BLEUUID(0x181D)]),
+                                          context: AdapterContext(timeZone: utc, source: "sample-flood"))
+        var output = AdapterOutput()
+        var batches: [Int] = []
+        var starts = Set<Date>()
+        try session.finish(into: &output, flushingAt: 500) { batch in
+            batches.append(batch.records.count)
+            for sample in batch.records.flatMap(\.samples) { starts.insert(sample.start) }
+        }
+        for sample in output.records.flatMap(\.samples) { starts.insert(sample.start) }
+        #expect(output.records.count < 500, "what is left after the last flush is under the limit")
+        #expect(batches.count >= 20_000 / (500 + 256), "\(batches.count) batches")
+        #expect(batches.allSatisfy { $0 >= 500 && $0 <= 500 + 256 }, "\(batches)")
+        #expect(starts.count == 20_000, "every sample the plugin printed, once")
+        #expect(output.rejections.isEmpty)
+        #expect(adapter.supervisor.statistics.failures == 0)
+    }
+
+    /// A flush that fails (the store refused a batch) stops the plugin and reaches the caller.
+    @Test("A failing flush stops the flooding plugin and is rethrown")
+    func failingFlushStopsThePlugin() throws {
+        struct StoreRefused: Error {}
+        let directory = try PluginDirectory()
+        let path = try directory.install("sample-flood.py", as: "sample-flood")
+        let configuration = testConfiguration { $0.outputQueueCapacity = 256 }
+        let adapter = try loadAdapter(path, id: "sample-flood", configuration: configuration)
+        let session = adapter.makeSession(for: try traits(name: "FLOOD", services: [BLEUUID(0x181D)]),
+                                          context: AdapterContext(timeZone: utc, source: "sample-flood"))
+        var output = AdapterOutput()
+        var flushes = 0
+        #expect(throws: StoreRefused.self) {
+            try session.finish(into: &output, flushingAt: 500) { _ in
+                flushes += 1
+                throw StoreRefused()
+            }
+        }
+        #expect(flushes == 1)
+    }
+
     @Test("A plugin flooding garbage and over-long lines is rejected line by line, counted and killed after 1,000 in a row")
     func flooding() throws {
         let directory = try PluginDirectory()

@@ -108,4 +108,23 @@ struct PluginOutputValidatorTests {
         }
         #expect(rejection.description == "undeclared-type: HKQuantityTypeIdentifierHeartRate is not in the plugin's \"produces\"")
     }
+
+    /// Issue 10, finding 2 (no unbounded recursion on untrusted input): lines as deep as the 64 KiB limit allows, in
+    /// each place a plugin controls, are rejected with a reason, never a stack overflow.
+    @Test("Deeply nested lines within the line limit are rejected, not fatal")
+    func deepNesting() {
+        let deepUnit = String(repeating: "(", count: 30_000) + "kg" + String(repeating: ")", count: 30_000)
+        let lines = [
+            String(repeating: "[", count: 65_000),
+            String(repeating: #"{"log":"#, count: 8_000) + "1" + String(repeating: "}", count: 8_000),
+            #"{"type":"bodyMass","value":70,"unit":"kg","start":"2026-01-01T08:00:00Z","end":"2026-01-01T08:00:00Z","metadata":{"a":"#
+                + String(repeating: "[", count: 60_000),
+            #"{"type":"bodyMass","value":70,"unit":"\#(deepUnit)","start":"2026-01-01T08:00:00Z","end":"2026-01-01T08:00:00Z"}"#,
+        ]
+        for line in lines {
+            #expect(line.utf8.count <= 64 * 1024)
+            #expect(reason(line) != nil, "\(line.prefix(60))")
+        }
+        #expect(reason(lines[3]) == .invalidRecord || reason(lines[3]) == .incompatibleUnit)
+    }
 }

@@ -79,16 +79,60 @@ import Testing
         #expect(throws: UnitError.affineInCompound("degC/min")) { try Unit(from: "degC/min") }
         #expect(throws: UnitError.unknownAtom("h", in: "h")) { try Unit(from: "h") }
         // Found by fuzzing: a huge exponent overflowed the dimension arithmetic (a crash).
-        #expect(throws: UnitError.badExponent("+000000000000003200000000320094018", in: "mL^+000000000000003200000000320094018")) {
+        #expect(throws: UnitError.exponentOutOfRange("+000000000000003200000000320094018", limit: 64, in: "mL^+000000000000003200000000320094018")) {
             try Unit(from: "mL^+000000000000003200000000320094018")
         }
-        #expect(throws: UnitError.badExponent("40", in: "(m^40)^40")) { try Unit(from: "(m^40)^40") }
+        #expect(throws: UnitError.exponentOutOfRange("40", limit: 64, in: "(m^40)^40")) { try Unit(from: "(m^40)^40") }
         #expect(try Unit(from: "m^64").factors.first?.exponent == 64)
-        #expect(throws: UnitError.badExponent("-65", in: "m^-53*m^-12")) { try Unit(from: "m^-53*m^-12") }
+        #expect(throws: UnitError.exponentOutOfRange("-65", limit: 64, in: "m^-53*m^-12")) { try Unit(from: "m^-53*m^-12") }
         #expect(throws: UnitError.unknownAtom("kmin", in: "kmin")) { try Unit(from: "kmin") }
         #expect(throws: UnitError.unknownAtom("mL/min·kg".split(separator: "/")[1].description, in: "mL/min·kg")) {
             try Unit(from: "mL/min·kg")
         }
+    }
+
+    /// Issue 10, finding 1: `abs(Int.min)` trapped (SIGILL) on this exponent.
+    @Test(arguments: [("m^-9223372036854775808", "-9223372036854775808"), ("(m^-9223372036854775808)^-1", "-9223372036854775808"),
+                      ("m^9223372036854775807", "9223372036854775807"), ("(m^2)^-9223372036854775808", "-9223372036854775808"),
+                      ("(m^-1)^-9223372036854775808", "-9223372036854775808"), ("m/s^-9223372036854775808", "-9223372036854775808")])
+    func extremeExponentsAreRejectedWithoutTrapping(_ text: String, _ exponent: String) {
+        #expect(throws: UnitError.exponentOutOfRange(exponent, limit: 64, in: text)) { try Unit(from: text) }
+    }
+
+    @Test func mergedExponentsAtTheBoundsStayAccepted() throws {
+        #expect(try Unit(from: "m^-64").factors.first?.exponent == -64)
+        #expect(try Unit(from: "(m^-8)^8").factors.first?.exponent == -64)
+        #expect(try Unit(from: "m^64*m^-64*m").factors.first?.exponent == 1)
+    }
+
+    /// Issue 10, finding 2: 20,000 nested parentheses overflowed the stack (SIGSEGV).
+    @Test func deepNestingIsRejectedAtTheLimit() throws {
+        let deep = String(repeating: "(", count: 20_000) + "m" + String(repeating: ")", count: 20_000)
+        #expect(throws: UnitError.nestedTooDeeply(limit: 32, at: 32, in: deep)) { try Unit(from: deep) }
+        let message = UnitError.nestedTooDeeply(limit: 32, at: 32, in: deep).description
+        #expect(message.hasPrefix("parentheses nested deeper than 32 levels at position 33 in \"((((("))
+        #expect(message.count < 200)
+        // 32 levels are fine, 33 are not.
+        let allowed = String(repeating: "(", count: 32) + "kg/m" + String(repeating: ")", count: 32)
+        #expect(try Unit(from: allowed) == Unit(from: "kg/m"))
+        let tooDeep = "(" + allowed + ")"
+        #expect(throws: UnitError.nestedTooDeeply(limit: 32, at: 32, in: tooDeep)) { try Unit(from: tooDeep) }
+        // Unclosed deep nesting is a nesting error too, never a crash.
+        let unclosed = String(repeating: "(", count: 100_000)
+        #expect(throws: UnitError.nestedTooDeeply(limit: 32, at: 32, in: unclosed)) { try Unit(from: unclosed) }
+    }
+
+    /// Merging distinct atoms was quadratic: 8,000 distinct molar masses (79 KB) took 8 s, a 1 MB line minutes.
+    @Test func distinctAtomsAreBounded() throws {
+        let many = (1...8_000).map { "mol<\($0)>" }.joined(separator: "*")
+        #expect(throws: UnitError.tooManyFactors(limit: 32, in: many)) { try Unit(from: many) }
+        #expect(UnitError.tooManyFactors(limit: 32, in: many).description.count < 200)
+        let thirtyTwo = (1...32).map { "mol<\($0)>" }.joined(separator: "*")
+        #expect(try Unit(from: thirtyTwo).factors.count == 32)
+        #expect(throws: UnitError.tooManyFactors(limit: 32, in: thirtyTwo + "*m")) { try Unit(from: thirtyTwo + "*m") }
+        // Repeating one atom is merged, not counted per occurrence.
+        let repeated = Array(repeating: "m", count: 60).joined(separator: "*") + "/" + "(" + Array(repeating: "m", count: 59).joined(separator: "*") + ")"
+        #expect(try Unit(from: repeated) == Unit(from: "m"))
     }
 
     @Test func errorMessagesNameTheProblem() {

@@ -103,4 +103,36 @@ import Testing
         #expect(decoded.output.stderr.contains("writes not in the capture: 0"), "\(decoded.output.stderr)")
         #expect(!decoded.output.stderr.contains("session ended"))
     }
+
+    /// Issue 10, finding 8: a damaged last block discarded the whole session (0 of 68 samples). What came before the
+    /// damage is decoded, the damage is reported with its offset, and the exit status says the input was bad.
+    @Test func aDamagedLastBlockKeepsTheSamplesBeforeIt() async throws {
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: Fixtures.path("\(Self.folder)/pedometerLog1.pcapng"))))
+        // Walk the blocks (little-endian capture: type, total length, …) to the last one.
+        var offset = 0
+        var last = 0
+        while offset + 8 <= bytes.count {
+            let length = Int(bytes[offset + 4]) | Int(bytes[offset + 5]) << 8 | Int(bytes[offset + 6]) << 16 | Int(bytes[offset + 7]) << 24
+            guard length >= 12, offset + length <= bytes.count else { break }
+            last = offset
+            offset += length
+        }
+        #expect(offset == bytes.count, "the fixture is a whole number of blocks")
+        #expect(last > 0)
+        // An impossible total length in the last block's header.
+        bytes.replaceSubrange(last + 4..<last + 8, with: [0xF0, 0xFF, 0xFF, 0x7F])
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("damaged-omron-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let damaged = directory.appendingPathComponent("pedometerLog1-damaged.pcapng")
+        try Data(bytes).write(to: damaged)
+
+        let output = try await IngestdProcess.run(["decode", damaged.path, "--usb", "0590:0028", "--json", "--tz", "UTC"])
+        let samples = try output.lines.map { try DecodedSample(json: $0) }
+        let whole = try await Self.decode(log: 1)
+        #expect(whole.samples.count == 68)
+        #expect(samples == whole.samples, "the last block holds no answer the session uses: nothing is lost")
+        #expect(output.status == 65)
+        #expect(output.stderr.contains("impossible record length 2147483632 at byte \(last)"), "\(output.stderr)")
+    }
 }

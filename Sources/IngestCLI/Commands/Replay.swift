@@ -98,14 +98,22 @@ struct Replay: Command {
             var batch: [HealthRecord] = []
             batch.reserveCapacity(batchSize)
             var lineNumber = 0
-            while let (bytes, truncated) = try reader.nextLine() {
+            reading: while let line = try reader.nextLine() {
                 lineNumber += 1
-                if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
-                if truncated {
+                let bytes: ArraySlice<UInt8>
+                switch line {
+                case .text(let text):
+                    bytes = text
+                case .overlong(let length):
                     malformed += 1
-                    context.stderr.writeLine("error: \(file):\(lineNumber): line longer than \(reader.maximumLineLength) bytes")
-                    continue
+                    context.stderr.writeLine("error: \(file):\(lineNumber): line of \(length) bytes is longer than the limit of \(reader.maximumLineLength) bytes; skipped")
+                    continue reading
+                case .abandoned(let skipped):
+                    malformed += 1
+                    context.stderr.writeLine("error: \(file):\(lineNumber): no newline in \(skipped) bytes (the line limit is \(reader.maximumLineLength) bytes); the rest of the file is not read")
+                    break reading
                 }
+                if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
                 do {
                     batch.append(try decoder.decodeLine(Data(bytes)))
                 } catch {

@@ -253,6 +253,44 @@ public actor EventBatcher {
         }
     }
 
+    /// Ends the sessions on a thread of its own (an external adapter's process may take seconds to
+    /// finish, and a flooding one prints a lot meanwhile): what they produce is committed in
+    /// batches of `maximumBatch` through `ingestBlocking`, which may block that thread but never
+    /// one of the cooperative pool. Returns what is left for the last commit. Called once, at
+    /// shutdown, when no other event is routed any more.
+    private func finishCommittingInBatches(_ pending: AdapterOutput) async -> AdapterOutput {
+        let router = UncheckedRouter(router: router)
+        let service = service
+        let logger = logger
+        return await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                var output = pending
+                do {
+                    try router.router.finish(into: &output, flushingAt: Self.maximumBatch) { batch in
+                        for rejection in batch.rejections {
+                            logger.warning("frame rejected by \(rejection.adapter): \(rejection.reason)")
+                        }
+                        guard !batch.records.isEmpty else { return }
+                        do {
+                            _ = try service.ingestBlocking(batch.records, origin: "ble")
+                        } catch {
+                            logger.error("commit failed: \(error)")
+                        }
+                    }
+                } catch {
+                    logger.error("finishing the sessions failed: \(error)")
+                }
+                continuation.resume(returning: output)
+            }
+        }
+    }
+
+    /// The router handed to the finishing thread: the batcher waits for that thread and routes
+    /// nothing meanwhile, so the router is never used from two threads at once.
+    private struct UncheckedRouter: @unchecked Sendable {
+        let router: AdapterRouter
+    }
+
     private func timerFired() async {
         timer = nil
         await flush(finishing: false)
@@ -263,7 +301,7 @@ public actor EventBatcher {
     func flush(finishing: Bool) async {
         // External adapters answer asynchronously: collect what their processes wrote meanwhile.
         router.poll(into: &output)
-        if finishing { router.finish(into: &output) }
+        if finishing { output = await finishCommittingInBatches(output) }
         timer?.cancel()
         timer = nil
         for rejection in output.rejections {

@@ -64,13 +64,20 @@ struct CaptureReplay {
     /// asks for. A session that fails ends alone; the summary says why.
     func runUSB(path: String, adapters usbAdapters: [any USBAdapter], forcedDevice: (UInt16, UInt16)?,
                 options: [String: String], deliver: ([HealthRecord]) throws -> DeliveryReceipt) throws -> Summary {
-        let events: [USBMonEvent]
         let reader: USBMonReader
         do {
             reader = try USBMonReader(path: path)
-            events = try reader.readAll()
         } catch {
             throw CommandFailure.dataError("\(path): \(error.description)")
+        }
+        // A damaged block ends the capture there: the sessions still replay what came before it
+        // (as for btsnoop), and the damage is reported after their records were delivered.
+        var events: [USBMonEvent] = []
+        var damage: USBMonError?
+        do {
+            while let event = try reader.next() { events.append(event) }
+        } catch {
+            damage = error
         }
         var summary = Summary()
         summary.isUSB = true
@@ -139,6 +146,9 @@ struct CaptureReplay {
             report.writesNotInCapture = handle.writesNotInCapture
             summary.matchedUSB.append(report)
         }
+        if let damage {
+            throw CommandFailure.dataError("\(path): \(damage.description) (the \(events.count) events before it were replayed)")
+        }
         return summary
     }
 
@@ -182,13 +192,14 @@ struct CaptureReplay {
         var summary = Summary()
         var events: [TransportEvent] = []
         var output = AdapterOutput()
+        // Advertisements are never acknowledged: the receipt does not matter here.
+        func deliverIgnoringReceipt(_ records: [HealthRecord]) throws -> DeliveryReceipt {
+            try deliver(records)
+            return DeliveryReceipt(stored: records.count, held: 0)
+        }
         func drain(force: Bool) throws {
             guard force || output.records.count >= batchSize else { return }
-            // Advertisements are never acknowledged: the receipt does not matter here.
-            _ = try absorb(&output, into: &summary) { records in
-                try deliver(records)
-                return DeliveryReceipt(stored: records.count, held: 0)
-            }
+            _ = try absorb(&output, into: &summary, deliver: deliverIgnoringReceipt)
         }
         do {
             while let record = try reader.next() {
@@ -203,7 +214,12 @@ struct CaptureReplay {
             try drain(force: true)
             throw CommandFailure.dataError("\(path): \(error.description)")
         }
-        router.finish(into: &output)
+        // External adapters' processes may still print a lot once their input ended: commit it
+        // in batches as it comes rather than hold it.
+        try router.finish(into: &output, flushingAt: batchSize) { batch in
+            var flushed = batch
+            _ = try absorb(&flushed, into: &summary, deliver: deliverIgnoringReceipt)
+        }
         try drain(force: true)
         summary.statistics = decoder.statistics
         summary.warnings = reader.warnings

@@ -1,21 +1,43 @@
 import ArgumentParsing
+import ExternalAdapters
 import Foundation
 
-/// Reads a file (or stdin) line by line in fixed-size chunks: constant memory in the file size.
+/// Reads a file (or stdin) line by line in fixed-size chunks, in memory bounded by the line
+/// limit whatever the file holds: a line longer than `maximumLineLength` is not buffered but
+/// skipped to its newline and reported with its length, and a file that runs on for
+/// `maximumSkippedLength` bytes without a newline (`/dev/zero`) is given up.
 final class LineReader {
+    /// One line of the file.
+    enum Line: Equatable {
+        /// A line without its terminator (`\n` or `\r\n`).
+        case text(ArraySlice<UInt8>)
+        /// A line longer than the limit, skipped; `length` counts its bytes without the newline.
+        case overlong(length: Int)
+        /// The file ran on for `skipped` bytes without a newline; the rest of it is not read.
+        case abandoned(skipped: Int)
+    }
+
     private let handle: FileHandle
     private let ownsHandle: Bool
-    private var buffer: [UInt8] = []
-    private var position = 0
-    private var atEOF = false
+    private var splitter: LineSplitter
+    /// Pieces of the last chunk not yet returned, in order.
+    private var pending: [LineSplitter.Piece] = []
+    private var pendingIndex = 0
+    private var finished = false
     private let chunkSize: Int
-    /// Lines longer than this are returned truncated to it, flagged as over-long.
+    /// Lines longer than this are skipped and reported as over-long.
     let maximumLineLength: Int
+    /// How far an over-long line is skipped looking for its newline before the file is given up.
+    let maximumSkippedLength: Int
 
     /// Opens `path`, or stdin for `-`. Throws `CommandFailure.noInput` for a missing file.
-    init(path: String, chunkSize: Int = 1 << 16, maximumLineLength: Int = 1 << 20) throws {
+    init(path: String, chunkSize: Int = 1 << 16, maximumLineLength: Int = 1 << 20,
+         maximumSkippedLength: Int = 1 << 30) throws {
         self.chunkSize = chunkSize
         self.maximumLineLength = maximumLineLength
+        self.maximumSkippedLength = maximumSkippedLength
+        // One more byte than the limit: the `\r` of a `\r\n` line does not count.
+        splitter = LineSplitter(maximumLength: maximumLineLength + 1)
         if path == "-" {
             handle = FileHandle.standardInput
             ownsHandle = false
@@ -36,30 +58,37 @@ final class LineReader {
         if ownsHandle { try? handle.close() }
     }
 
-    /// The next line without its terminator (`\n` or `\r\n`), or nil at the end.
-    func nextLine() throws -> (bytes: ArraySlice<UInt8>, truncated: Bool)? {
+    /// The next line, or nil at the end (or after `.abandoned`).
+    func nextLine() throws -> Line? {
         while true {
-            if let newline = buffer[position...].firstIndex(of: 0x0A) {
-                var end = newline
-                if end > position, buffer[end - 1] == 0x0D { end -= 1 }
-                let line = buffer[position..<end]
-                position = newline + 1
-                if line.count > maximumLineLength { return (line.prefix(maximumLineLength), true) }
-                return (line, false)
+            if pendingIndex < pending.count {
+                let piece = pending[pendingIndex]
+                pendingIndex += 1
+                switch piece {
+                case .line(let bytes), .unterminated(let bytes):
+                    var line = bytes[...]
+                    if line.last == 0x0D { line = line.dropLast() }
+                    return line.count > maximumLineLength ? .overlong(length: bytes.count) : .text(line)
+                case .overlong(let length):
+                    return .overlong(length: length)
+                }
             }
-            if atEOF {
-                guard position < buffer.count else { return nil }
-                let line = buffer[position...]
-                position = buffer.count
-                if line.count > maximumLineLength { return (line.prefix(maximumLineLength), true) }
-                return (line, false)
-            }
-            if position > 0 {
-                buffer.removeFirst(position)
-                position = 0
+            guard !finished else { return nil }
+            pending.removeAll(keepingCapacity: true)
+            pendingIndex = 0
+            if let skipped = splitter.skippedLength, skipped >= maximumSkippedLength {
+                finished = true
+                return .abandoned(skipped: skipped)
             }
             let chunk = try handle.read(upToCount: chunkSize) ?? Data()
-            if chunk.isEmpty { atEOF = true } else { buffer.append(contentsOf: chunk) }
+            if chunk.isEmpty {
+                finished = true
+                if let last = splitter.finish() { pending.append(last) }
+            } else {
+                chunk.withUnsafeBytes { bytes in
+                    splitter.append(bytes) { pending.append($0) }
+                }
+            }
         }
     }
 }
