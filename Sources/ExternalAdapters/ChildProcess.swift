@@ -55,7 +55,9 @@ public enum ProcessExit: Hashable, Sendable, CustomStringConvertible {
 ///
 /// `kill()` sends SIGKILL to the whole group, so helpers the plugin started go too. When the
 /// plugin exits, whatever is left of its group is killed before the process is reaped; after
-/// that the group is never signalled again (its id may be reused).
+/// that the group is never signalled again (its id may be reused). A descendant that left the
+/// group (`setsid()`, `setpgid()`) is found through /proc when the input is closed and when the
+/// plugin is killed (`ProcessTree`), and killed with its own group when the plugin is reaped.
 final class ChildProcess: Sendable {
     let pid: pid_t
     /// The daemon's end of the stdin socket.
@@ -70,6 +72,8 @@ final class ChildProcess: Sendable {
         var reaped = false
         var inputClosed = false
         var killed = false
+        /// Descendants seen outside the plugin's process group (their own group or session).
+        var strays: [ProcessTree.Member] = []
     }
     private let state = Mutex(State())
 
@@ -184,8 +188,10 @@ final class ChildProcess: Sendable {
         return true
     }
 
-    /// Ends the plugin's stdin (it reads end of file).
+    /// Ends the plugin's stdin (it reads end of file). The plugin's descendants are noted first:
+    /// once the plugin exits, those that left its group are no longer reachable through it.
     func closeInput() {
+        noteStrays()
         let first = state.withLock { state -> Bool in
             defer { state.inputClosed = true }
             return !state.inputClosed
@@ -195,11 +201,23 @@ final class ChildProcess: Sendable {
 
     /// Sends SIGKILL to the plugin's process group, unless it has already been reaped.
     func kill() {
+        noteStrays()
         state.withLock { state in
             guard !state.reaped else { return }
             state.killed = true
             signal(-pid, SIGKILL)
             signal(pid, SIGKILL)
+            ProcessTree.kill(state.strays)
+        }
+    }
+
+    /// Adds the plugin's current descendants outside its process group to `strays`.
+    private func noteStrays() {
+        guard !state.withLock({ $0.reaped }) else { return }
+        let found = ProcessTree.descendants(of: pid).filter { $0.processGroup != pid }
+        guard !found.isEmpty else { return }
+        state.withLock { state in
+            for member in found where !state.strays.contains(member) { state.strays.append(member) }
         }
     }
 
@@ -241,6 +259,7 @@ final class ChildProcess: Sendable {
         state.withLock { state -> ProcessExit in
             if let exit = state.exit { return exit }
             signal(-pid, SIGKILL)
+            ProcessTree.kill(state.strays)
             var status: Int32 = 0
             var result: pid_t
             repeat { result = waitpid(pid, &status, 0) } while result < 0 && errno == EINTR

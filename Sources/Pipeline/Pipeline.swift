@@ -34,7 +34,11 @@ public final class Pipeline {
         var batch = Intake(capacity: records.count)
         let clock = now()
         records.withUnsafeBufferPointer { records in
-            for index in records.indices { take(records[index], clock: clock, into: &batch) }
+            for index in records.indices {
+                let acceptedBefore = batch.accepted.count
+                take(records[index], clock: clock, into: &batch)
+                if batch.accepted.count > acceptedBefore { batch.acceptedRecords.append(index) }
+            }
         }
         var report = batch.report
         let receipt = try store.write(batch.accepted, rejections: report.rejections)
@@ -42,7 +46,13 @@ public final class Pipeline {
         for (index, outcomes) in receipt.outcomes.prefix(batch.accepted.count).enumerated() {
             let members = batch.memberCounts[index]
             for (offset, outcome) in outcomes.prefix(members).enumerated() {
-                batch.tally.count(outcome, slot: batch.memberSlots[firstMember + offset])
+                if outcome == .uuidConflict {
+                    let member = batch.accepted[index].samples[offset]
+                    reject(member, .uuidConflict(member.uuid), into: &report)
+                    report.conflicts.append((batch.acceptedRecords[index], member.uuid))
+                } else {
+                    batch.tally.count(outcome, slot: batch.memberSlots[firstMember + offset])
+                }
             }
             firstMember += members
         }
@@ -63,9 +73,12 @@ public final class Pipeline {
         var tally = TypeTally()
         var memberSlots: [Int] = []
         var memberCounts: [Int] = []
+        /// The index in the ingested records of every accepted record.
+        var acceptedRecords: [Int] = []
 
         init(capacity: Int) {
             accepted.reserveCapacity(capacity)
+            acceptedRecords.reserveCapacity(capacity)
             memberSlots.reserveCapacity(capacity)
             memberCounts.reserveCapacity(capacity)
         }
@@ -122,6 +135,9 @@ public final class Pipeline {
     private func normalizedQuantity(of sample: QuantitySample, clock: Date) -> Result<Quantity?, RejectionReason> {
         let type = sample.type
         guard sample.quantity.value.isFinite else { return .failure(.nonFiniteValue) }
+        if let syncIdentifier = sample.metadata.syncIdentifier, syncIdentifier.isEmpty {
+            return .failure(.emptySyncIdentifier)
+        }
         var converted: Quantity?
         if sample.quantity.unit != type.canonicalUnit {
             do {
@@ -210,6 +226,7 @@ private struct TypeTally {
         case .written: counts[slot].written += 1
         case .duplicate: counts[slot].duplicate += 1
         case .replaced: counts[slot].replaced += 1
+        case .uuidConflict: break  // counted as invalid by the caller
         }
     }
 

@@ -13,7 +13,8 @@ struct Run: Command {
             Devices are matched to adapters as they appear; each gets its own session, and a session that \
             fails ends alone (the device is tried again after a backoff). Samples pass the pipeline into \
             the store; a device's history is acknowledged or erased only after the commit. SIGTERM or \
-            SIGINT stops cleanly (exit 0); SIGHUP re-reads grants and priorities. Without a Bluetooth \
+            SIGINT stops cleanly (exit 0); SIGHUP re-reads grants and priorities. One daemon per store: it holds an exclusive \
+            lock on STORE.lock, and a second daemon on the same store names the first and exits 1. Without a Bluetooth \
             controller, USB carries on (and vice versa). Logs go to stderr (journald-friendly) and \
             never contain health values at info level.
             """)
@@ -57,6 +58,9 @@ struct Run: Command {
         let path = storePath ?? HealthStore.defaultPath(environment: context.environment)
         // Open once here so a bad store path fails with a clear error before anything starts.
         try CommonArguments.openStore(path, context: context).close()
+        // One daemon per store: a second one says which process holds it and exits 1.
+        let lock = try StoreLock(storePath: path)
+        defer { withExtendedLifetime(lock) {} }
         // External adapters: their state goes to a status file that `ingestd adapters` reads.
         let publisher = ExternalAdapterStatusPublisher(
             path: ExternalAdapterStatusSnapshot.defaultPath(environment: context.environment),

@@ -17,7 +17,8 @@ import Darwin
 /// writer commits.
 ///
 /// Files: a missing database file is created by `open(2)` with mode 0600 before SQLite sees
-/// it; SQLite gives its `-wal` and `-shm` files the database file's mode.
+/// it; SQLite gives its `-wal` and `-shm` files the database file's mode. A path that is a
+/// symlink is refused (`SQLITE_OPEN_NOFOLLOW`).
 public final class Connection {
     /// How to open the database file.
     public enum OpenMode: Sendable, Hashable {
@@ -105,7 +106,8 @@ public final class Connection {
             try Self.createFileIfMissing(path)
         }
         // The file exists now (or must already exist): SQLite never creates it itself.
-        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_PRIVATECACHE
+        // NOFOLLOW: a symlink at `path` is refused by SQLite itself (callers resolve links they trust).
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_PRIVATECACHE | SQLITE_OPEN_NOFOLLOW
         flags |= mode == .readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if isMemory { flags |= SQLITE_OPEN_CREATE | SQLITE_OPEN_MEMORY }
         var db: OpaquePointer?
@@ -187,8 +189,12 @@ public final class Connection {
         if configuration.defensive, mode != .readOnly {
             _ = csqlite_defensive(db, 1)
         }
-        try execute(sql: "PRAGMA foreign_keys = \(configuration.foreignKeys ? "ON" : "OFF")")
-        try execute(sql: "PRAGMA synchronous = \(configuration.synchronous.rawValue)")
+        // Read-only connections never write, so the write-path pragmas are left out: they would
+        // only touch the file (and fail in a read-only directory).
+        if mode != .readOnly {
+            try execute(sql: "PRAGMA foreign_keys = \(configuration.foreignKeys ? "ON" : "OFF")")
+            try execute(sql: "PRAGMA synchronous = \(configuration.synchronous.rawValue)")
+        }
         if let journalMode = configuration.journalMode, !isMemory, mode != .readOnly {
             try setJournalMode(journalMode)
         }
