@@ -56,6 +56,20 @@ enum ProcessTree {
         }
     }
 
+    /// The processes (other than `except`) whose environment holds `name=value`; at most the
+    /// first 256 KiB of each environment is read. Processes of other users cannot be read and
+    /// are never listed.
+    static func carrying(_ name: String, _ value: String, except: pid_t) -> [Member] {
+        let wanted = Array((name + "=" + value).utf8)
+        return snapshot().filter { member in
+            guard member.pid != except, !member.isZombie,
+                  let handle = FileHandle(forReadingAtPath: "/proc/\(member.pid)/environ") else { return false }
+            defer { try? handle.close() }
+            guard let data = try? handle.read(upToCount: 256 * 1024) else { return false }
+            return data.split(separator: 0).contains { $0.elementsEqual(wanted) }
+        }
+    }
+
     /// The processes in /proc (up to `scanLimit`).
     static func snapshot() -> [Member] {
         guard let directory = opendir("/proc") else { return [] }

@@ -62,7 +62,9 @@ struct Replay: Command {
     func run(_ context: CommandContext) async throws {
         // Missing files and directories end with 66 before anything is stored; FIFOs are copied
         // so the format can be sniffed and the stream still read whole.
-        let inputs = try files.map { $0 == "-" ? nil : try InputStreamSpool(path: $0) }
+        let inputs: [InputStreamSpool?] = try files.map { file in
+            file == "-" ? nil : try InputStreamSpool(path: file)
+        }
         defer { inputs.forEach { $0?.release() } }
         let store = try CommonArguments.openStore(storePath, context: context)
         defer { store.close() }

@@ -110,8 +110,16 @@ public final class Connection {
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_PRIVATECACHE | SQLITE_OPEN_NOFOLLOW
         flags |= mode == .readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if isMemory { flags |= SQLITE_OPEN_CREATE | SQLITE_OPEN_MEMORY }
+        var openName = path
+        if mode == .readOnly, !isMemory, let immutable = Self.immutableURI(forReadOnly: path) {
+            // A WAL database can only be read where its -shm exists or can be created; in a
+            // directory the user may not write to, with no writer active (no -wal), it is read
+            // as immutable instead (no lock, no -shm).
+            openName = immutable
+            flags |= SQLITE_OPEN_URI
+        }
         var db: OpaquePointer?
-        let resultCode = sqlite3_open_v2(path, &db, flags, nil)
+        let resultCode = sqlite3_open_v2(openName, &db, flags, nil)
         guard resultCode == SQLITE_OK, let db else {
             let error = SQLiteError(code: resultCode, db: db, sql: nil)
             sqlite3_close_v2(db)
@@ -172,6 +180,19 @@ public final class Connection {
                 message: "cannot set mode 0600 on \(path): \(String(cString: strerror(chmodErrno)))"
             )
         }
+    }
+
+    /// `file:PATH?immutable=1` when `path` sits in a directory the user may not write to and has
+    /// no `-wal` or `-shm` beside it (so no writer is active); nil otherwise.
+    static func immutableURI(forReadOnly path: String) -> String? {
+        let parent = (path as NSString).deletingLastPathComponent
+        let directory = parent.isEmpty ? "." : parent
+        guard access(directory, W_OK) != 0, errno == EACCES || errno == EROFS,
+              access(path + "-wal", F_OK) != 0, access(path + "-shm", F_OK) != 0 else { return nil }
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "/-._~")
+        guard let encoded = path.addingPercentEncoding(withAllowedCharacters: allowed) else { return nil }
+        return "file:" + encoded + "?immutable=1"
     }
 
     private static func closeDescriptor(_ descriptor: Int32) -> Int32 {
