@@ -21,8 +21,10 @@ import Testing
 
     /// A step sample line; `extra` is appended inside the object (e.g. `,"uuid":"…"`).
     private func steps(_ value: Int, minute: Int, source: String = "pod", extra: String = "") -> String {
-        let start = String(format: "2026-11-01T%02d:%02d:00Z", minute / 60, minute % 60)
-        let end = String(format: "2026-11-01T%02d:%02d:30Z", minute / 60, minute % 60)
+        let base = 1_793_520_000.0  // 2026-11-01T08:00:00Z
+        let formatter = ISO8601DateFormatter()
+        let start = formatter.string(from: Date(timeIntervalSince1970: base + Double(minute) * 60))
+        let end = formatter.string(from: Date(timeIntervalSince1970: base + Double(minute) * 60 + 30))
         return #"{"type":"stepCount","value":\#(value),"unit":"count","start":"\#(start)","end":"\#(end)","source":"\#(source)"\#(extra)}"#
     }
 
@@ -149,7 +151,7 @@ import Testing
             ["watch", "--count", "-1"],
             ["watch", "--since", "-1"],
             ["auth", "grant", "", "stepCount"],
-            ["auth", "grant", "a\u{0}b", "stepCount"],
+            ["auth", "grant", "a\tb", "stepCount"],
             ["priority", "stepCount", ""],
             ["profile", "set", "--date-of-birth", "9999-01-01"],
             ["capture", "--out", ""],
