@@ -22,8 +22,14 @@ enum IngestdBinary {
         var stderr: String
     }
 
-    static func run(_ arguments: [String]) throws -> Output {
+    /// Runs the binary to its end; one that is still running after `limit` seconds (a hang is a
+    /// failure, not a stuck test run) is killed and its status shows it.
+    static func run(_ arguments: [String], limit: TimeInterval = 120) throws -> Output {
         let process = try start(arguments)
+        let watched = process.process
+        DispatchQueue.global().asyncAfter(deadline: .now() + limit) {
+            if watched.isRunning { kill(watched.processIdentifier, SIGKILL) }
+        }
         let out = process.standardOutputData()
         let err = process.standardErrorData()
         process.process.waitUntilExit()

@@ -91,6 +91,31 @@ import Testing
         #expect(process.terminationStatus == 0)
     }
 
+    @Test func watchEndsWhenItsReaderGoes() throws {
+        try grant()
+        let binary = try #require(IngestdBinary.url)
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["watch", "--interval", "50", "--store", store]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        try pipe.fileHandleForReading.close()
+        // Commits until watch has something to print, and finds nobody reading it.
+        var minute = 0
+        let deadline = Date().addingTimeInterval(30)
+        while process.isRunning, Date() < deadline {
+            _ = try IngestdBinary.run(["replay", try file("w\(minute).jsonl", [steps(5, minute: minute)]), "--store", store])
+            minute += 1
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        #expect(!process.isRunning, "watch kept running with nobody reading its output")
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit)
+    }
+
     // MARK: Finding 4: silent drops
 
     @Test func emptySyncIdentifierIsRejectedWithItsLine() throws {

@@ -23,6 +23,13 @@ public protocol TextWriter: Sendable {
     func write(_ text: String)
     /// Pushes buffered output to its destination.
     func flush()
+    /// True once the destination's reader has gone (a closed pipe): a command whose only
+    /// purpose is this output (`watch`) may stop.
+    var isReaderGone: Bool { get }
+}
+
+extension TextWriter {
+    public var isReaderGone: Bool { false }
 }
 
 extension TextWriter {

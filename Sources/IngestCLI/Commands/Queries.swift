@@ -364,6 +364,8 @@ struct Watch: Command {
                 printed += 1
                 if let count, printed >= count {
                     context.stdout.flush()
+            // `ingestd watch | head -1`: SIGPIPE is ignored, so end here once the reader is gone.
+            if context.stdout.isReaderGone { return }
                     return
                 }
             }
