@@ -58,7 +58,7 @@ import Testing
         try process.run()
         // The reader goes away at once, like `| head -c 10` after ten bytes.
         try pipe.fileHandleForReading.close()
-        process.waitUntilExit()
+        waitBounded(process)
         #expect(process.terminationReason == .exit, "killed by signal \(process.terminationStatus)")
         #expect(process.terminationStatus == 65)
         #expect(try storedSamples() == 2500)
@@ -86,7 +86,7 @@ import Testing
         Thread.sleep(forTimeInterval: 0.3)
         #expect(process.isRunning, "the daemon died on a log line")
         kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
+        waitBounded(process)
         #expect(process.terminationReason == .exit)
         #expect(process.terminationStatus == 0)
     }
@@ -112,7 +112,8 @@ import Testing
             Thread.sleep(forTimeInterval: 0.2)
         }
         #expect(!process.isRunning, "watch kept running with nobody reading its output")
-        process.waitUntilExit()
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        waitBounded(process)
         #expect(process.terminationReason == .exit)
     }
 
@@ -243,7 +244,7 @@ import Testing
         let first = try IngestdBinary.start(["run", "--no-ble", "--store", store])
         defer {
             kill(first.process.processIdentifier, SIGTERM)
-            first.process.waitUntilExit()
+            waitBounded(first.process)
         }
         let handle = first.err.fileHandleForReading
         var log = ""
@@ -285,7 +286,7 @@ import Testing
         try process.run()
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        waitBounded(process)
         return IngestdBinary.Output(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
                                     stderr: String(decoding: stderr, as: UTF8.self))
     }
@@ -337,7 +338,7 @@ import Testing
         let watcher = try IngestdBinary.start(["watch", "--store", store])
         defer {
             kill(watcher.process.processIdentifier, SIGTERM)
-            watcher.process.waitUntilExit()
+            waitBounded(watcher.process)
         }
         #expect(try IngestdBinary.run(["replay", input, "--store", store]).status == 0)
         #expect(try mode(store) == 0o600)
@@ -345,4 +346,13 @@ import Testing
             #expect(try mode(store + suffix) == 0o600, "\(suffix)")
         }
     }
+}
+
+/// Waits for `process` to end, killing it after `limit` seconds: a hang fails the test instead
+/// of sticking the run.
+func waitBounded(_ process: Process, limit: TimeInterval = 60) {
+    DispatchQueue.global().asyncAfter(deadline: .now() + limit) {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+    process.waitUntilExit()
 }

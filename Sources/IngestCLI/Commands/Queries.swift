@@ -364,12 +364,12 @@ struct Watch: Command {
                 printed += 1
                 if let count, printed >= count {
                     context.stdout.flush()
-            // `ingestd watch | head -1`: SIGPIPE is ignored, so end here once the reader is gone.
-            if context.stdout.isReaderGone { return }
                     return
                 }
             }
             context.stdout.flush()
+            // `ingestd watch | head -1`: SIGPIPE is ignored, so end here once the reader is gone.
+            if context.stdout.isReaderGone { return }
             try await Task.sleep(for: .milliseconds(interval))
         }
     }
