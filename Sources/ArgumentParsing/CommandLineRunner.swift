@@ -123,6 +123,9 @@ public enum CommandLineRunner {
     /// The process entry point: runs `CommandLine.arguments` against `root` with the real
     /// standard streams and environment, then exits with the resulting status.
     public static func main(root: any Command.Type, defaultLogLevel: Logger.Level = .info) async -> Never {
+        // A closed stdout/stderr (`ingestd replay f 2>&1 | head -c 10`) must not kill the process
+        // mid-batch: writes then fail with EPIPE, which the writers take as "stop printing".
+        signal(SIGPIPE, SIG_IGN)
         let stdout = FileDescriptorWriter.standardOutput()
         let stderr = FileDescriptorWriter.standardError()
         let environment = ProcessInfo.processInfo.environment

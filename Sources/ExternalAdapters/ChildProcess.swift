@@ -55,7 +55,11 @@ public enum ProcessExit: Hashable, Sendable, CustomStringConvertible {
 ///
 /// `kill()` sends SIGKILL to the whole group, so helpers the plugin started go too. When the
 /// plugin exits, whatever is left of its group is killed before the process is reaped; after
-/// that the group is never signalled again (its id may be reused).
+/// that the group is never signalled again (its id may be reused). A descendant that left the
+/// group (`setsid()`, `setpgid()`) is found through /proc when the input is closed and when the
+/// plugin is killed (`ProcessTree`), and killed with its own group when the plugin is reaped;
+/// so is every process whose environment still holds this plugin's `INGESTD_PLUGIN_INSTANCE`
+/// (a helper orphaned by a double fork).
 final class ChildProcess: Sendable {
     let pid: pid_t
     /// The daemon's end of the stdin socket.
@@ -70,11 +74,22 @@ final class ChildProcess: Sendable {
         var reaped = false
         var inputClosed = false
         var killed = false
+        /// Descendants seen outside the plugin's process group (their own group or session).
+        var strays: [ProcessTree.Member] = []
     }
     private let state = Mutex(State())
 
-    private init(pid: pid_t, input: Int32, output: Int32, error: Int32) {
+    /// The value of `INGESTD_PLUGIN_INSTANCE` in this plugin's environment: inherited by every
+    /// process it starts, so those that were orphaned (a double fork with `setsid()`) can still
+    /// be found in /proc and killed with it.
+    let instanceMarker: String
+
+    /// The environment variable that carries `instanceMarker`.
+    static let instanceVariable = "INGESTD_PLUGIN_INSTANCE"
+
+    private init(pid: pid_t, input: Int32, output: Int32, error: Int32, instanceMarker: String) {
         self.pid = pid
+        self.instanceMarker = instanceMarker
         self.inputDescriptor = input
         self.outputDescriptor = output
         self.errorDescriptor = error
@@ -86,6 +101,7 @@ final class ChildProcess: Sendable {
         if !reaped {
             signal(-pid, SIGKILL)
             signal(pid, SIGKILL)
+            ProcessTree.kill(ProcessTree.carrying(Self.instanceVariable, instanceMarker, except: pid))
             var status: Int32 = 0
             while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         }
@@ -143,6 +159,9 @@ final class ChildProcess: Sendable {
         posix_spawnattr_setsigmask(&attributes, &emptyMask)
 
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+        let instanceMarker = UUID().uuidString
+        var environment = environment
+        environment[instanceVariable] = instanceMarker
         let envp: [UnsafeMutablePointer<CChar>?] = environment.sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
             argv.forEach { free($0) }
@@ -162,7 +181,8 @@ final class ChildProcess: Sendable {
             [inputPair[0], outputPipe[0], errorPipe[0]].forEach { close($0) }
             throw .cannotSpawn(path: executable, errno: result)
         }
-        return ChildProcess(pid: pid, input: inputPair[0], output: outputPipe[0], error: errorPipe[0])
+        return ChildProcess(pid: pid, input: inputPair[0], output: outputPipe[0], error: errorPipe[0],
+                            instanceMarker: instanceMarker)
     }
 
     /// Writes all of `bytes` to the plugin's stdin; false when the plugin is gone (or stdin was
@@ -184,8 +204,10 @@ final class ChildProcess: Sendable {
         return true
     }
 
-    /// Ends the plugin's stdin (it reads end of file).
+    /// Ends the plugin's stdin (it reads end of file). The plugin's descendants are noted first:
+    /// once the plugin exits, those that left its group are no longer reachable through it.
     func closeInput() {
+        noteStrays()
         let first = state.withLock { state -> Bool in
             defer { state.inputClosed = true }
             return !state.inputClosed
@@ -195,11 +217,23 @@ final class ChildProcess: Sendable {
 
     /// Sends SIGKILL to the plugin's process group, unless it has already been reaped.
     func kill() {
+        noteStrays()
         state.withLock { state in
             guard !state.reaped else { return }
             state.killed = true
             signal(-pid, SIGKILL)
             signal(pid, SIGKILL)
+            ProcessTree.kill(state.strays + ProcessTree.carrying(Self.instanceVariable, instanceMarker, except: pid))
+        }
+    }
+
+    /// Adds the plugin's current descendants outside its process group to `strays`.
+    private func noteStrays() {
+        guard !state.withLock({ $0.reaped }) else { return }
+        let found = ProcessTree.descendants(of: pid).filter { $0.processGroup != pid }
+        guard !found.isEmpty else { return }
+        state.withLock { state in
+            for member in found where !state.strays.contains(member) { state.strays.append(member) }
         }
     }
 
@@ -241,6 +275,7 @@ final class ChildProcess: Sendable {
         state.withLock { state -> ProcessExit in
             if let exit = state.exit { return exit }
             signal(-pid, SIGKILL)
+            ProcessTree.kill(state.strays + ProcessTree.carrying(Self.instanceVariable, instanceMarker, except: pid))
             var status: Int32 = 0
             var result: pid_t
             repeat { result = waitpid(pid, &status, 0) } while result < 0 && errno == EINTR

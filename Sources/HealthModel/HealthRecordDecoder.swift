@@ -158,6 +158,9 @@ public struct HealthRecordDecoder: Sendable {
     private func decodeSource(_ object: FieldReader, inheritedSource: String?) throws(RecordDecodingError) -> String {
         guard let source = try object.optionalString("source") else { return inheritedSource ?? defaultSource }
         guard !source.isEmpty else { throw .emptySource(field: object.path("source")) }
+        if let control = source.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
+            throw .controlCharacterInSource(field: object.path("source"), scalar: control.value)
+        }
         return source
     }
 
@@ -192,6 +195,10 @@ public struct HealthRecordDecoder: Sendable {
             switch member {
             case .string(let string): metadataValue = .string(string)
             case .bool(let bool): metadataValue = .bool(bool)
+            case .number(_, let text) where MetadataKey.canonical(key) == MetadataKey.syncVersion && Int(text) != nil:
+                // Exact, from the digits: a Double cannot hold every Int (9223372036854775807).
+                metadata.syncVersion = Int(text)
+                continue
             case .number(let number, let text):
                 guard number.isFinite else { throw .notAFiniteNumber(field: keyPath, found: text) }
                 metadataValue = .number(number)

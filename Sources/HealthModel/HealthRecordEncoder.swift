@@ -121,6 +121,9 @@ public struct HealthRecordEncoder: Sendable {
             text += ":"
             switch entry.value {
             case .string(let string): JSONText.appendQuoted(string, to: &text)
+            // The sync version is an integer: written exactly, not through a Double (2^63 - 1).
+            case .number where entry.key == MetadataKey.syncVersion && metadata.syncVersion != nil:
+                text += String(metadata.syncVersion ?? 0)
             case .number(let number): text += JSONNumber.format(number)
             case .bool(let bool): text += bool ? "true" : "false"
             }

@@ -87,7 +87,10 @@ public struct Metadata: Hashable, Sendable {
         let canonicalKey = MetadataKey.canonical(key)
         switch canonicalKey {
         case MetadataKey.syncIdentifier:
-            syncIdentifier = try Self.string(value, key: canonicalKey)
+            let identifier = try Self.string(value, key: canonicalKey)
+            // An empty identifier would make every sample that carries one "the same" measurement.
+            guard !identifier.isEmpty else { throw .emptySyncIdentifier }
+            syncIdentifier = identifier
         case MetadataKey.syncVersion:
             guard case .number(let number) = value, let version = Int(exactly: number) else {
                 throw .wrongValueType(key: canonicalKey, expected: "an integer", found: value)
@@ -128,6 +131,8 @@ public enum MetadataError: Error, Equatable, Sendable, CustomStringConvertible {
     case wrongValueType(key: String, expected: String, found: MetadataValue)
     /// `HKTimeZone` named no known IANA time zone.
     case unknownTimeZone(String)
+    /// `HKMetadataKeySyncIdentifier` was the empty string (leave the key out instead).
+    case emptySyncIdentifier
 
     public var description: String {
         switch self {
@@ -135,6 +140,8 @@ public enum MetadataError: Error, Equatable, Sendable, CustomStringConvertible {
             "metadata \"\(key)\" must be \(expected), found \(found)"
         case .unknownTimeZone(let name):
             "metadata \"\(MetadataKey.timeZone)\" names no known time zone: \"\(name)\""
+        case .emptySyncIdentifier:
+            "metadata \"\(MetadataKey.syncIdentifier)\" is empty (leave the key out for a sample without one)"
         }
     }
 }

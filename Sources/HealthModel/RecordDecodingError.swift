@@ -22,6 +22,8 @@ public enum RecordDecodingError: Error, Equatable, Sendable, CustomStringConvert
     case invalidUUID(field: String, text: String)
     /// `source` is present but empty.
     case emptySource(field: String)
+    /// `source` holds a control character (NUL, a newline, …), given as its code point.
+    case controlCharacterInSource(field: String, scalar: UInt32)
     /// A metadata value that is not a string, number or boolean (`found` is its kind).
     case unsupportedMetadataValue(field: String, found: String)
     /// A typed metadata key with a value of the wrong type or an unknown time zone.
@@ -55,10 +57,19 @@ public enum RecordDecodingError: Error, Equatable, Sendable, CustomStringConvert
             "\(field) \"\(text)\" is not a UUID"
         case .emptySource(let field):
             "\(field) is empty"
+        case .controlCharacterInSource(let field, let scalar):
+            "\(field) contains the control character U+\(String(scalar, radix: 16, uppercase: true).leftPadded(to: 4)); source ids are printable text"
         case .unsupportedMetadataValue(let field, let found):
             "\(field) must be a string, number or boolean, found \(found)"
         case .invalidMetadata(let field, let error):
             "\(field): \(error)"
         }
+    }
+}
+
+extension String {
+    /// The string with zeros in front up to `width` characters.
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

@@ -23,6 +23,13 @@ public protocol TextWriter: Sendable {
     func write(_ text: String)
     /// Pushes buffered output to its destination.
     func flush()
+    /// True once the destination's reader has gone (a closed pipe): a command whose only
+    /// purpose is this output (`watch`) may stop.
+    var isReaderGone: Bool { get }
+}
+
+extension TextWriter {
+    public var isReaderGone: Bool { false }
 }
 
 extension TextWriter {
@@ -61,7 +68,8 @@ public final class CapturingWriter: TextWriter {
 ///
 /// `.full` buffering writes when 64 KiB have gathered or on `flush()`; `.line` writes every
 /// complete line at once; `.none` writes each `write` call straight through. A failing
-/// descriptor (closed pipe) drops the output rather than stopping the program.
+/// descriptor drops the output rather than stopping the program; once it reports `EPIPE` (the
+/// reader is gone) the writer stops writing to it altogether.
 public final class FileDescriptorWriter: TextWriter {
     /// When buffered bytes reach the descriptor.
     public enum Buffering: Sendable {
@@ -77,6 +85,7 @@ public final class FileDescriptorWriter: TextWriter {
     /// The buffering policy chosen at creation.
     public let buffering: Buffering
     private let pending = Mutex<[UInt8]>([])
+    private let readerGone = Atomic<Bool>(false)
 
     public init(fileDescriptor: Int32, buffering: Buffering) {
         self.fileDescriptor = fileDescriptor
@@ -125,8 +134,12 @@ public final class FileDescriptorWriter: TextWriter {
         flush()
     }
 
+    /// Whether the descriptor's reader has gone (`EPIPE`): nothing more is written to it.
+    public var isReaderGone: Bool { readerGone.load(ordering: .relaxed) }
+
     /// Writes every byte, retrying after signals and short writes; gives up on any other error.
     private func writeAll(_ bytes: ArraySlice<UInt8>) {
+        guard !readerGone.load(ordering: .relaxed) else { return }
         bytes.withUnsafeBytes { raw in
             guard let base = raw.baseAddress else { return }
             var offset = 0
@@ -136,6 +149,9 @@ public final class FileDescriptorWriter: TextWriter {
                     offset += written
                 } else if written < 0 && errno == EINTR {
                     continue
+                } else if written < 0 && errno == EPIPE {
+                    readerGone.store(true, ordering: .relaxed)
+                    return
                 } else {
                     return
                 }

@@ -1,3 +1,4 @@
+import Foundation
 import HealthModel
 
 /// Why the pipeline refused a sample. Each case carries the offending value.
@@ -16,6 +17,10 @@ public enum RejectionReason: Error, Hashable, Sendable, CustomStringConvertible 
     case notAuthorized
     /// The correlation breaks its type's rules.
     case invalidCorrelation(String)
+    /// `HKMetadataKeySyncIdentifier` is the empty string.
+    case emptySyncIdentifier
+    /// The uuid is already stored for a sample with different content.
+    case uuidConflict(UUID)
 
     /// A short stable name used for counting and reports (`out-of-range`, `denied`, …).
     public var key: String {
@@ -27,6 +32,8 @@ public enum RejectionReason: Error, Hashable, Sendable, CustomStringConvertible 
         case .inFuture: "in-future"
         case .notAuthorized: "denied"
         case .invalidCorrelation: "invalid-correlation"
+        case .emptySyncIdentifier: "empty-sync-identifier"
+        case .uuidConflict: "uuid-conflict"
         }
     }
 
@@ -40,6 +47,8 @@ public enum RejectionReason: Error, Hashable, Sendable, CustomStringConvertible 
         case .inFuture(let seconds): "sample ends \(Int(seconds.rounded())) s in the future"
         case .notAuthorized: "type denied to the source"
         case .invalidCorrelation(let reason): "invalid correlation: \(reason)"
+        case .emptySyncIdentifier: "the sync identifier is empty"
+        case .uuidConflict(let uuid): "uuid \(uuid.uuidString) is already stored for a different sample"
         }
     }
 }
@@ -98,6 +107,10 @@ public struct IngestReport: Sendable {
     public var examples: [RejectionKey: String] = [:]
     public var events: [RecordsProcessed] = []
     public var anchor: Int64?
+    /// The records of the batch (by index in the `ingest` call) with a member whose uuid
+    /// conflicted, and that uuid: for per-line reports. Not carried over by `merge`, whose
+    /// indexes would mean nothing.
+    public var conflicts: [(record: Int, uuid: UUID)] = []
 
     public init() {}
 

@@ -56,7 +56,13 @@ public final class Pipeline {
         for (index, outcomes) in receipt.outcomes.prefix(batch.accepted.count).enumerated() {
             let members = batch.memberCounts[index]
             for (offset, outcome) in outcomes.prefix(members).enumerated() {
-                batch.tally.count(outcome, slot: batch.memberSlots[firstMember + offset])
+                if outcome == .uuidConflict {
+                    let member = batch.accepted[index].samples[offset]
+                    reject(member, .uuidConflict(member.uuid), into: &report)
+                    report.conflicts.append((batch.acceptedRecords[index], member.uuid))
+                } else {
+                    batch.tally.count(outcome, slot: batch.memberSlots[firstMember + offset])
+                }
             }
             firstMember += members
         }
@@ -71,7 +77,11 @@ public final class Pipeline {
     private func intake(_ records: [HealthRecord], clock: Date) -> Intake {
         var batch = Intake(capacity: records.count)
         records.withUnsafeBufferPointer { records in
-            for index in records.indices { take(records[index], clock: clock, into: &batch) }
+            for index in records.indices {
+                let acceptedBefore = batch.accepted.count
+                take(records[index], clock: clock, into: &batch)
+                if batch.accepted.count > acceptedBefore { batch.acceptedRecords.append(index) }
+            }
         }
         return batch
     }
@@ -88,9 +98,12 @@ public final class Pipeline {
         var tally = TypeTally()
         var memberSlots: [Int] = []
         var memberCounts: [Int] = []
+        /// The index in the ingested records of every accepted record.
+        var acceptedRecords: [Int] = []
 
         init(capacity: Int) {
             accepted.reserveCapacity(capacity)
+            acceptedRecords.reserveCapacity(capacity)
             memberSlots.reserveCapacity(capacity)
             memberCounts.reserveCapacity(capacity)
         }
@@ -161,6 +174,9 @@ public final class Pipeline {
     private func normalizedQuantity(of sample: QuantitySample, clock: Date) -> Result<Quantity?, RejectionReason> {
         let type = sample.type
         guard sample.quantity.value.isFinite else { return .failure(.nonFiniteValue) }
+        if let syncIdentifier = sample.metadata.syncIdentifier, syncIdentifier.isEmpty {
+            return .failure(.emptySyncIdentifier)
+        }
         var converted: Quantity?
         if sample.quantity.unit != type.canonicalUnit {
             do {
@@ -261,6 +277,7 @@ private struct TypeTally {
         case .written: counts[slot].written += 1
         case .duplicate: counts[slot].duplicate += 1
         case .replaced: counts[slot].replaced += 1
+        case .uuidConflict: break  // counted as invalid by the caller
         }
     }
 

@@ -45,6 +45,9 @@ public enum WriteOutcome: Sendable, Equatable {
     case duplicate
     /// Stored, replacing an older sync version which became a tombstone.
     case replaced
+    /// Not stored: its uuid belongs to a stored sample with different content (a uuid names one
+    /// sample; reusing it for another is an error of the writer, never a duplicate).
+    case uuidConflict
 }
 
 /// The store's answer to a committed batch: per record, per member sample, what happened.

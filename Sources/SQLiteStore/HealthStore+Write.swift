@@ -242,6 +242,7 @@ struct BatchWriter {
             case .written: Self.writtenOutcome
             case .duplicate: Self.duplicateOutcome
             case .replaced: Self.replacedOutcome
+            case .uuidConflict: [.uuidConflict]
             }
         case .correlation(let correlation):
             try insert(correlation)
@@ -267,6 +268,8 @@ struct BatchWriter {
             }
             if let existing {
                 guard Int64(sample.metadata.syncVersion ?? 0) > existing.version else { return .duplicate }
+                // Check the uuid before deleting the old version: the insert must not fail after it.
+                if let holder = try uuidHolder(sample.uuid), holder.id != existing.id { return .uuidConflict }
                 let delete = try db.cachedStatement("DELETE FROM samples WHERE id = ?")
                 try delete.bind(existing.id, at: 1)
                 try delete.execute()
@@ -298,7 +301,11 @@ struct BatchWriter {
         }
         if let correlation { try insert.bind(correlation, at: 12) } else { try insert.bindNull(at: 12) }
         try insert.execute()
-        guard db.changes > 0 else { return .duplicate }
+        guard db.changes > 0 else {
+            // Ignored: either the identity is stored (a duplicate) or the uuid names another sample.
+            guard let holder = try uuidHolder(sample.uuid) else { return .duplicate }
+            return holder.holdsSameContent(as: sample, type: type, source: source) ? .duplicate : .uuidConflict
+        }
         countStored(type: type, source: source)
         guard let replacing else { return .written }
         let tombstone = try db.cachedStatement(
@@ -310,6 +317,36 @@ struct BatchWriter {
         try tombstone.bind(now.timeIntervalSince1970, at: 5)
         try tombstone.execute()
         return .replaced
+    }
+
+    /// The stored sample that has `uuid`, if any, with the columns that make its content.
+    private func uuidHolder(_ uuid: UUID) throws -> StoredContent? {
+        let find = try store.db.cachedStatement(
+            "SELECT id, type, value, start_time, end_time, source, device_local_id, sync_id FROM samples WHERE uuid = ?")
+        try withUnsafeBytes(of: uuid.uuid) { try find.bind(bytes: $0, at: 1) }
+        return try find.firstRow { row in
+            StoredContent(id: row.int64(at: 0), type: row.int64(at: 1), value: row.double(at: 2),
+                          start: row.double(at: 3), end: row.double(at: 4), source: row.int64(at: 5),
+                          deviceLocalID: row.string(at: 6) ?? "", syncID: row.string(at: 7))
+        }
+    }
+
+    /// What identifies a stored sample's content (for telling a re-sent sample from a reused uuid).
+    struct StoredContent {
+        var id: Int64
+        var type: Int64
+        var value: Double
+        var start: Double
+        var end: Double
+        var source: Int64
+        var deviceLocalID: String
+        var syncID: String?
+
+        func holdsSameContent(as sample: QuantitySample, type: Int64, source: Int64) -> Bool {
+            self.type == type && self.source == source && value == sample.quantity.value
+                && start == sample.start.timeIntervalSince1970 && end == sample.end.timeIntervalSince1970
+                && deviceLocalID == (sample.device?.localIdentifier ?? "") && syncID == sample.metadata.syncIdentifier
+        }
     }
 
     /// Inserts a correlation and its members. A correlation already stored (same source, type and

@@ -25,6 +25,8 @@ public final class HealthStore {
     var lastPendingPurge: Date?
 
     /// Opens (creating if needed) the store at `path`, migrating its schema to this build's.
+    /// Throws `StoreFileError` for a store in a directory every user may write to, a symlink in a
+    /// shared directory, or a loose-mode file the user does not own (one the user owns is made 0600).
     public init(path: String, readOnly: Bool = false) throws {
         self.path = path
         if !readOnly {
@@ -34,7 +36,10 @@ public final class HealthStore {
                                                         attributes: [.posixPermissions: 0o700])
             }
         }
-        db = try Self.migrator.openDatabase(path: path, mode: readOnly ? .readOnly : .createIfMissing)
+        // Ownership, modes and symlinks first (StoreFileGuard); SQLite then opens the checked
+        // path without following symlinks.
+        let checkedPath = path == ":memory:" ? path : try StoreFileGuard.check(path: path)
+        db = try Self.migrator.openDatabase(path: checkedPath, mode: readOnly ? .readOnly : .createIfMissing)
         try refreshIDs()
     }
 

@@ -77,6 +77,22 @@ fileprivate typealias Unit = HealthModel.Unit
         }
     }
 
+    @Test func aSourceWithAControlCharacterIsRefused() throws {
+        let line = #"{"type":"stepCount","value":1,"unit":"count","start":"2026-11-01T10:00:00Z","end":"2026-11-01T10:00:00Z","source":"a\u0000b"}"#
+        #expect(throws: RecordDecodingError.controlCharacterInSource(field: "source", scalar: 0)) { try decoder.decodeLine(line) }
+    }
+
+    @Test func anEmptySyncIdentifierIsRefusedAndASyncVersionIsKeptExactly() throws {
+        let base = #"{"type":"stepCount","value":1,"unit":"count","start":"2026-11-01T10:00:00Z","end":"2026-11-01T10:00:00Z","#
+        #expect(throws: RecordDecodingError.invalidMetadata(field: "metadata.HKMetadataKeySyncIdentifier", error: .emptySyncIdentifier)) {
+            try decoder.decodeLine(base + #""metadata":{"HKMetadataKeySyncIdentifier":""}}"#)
+        }
+        let record = try decoder.decodeLine(base + #""metadata":{"HKMetadataKeySyncIdentifier":"r","HKMetadataKeySyncVersion":9223372036854775807}}"#)
+        let sample = try #require(record.samples.first)
+        #expect(sample.metadata.syncVersion == Int.max)
+        #expect(encoder.encode(sample).contains(#""HKMetadataKeySyncVersion":9223372036854775807"#))
+    }
+
     @Test func nonFiniteValuesAreWrittenAsNullAndRefusedOnInput() throws {
         let sample = QuantitySample(
             type: .bodyMass, quantity: Quantity(value: .nan, unit: QuantityType.bodyMass.canonicalUnit),
@@ -91,7 +107,8 @@ fileprivate typealias Unit = HealthModel.Unit
         let sample = QuantitySample(
             type: .bloodGlucose, quantity: Quantity(value: 5.4, unit: try Unit(from: "mmol<180.15588000005408>/L")),
             start: Date(timeIntervalSince1970: 1_767_254_400.123456), end: Date(timeIntervalSince1970: 1_767_254_400.123456),
-            source: awkward,
+            // A source id may not hold control characters (issue 10); everything else round-trips.
+            source: "quote \" backslash \\ slash / é 😀 \u{2028}",
             device: Device(name: awkward, manufacturer: "Roche", model: "Accu-Chek Guide", hardwareVersion: "1",
                            firmwareVersion: "2.0", softwareVersion: "3", localIdentifier: "id", udiDeviceIdentifier: "(01)1"),
             metadata: Metadata(syncIdentifier: awkward, syncVersion: 7, externalUUID: "x", wasUserEntered: false,

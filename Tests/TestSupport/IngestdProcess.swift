@@ -47,6 +47,13 @@ public enum IngestdProcess {
         public var timedOut: Bool
         /// `stdout` split into lines.
         public var lines: [String] { stdout.split(separator: "\n").map(String.init) }
+
+        public init(status: Int32, stdout: String, stderr: String, timedOut: Bool = false) {
+            self.status = status
+            self.stdout = stdout
+            self.stderr = stderr
+            self.timedOut = timedOut
+        }
     }
 
     /// Runs `ingestd ARGUMENTS`; a run longer than `limit` seconds is killed and fails the test.

@@ -80,7 +80,7 @@ struct Auth: Command {
         }
 
         init(_ arguments: ParsedValues) throws {
-            source = try arguments.required("source")
+            source = try CommonArguments.sourceID(try arguments.required("source"), argument: "SOURCE")
             all = arguments.flag("all")
             types = try Auth.parseTypes(arguments, all: all)
             storePath = try arguments.value("store")
@@ -240,7 +240,7 @@ struct Priority: Command {
 
     init(_ arguments: ParsedValues) throws {
         type = try CommonArguments.quantityType(try arguments.required("type"))
-        sources = try arguments.values("sources")
+        sources = try (arguments.values("sources") as [String]).map { try CommonArguments.sourceID($0, argument: "SOURCE") }
         storePath = try arguments.value("store")
         if Set(sources).count != sources.count { throw UsageError.invalid("a source is listed twice") }
     }
@@ -379,6 +379,10 @@ struct ProfileCommand: Command {
                 height = nil
             }
             storePath = try arguments.value("store")
+            if let dateOfBirth, let date = CommonArguments.startOfDay(dateOfBirth, in: TimeZone(identifier: "UTC") ?? .current),
+               date > Date() {
+                throw UsageError.invalidValue(dateOfBirth.description, argument: "--date-of-birth", reason: "is in the future")
+            }
             if dateOfBirth == nil, sex == nil, height == nil {
                 throw UsageError.invalid("nothing to set: give --date-of-birth, --biological-sex or --height")
             }

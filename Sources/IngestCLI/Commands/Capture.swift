@@ -45,6 +45,7 @@ struct Capture: Command {
 
     init(_ arguments: ParsedValues) throws {
         out = try arguments.required("out")
+        guard !out.isEmpty else { throw UsageError.invalidValue(out, argument: "--out", reason: "must name a file") }
         usbDevice = try CommonArguments.usbIDs(try arguments.value("usb"))
         if let text: String = try arguments.value("ble") {
             guard let address = BLEAddress(text) else {

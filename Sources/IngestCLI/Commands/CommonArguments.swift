@@ -24,12 +24,24 @@ enum CommonArguments {
             throw CommandFailure.noInput(path: resolved, reason: "no such store (nothing has been ingested there)")
         }
         do {
+            // A query opens an existing store read-only (it works in a read-only directory and
+            // cannot change the file); a missing default store is created, and one that needs
+            // migrating is opened for writing, as for every other command.
+            if readOnly, FileManager.default.fileExists(atPath: resolved) {
+                do {
+                    return try HealthStore(path: resolved, readOnly: true)
+                } catch StoreOpenError.needsMigration {
+                    return try HealthStore(path: resolved, readOnly: false)
+                }
+            }
             return try HealthStore(path: resolved, readOnly: false)
         } catch let error as StoreOpenError {
             throw CommandFailure.dataError(error.description)
+        } catch let error as StoreFileError {
+            throw CommandFailure.failure(error.description)
         } catch let error as SQLiteError {
             if error.isCannotOpen {
-                throw CommandFailure.failure("cannot open store \(resolved): \(error.message)")
+                throw CommandFailure.failure("cannot open store \(resolved): \(accessProblem(resolved, write: !readOnly) ?? error.message)")
             }
             throw CommandFailure.failure("store \(resolved): \(error.description)")
         }
@@ -63,6 +75,17 @@ enum CommonArguments {
             throw UsageError.invalidValue(String(bytes), argument: "--pending-max-bytes", reason: "must be positive")
         }
         return PendingLimits(retention: TimeInterval(days) * 86_400, maxRecordsPerSource: records, maxBytesPerSource: bytes)
+    }
+
+    /// Why the user may not open `path` (or create it in its directory), in `strerror` words,
+    /// e.g. "permission denied"; nil when access(2) sees no problem.
+    static func accessProblem(_ path: String, write: Bool) -> String? {
+        let exists = FileManager.default.fileExists(atPath: path)
+        let target = exists ? path : ((path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent)
+        let wanted = exists ? (write ? R_OK | W_OK : R_OK) : W_OK | X_OK
+        guard access(target, wanted) != 0 else { return nil }
+        let reason = String(cString: strerror(errno))
+        return (reason.prefix(1).lowercased() + reason.dropFirst()) + (exists ? "" : " (in \(target))")
     }
 
     static let usb = Option("usb", valueName: "VID:PID", help: "For usbmon captures without descriptors: the device's ids (hex).")
@@ -116,6 +139,18 @@ enum CommonArguments {
         guard let noon = calendar.date(from: DateComponents(year: day.year, month: day.month, day: day.day, hour: 12))
         else { return nil }
         return calendar.startOfDay(for: noon)
+    }
+
+    /// A source id given on the command line: not empty, no control characters (NUL, newline…),
+    /// which the store would keep and every listing would print garbled.
+    static func sourceID(_ text: String, argument: String) throws -> String {
+        guard !text.isEmpty else { throw UsageError.invalidValue(text, argument: argument, reason: "must not be empty") }
+        if let control = text.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
+            throw UsageError.invalidValue(
+                text.debugDescription, argument: argument,
+                reason: "contains the control character U+\(String(control.value, radix: 16, uppercase: true))")
+        }
+        return text
     }
 
     /// A quantity type by full identifier or short name.

@@ -47,14 +47,15 @@ struct Decode: Command {
     }
 
     func run(_ context: CommandContext) async throws {
-        for file in files where !FileManager.default.fileExists(atPath: file) {
-            throw CommandFailure.noInput(path: file)
-        }
+        // Directories and missing files end with 66 before anything is decoded; FIFOs are copied
+        // so the format can be sniffed and the stream still read whole.
+        let inputs = try files.map { try InputStreamSpool(path: $0) }
+        defer { inputs.forEach { $0.release() } }
         let encoder = HealthRecordEncoder()
         let catalogue = ExternalAdapterSupport.loadCatalogue(directories: plugins, context: context)
         let usbAdapters = ExternalAdapterSupport.usbAdapters(catalogue)
         let replay = CaptureReplay(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue), forcedAdapterID: adapter, timeZone: zone)
-        for file in files {
+        for (file, input) in zip(files, inputs) {
             let emit: ([HealthRecord]) throws -> Void = { records in
                 for record in records {
                     if json {
@@ -67,14 +68,14 @@ struct Decode: Command {
                     }
                 }
             }
-            let summary = CaptureReplay.isUSBCapture(path: file)
-                ? try replay.runUSB(path: file, adapters: usbAdapters, forcedDevice: usbDevice,
+            let summary = CaptureReplay.isUSBCapture(path: input.path)
+                ? try replay.runUSB(path: input.path, adapters: usbAdapters, forcedDevice: usbDevice,
                                     options: adapterOptions, deliver: { records in
                                         try emit(records)
                                         // Nothing is stored, nothing held: the session behaves as in the capture.
                                         return DeliveryReceipt(stored: records.count, held: 0)
                                     })
-                : try replay.run(path: file, deliver: emit)
+                : try replay.run(path: input.path, deliver: emit)
             for line in summary.lines(path: file) { context.stderr.writeLine(line) }
         }
     }

@@ -126,6 +126,25 @@ struct Stats: Command {
         if let from, let to, from >= to {
             throw UsageError.invalid("--from must be before --to")
         }
+        if let from, let to, let by {
+            // Checked before any work: even the longest buckets of this size give more than the limit.
+            let atLeast = to.timeIntervalSince(from) / Self.longestBucket(by)
+            if atLeast > Double(CalendarBuckets.defaultMaximumBucketCount) {
+                throw UsageError.invalid(
+                    "--from … --to by \(by.rawValue) makes more than \(CalendarBuckets.defaultMaximumBucketCount) buckets; narrow the range or use longer buckets")
+            }
+        }
+    }
+
+    /// An upper bound on one bucket's length in seconds (a day may last 25 hours at a DST change).
+    static func longestBucket(_ granularity: BucketGranularity) -> TimeInterval {
+        let day: TimeInterval = 26 * 3600
+        switch granularity {
+        case .hour: return 2 * 3600
+        case .day: return day
+        case .week: return 7 * day
+        case .month: return 31 * day
+        }
     }
 
     var operation: StatisticsOperation {
@@ -147,7 +166,12 @@ struct Stats: Command {
         let outputUnit = try CommonArguments.outputUnit(unit, for: type)
         let store = try CommonArguments.openStore(storePath, context: context, readOnly: true)
         defer { store.close() }
-        let buckets = try store.statistics(operation, type: type, from: from, to: to, granularity: by, zone: zone)
+        let buckets: [StatisticsBucket]
+        do {
+            buckets = try store.statistics(operation, type: type, from: from, to: to, granularity: by, zone: zone)
+        } catch StatisticsError.tooManyBuckets(let limit) {
+            throw UsageError.invalid("the range makes more than \(limit) buckets; narrow it or use longer buckets")
+        }
         for bucket in buckets {
             let value = bucket.value.map { CommonArguments.convert($0, from: type.canonicalUnit, to: outputUnit) }
             if json {
@@ -314,6 +338,12 @@ struct Watch: Command {
         interval = try arguments.value("interval") ?? 250
         count = try arguments.value("count")
         storePath = try arguments.value("store")
+        if let since, since < 0 {
+            throw UsageError.invalidValue(String(since), argument: "--since", reason: "must not be negative")
+        }
+        if let count, count < 1 {
+            throw UsageError.invalidValue(String(count), argument: "--count", reason: "must be at least 1")
+        }
         guard interval > 0 else { throw UsageError.invalidValue(String(interval), argument: "--interval", reason: "must be positive") }
     }
 
@@ -339,6 +369,8 @@ struct Watch: Command {
                 }
             }
             context.stdout.flush()
+            // `ingestd watch | head -1`: SIGPIPE is ignored, so end here once the reader is gone.
+            if context.stdout.isReaderGone { return }
             try await Task.sleep(for: .milliseconds(interval))
         }
     }

@@ -17,8 +17,10 @@ struct Replay: Command {
             as 'ingestd decode' does. Every record passes the pipeline: units are normalized, values validated, \
             the (source, type) authorized ('ingestd auth grant'; undecided pairs are held for 'ingestd auth \
             pending', denied ones refused) and duplicates dropped by the store. \
-            A malformed line is reported with its line number and skipped; the rest is ingested and \
-            the exit status is 65. Replaying a file twice changes nothing the second time.
+            A malformed line (or one whose uuid is already stored for a different sample) is reported \
+            with its line number and skipped; a sample the pipeline rejects as invalid is counted and \
+            described. Either way the rest is ingested and the exit status is 65. Replaying a file \
+            twice changes nothing the second time.
             """
     )
     static let signature = Signature {
@@ -65,9 +67,12 @@ struct Replay: Command {
     }
 
     func run(_ context: CommandContext) async throws {
-        for file in files where file != "-" && !FileManager.default.fileExists(atPath: file) {
-            throw CommandFailure.noInput(path: file)
+        // Missing files and directories end with 66 before anything is stored; FIFOs are copied
+        // so the format can be sniffed and the stream still read whole.
+        let inputs: [InputStreamSpool?] = try files.map { file in
+            file == "-" ? nil : try InputStreamSpool(path: file)
         }
+        defer { inputs.forEach { $0?.release() } }
         let store = try CommonArguments.openStore(storePath, context: context)
         defer { store.close() }
         store.pendingLimits = pendingLimits
@@ -80,23 +85,26 @@ struct Replay: Command {
         let usbAdapters = ExternalAdapterSupport.usbAdapters(catalogue)
         let captures = CaptureReplay(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue), forcedAdapterID: adapter, timeZone: zone,
                                      batchSize: batchSize)
-        for file in files {
-            if file != "-", CaptureReplay.isCapture(path: file) {
+        for (file, input) in zip(files, inputs) {
+            let readPath = input?.path ?? file
+            if file != "-", CaptureReplay.isCapture(path: readPath) {
                 let deliver: ([HealthRecord]) throws -> DeliveryReceipt = { records in
-                    let batchReport = try ingest(records, pipeline: pipeline)
+                    let batchReport = try ingest(records, pipeline: pipeline, lines: nil, file: file, context: context)
                     report.merge(batchReport)
                     return DeliveryReceipt(batchReport)
                 }
-                let summary = CaptureReplay.isUSBCapture(path: file)
-                    ? try captures.runUSB(path: file, adapters: usbAdapters, forcedDevice: usbDevice,
+                let summary = CaptureReplay.isUSBCapture(path: readPath)
+                    ? try captures.runUSB(path: readPath, adapters: usbAdapters, forcedDevice: usbDevice,
                                           options: adapterOptions, deliver: deliver)
-                    : try captures.run(path: file) { _ = try deliver($0) }
+                    : try captures.run(path: readPath) { _ = try deliver($0) }
                 for line in summary.lines(path: file) { context.stderr.writeLine(line) }
                 continue
             }
-            let reader = try LineReader(path: file)
+            let reader = try LineReader(path: readPath)
             var batch: [HealthRecord] = []
             batch.reserveCapacity(batchSize)
+            var batchLines: [Int] = []
+            batchLines.reserveCapacity(batchSize)
             var lineNumber = 0
             reading: while let line = try reader.nextLine() {
                 lineNumber += 1
@@ -116,34 +124,46 @@ struct Replay: Command {
                 if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
                 do {
                     batch.append(try decoder.decodeLine(Data(bytes)))
+                    batchLines.append(lineNumber)
                 } catch {
                     malformed += 1
                     context.stderr.writeLine("error: \(file):\(lineNumber): \(error.description)")
                     continue
                 }
                 if batch.count >= batchSize {
-                    report.merge(try ingest(batch, pipeline: pipeline))
+                    report.merge(try ingest(batch, pipeline: pipeline, lines: batchLines, file: file, context: context))
                     records += batch.count
                     batch.removeAll(keepingCapacity: true)
+                    batchLines.removeAll(keepingCapacity: true)
                     if records % 100_000 < batchSize {
                         context.logger.info("\(file): \(records) records ingested")
                     }
                 }
             }
             if !batch.isEmpty {
-                report.merge(try ingest(batch, pipeline: pipeline))
+                report.merge(try ingest(batch, pipeline: pipeline, lines: batchLines, file: file, context: context))
                 records += batch.count
             }
         }
         IngestSummaryPrinter(report: report, malformedLines: malformed).print(to: context, json: json)
-        if malformed > 0 {
-            throw CommandFailure.dataError("\(malformed) malformed line\(malformed == 1 ? "" : "s") skipped")
-        }
+        // Every problem was reported above, one line each: end with 65 without another message.
+        if malformed > 0 || report.totals.invalid > 0 { throw ExitCode.dataError }
     }
 
-    private func ingest(_ batch: [HealthRecord], pipeline: Pipeline) throws -> IngestReport {
+    /// Ingests one batch; `lines` (the line number of every record, for JSON lines) lets a uuid
+    /// conflict be reported against its line.
+    private func ingest(
+        _ batch: [HealthRecord], pipeline: Pipeline, lines: [Int]?, file: String, context: CommandContext
+    ) throws -> IngestReport {
         do {
-            return try pipeline.ingest(batch)
+            let report = try pipeline.ingest(batch)
+            if let lines {
+                for conflict in report.conflicts where conflict.record < lines.count {
+                    context.stderr.writeLine(
+                        "error: \(file):\(lines[conflict.record]): \(RejectionReason.uuidConflict(conflict.uuid)) (not stored)")
+                }
+            }
+            return report
         } catch let error as SQLiteError where error.isDiskFull {
             throw CommandFailure.failure("the disk is full: the last batch was not stored (nothing half-written); free space and replay again")
         }

@@ -16,7 +16,8 @@ struct Run: Command {
             the store; samples of a source not yet granted or denied are held ('ingestd auth pending'), and \
             the new source is logged once. A device's history is acknowledged or erased only after the \
             commit, and never while its samples are only held. SIGTERM or \
-            SIGINT stops cleanly (exit 0); SIGHUP re-reads grants and priorities. Without a Bluetooth \
+            SIGINT stops cleanly (exit 0); SIGHUP re-reads grants and priorities. One daemon per store: it holds an exclusive \
+            lock on STORE.lock, and a second daemon on the same store names the first and exits 1. Without a Bluetooth \
             controller, USB carries on (and vice versa). Logs go to stderr (journald-friendly) and \
             never contain health values at info level.
             """)
@@ -65,6 +66,9 @@ struct Run: Command {
         let path = storePath ?? HealthStore.defaultPath(environment: context.environment)
         // Open once here so a bad store path fails with a clear error before anything starts.
         try CommonArguments.openStore(path, context: context).close()
+        // One daemon per store: a second one says which process holds it and exits 1.
+        let lock = try StoreLock(storePath: path)
+        defer { withExtendedLifetime(lock) {} }
         // External adapters: their state goes to a status file that `ingestd adapters` reads.
         let publisher = ExternalAdapterStatusPublisher(
             path: ExternalAdapterStatusSnapshot.defaultPath(environment: context.environment),

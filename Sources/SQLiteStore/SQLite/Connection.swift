@@ -17,7 +17,8 @@ import Darwin
 /// writer commits.
 ///
 /// Files: a missing database file is created by `open(2)` with mode 0600 before SQLite sees
-/// it; SQLite gives its `-wal` and `-shm` files the database file's mode.
+/// it; SQLite gives its `-wal` and `-shm` files the database file's mode. A path that is a
+/// symlink is refused (`SQLITE_OPEN_NOFOLLOW`).
 public final class Connection {
     /// How to open the database file.
     public enum OpenMode: Sendable, Hashable {
@@ -105,11 +106,20 @@ public final class Connection {
             try Self.createFileIfMissing(path)
         }
         // The file exists now (or must already exist): SQLite never creates it itself.
-        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_PRIVATECACHE
+        // NOFOLLOW: a symlink at `path` is refused by SQLite itself (callers resolve links they trust).
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_PRIVATECACHE | SQLITE_OPEN_NOFOLLOW
         flags |= mode == .readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if isMemory { flags |= SQLITE_OPEN_CREATE | SQLITE_OPEN_MEMORY }
+        var openName = path
+        if mode == .readOnly, !isMemory, let immutable = Self.immutableURI(forReadOnly: path) {
+            // A WAL database can only be read where its -shm exists or can be created; in a
+            // directory the user may not write to, with no writer active (no -wal), it is read
+            // as immutable instead (no lock, no -shm).
+            openName = immutable
+            flags |= SQLITE_OPEN_URI
+        }
         var db: OpaquePointer?
-        let resultCode = sqlite3_open_v2(path, &db, flags, nil)
+        let resultCode = sqlite3_open_v2(openName, &db, flags, nil)
         guard resultCode == SQLITE_OK, let db else {
             let error = SQLiteError(code: resultCode, db: db, sql: nil)
             sqlite3_close_v2(db)
@@ -172,6 +182,19 @@ public final class Connection {
         }
     }
 
+    /// `file:PATH?immutable=1` when `path` sits in a directory the user may not write to and has
+    /// no `-wal` or `-shm` beside it (so no writer is active); nil otherwise.
+    static func immutableURI(forReadOnly path: String) -> String? {
+        let parent = (path as NSString).deletingLastPathComponent
+        let directory = parent.isEmpty ? "." : parent
+        guard access(directory, W_OK) != 0, errno == EACCES || errno == EROFS,
+              access(path + "-wal", F_OK) != 0, access(path + "-shm", F_OK) != 0 else { return nil }
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "/-._~")
+        guard let encoded = path.addingPercentEncoding(withAllowedCharacters: allowed) else { return nil }
+        return "file:" + encoded + "?immutable=1"
+    }
+
     private static func closeDescriptor(_ descriptor: Int32) -> Int32 {
         #if canImport(Glibc)
         Glibc.close(descriptor)
@@ -187,8 +210,12 @@ public final class Connection {
         if configuration.defensive, mode != .readOnly {
             _ = csqlite_defensive(db, 1)
         }
-        try execute(sql: "PRAGMA foreign_keys = \(configuration.foreignKeys ? "ON" : "OFF")")
-        try execute(sql: "PRAGMA synchronous = \(configuration.synchronous.rawValue)")
+        // Read-only connections never write, so the write-path pragmas are left out: they would
+        // only touch the file (and fail in a read-only directory).
+        if mode != .readOnly {
+            try execute(sql: "PRAGMA foreign_keys = \(configuration.foreignKeys ? "ON" : "OFF")")
+            try execute(sql: "PRAGMA synchronous = \(configuration.synchronous.rawValue)")
+        }
         if let journalMode = configuration.journalMode, !isMemory, mode != .readOnly {
             try setJournalMode(journalMode)
         }
