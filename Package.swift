@@ -18,6 +18,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLibUSB", pkgConfig: "libusb-1.0", providers: [.apt(["libusb-1.0-0-dev"])]),
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 
         // The health model: pure values, Foundation only.
         .target(name: "HealthModel"),
@@ -50,10 +51,13 @@ let package = Package(
         .target(name: "Pipeline", dependencies: ["HealthModel"]),
         // A small Swift face on sqlite3 and the default SampleStore.
         .target(name: "SQLiteStore", dependencies: ["CSQLite", "HealthModel", "Pipeline"]),
+        // Apple Health exports (export.zip / export.xml) streamed into records: zip central directory,
+        // inflate (zlib), a pull XML reader, the export's record mapping.
+        .target(name: "AppleHealthImport", dependencies: ["CZlib", "HealthModel"]),
         // Commands and wiring (with the daemon runtime and the replay engine, for now).
         .target(name: "IngestCLI", dependencies: [
             "ArgumentParsing", "Logging", "ExternalAdapterProtocol", "BLEWire", "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
-            "LibUSBTransport", "BlueZTransport", "ExternalAdapters",
+            "LibUSBTransport", "BlueZTransport", "ExternalAdapters", "AppleHealthImport",
         ]),
         // The ordered registry of built-in adapters (exact matches before generic ones).
         .target(
@@ -92,7 +96,8 @@ let package = Package(
         // Helpers shared by the test targets: hex literals, advertisement builders, the ingestd
         // process runner, log collection, the Omron CSV export, the fragmentation verifier.
         .target(name: "TestSupport", dependencies: ["BLEWire", "Transport"], path: "Tests/TestSupport"),
-        .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
+        .testTarget(name: "HealthModelTests", dependencies: ["HealthModel", "TestSupport"]),
+        .testTarget(name: "AppleHealthImportTests", dependencies: ["AppleHealthImport", "HealthModel", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "SQLiteStore", "HealthModel"]),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Pipeline", "HealthModel"]),
         // Runs the built ingestd binary (SIGKILL mid-replay, then replay again).

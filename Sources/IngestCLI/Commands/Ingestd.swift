@@ -14,7 +14,7 @@ public struct Ingestd: Command {
             """,
         version: version,
         subcommands: [
-            Run.self, Replay.self, Decode.self, Capture.self, Samples.self, Stats.self, Today.self, Changes.self, Watch.self,
+            Run.self, Replay.self, ImportCommand.self, Decode.self, Capture.self, Samples.self, Stats.self, Today.self, Changes.self, Watch.self,
             Auth.self, Priority.self, Sources.self, Status.self, ProfileCommand.self,
             Adapters.self, Devices.self, Units.self, Types.self, UdevRulesCommand.self,
         ],
