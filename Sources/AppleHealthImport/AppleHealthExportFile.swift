@@ -24,9 +24,14 @@ public enum AppleHealthExportFile {
         var head = [UInt8](repeating: 0, count: 64 << 10)
         var filled = 0
         while filled < head.count {
-            let count = try head.withUnsafeMutableBytes { (bytes) throws(AppleHealthImportError) -> Int in
-                try source.read(into: UnsafeMutableRawBufferPointer(rebasing: bytes[filled...]))
+            var failure: AppleHealthImportError?
+            let count = head.withUnsafeMutableBytes { bytes -> Int in
+                do throws(AppleHealthImportError) { return try source.read(into: UnsafeMutableRawBufferPointer(rebasing: bytes[filled...])) } catch {
+                    failure = error
+                    return 0
+                }
             }
+            if let failure { throw failure }
             if count == 0 { break }
             filled += count
         }

@@ -100,16 +100,17 @@ public final class AppleHealthExportReader {
                 case (1, "HealthData"): sawHealthData = true
                 case (1, _):
                     throw AppleHealthImportError.damagedXML(offset: xml.documentOffset, reason: "the root element is <\(name)>, not <HealthData>")
-                case (2, "Record"), (3, "Record") where correlation != nil:
+                case (2, "Record"):
+                    record = OpenRecord(attributes: attributes)
+                case (3, "Record") where correlation != nil:
                     record = OpenRecord(attributes: attributes)
                 case (2, "Correlation"):
                     correlation = OpenCorrelation(attributes: attributes)
-                case (3, "MetadataEntry") where record != nil, (4, "MetadataEntry") where record != nil:
-                    if let key = Self.value("key", attributes), let value = Self.value("value", attributes) {
+                case (3, "MetadataEntry"), (4, "MetadataEntry"):
+                    guard let key = Self.value("key", attributes), let value = Self.value("value", attributes) else { break }
+                    if record != nil {
                         record?.metadata.append((key, value))
-                    }
-                case (3, "MetadataEntry") where correlation != nil:
-                    if let key = Self.value("key", attributes), let value = Self.value("value", attributes) {
+                    } else if depth == 3, correlation != nil {
                         correlation?.metadata.append((key, value))
                     }
                 case (2, _):

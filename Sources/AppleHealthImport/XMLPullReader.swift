@@ -127,9 +127,14 @@ public final class XMLPullReader {
         }
         let oldCount = buffer.count
         buffer.append(contentsOf: repeatElement(0, count: chunkSize))
-        let read = try buffer.withUnsafeMutableBytes { (bytes) throws(AppleHealthImportError) -> Int in
-            try source.read(into: UnsafeMutableRawBufferPointer(rebasing: bytes[oldCount...]))
+        var failure: AppleHealthImportError?
+        let read = buffer.withUnsafeMutableBytes { bytes -> Int in
+            do throws(AppleHealthImportError) { return try source.read(into: UnsafeMutableRawBufferPointer(rebasing: bytes[oldCount...])) } catch {
+                failure = error
+                return 0
+            }
         }
+        if let failure { throw failure }
         buffer.removeSubrange((oldCount + read)...)
         if read == 0 { atEnd = true }
         return read > 0
@@ -224,12 +229,14 @@ public final class XMLPullReader {
                     inSubset = true
                 } else if byte == UInt8(ascii: "]"), inSubset {
                     inSubset = false
-                } else if inSubset, byte == UInt8(ascii: "<"), scan + 4 <= buffer.count,
-                    buffer[scan..<scan + 4].elementsEqual("<!--".utf8)
-                {
-                    guard let close = Self.find("-->", in: buffer, from: scan + 4) else { break }
-                    scan = close + 3
-                    continue
+                } else if inSubset, byte == UInt8(ascii: "<") {
+                    // A comment in the subset may hold quotes and brackets: skip it whole.
+                    guard scan + 4 <= buffer.count else { break }
+                    if buffer[scan..<scan + 4].elementsEqual("<!--".utf8) {
+                        guard let close = Self.find("-->", in: buffer, from: scan + 4) else { break }
+                        scan = close + 3
+                        continue
+                    }
                 } else if byte == UInt8(ascii: ">"), !inSubset {
                     position = scan + 1
                     return

@@ -49,10 +49,15 @@ public final class RandomAccessFile {
     /// `count` bytes at `offset` (fewer at the end of the file).
     func bytes(at offset: Int, count: Int) throws(AppleHealthImportError) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
-        let read = try bytes.withUnsafeMutableBytes { (buffer) throws(AppleHealthImportError) -> Int in
-            try self.read(at: offset, into: buffer)
+        var failure: AppleHealthImportError?
+        let count = bytes.withUnsafeMutableBytes { buffer -> Int in
+            do throws(AppleHealthImportError) { return try self.read(at: offset, into: buffer) } catch {
+                failure = error
+                return 0
+            }
         }
-        bytes.removeSubrange(read...)
+        if let failure { throw failure }
+        bytes.removeSubrange(count...)
         return bytes
     }
 }
