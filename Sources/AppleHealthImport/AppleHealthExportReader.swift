@@ -113,6 +113,8 @@ public final class AppleHealthExportReader {
                     } else if depth == 3, correlation != nil {
                         correlation?.metadata.append((key, value))
                     }
+                case (2, "ExportDate"):
+                    break
                 case (2, _):
                     tally.otherElements[name, default: 0] += 1
                 default:

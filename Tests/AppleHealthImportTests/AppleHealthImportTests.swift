@@ -53,7 +53,7 @@ import Testing
         #expect(samples.filter { $0.type == .bloodPressureSystolic }.count == 7)
         #expect(samples.filter { $0.type == .bodyMass }.count == 16)
         #expect(samples.filter { $0.type == .bodyMass && $0.metadata.syncVersion == 2 }.count == 4)
-        #expect(tally.otherElements == ["ActivitySummary": 12, "ExportDate": 1, "Me": 1])
+        #expect(tally.otherElements == ["ActivitySummary": 12, "Me": 1])
         #expect(tally.unknownTypes.isEmpty && tally.unreadable.isEmpty && tally.metadataRefused == 0)
         // Phone and watch steps stay apart (two sources), with their devices.
         let stepSources = Set(samples.filter { $0.type == .stepCount }.map(\.source))
