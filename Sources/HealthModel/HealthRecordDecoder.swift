@@ -48,8 +48,15 @@ public struct HealthRecordDecoder: Sendable {
         return try decodeLineThroughTree(bytes)
     }
 
-    /// The reference decoding: the whole line parsed into a JSON tree, then read field by field.
-    func decodeLineThroughTree(_ bytes: UnsafeBufferPointer<UInt8>) throws(RecordDecodingError) -> HealthRecord {
+    /// The sample of a plain sample line (what `decodeLine` reads in one pass), or nil when the
+    /// line is anything else and needs `decodeLine` (a correlation, another message, an error).
+    public func decodePlainSample(_ line: [UInt8]) -> QuantitySample? {
+        line.withUnsafeBufferPointer { SampleLineFastDecoder.decode($0, defaultSource: defaultSource, makeUUID: makeUUID) }
+    }
+
+    /// The reference decoding: the whole line parsed into a JSON tree, then read field by field
+    /// (what `decodeLine` falls back to; public for the equivalence checks of tests and fuzzing).
+    public func decodeLineThroughTree(_ bytes: UnsafeBufferPointer<UInt8>) throws(RecordDecodingError) -> HealthRecord {
         try decodeRecord(Self.parseJSON(bytes))
     }
 

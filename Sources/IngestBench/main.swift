@@ -12,8 +12,11 @@ struct BenchOptions {
     var repeats = 3
     var statsRepeats = 5
     var directory: String?
-    /// Runs only some parts (for profiling): `pipeline`, `raw`, `ingest` (both), `stats`, `capture` or `daemon`.
+    /// Runs only some parts (for profiling): `pipeline`, `raw`, `ingest` (both), `stats`, `capture`,
+    /// `cli`, `import` or `daemon`.
     var only: String?
+    /// The Apple Health export generator the `import` part runs (python3).
+    var exportGenerator = "../shared/tools/gen_apple_health_export.py"
 
     static let usage = """
         usage: IngestBench [--quick] [--samples N] [--stats-samples N] [--batch N] [--repeats N]
@@ -24,7 +27,9 @@ struct BenchOptions {
           --repeats N        ingest runs (both arms interleaved by batch); medians are reported (default 3)
           --stats-repeats N  runs of each statistics arm; the median is reported (default 5)
           --dir PATH         where the temporary databases go (default: a new folder in $TMPDIR)
-          --only PART        run only pipeline, raw, ingest, stats, capture or daemon (for profiling)
+          --only PART        run only pipeline, raw, ingest, stats, capture, cli, import or daemon
+          --export-generator PATH  the Apple Health export generator for the import part
+                             (default ../shared/tools/gen_apple_health_export.py)
           --quick            a fast smoke run: 50000 samples, 52560 step samples, 1 and 3 runs
         The pipeline first runs once alone; the peak resident set (VmHWM) is read right after it.
         """
@@ -51,10 +56,16 @@ struct BenchOptions {
                 directory = arguments[index]
             case "--only":
                 index += 1
-                guard index < arguments.count, ["pipeline", "raw", "ingest", "stats", "capture", "daemon"].contains(arguments[index]) else {
-                    throw BenchError("--only needs pipeline, raw, ingest, stats, capture or daemon\n\(Self.usage)")
+                guard index < arguments.count,
+                    ["pipeline", "raw", "ingest", "stats", "capture", "cli", "import", "daemon"].contains(arguments[index])
+                else {
+                    throw BenchError("--only needs pipeline, raw, ingest, stats, capture, cli, import or daemon\n\(Self.usage)")
                 }
                 only = arguments[index]
+            case "--export-generator":
+                index += 1
+                guard index < arguments.count else { throw BenchError("--export-generator needs a path\n\(Self.usage)") }
+                exportGenerator = arguments[index]
             case "--quick":
                 samples = 50_000
                 statsSamples = 52_560
@@ -89,6 +100,9 @@ func runBenchmark(_ options: BenchOptions) throws {
     if options.only == nil || options.only == "capture" {
         captureDecodeBenchmark(reports: options.samples >= 1_000_000 ? 1_000_000 : 100_000,
                                repeats: options.repeats)
+    }
+    if options.only == nil || options.only == "cli" || options.only == "import" {
+        try cliBenchmarks(options, directory: directory, parts: options.only.map { [$0] } ?? ["cli", "import"])
     }
 }
 
