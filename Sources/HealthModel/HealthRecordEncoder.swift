@@ -82,7 +82,7 @@ public struct HealthRecordEncoder: Sendable {
     /// Appends `uuid` as `UUID.uuidString` spells it (upper-case hex, 8-4-4-4-12), from its bytes.
     static func appendUUID(_ uuid: UUID, to text: inout String) {
         let hexDigits: StaticString = "0123456789ABCDEF"
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { buffer in
+        let formatted = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { buffer -> String in
             withUnsafeBytes(of: uuid.uuid) { bytes in
                 var count = 0
                 for (position, byte) in bytes.enumerated() {
@@ -95,8 +95,9 @@ public struct HealthRecordEncoder: Sendable {
                     count += 2
                 }
             }
-            text += String(decoding: UnsafeBufferPointer(buffer), as: UTF8.self)
+            return String(decoding: UnsafeBufferPointer(buffer), as: UTF8.self)
         }
+        text += formatted
     }
 
     /// `,"start":…,"end":…,"source":…[,"device":…][,"metadata":…]`

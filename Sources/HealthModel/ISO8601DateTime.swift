@@ -29,7 +29,9 @@ public enum ISO8601DateTime {
         let days = Int(seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400)
         let secondOfDay = Int(seconds) - days * 86_400
         let (year, month, day) = CalendarMath.date(days: days)
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 27) { buffer in
+        // The text is made inside and appended outside the closure: capturing `text` there could
+        // copy the whole string per call.
+        let formatted = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 27) { buffer -> String in
             var count = 0
             func put(_ value: Int, digits: Int) {
                 var remaining = value
@@ -58,8 +60,9 @@ public enum ISO8601DateTime {
                 put("."); put(fraction, digits: digits)
             }
             put("Z")
-            text += String(decoding: UnsafeBufferPointer(rebasing: buffer[0..<count]), as: UTF8.self)
+            return String(decoding: UnsafeBufferPointer(rebasing: buffer[0..<count]), as: UTF8.self)
         }
+        text += formatted
     }
 
     private static func microsecondsSince1970(_ date: Date) -> Int64 {
