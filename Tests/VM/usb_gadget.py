@@ -99,6 +99,14 @@ class ReportWriter:
     def send(self, data):
         self.reports.put(bytes(data))
 
+    def drop_pending(self):
+        """Forgets the reports not yet being written (the one in progress stays)."""
+        while True:
+            try:
+                self.reports.get_nowait()
+            except queue.Empty:
+                return
+
     def _run(self):
         while True:
             data = self.reports.get()
@@ -293,6 +301,7 @@ class OmronPedometer(Device):
 
     def set_report(self, interface, value, data):
         log("SET_REPORT interface %d value 0x%04x: %s" % (interface, value, data.hex()))
+        self.writer.drop_pending()  # a mode change starts a new conversation
         for report in self.replies.get(("mode", bytes(data)), []):
             self.writer.send(report)
 
@@ -301,7 +310,8 @@ class OmronPedometer(Device):
         message = b""
         while not self.stopped.is_set():
             try:
-                report = os.read(out, 64)
+                # One report per read: a longer read would gather several full-size packets.
+                report = os.read(out, 8)
             except OSError as failure:
                 log("OUT endpoint closed:", failure)
                 return
@@ -319,6 +329,8 @@ class OmronPedometer(Device):
             log(f"day {message[5]} asked for: pulled out")
             self.unplug()
             return
+        if message[:3] == b"GTD" and len(message) >= 7 and message[6] == 1 and self.arguments.day_delay:
+            time.sleep(self.arguments.day_delay)
         reports = self.replies.get(("message", message))
         if reports is None:
             log("request not in the capture: answering NO")
@@ -459,6 +471,7 @@ def main():
     parser.add_argument("--celsius", type=float, default=21.5)
     parser.add_argument("--capture", help="omron: usbmon pcapng of a vendor session")
     parser.add_argument("--unplug-at-day", type=int, help="omron: pull out when this day is asked for")
+    parser.add_argument("--day-delay", type=float, default=0, help="omron: seconds before answering each day's first block")
     arguments = parser.parse_args()
     if arguments.mode == "configure":
         configure(arguments.kind, arguments.gadget)

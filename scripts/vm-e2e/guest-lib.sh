@@ -11,13 +11,14 @@ BACKGROUND_PIDS=()
 note() { echo "    $*"; }
 section() { echo; echo "== $* (uptime $(cut -d' ' -f1 /proc/uptime) s)"; }
 
-# check NAME COMMAND...: one assertion; its output is indented under it.
+# check NAME COMMAND...: one assertion (its status is the command's); output indented under it.
 check() {
     local name=$1; shift
     if "$@"; then
         echo "PASS $name"; PASSED=$((PASSED + 1))
     else
         echo "FAIL $name"; FAILED=$((FAILED + 1)); FAILED_NAMES+=("$name")
+        return 1
     fi
 }
 
@@ -42,25 +43,31 @@ exits_with() { local want=$1; shift; "$@"; local got=$?; [ "$got" = "$want" ] ||
 
 background() { "$@" & BACKGROUND_PIDS+=($!); }
 
-# wait_for SECONDS COMMAND...: polls (every 0.2 s) until the command succeeds or the time is up.
+# wait_for SECONDS COMMAND...: retries the command (every 0.2 s) until it succeeds or the time
+# (wall clock: commands start slowly under emulation) is up.
 wait_for() {
-    local limit=$1; shift
-    local tries=$((limit * 5))
-    while [ $tries -gt 0 ]; do "$@" > /dev/null 2>&1 && return 0; sleep 0.2; tries=$((tries - 1)); done
-    return 1
+    local deadline=$((SECONDS + $1)); shift
+    while :; do
+        "$@" > /dev/null 2>&1 && return 0
+        [ $SECONDS -lt "$deadline" ] || return 1
+        sleep 0.2
+    done
 }
 
+running() { kill -0 "$1" 2> /dev/null && ! ps -o stat= -p "$1" 2> /dev/null | grep -q '^Z'; }
+
 # wait_pid PID SECONDS: waits for a child to end, at most SECONDS; its status in WAITED_STATUS
-# (124 when it was still running, and then it is killed).
+# (124 when it was still running, and then it is killed) and the time it took in WAITED_SECONDS.
 wait_pid() {
-    local pid=$1 limit=$2 tries=$(($2 * 10))
-    while [ $tries -gt 0 ] && kill -0 "$pid" 2> /dev/null && ! grep -q '^Z' <(ps -o stat= -p "$pid" 2> /dev/null); do
-        sleep 0.1; tries=$((tries - 1))
-    done
-    if kill -0 "$pid" 2> /dev/null && ! grep -q '^Z' <(ps -o stat= -p "$pid" 2> /dev/null); then
-        kill -9 "$pid" 2> /dev/null; wait "$pid" 2> /dev/null; WAITED_STATUS=124; return
+    local pid=$1 began=$(date +%s%N)
+    local deadline=$((SECONDS + $2))
+    while running "$pid" && [ $SECONDS -lt "$deadline" ]; do sleep 0.1; done
+    if running "$pid"; then
+        kill -9 "$pid" 2> /dev/null; wait "$pid" 2> /dev/null; WAITED_STATUS=124
+    else
+        wait "$pid"; WAITED_STATUS=$?
     fi
-    wait "$pid"; WAITED_STATUS=$?
+    WAITED_SECONDS=$(awk "BEGIN { printf \"%.2f\", ($(date +%s%N) - $began) / 1e9 }")
 }
 
 cleanup_all() {
@@ -139,6 +146,7 @@ peripheral_start() {
 # ---------------------------------------------------------------- USB gadgets
 
 GADGET_ROOT=/sys/kernel/config/usb_gadget
+declare -A GADGET_PID
 
 usb_modules() {
     modprobe dummy_hcd && modprobe libcomposite && modprobe usb_f_fs || { note "USB gadget modules missing"; return 1; }
@@ -155,8 +163,9 @@ gadget_start() {
     mkdir -p "/dev/ffs-$name"
     "$PYTHON" "$VM_DEVICES/usb_gadget.py" configure --kind "$kind" --gadget "$gadget" || return 1
     mount -t functionfs "$name" "/dev/ffs-$name" || return 1
-    background "$PYTHON" "$VM_DEVICES/usb_gadget.py" serve --kind "$kind" --ffs "/dev/ffs-$name" --gadget "$gadget" "$@" \
-        > "$RESULTS/gadget-$name.log" 2>&1
+    "$PYTHON" "$VM_DEVICES/usb_gadget.py" serve --kind "$kind" --ffs "/dev/ffs-$name" --gadget "$gadget" "$@" \
+        > "$RESULTS/gadget-$name.log" 2>&1 &
+    GADGET_PID[$name]=$!
     wait_for 10 test -e "/dev/ffs-$name/ep1" || { note "gadget $name: endpoints never appeared"; cat "$RESULTS/gadget-$name.log"; return 1; }
     gadget_plug "$name"
 }
@@ -170,11 +179,15 @@ gadget_plug() {
 
 gadget_unplug() { echo "" > "$GADGET_ROOT/$1/UDC" 2> /dev/null; }
 
-# gadget_stop NAME: unplugs and removes the gadget (its server process ends with the unbind).
+# gadget_stop NAME: unplugs the gadget, stops its server and removes it.
 gadget_stop() {
     local name=$1 gadget=$GADGET_ROOT/$1
     [ -d "$gadget" ] || return 0
     gadget_unplug "$name"
+    if [ -n "${GADGET_PID[$name]:-}" ]; then
+        kill "${GADGET_PID[$name]}" 2> /dev/null; wait "${GADGET_PID[$name]}" 2> /dev/null
+        unset "GADGET_PID[$name]"
+    fi
     umount "/dev/ffs-$name" 2> /dev/null
     rm -f "$gadget"/configs/c.1/ffs.* 2> /dev/null
     rmdir "$gadget"/configs/c.1/strings/0x409 "$gadget"/configs/c.1 "$gadget"/functions/ffs.* \

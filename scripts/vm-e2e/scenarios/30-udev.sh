@@ -1,0 +1,75 @@
+# Hotplug and permissions: systemd-udevd in the guest with the project's udev/70-ingestd.rules;
+# the daemon runs as an unprivileged member of the ingestd group.
+
+REPO_ROOT=$(cd "$VM_DEVICES/../.." && pwd)
+
+# usb_node VID: the /dev/bus/usb node of the first device with this vendor id.
+usb_node() {
+    local device
+    for device in /sys/bus/usb/devices/*; do
+        [ "$(cat "$device/idVendor" 2> /dev/null)" = "$1" ] || continue
+        printf '/dev/bus/usb/%03d/%03d\n' "$(cat "$device/busnum")" "$(cat "$device/devnum")"
+        return 0
+    done
+    return 1
+}
+
+# as USER COMMAND...: runs the command as USER with USER's groups (setpriv execs it: signals reach it).
+as_user() {
+    local user=$1; shift
+    setpriv --reuid="$user" --regid="$(id -g "$user")" --init-groups env HOME=/tmp/home-$user "$@"
+}
+
+# open_errno USER NODE: what opening the node read-write as USER gives ("ok" or the errno name).
+open_errno() {
+    as_user "$1" "$PYTHON" -c "
+import errno, sys
+try:
+    open(sys.argv[1], 'r+b').close(); print('ok')
+except OSError as failure:
+    print(errno.errorcode.get(failure.errno, failure.errno))" "$2"
+}
+
+scenario_udev_permissions() {
+    section "Hotplug and permissions: systemd-udevd + udev/70-ingestd.rules, daemon as a user of group ingestd"
+    groupadd --system ingestd
+    useradd --system --no-create-home --no-user-group --gid nogroup --groups ingestd vm-daemon
+    useradd --system --no-create-home --no-user-group --gid nogroup vm-outsider
+    mkdir -p /tmp/home-vm-daemon /tmp/home-vm-outsider /etc/udev/rules.d
+    chown vm-daemon /tmp/home-vm-daemon; chown vm-outsider /tmp/home-vm-outsider
+    install -m 644 "$REPO_ROOT/udev/70-ingestd.rules" /etc/udev/rules.d/
+    /lib/systemd/systemd-udevd --daemon
+    udevadm trigger --action=add > /dev/null 2>&1
+    udevadm settle --timeout=60
+    local store=/tmp/home-vm-daemon/health.sqlite log=$RESULTS/ingestd-udev.log
+    as_user vm-daemon "$INGESTD_BIN" auth grant ant-plus --all --store $store > /dev/null 2>&1
+    INGESTD_LOG_LEVEL=info as_user vm-daemon "$INGESTD_BIN" run --no-ble --store $store "${ANT_KEY_OPTION[@]}" \
+        --adapter-option ant-batch-seconds=2 > "$log" 2>&1 &
+    local daemon=$!
+    wait_for 30 grep -q 'started' "$log"
+    # Plugged in after the daemon started: libusb's hotplug (udev's netlink events) reports it.
+    check "udev: stick plugged in while the daemon runs" gadget_start ant ant --bpm 64 --kg 72.35 || { kill $daemon; gadget_stop ant; return; }
+    udevadm settle --timeout=60
+    local node
+    node=$(usb_node 0fcf)
+    note "node $node: $(stat -c '%U:%G %a' "$node" 2> /dev/null)"
+    check "udev: the node is group ingestd, mode 0660" [ "$(stat -c '%G %a' "$node" 2> /dev/null)" = "ingestd 660" ]
+    check "udev: a member of ingestd opens it" [ "$(open_errno vm-daemon "$node")" = ok ]
+    check "udev: a user outside the group cannot (EACCES)" [ "$(open_errno vm-outsider "$node")" = EACCES ]
+    check "udev: hotplug arrival started a session" wait_for 60 grep -q 'arrived: starting its session' "$log"
+    check "udev: the unprivileged daemon stored the strap's 64 bpm" \
+        wait_for 90 sh -c "'$INGESTD_BIN' samples heartRate --unit count/min --json --store $store | grep -q value"
+    expect_samples $store heartRate ant-plus count/min --min-count 1 --value 64 > /dev/null \
+        || check "udev: stored heart rate is 64 bpm" false
+    kill -TERM $daemon
+    wait_pid $daemon 10
+    check "udev: SIGTERM, exit 0" [ "$WAITED_STATUS" = 0 ]
+    # What an outsider's daemon says about the device it cannot open:
+    local outsider_log=$RESULTS/ingestd-udev-outsider.log
+    INGESTD_LOG_LEVEL=info timeout 60 as_user vm-outsider "$INGESTD_BIN" run --once --listen 3 --no-ble \
+        --store /tmp/home-vm-outsider/health.sqlite "${ANT_KEY_OPTION[@]}" > "$outsider_log" 2>&1
+    check "udev: an outsider's daemon says access is denied and how to fix it" \
+        log_has "$outsider_log" "access denied.*udev-rules"
+    gadget_stop ant
+    udevadm control --exit 2> /dev/null
+}
