@@ -114,6 +114,7 @@ class ReportWriter:
                 os.write(self.file, data)
             except OSError as failure:
                 log(f"{self.name} closed: {failure}")
+                os.close(self.file)  # the unbind waits for the function's files to be released
                 return
             log(f"IN  {self.name} {data.hex()}")
 
@@ -153,6 +154,7 @@ class AntStick(Device):
                 chunk = os.read(out, 512)
             except OSError as failure:
                 log("OUT endpoint closed:", failure)
+                os.close(out)
                 return
             pending += chunk
             # Frames: A4 len id payload checksum; anything before a sync byte is dropped.
@@ -314,6 +316,7 @@ class OmronPedometer(Device):
                 report = os.read(out, 8)
             except OSError as failure:
                 log("OUT endpoint closed:", failure)
+                os.close(out)
                 return
             payload = report_payload(report)
             message += payload

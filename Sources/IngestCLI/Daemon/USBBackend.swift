@@ -207,6 +207,12 @@ final class USBSessionSupervisor: Sendable {
                 logger.info("device gone: session ended")
                 break
             } catch {
+                // Pulled out mid-transfer, a device often fails with an I/O error rather than "no device":
+                // a device that is no longer there is not retried.
+                if !isPresent(device) {
+                    logger.info("device gone: session ended (\(error))")
+                    break
+                }
                 outcome = "\(error)"
             }
             let failures = state.withLock { state -> Int in
@@ -219,6 +225,15 @@ final class USBSessionSupervisor: Sendable {
             while Date() < deadline, !stop.isSet { Thread.sleep(forTimeInterval: 0.1) }
         }
         state.withLock { state in state.running[key] = nil }
+    }
+
+    /// Whether the device is still on the bus (an enumeration that fails counts as present).
+    private func isPresent(_ device: USBDeviceDescription) -> Bool {
+        guard let present = try? context.enumerate(readStrings: false) else { return true }
+        return present.contains {
+            $0.bus == device.bus && $0.address == device.address && $0.vendorID == device.vendorID
+                && $0.productID == device.productID
+        }
     }
 
     private static func key(_ device: USBDeviceDescription) -> Key? {

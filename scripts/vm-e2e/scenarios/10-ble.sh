@@ -75,3 +75,29 @@ scenario_ble_bluetoothd() {
     kill "$DBUS_PID" 2> /dev/null
     bt_stop
 }
+
+# The daemon's controller as the harness leaves it when bluetoothd does not set it up: powered
+# off, then powered with LE disabled. The daemon must say once what is wrong and which command
+# fixes it, and carry on (--once still ends, exit 0).
+scenario_ble_controller_state() {
+    section "BLE: the daemon's controller powered off, then with LE disabled"
+    check "controller-state: bench up" ble_bench || { bt_stop; return; }
+    mgmt --index 0 power off > /dev/null
+    local store=/tmp/ble-down.sqlite log=$RESULTS/ingestd-ble-down.log
+    fresh_store $store gatt-health
+    INGESTD_LOG_LEVEL=info timeout 90 "$INGESTD_BIN" run --once --listen 8 --no-usb --hci 0 --store $store > "$log" 2>&1
+    check "controller-state (off): --once exits 0" [ $? = 0 ]
+    check "controller-state (off): the log names the command that powers hci0 on" \
+        log_has "$log" 'hci0.*btmgmt --index 0 power on'
+    check "controller-state (off): said once" [ "$(grep -c 'hci0' "$log")" = 1 ]
+    mgmt --index 0 le off > /dev/null
+    mgmt --index 0 power on > /dev/null
+    note "hci0: $(mgmt --index 0 info | grep 'current settings')"
+    log=$RESULTS/ingestd-ble-le-off.log
+    INGESTD_LOG_LEVEL=info timeout 90 "$INGESTD_BIN" run --once --listen 15 --no-usb --hci 0 --store $store > "$log" 2>&1
+    check "controller-state (LE off): --once exits 0" [ $? = 0 ]
+    check "controller-state (LE off): the log names the command that enables LE" \
+        log_has "$log" 'btmgmt --index 0 le on'
+    check "controller-state (LE off): said once" [ "$(grep -c 'le on' "$log")" = 1 ]
+    bt_stop
+}

@@ -107,7 +107,9 @@ scenario_usb_omron_unplug() {
     INGESTD_LOG_LEVEL=info "$INGESTD_BIN" run --no-ble --store $store "${OMRON_OPTIONS[@]}" > "$log" 2>&1 &
     local daemon=$!
     check "unplug: the gadget was pulled out mid-history" wait_for 120 grep -q 'pulled out' "$RESULTS/gadget-omron.log"
+    check "unplug: the host saw it leave (lsusb)" wait_for 30 sh -c '! lsusb -d 0590:0028' 
     check "unplug: the session ended (device gone)" wait_for 30 grep -q 'device gone' "$log"
+    check "unplug: a device that is gone is not retried" log_lacks "$log" 'retrying' 
     sleep 2
     check "unplug: the daemon lives on" kill -0 $daemon
     kill -TERM $daemon

@@ -14,11 +14,10 @@ usb_node() {
     return 1
 }
 
-# as USER COMMAND...: runs the command as USER with USER's groups (setpriv execs it: signals reach it).
-as_user() {
-    local user=$1; shift
-    setpriv --reuid="$user" --regid="$(id -g "$user")" --init-groups env HOME=/tmp/home-$user "$@"
-}
+# user_prefix USER: sets AS_USER to the command prefix that runs a program as USER with USER's
+# groups (setpriv and env exec it: the pid, and the signals sent to it, are the program's).
+user_prefix() { AS_USER=(setpriv --reuid="$1" --regid="$(id -g "$1")" --init-groups env HOME="/tmp/home-$1"); }
+as_user() { local AS_USER; user_prefix "$1"; shift; "${AS_USER[@]}" "$@"; }
 
 # open_errno USER NODE: what opening the node read-write as USER gives ("ok" or the errno name).
 open_errno() {
@@ -43,7 +42,9 @@ scenario_udev_permissions() {
     udevadm settle --timeout=60
     local store=/tmp/home-vm-daemon/health.sqlite log=$RESULTS/ingestd-udev.log
     as_user vm-daemon "$INGESTD_BIN" auth grant ant-plus --all --store $store > /dev/null 2>&1
-    INGESTD_LOG_LEVEL=info as_user vm-daemon "$INGESTD_BIN" run --no-ble --store $store "${ANT_KEY_OPTION[@]}" \
+    local AS_USER
+    user_prefix vm-daemon
+    INGESTD_LOG_LEVEL=info "${AS_USER[@]}" "$INGESTD_BIN" run --no-ble --store $store "${ANT_KEY_OPTION[@]}" \
         --adapter-option ant-batch-seconds=2 > "$log" 2>&1 &
     local daemon=$!
     wait_for 30 grep -q 'started' "$log"
@@ -66,7 +67,8 @@ scenario_udev_permissions() {
     check "udev: SIGTERM, exit 0" [ "$WAITED_STATUS" = 0 ]
     # What an outsider's daemon says about the device it cannot open:
     local outsider_log=$RESULTS/ingestd-udev-outsider.log
-    INGESTD_LOG_LEVEL=info timeout 60 as_user vm-outsider "$INGESTD_BIN" run --once --listen 3 --no-ble \
+    user_prefix vm-outsider
+    INGESTD_LOG_LEVEL=info timeout 60 "${AS_USER[@]}" "$INGESTD_BIN" run --once --listen 3 --no-ble \
         --store /tmp/home-vm-outsider/health.sqlite "${ANT_KEY_OPTION[@]}" > "$outsider_log" 2>&1
     check "udev: an outsider's daemon says access is denied and how to fix it" \
         log_has "$outsider_log" "access denied.*udev-rules"
