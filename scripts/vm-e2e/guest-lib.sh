@@ -120,6 +120,9 @@ bt_stop() {
     wait_for 10 sh -c '! ls /sys/class/bluetooth/ 2> /dev/null | grep -q hci'
 }
 
+# controller_has INDEX PATTERN: the controller's current settings match (e.g. 'powered.* le').
+controller_has() { mgmt --index "$1" info | grep -qE "current settings:.*$2"; }
+
 # central_ready INDEX: the controller the daemon uses, as bluetoothd would leave it (LE on, powered).
 central_ready() {
     mgmt --index "$1" le on > /dev/null
