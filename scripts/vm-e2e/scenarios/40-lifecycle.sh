@@ -33,7 +33,7 @@ scenario_signals() {
 }
 
 # kill_mid_download STORE LOG: starts the daemon, kills it with SIGKILL once the gadget was asked
-# for day 2 of the history (the download is slowed by --day-delay).
+# for day 2 of the history (the download is slowed by --day-delay), then replugs the pedometer.
 kill_mid_download() {
     local store=$1 log=$2 asked
     asked=$(grep -c 'OUT omron 475444000002' "$RESULTS/gadget-omron.log")
@@ -42,6 +42,13 @@ kill_mid_download() {
     wait_for 120 sh -c "[ \$(grep -c 'OUT omron 475444000002' '$RESULTS/gadget-omron.log') -gt $asked ]"
     kill -9 $daemon
     wait $daemon 2> /dev/null
+    # Out and in again, as the pedometer is handled between downloads. (Needed by the emulation
+    # too: the answer FunctionFS was writing when the host died cannot be withdrawn, and would be
+    # the first thing the next session reads.)
+    gadget_unplug omron
+    wait_for 20 sh -c '! lsusb -d 0590:0028'
+    gadget_plug omron
+    wait_for 20 lsusb -d 0590:0028
 }
 
 # The Omron session commits the whole history at its end, each hour under a sync identifier: a
