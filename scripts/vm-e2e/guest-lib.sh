@@ -38,9 +38,6 @@ log_lacks() {
     [ -z "$found" ] || { echo "$found" | cut -c1-200 | sed 's/^/    unexpected: /'; return 1; }
 }
 
-# exits_with STATUS COMMAND...: the command ends with this status.
-exits_with() { local want=$1; shift; "$@"; local got=$?; [ "$got" = "$want" ] || { note "exit status $got, expected $want"; return 1; }; }
-
 background() { "$@" & BACKGROUND_PIDS+=($!); }
 
 # wait_for SECONDS COMMAND...: retries the command (every 0.2 s) until it succeeds or the time
@@ -94,10 +91,11 @@ bt_start() {
         BTVIRT_PID=$!
         wait_for 15 test -e "/sys/class/bluetooth/hci$((count - 1))"
         initialised=0
-        for _ in $(seq 50); do
+        local deadline=$((SECONDS + 12))
+        while [ $SECONDS -lt $deadline ]; do
             initialised=$(mgmt info | grep -c 'addr 00:AA:01')
             [ "$initialised" = "$count" ] && break
-            sleep 0.2
+            sleep 0.5
         done
         if [ "$initialised" = "$count" ]; then
             BT_ADDRESS=()

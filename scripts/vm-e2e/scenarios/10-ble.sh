@@ -12,15 +12,15 @@ ble_bench() {
 }
 
 ble_store_holds_the_readings() {
-    local store=$1
-    check "ble: heart rate 72 bpm (strap) and 66 bpm (pulse of the blood pressure) stored" \
+    local store=$1 label=$2
+    check "$label: heart rate 72 bpm (strap) and 66 bpm (pulse of the blood pressure) stored" \
         expect_samples "$store" heartRate gatt-health count/min --min-count 2 --allowed 72,66 --occurs 66=1
-    check "ble: weight 70.5 kg stored once" expect_samples "$store" bodyMass gatt-health kg --count 1 --value 70.5
-    check "ble: body temperature 37.2 degC stored once" \
+    check "$label: weight 70.5 kg stored once" expect_samples "$store" bodyMass gatt-health kg --count 1 --value 70.5
+    check "$label: body temperature 37.2 degC stored once" \
         expect_samples "$store" bodyTemperature gatt-health degC --count 1 --value 37.2
-    check "ble: systolic 120 mmHg stored once" \
+    check "$label: systolic 120 mmHg stored once" \
         expect_samples "$store" bloodPressureSystolic gatt-health mmHg --count 1 --value 120
-    check "ble: diastolic 80 mmHg stored once" \
+    check "$label: diastolic 80 mmHg stored once" \
         expect_samples "$store" bloodPressureDiastolic gatt-health mmHg --count 1 --value 80
 }
 
@@ -39,7 +39,7 @@ scenario_ble() {
     check "ble: --once exits 0 after --listen" [ $status = 0 ]
     check "ble: the peripheral connected over L2CAP ATT" log_has "$log" 'connected \(gatt-health\)'
     check "ble: its GATT session did not fail" log_lacks "$log" 'GATT session ended|connecting failed' 
-    ble_store_holds_the_readings $store
+    ble_store_holds_the_readings $store ble
     check "ble: device information read (manufacturer in the store)" \
         expect_samples $store bodyMass gatt-health kg --device-contains "ingestd VM tests"
     bt_stop
@@ -69,7 +69,7 @@ scenario_ble_bluetoothd() {
     INGESTD_LOG_LEVEL=info timeout 120 "$INGESTD_BIN" run --once --listen 25 --no-usb --hci 0 --store $store > "$log" 2>&1
     check "ble+bluetoothd (idle): --once exits 0" [ $? = 0 ]
     check "ble+bluetoothd (idle): connected beside bluetoothd" log_has "$log" 'connected \(gatt-health\)'
-    ble_store_holds_the_readings $store
+    ble_store_holds_the_readings $store "ble+bluetoothd (idle)"
     # bluetoothd discovering (a desktop's Bluetooth settings open):
     background bluetoothctl --timeout 90 scan on > "$RESULTS/bluetoothctl.log" 2>&1
     wait_for 20 grep -q 'Discovering: yes' "$RESULTS/bluetoothctl.log"
