@@ -42,13 +42,15 @@ kill_mid_download() {
     wait_for 120 sh -c "[ \$(grep -c 'OUT omron 475444000002' '$RESULTS/gadget-omron.log') -gt $asked ]"
     kill -9 $daemon
     wait $daemon 2> /dev/null
-    # Out and in again, as the pedometer is handled between downloads. (Needed by the emulation
-    # too: the answer FunctionFS was writing when the host died cannot be withdrawn, and would be
-    # the first thing the next session reads.)
-    gadget_unplug omron
-    wait_for 20 sh -c '! lsusb -d 0590:0028'
-    gadget_plug omron
-    wait_for 20 lsusb -d 0590:0028
+    # Out and in again, as the pedometer is handled between downloads; the emulated one is
+    # restarted too: the answer FunctionFS was writing when the host died cannot be withdrawn and
+    # would be the first thing the next session reads.
+    omron_plug_in
+}
+
+omron_plug_in() {
+    gadget_stop omron
+    gadget_start omron omron --capture "$OMRON_CAPTURES/pedometerLog1-session.pcapng" --day-delay 1
 }
 
 # The Omron session commits the whole history at its end, each hour under a sync identifier: a
@@ -56,8 +58,7 @@ kill_mid_download() {
 # commit replaces nothing and duplicates nothing.
 scenario_kill_restart() {
     section "kill -9 in the middle of Omron history downloads, then restarts"
-    gadget_start omron omron --capture "$OMRON_CAPTURES/pedometerLog1-session.pcapng" --day-delay 1 \
-        || { gadget_stop omron; return; }
+    check "kill: pedometer plugged in" omron_plug_in || { gadget_stop omron; return; }
     local store=/tmp/kill.sqlite
     fresh_store $store omron-hj720it
     kill_mid_download $store "$RESULTS/ingestd-kill-1.log"
