@@ -85,6 +85,34 @@ import Transport
         #expect(bySource["gatt-health"]?.first?.device?.localIdentifier == Self.weightScale.description)
     }
 
+    /// A controller with LE disabled (found in the VM tests: nothing enables it without bluetoothd): the kernel
+    /// refuses each LE connection with ECONNREFUSED. The daemon says once, not per device, which command fixes it.
+    @Test func refusedLEConnectionsNameTheCommandThatEnablesLEOnce() async throws {
+        let scenario = try Scenario()
+        let scales = [BLEAddress("D0:01:02:03:04:05")!, BLEAddress("D0:01:02:03:04:06")!]
+        let data = ADStructure.flags(0x06) + ADStructure.serviceUUIDs16([0x181D])
+        let reports = scales.map { AdvertisingReportBuilder.legacy(eventType: 0x00, address: $0, data: data) }
+        let (hostEnd, controllerEnd) = try SocketPair.make()
+        let controller = try SimulatedController(descriptor: controllerEnd,
+                                                 script: SimulatedController.Script(reportBatches: [reports]))
+        await controller.start()
+        let link = BluetoothLink(
+            openScanner: { options in HCIScanner(channel: try PacketChannel(adopting: hostEnd), log: options.log) },
+            connect: { address, _, _ in throw L2CAPConnectError.connectFailed(address, errno: ECONNREFUSED) })
+        let backend = BluetoothBackend(adapters: BuiltinAdapters.bluetooth, link: link, controllerName: "hci2",
+                                       timeZone: TimeZone(identifier: "UTC")!, onceListen: .seconds(2))
+        let handler = RecordingLogHandler()
+        let daemon = Daemon(options: DaemonOptions(storePath: scenario.store, once: true), backends: [backend],
+                            logger: Logger(label: "test", handler: handler))
+        try await daemon.run()
+        let messages = handler.records.map(\.message)
+        #expect(messages.filter { $0.contains("connecting failed") }.count == 2, "\(messages)")
+        let advice = messages.filter { $0.contains("le on") }
+        #expect(advice.count == 1, "\(messages)")
+        #expect(advice.first?.contains("hci2 refused an LE connection (ECONNREFUSED)") == true, "\(advice)")
+        #expect(advice.first?.contains("`btmgmt --index 2 le on`") == true, "\(advice)")
+    }
+
     @Test func aPeripheralThatNeverAnswersEndsItsSessionAndTheBroadcastIsStillCommitted() async throws {
         let scenario = try Scenario()
         await scenario.run(["auth", "grant", "xiaomi-scale", "bodyMass"])

@@ -27,7 +27,7 @@ struct Run: Command {
         Flag("no-ble", help: "Do not use Bluetooth LE.")
         Option("hci", valueName: "N", help: "Bluetooth controller index (hciN).", default: "0")
         Flag("once", help: "Ingest what the present devices have, then exit (for cron and tests).")
-        Option("listen", valueName: "SECONDS", help: "With --once: how long to listen to broadcasting devices.", default: "10")
+        Option("listen", valueName: "SECONDS", help: "With --once: how long to listen to broadcasting devices (BLE and USB); a session still running then is stopped and what it gave is kept.", default: "10")
         ExternalAdapterSupport.pluginsOption
         CommonArguments.adapterOption
         CommonArguments.tz
@@ -84,7 +84,8 @@ struct Run: Command {
         var backends: [any DeviceBackend] = []
         if !noUSB {
             backends += DaemonBackends.usb(adapters: ExternalAdapterSupport.usbAdapters(catalogue),
-                                           options: adapterOptions, timeZone: zone)
+                                           options: adapterOptions, timeZone: zone,
+                                           onceListen: .milliseconds(Int(listen * 1000)))
         }
         if !noBLE {
             backends += DaemonBackends.bluetooth(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue),

@@ -107,6 +107,7 @@ public struct BluetoothBackend: DeviceBackend {
         }
         let batcher = EventBatcher(router: router, service: service, logger: logger, delay: batchDelay)
         let connections = ConnectionTable(cooldown: reconnectCooldown)
+        let advice = ControllerAdvice(controllerName: controllerName, logger: logger)
         let link = self.link
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -127,7 +128,7 @@ public struct BluetoothBackend: DeviceBackend {
                 let deviceLogger = log
                 group.addTask {
                     let ok = await Self.serve(advertisement, adapter: adapter, link: link, batcher: batcher,
-                                              logger: deviceLogger, sink: Self.logSink(deviceLogger))
+                                              advice: advice, logger: deviceLogger, sink: Self.logSink(deviceLogger))
                     connections.release(advertisement.address, succeeded: ok)
                 }
             }
@@ -139,12 +140,14 @@ public struct BluetoothBackend: DeviceBackend {
     /// One GATT session: connect, subscribe, route events until the link ends. Returns whether it
     /// got as far as subscribing.
     private static func serve(_ advertisement: BLEAdvertisement, adapter: any ConnectingAdapter, link: BluetoothLink,
-                              batcher: EventBatcher, logger: Logger, sink: @escaping BlueZLogSink) async -> Bool {
+                              batcher: EventBatcher, advice: ControllerAdvice, logger: Logger,
+                              sink: @escaping BlueZLogSink) async -> Bool {
         let client: GATTClient
         do {
             client = try await link.connect(advertisement.address, advertisement.addressType, BluetoothLinkOptions(log: sink))
         } catch {
             logger.warning("connecting failed: \(error)")
+            advice.connectFailed(error)
             return false
         }
         logger.info("connected (\(adapter.descriptor.id))")
@@ -172,6 +175,34 @@ public struct BluetoothBackend: DeviceBackend {
 
     static func logSink(_ logger: Logger) -> BlueZLogSink {
         { record in logger.log(level: record.level, "\(record.message)") }
+    }
+}
+
+/// What the controller's own state stops the daemon from doing, said once per run with the command
+/// that fixes it (the harness or bluetoothd normally sets the controller up; a bare one may not be).
+final class ControllerAdvice: Sendable {
+    private let controllerName: String
+    private let logger: Logger
+    private let given = Mutex<Set<String>>([])
+
+    init(controllerName: String, logger: Logger) {
+        self.controllerName = controllerName
+        self.logger = logger
+    }
+
+    /// `btmgmt` addresses a controller by index: `--index N` for `hciN`.
+    private var btmgmt: String {
+        if controllerName.hasPrefix("hci"), let index = Int(controllerName.dropFirst(3)) { return "btmgmt --index \(index)" }
+        return "btmgmt"
+    }
+
+    /// A connection attempt failed. The kernel refuses every LE connection at once (ECONNREFUSED,
+    /// before anything is sent) while LE is disabled on the controller.
+    func connectFailed(_ error: any Error) {
+        guard case .connectFailed(_, let code)? = error as? L2CAPConnectError, code == ECONNREFUSED,
+              given.withLock({ $0.insert("le-disabled").inserted }) else { return }
+        let command = "\(btmgmt) le on"
+        logger.notice("\(controllerName) refused an LE connection (ECONNREFUSED): LE is probably disabled on the controller; enable it with `\(command)` (bluetoothd does this when it runs)")
     }
 }
 

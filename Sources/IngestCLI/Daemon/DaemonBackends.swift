@@ -4,8 +4,9 @@ import BlueZTransport
 
 /// The daemon's device backends over the real transports.
 enum DaemonBackends {
-    static func usb(adapters: [any USBAdapter], options: [String: String], timeZone: TimeZone) -> [any DeviceBackend] {
-        [USBBackend(adapters: adapters, options: options, timeZone: timeZone)]
+    static func usb(adapters: [any USBAdapter], options: [String: String], timeZone: TimeZone,
+                    onceListen: Duration) -> [any DeviceBackend] {
+        [USBBackend(adapters: adapters, options: options, timeZone: timeZone, onceListen: onceListen)]
     }
 
     static func bluetooth(adapters: [any Adapter], controller: UInt16, timeZone: TimeZone,

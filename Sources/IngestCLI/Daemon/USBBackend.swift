@@ -11,11 +11,17 @@ import Transport
 /// matched device gets a session on its own thread. A failing session ends alone and is retried
 /// with backoff (1 s doubling to 5 min) while the device is present; a session that finished its
 /// work (a history device) runs again only when the device is plugged in again.
+///
+/// With `--once` the devices present at the start get their sessions; a session still running
+/// after ``onceListen`` (a receiver such as an ANT stick, or a thermometer read periodically,
+/// never finishes by itself) is then stopped: it commits what it has and ends.
 struct USBBackend: DeviceBackend {
     let name = "usb"
     var adapters: [any USBAdapter]
     var options: [String: String]
     var timeZone: TimeZone
+    /// With `--once`: how long sessions may run before they are stopped.
+    var onceListen: Duration
 
     func run(service: IngestService, logger: Logger, once: Bool) async {
         let context: LibUSBContext
@@ -27,15 +33,23 @@ struct USBBackend: DeviceBackend {
         }
         let supervisor = USBSessionSupervisor(context: context, adapters: adapters, options: options,
                                               timeZone: timeZone, service: service, logger: logger)
-        if once || !context.supportsHotplug {
-            if !once { logger.notice("libusb has no hotplug support here: polling for devices every 2 s") }
-            repeat {
-                let devices = (try? context.enumerate()) ?? []
-                supervisor.reconcile(present: devices)
-                if once {
-                    await supervisor.waitForSessions()
-                    return
+        if once {
+            await withTaskCancellationHandler {
+                supervisor.reconcile(present: (try? context.enumerate()) ?? [])
+                if await !supervisor.waitForSessions(atMost: onceListen) {
+                    logger.info("--once: listened \(onceListen.inSeconds) s (--listen); stopping the sessions still running")
                 }
+                supervisor.stopAll()
+                await supervisor.waitForSessions()
+            } onCancel: {
+                supervisor.stopAll()
+            }
+            return
+        }
+        if !context.supportsHotplug {
+            logger.notice("libusb has no hotplug support here: polling for devices every 2 s")
+            repeat {
+                supervisor.reconcile(present: (try? context.enumerate()) ?? [])
                 try? await Task.sleep(for: .seconds(2))
             } while !Task.isCancelled
             supervisor.stopAll()
@@ -144,6 +158,17 @@ final class USBSessionSupervisor: Sendable {
         }
     }
 
+    /// Waits (off the cooperative pool) until every session thread has ended or `limit` passed;
+    /// returns whether they all ended.
+    func waitForSessions(atMost limit: Duration) async -> Bool {
+        let seconds = limit.inSeconds
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            DispatchQueue.global().async { [group] in
+                continuation.resume(returning: group.wait(timeout: .now() + seconds) == .success)
+            }
+        }
+    }
+
     /// Waits (off the cooperative pool) until every session thread has ended.
     func waitForSessions() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -183,6 +208,12 @@ final class USBSessionSupervisor: Sendable {
                 logger.info("device gone: session ended")
                 break
             } catch {
+                // Pulled out mid-transfer, a device often fails with an I/O error rather than "no device":
+                // a device that is no longer there is not retried.
+                if !isPresent(device) {
+                    logger.info("device gone: session ended (\(error))")
+                    break
+                }
                 outcome = "\(error)"
             }
             let failures = state.withLock { state -> Int in
@@ -197,6 +228,15 @@ final class USBSessionSupervisor: Sendable {
         state.withLock { state in state.running[key] = nil }
     }
 
+    /// Whether the device is still on the bus (an enumeration that fails counts as present).
+    private func isPresent(_ device: USBDeviceDescription) -> Bool {
+        guard let present = try? context.enumerate(readStrings: false) else { return true }
+        return present.contains {
+            $0.bus == device.bus && $0.address == device.address && $0.vendorID == device.vendorID
+                && $0.productID == device.productID
+        }
+    }
+
     private static func key(_ device: USBDeviceDescription) -> Key? {
         guard let bus = device.bus, let address = device.address else { return nil }
         return Key(bus: bus, address: address)
@@ -208,4 +248,9 @@ final class StopFlag: Sendable {
     private let value = Atomic<Bool>(false)
     func set() { value.store(true, ordering: .sequentiallyConsistent) }
     var isSet: Bool { value.load(ordering: .sequentiallyConsistent) }
+}
+
+extension Duration {
+    /// The duration in seconds, as a floating-point number.
+    var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }
