@@ -20,10 +20,10 @@ struct Adapters: Command {
             describes the protocol.
             """)
     static let signature = Signature {
-        ExternalAdapterSupport.pluginsOption
+        PluginsOption.self
         Option("status", valueName: "FILE",
                help: "The running daemon's adapter status (default: $XDG_RUNTIME_DIR/ingestd/adapters.json, else /run/ingestd/adapters.json).")
-        CommonArguments.json
+        JSONOption.self
     }
 
     let plugins: [String]
@@ -31,9 +31,9 @@ struct Adapters: Command {
     let json: Bool
 
     init(_ arguments: ParsedValues) throws {
-        plugins = try arguments.values("plugins")
+        plugins = try PluginsOption(arguments).directories
         statusPath = try arguments.value("status")
-        json = arguments.flag("json")
+        json = try JSONOption(arguments).isOn
     }
 
     func run(_ context: CommandContext) async throws {
@@ -124,15 +124,10 @@ struct AdapterListing {
 }
 
 /// External adapters for the commands that use adapters (`run`, `decode`, `replay`, `adapters`):
-/// the `--plugins` option, loading the plugin directories with logging into the command's
+/// loading the plugin directories with logging into the command's
 /// logger, and the adapter list for the router (external first: a plugin the user installed for a
 /// device is what they want used for it, even where a built-in adapter would also match).
 enum ExternalAdapterSupport {
-    static let pluginsOption = Option(
-        "plugins", valueName: "DIR",
-        help: "Directory of external adapters (repeatable; default ~/.local/lib/ingestd/adapters and /usr/lib/ingestd/adapters).",
-        repeatable: true)
-
     /// The built-in adapters' descriptors, Bluetooth then USB.
     static var builtInDescriptors: [AdapterDescriptor] {
         BuiltinAdapters.bluetooth.map(\.descriptor) + BuiltinAdapters.usb.map(\.descriptor)

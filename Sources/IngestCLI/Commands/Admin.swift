@@ -29,19 +29,19 @@ struct Auth: Command {
     struct List: Command {
         static let configuration = CommandConfiguration(name: "list", abstract: "List the grants and the explicit denials.")
         static let signature = Signature {
-            CommonArguments.json
-            CommonArguments.store
+            JSONOption.self
+            StoreOption.self
         }
         let json: Bool
-        let storePath: String?
+        let storeFile: StoreOption
 
         init(_ arguments: ParsedValues) throws {
-            json = arguments.flag("json")
-            storePath = try arguments.value("store")
+            json = try JSONOption(arguments).isOn
+            storeFile = try StoreOption(arguments)
         }
 
         func run(_ context: CommandContext) async throws {
-            let store = try CommonArguments.openStore(storePath, context: context)
+            let store = try storeFile.open(context)
             defer { store.close() }
             let decisions = try store.grants().map { ($0.source, $0.type, "granted") }
                 + store.denials().map { ($0.source, $0.type, "denied") }
@@ -68,14 +68,14 @@ struct Auth: Command {
         let source: String
         let types: [QuantityType]
         let all: Bool
-        let storePath: String?
+        let storeFile: StoreOption
 
         static func signature(sourceHelp: String, allHelp: String) -> Signature {
             Signature {
                 Positional("SOURCE", help: sourceHelp)
                 Positional("TYPE", key: "types", arity: .zeroOrMore, help: "Quantity types, e.g. stepCount bodyMass.")
                 Flag("all", help: allHelp)
-                CommonArguments.store
+                StoreOption.self
             }
         }
 
@@ -83,13 +83,13 @@ struct Auth: Command {
             source = try CommonArguments.sourceID(try arguments.required("source"), argument: "SOURCE")
             all = arguments.flag("all")
             types = try Auth.parseTypes(arguments, all: all)
-            storePath = try arguments.value("store")
+            storeFile = try StoreOption(arguments)
         }
 
         /// Applies the change and says what was done on stderr.
         func apply(_ context: CommandContext, verb: String, allWord: String,
                    _ change: (HealthStore) throws -> Void) throws {
-            let store = try CommonArguments.openStore(storePath, context: context)
+            let store = try storeFile.open(context)
             defer { store.close() }
             try change(store)
             context.stderr.writeLine("\(verb) \(source): \(what(allWord: allWord))")
@@ -113,7 +113,7 @@ struct Auth: Command {
 
         /// Grants, then brings the held samples of the granted types in through the pipeline.
         func run(_ context: CommandContext) async throws {
-            let store = try CommonArguments.openStore(change.storePath, context: context)
+            let store = try change.storeFile.open(context)
             defer { store.close() }
             try store.grant(source: change.source, types: change.types, all: change.all)
             context.stderr.writeLine("granted \(change.source): \(change.what(allWord: "every type"))")
@@ -158,19 +158,19 @@ struct Auth: Command {
         static let configuration = CommandConfiguration(
             name: "pending", abstract: "Samples held for undecided sources: counts, reading times, device, the grant command.")
         static let signature = Signature {
-            CommonArguments.json
-            CommonArguments.store
+            JSONOption.self
+            StoreOption.self
         }
         let json: Bool
-        let storePath: String?
+        let storeFile: StoreOption
 
         init(_ arguments: ParsedValues) throws {
-            json = arguments.flag("json")
-            storePath = try arguments.value("store")
+            json = try JSONOption(arguments).isOn
+            storeFile = try StoreOption(arguments)
         }
 
         func run(_ context: CommandContext) async throws {
-            let store = try CommonArguments.openStore(storePath, context: context, readOnly: true)
+            let store = try storeFile.open(context, readOnly: true)
             defer { store.close() }
             let groups = try store.pendingGroups()
             let losses = try store.pendingLosses()
@@ -232,21 +232,21 @@ struct Priority: Command {
     static let signature = Signature {
         Positional("TYPE", help: "Quantity type.")
         Positional("SOURCE", key: "sources", arity: .zeroOrMore, help: "Sources, highest priority first.")
-        CommonArguments.store
+        StoreOption.self
     }
     let type: QuantityType
     let sources: [String]
-    let storePath: String?
+    let storeFile: StoreOption
 
     init(_ arguments: ParsedValues) throws {
         type = try CommonArguments.quantityType(try arguments.required("type"))
         sources = try (arguments.values("sources") as [String]).map { try CommonArguments.sourceID($0, argument: "SOURCE") }
-        storePath = try arguments.value("store")
+        storeFile = try StoreOption(arguments)
         if Set(sources).count != sources.count { throw UsageError.invalid("a source is listed twice") }
     }
 
     func run(_ context: CommandContext) async throws {
-        let store = try CommonArguments.openStore(storePath, context: context)
+        let store = try storeFile.open(context)
         defer { store.close() }
         if !sources.isEmpty { try store.setPriority(type: type, sources: sources) }
         for (rank, source) in try store.priority(for: type).enumerated() {
@@ -259,19 +259,19 @@ struct Priority: Command {
 struct Sources: Command {
     static let configuration = CommandConfiguration(name: "sources", abstract: "List sources and their devices with sample counts.")
     static let signature = Signature {
-        CommonArguments.json
-        CommonArguments.store
+        JSONOption.self
+        StoreOption.self
     }
     let json: Bool
-    let storePath: String?
+    let storeFile: StoreOption
 
     init(_ arguments: ParsedValues) throws {
-        json = arguments.flag("json")
-        storePath = try arguments.value("store")
+        json = try JSONOption(arguments).isOn
+        storeFile = try StoreOption(arguments)
     }
 
     func run(_ context: CommandContext) async throws {
-        let store = try CommonArguments.openStore(storePath, context: context, readOnly: true)
+        let store = try storeFile.open(context, readOnly: true)
         defer { store.close() }
         let encoder = HealthRecordEncoder()
         let held = try store.pendingCounts()
@@ -313,19 +313,19 @@ struct ProfileCommand: Command {
     struct Show: Command {
         static let configuration = CommandConfiguration(name: "show", abstract: "Print the profile.")
         static let signature = Signature {
-            CommonArguments.json
-            CommonArguments.store
+            JSONOption.self
+            StoreOption.self
         }
         let json: Bool
-        let storePath: String?
+        let storeFile: StoreOption
 
         init(_ arguments: ParsedValues) throws {
-            json = arguments.flag("json")
-            storePath = try arguments.value("store")
+            json = try JSONOption(arguments).isOn
+            storeFile = try StoreOption(arguments)
         }
 
         func run(_ context: CommandContext) async throws {
-            let store = try CommonArguments.openStore(storePath, context: context)
+            let store = try storeFile.open(context)
             defer { store.close() }
             let profile = try store.profile()
             if json {
@@ -352,19 +352,19 @@ struct ProfileCommand: Command {
             Option("biological-sex", valueName: "female|male|other", help: "Biological sex.",
                    allowedValues: ["female", "male", "other", "notSet"])
             Option("height", valueName: "H", help: "Height (with --unit).")
-            CommonArguments.unit
-            CommonArguments.store
+            UnitOption.self
+            StoreOption.self
         }
         let dateOfBirth: CalendarDate?
         let sex: BiologicalSex?
         let height: Quantity?
-        let storePath: String?
+        let storeFile: StoreOption
 
         init(_ arguments: ParsedValues) throws {
             dateOfBirth = try arguments.value("date-of-birth", expected: "a date YYYY-MM-DD") { CalendarDate($0) }
             sex = try arguments.value("biological-sex", expected: "female, male or other") { BiologicalSex(named: $0) }
             let heightValue: Double? = try arguments.value("height")
-            let unitText: String? = try arguments.value("unit")
+            let unitText = try UnitOption(arguments).text
             if let heightValue {
                 guard let unitText else { throw UsageError.invalid("--height needs --unit (cm, m, in, ft)") }
                 guard let unit = try? HealthModel.Unit(from: unitText), unit.isCompatible(with: .meter) else {
@@ -378,7 +378,7 @@ struct ProfileCommand: Command {
                 if unitText != nil { throw UsageError.invalid("--unit is only used with --height") }
                 height = nil
             }
-            storePath = try arguments.value("store")
+            storeFile = try StoreOption(arguments)
             if let dateOfBirth, let date = CommonArguments.startOfDay(dateOfBirth, in: TimeZone(identifier: "UTC") ?? .current),
                date > Date() {
                 throw UsageError.invalidValue(dateOfBirth.description, argument: "--date-of-birth", reason: "is in the future")
@@ -389,7 +389,7 @@ struct ProfileCommand: Command {
         }
 
         func run(_ context: CommandContext) async throws {
-            let store = try CommonArguments.openStore(storePath, context: context)
+            let store = try storeFile.open(context)
             defer { store.close() }
             var profile = try store.profile()
             if let dateOfBirth { profile.dateOfBirth = dateOfBirth }

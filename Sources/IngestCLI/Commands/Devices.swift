@@ -16,13 +16,13 @@ struct Devices: Command {
             not open still shows its ids and adapter (see 'ingestd udev-rules' for access).
             """)
     static let signature = Signature {
-        CommonArguments.json
+        JSONOption.self
     }
 
     let json: Bool
 
     init(_ arguments: ParsedValues) throws {
-        json = arguments.flag("json")
+        json = try JSONOption(arguments).isOn
     }
 
     func run(_ context: CommandContext) async throws {

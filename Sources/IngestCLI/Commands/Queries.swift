@@ -11,14 +11,12 @@ struct Samples: Command {
         discussion: "A sample is listed when its interval overlaps [--from, --to).")
     static let signature = Signature {
         Positional("TYPE", help: "Quantity type: full identifier or short name (stepCount).")
-        CommonArguments.from
-        CommonArguments.to
-        CommonArguments.tz
+        TimeRangeOptions.self
         Option("source", valueName: "ID", help: "Only samples of this source.")
-        CommonArguments.unit
+        UnitOption.self
         Option("limit", valueName: "N", help: "At most N samples (0: no limit).", default: "0")
-        CommonArguments.json
-        CommonArguments.store
+        JSONOption.self
+        StoreOption.self
     }
 
     let type: QuantityType
@@ -28,24 +26,24 @@ struct Samples: Command {
     let unit: String?
     let limit: Int
     let json: Bool
-    let storePath: String?
+    let storeFile: StoreOption
 
     init(_ arguments: ParsedValues) throws {
         type = try CommonArguments.quantityType(try arguments.required("type"))
-        let zone = try CommonArguments.timeZone(try arguments.value("tz"))
-        from = try CommonArguments.date(try arguments.value("from"), option: "--from", zone: zone)
-        to = try CommonArguments.date(try arguments.value("to"), option: "--to", zone: zone)
+        let range = try TimeRangeOptions(arguments)
+        from = range.from
+        to = range.to
         source = try arguments.value("source")
-        unit = try arguments.value("unit")
+        unit = try UnitOption(arguments).text
         limit = try arguments.value("limit") ?? 0
-        json = arguments.flag("json")
-        storePath = try arguments.value("store")
+        json = try JSONOption(arguments).isOn
+        storeFile = try StoreOption(arguments)
         guard limit >= 0 else { throw UsageError.invalidValue(String(limit), argument: "--limit", reason: "must not be negative") }
     }
 
     func run(_ context: CommandContext) async throws {
         let outputUnit = try CommonArguments.outputUnit(unit, for: type)
-        let store = try CommonArguments.openStore(storePath, context: context, readOnly: true)
+        let store = try storeFile.open(context, readOnly: true)
         defer { store.close() }
         let samples = try store.samples(type: type, from: from, to: to, source: source, limit: limit)
         let encoder = HealthRecordEncoder()
@@ -88,12 +86,10 @@ struct Stats: Command {
         ])
         Option("by", valueName: "hour|day|week|month", help: "Bucket size (default: one bucket over the range).",
                allowedValues: ["hour", "day", "week", "month"])
-        CommonArguments.from
-        CommonArguments.to
-        CommonArguments.tz
-        CommonArguments.unit
-        CommonArguments.json
-        CommonArguments.store
+        TimeRangeOptions.self
+        UnitOption.self
+        JSONOption.self
+        StoreOption.self
     }
 
     let type: QuantityType
@@ -104,18 +100,19 @@ struct Stats: Command {
     let zone: TimeZone
     let unit: String?
     let json: Bool
-    let storePath: String?
+    let storeFile: StoreOption
 
     init(_ arguments: ParsedValues) throws {
         type = try CommonArguments.quantityType(try arguments.required("type"))
         statistic = arguments.choice("statistic") ?? "sum"
         by = try arguments.value("by").flatMap { BucketGranularity(rawValue: $0) }
-        zone = try CommonArguments.timeZone(try arguments.value("tz"))
-        from = try CommonArguments.date(try arguments.value("from"), option: "--from", zone: zone)
-        to = try CommonArguments.date(try arguments.value("to"), option: "--to", zone: zone)
-        unit = try arguments.value("unit")
-        json = arguments.flag("json")
-        storePath = try arguments.value("store")
+        let range = try TimeRangeOptions(arguments)
+        zone = range.zone
+        from = range.from
+        to = range.to
+        unit = try UnitOption(arguments).text
+        json = try JSONOption(arguments).isOn
+        storeFile = try StoreOption(arguments)
         if statistic == "sum", !type.aggregationStyle.isCumulative {
             throw UsageError.invalid(
                 "--sum is only for cumulative types; \(type.shortName) is \(type.aggregationStyle) (use --average, --min, --max or --latest)")
@@ -164,7 +161,7 @@ struct Stats: Command {
 
     func run(_ context: CommandContext) async throws {
         let outputUnit = try CommonArguments.outputUnit(unit, for: type)
-        let store = try CommonArguments.openStore(storePath, context: context, readOnly: true)
+        let store = try storeFile.open(context, readOnly: true)
         defer { store.close() }
         let buckets: [StatisticsBucket]
         do {
@@ -211,24 +208,24 @@ struct Today: Command {
             """)
     static let signature = Signature {
         Option("date", valueName: "YYYY-MM-DD", help: "Another day instead of today.")
-        CommonArguments.tz
-        CommonArguments.json
-        CommonArguments.store
+        TimeZoneOption.self
+        JSONOption.self
+        StoreOption.self
     }
 
     let date: CalendarDate?
     let zone: TimeZone
     let zoneName: String
     let json: Bool
-    let storePath: String?
+    let storeFile: StoreOption
 
     init(_ arguments: ParsedValues) throws {
-        let zoneArgument: String? = try arguments.value("tz")
-        zone = try CommonArguments.timeZone(zoneArgument)
-        zoneName = zoneArgument ?? zone.identifier
+        let zoneOption = try TimeZoneOption(arguments)
+        zone = zoneOption.zone
+        zoneName = zoneOption.name ?? zone.identifier
         date = try arguments.value("date", expected: "a date YYYY-MM-DD") { CalendarDate($0) }
-        json = arguments.flag("json")
-        storePath = try arguments.value("store")
+        json = try JSONOption(arguments).isOn
+        storeFile = try StoreOption(arguments)
     }
 
     func run(_ context: CommandContext) async throws {
@@ -248,7 +245,7 @@ struct Today: Command {
               let end = calendar.date(byAdding: .day, value: 1, to: start) else {
             throw CommandFailure.failure("cannot compute the day \(day) in \(zoneName)")
         }
-        let path = storePath ?? HealthStore.defaultPath(environment: context.environment)
+        let path = storeFile.path ?? HealthStore.defaultPath(environment: context.environment)
         var steps = 0.0
         var meters = 0.0
         if FileManager.default.fileExists(atPath: path) {
@@ -281,26 +278,26 @@ struct Changes: Command {
     static let signature = Signature {
         Option("since", valueName: "ANCHOR", help: "Only changes after this anchor (default 0: everything).", default: "0")
         Option("type", valueName: "T", help: "Only this quantity type.")
-        CommonArguments.json
-        CommonArguments.store
+        JSONOption.self
+        StoreOption.self
     }
 
     let since: Int64
     let type: QuantityType?
     let json: Bool
-    let storePath: String?
+    let storeFile: StoreOption
 
     init(_ arguments: ParsedValues) throws {
         let anchor: Int = try arguments.value("since") ?? 0
         guard anchor >= 0 else { throw UsageError.invalidValue(String(anchor), argument: "--since", reason: "must not be negative") }
         since = Int64(anchor)
         type = try (try arguments.value("type") as String?).map(CommonArguments.quantityType)
-        json = arguments.flag("json")
-        storePath = try arguments.value("store")
+        json = try JSONOption(arguments).isOn
+        storeFile = try StoreOption(arguments)
     }
 
     func run(_ context: CommandContext) async throws {
-        let store = try CommonArguments.openStore(storePath, context: context, readOnly: true)
+        let store = try storeFile.open(context, readOnly: true)
         defer { store.close() }
         let (entries, anchor) = try store.changes(since: since, type: type)
         let encoder = HealthRecordEncoder()
@@ -325,19 +322,19 @@ struct Watch: Command {
         Option("since", valueName: "ANCHOR", help: "Also print commits after this anchor (default: only new ones).")
         Option("interval", valueName: "MS", help: "How often to look for commits, in milliseconds.", default: "250")
         Option("count", valueName: "N", help: "Exit after N lines (for scripts and tests).")
-        CommonArguments.store
+        StoreOption.self
     }
 
     let since: Int64?
     let interval: Int
     let count: Int?
-    let storePath: String?
+    let storeFile: StoreOption
 
     init(_ arguments: ParsedValues) throws {
         since = try (arguments.value("since") as Int?).map(Int64.init)
         interval = try arguments.value("interval") ?? 250
         count = try arguments.value("count")
-        storePath = try arguments.value("store")
+        storeFile = try StoreOption(arguments)
         if let since, since < 0 {
             throw UsageError.invalidValue(String(since), argument: "--since", reason: "must not be negative")
         }
@@ -348,7 +345,7 @@ struct Watch: Command {
     }
 
     func run(_ context: CommandContext) async throws {
-        let store = try CommonArguments.openStore(storePath, context: context)
+        let store = try storeFile.open(context)
         defer { store.close() }
         var lastCommit: Int64
         if let since {

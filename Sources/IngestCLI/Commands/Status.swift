@@ -10,20 +10,20 @@ struct Status: Command {
         name: "status",
         abstract: "Per source and type: sample counts and the last sample; held samples; rejections in the last 24 h.")
     static let signature = Signature {
-        CommonArguments.json
-        CommonArguments.store
+        JSONOption.self
+        StoreOption.self
     }
 
     let json: Bool
-    let storePath: String?
+    let storeFile: StoreOption
 
     init(_ arguments: ParsedValues) throws {
-        json = arguments.flag("json")
-        storePath = try arguments.value("store")
+        json = try JSONOption(arguments).isOn
+        storeFile = try StoreOption(arguments)
     }
 
     func run(_ context: CommandContext) async throws {
-        let store = try CommonArguments.openStore(storePath, context: context, readOnly: true)
+        let store = try storeFile.open(context, readOnly: true)
         defer { store.close() }
         let rows = try store.sourceTypeStatus()
         let held = try store.pendingCounts()

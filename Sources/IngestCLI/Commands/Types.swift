@@ -9,13 +9,13 @@ struct Types: Command {
         abstract: "List the quantity types: identifier, short name, canonical unit, aggregation, plausible range."
     )
     static let signature = Signature {
-        Flag("json", help: "One JSON object per type.")
+        JSONOption.declared(help: "One JSON object per type.")
     }
 
     let json: Bool
 
     init(_ arguments: ParsedValues) throws {
-        json = arguments.flag("json")
+        json = try JSONOption(arguments).isOn
     }
 
     func run(_ context: CommandContext) async throws {
