@@ -12,7 +12,7 @@ import Transport
 
 /// `ingestd capture --out FILE [--usb VID:PID | --ble ADDR] [--seconds N]`: records what the
 /// transports see, so a user can contribute a log of a device ingestd does not support yet.
-struct Capture: Command {
+struct CaptureCommand: Command {
     static let configuration = CommandConfiguration(
         name: "capture",
         abstract: "Record what the transports see to a btsnoop (BLE) or pcapng (USB) file for a device log.",

@@ -80,3 +80,37 @@ struct PendingLimitOptions: OptionGroup {
         limits = PendingLimits(retention: TimeInterval(days) * 86_400, maxRecordsPerSource: records, maxBytesPerSource: bytes)
     }
 }
+
+/// `--json` and `--store`, the only arguments of the commands that report on a store
+/// (`auth list`, `auth pending`, `sources`, `status`, `profile show`).
+struct StoreReportOptions: OptionGroup {
+    static var arguments: [ArgumentElement] { JSONOption.arguments + StoreOption.arguments }
+
+    /// Whether `--json` was given.
+    let json: Bool
+    /// The store of `--store`.
+    let store: StoreOption
+
+    init(_ values: ParsedValues) throws {
+        json = try JSONOption(values).isOn
+        store = try StoreOption(values)
+    }
+}
+
+/// A command whose arguments are exactly `--json` and `--store`: it declares only
+/// `let options: StoreReportOptions` and its `run`.
+protocol StoreReportCommand: Command {
+    var options: StoreReportOptions { get }
+    init(options: StoreReportOptions)
+}
+
+extension StoreReportCommand {
+    static var signature: Signature { Signature { StoreReportOptions.self } }
+
+    init(_ arguments: ParsedValues) throws {
+        self.init(options: try StoreReportOptions(arguments))
+    }
+
+    /// Whether `--json` was given.
+    var json: Bool { options.json }
+}

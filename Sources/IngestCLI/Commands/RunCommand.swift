@@ -6,7 +6,7 @@ import Foundation
 import SQLiteStore
 
 /// `ingestd run` (the default command): the daemon.
-struct Run: Command {
+struct RunCommand: Command {
     static let configuration = CommandConfiguration(
         name: "run",
         abstract: "Watch USB and Bluetooth LE for supported devices and ingest what they measure (the default).",

@@ -7,7 +7,7 @@ import Pipeline
 import SQLiteStore
 
 /// `ingestd replay FILE...`: JSON-lines records (and, through the adapters, captures) into the store.
-struct Replay: Command {
+struct ReplayCommand: Command {
     static let configuration = CommandConfiguration(
         name: "replay",
         abstract: "Ingest files through the pipeline into the store.",

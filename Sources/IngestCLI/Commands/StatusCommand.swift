@@ -5,25 +5,15 @@ import Pipeline
 import SQLiteStore
 
 /// `ingestd status`: what the store holds and what was refused lately. Works while the daemon runs.
-struct Status: Command {
+struct StatusCommand: StoreReportCommand {
     static let configuration = CommandConfiguration(
         name: "status",
         abstract: "Per source and type: sample counts and the last sample; held samples; rejections in the last 24 h.")
-    static let signature = Signature {
-        JSONOption.self
-        StoreOption.self
-    }
 
-    let json: Bool
-    let storeFile: StoreOption
-
-    init(_ arguments: ParsedValues) throws {
-        json = try JSONOption(arguments).isOn
-        storeFile = try StoreOption(arguments)
-    }
+    let options: StoreReportOptions
 
     func run(_ context: CommandContext) async throws {
-        let store = try storeFile.open(context, readOnly: true)
+        let store = try options.store.open(context, readOnly: true)
         defer { store.close() }
         let rows = try store.sourceTypeStatus()
         let held = try store.pendingCounts()

@@ -5,7 +5,7 @@ import Foundation
 import HealthModel
 
 /// `ingestd decode FILE...`: what the adapters make of a capture, without a store.
-struct Decode: Command {
+struct DecodeCommand: Command {
     static let configuration = CommandConfiguration(
         name: "decode",
         abstract: "Decode captured device logs with the adapters and print the samples; nothing is stored.",

@@ -7,7 +7,7 @@ import LibUSBTransport
 import Transport
 
 /// `ingestd devices`: the USB devices present and which adapter takes each.
-struct Devices: Command {
+struct DevicesCommand: Command {
     static let configuration = CommandConfiguration(
         name: "devices",
         abstract: "List the USB devices present: VID:PID, bus/address, strings and the adapter that matches each.",
