@@ -7,7 +7,7 @@ import LibUSBTransport
 import Transport
 
 /// `ingestd devices`: the USB devices present and which adapter takes each.
-struct Devices: Command {
+struct DevicesCommand: Command {
     static let configuration = CommandConfiguration(
         name: "devices",
         abstract: "List the USB devices present: VID:PID, bus/address, strings and the adapter that matches each.",
@@ -16,13 +16,13 @@ struct Devices: Command {
             not open still shows its ids and adapter (see 'ingestd udev-rules' for access).
             """)
     static let signature = Signature {
-        CommonArguments.json
+        JSONOption.self
     }
 
     let json: Bool
 
     init(_ arguments: ParsedValues) throws {
-        json = arguments.flag("json")
+        json = try JSONOption(arguments).isOn
     }
 
     func run(_ context: CommandContext) async throws {
