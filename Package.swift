@@ -50,9 +50,15 @@ let package = Package(
         .target(name: "Pipeline", dependencies: ["HealthModel"]),
         // A small Swift face on sqlite3 and the default SampleStore.
         .target(name: "SQLiteStore", dependencies: ["CSQLite", "HealthModel", "Pipeline"]),
-        // Commands and wiring (with the daemon runtime and the replay engine, for now).
+        // The runtime: the daemon and its device backends, the ingest service, the capture replay
+        // engine, the capture recorders, input files, the adapter catalogue (built-in + external).
+        .target(name: "IngestRuntime", dependencies: [
+            "AdapterKit", "BLEWire", "BlueZTransport", "BuiltinAdapters", "CaptureFormats", "ExternalAdapters", "HealthModel",
+            "LibUSBTransport", "Logging", "Pipeline", "SQLiteStore", "Transport",
+        ]),
+        // Commands and wiring; only `ingestd`'s main imports it.
         .target(name: "IngestCLI", dependencies: [
-            "ArgumentParsing", "Logging", "ExternalAdapterProtocol", "BLEWire", "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
+            "ArgumentParsing", "IngestRuntime", "Logging", "ExternalAdapterProtocol", "BLEWire", "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
             "LibUSBTransport", "BlueZTransport", "ExternalAdapters",
         ]),
         // The ordered registry of built-in adapters (exact matches before generic ones).
@@ -76,7 +82,7 @@ let package = Package(
             name: "IngestBench",
             dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CSQLite", "BLEWire", "CaptureFormats",
                            "BuiltinAdapters", "AdapterKit", "Transport",
-                           "IngestCLI", "BLESimulators", "BlueZTransport", "Logging"]
+                           "IngestRuntime", "BLESimulators", "BlueZTransport", "Logging"]
         ),
 
         // Built-in advertisement adapters: Xiaomi Mi scales and BTHome v2.
@@ -99,9 +105,10 @@ let package = Package(
         .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd", "TestSupport"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing", "Logging"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
+        // The commands in-process (the CLI's own tests), and the runtime end to end through them.
         .testTarget(name: "IngestCLITests", dependencies: [
-            "IngestCLI", "ArgumentParsing", "Logging", "BLEWire", "HealthModel", "AdapterKit", "BuiltinAdapters", "BLESimulators", "BlueZTransport", "SQLiteStore", "Transport",
-            "CaptureFormats",
+            "IngestCLI", "IngestRuntime", "ArgumentParsing", "Logging", "BLEWire", "HealthModel", "AdapterKit", "BuiltinAdapters",
+            "BLESimulators", "BlueZTransport", "SQLiteStore", "Transport", "CaptureFormats",
         ]),
         .testTarget(
             name: "AdvertisementAdaptersTests",
@@ -164,7 +171,7 @@ let package = Package(
         .testTarget(
             name: "AdapterTests",
             dependencies: [
-                "IngestCLI", "BuiltinAdapters", "AdapterKit", "BLEWire", "CaptureFormats", "HealthModel", "Transport",
+                "IngestRuntime", "BuiltinAdapters", "AdapterKit", "BLEWire", "CaptureFormats", "HealthModel", "Transport",
                 "GATTHealthProfiles", "XiaomiScale", "ingestd", "TestSupport",
             ],
             exclude: ["Captures"]

@@ -2,7 +2,7 @@ import AdapterKit
 import BuiltinAdapters
 import Foundation
 import GATTHealthProfiles
-@testable import IngestCLI
+@testable import IngestRuntime
 import Testing
 import Transport
 import XiaomiScale

@@ -3,12 +3,12 @@ import Foundation
 import BlueZTransport
 
 /// The daemon's device backends over the real transports.
-enum DaemonBackends {
-    static func usb(adapters: [any USBAdapter], options: [String: String], timeZone: TimeZone) -> [any DeviceBackend] {
+public enum DaemonBackends {
+    public static func usb(adapters: [any USBAdapter], options: [String: String], timeZone: TimeZone) -> [any DeviceBackend] {
         [USBBackend(adapters: adapters, options: options, timeZone: timeZone)]
     }
 
-    static func bluetooth(adapters: [any Adapter], controller: UInt16, timeZone: TimeZone,
+    public static func bluetooth(adapters: [any Adapter], controller: UInt16, timeZone: TimeZone,
                           onceListen: Duration) -> [any DeviceBackend] {
         [BluetoothBackend(adapters: adapters, link: .controller(controller),
                           controllerName: "hci\(controller)", timeZone: timeZone, onceListen: onceListen)]
