@@ -294,4 +294,22 @@ struct ExternalUSBSessionTests {
         #expect(adapter.supervisor.statistics.starts == 1)
         #expect(adapter.supervisor.statistics.failures == 0)
     }
+
+    @Test("Run as any USB session is run (no downcast), the plugin's session never asks for the device to be opened")
+    func usbPluginRunsWithoutOpeningTheDevice() throws {
+        let directory = try PluginDirectory()
+        let path = try directory.install("usb-steps.py", as: "usb-steps")
+        let adapter = try loadAdapter(path, id: "usb-steps", configuration: testConfiguration())
+        let device = USBDeviceDescription(vendorID: 0x0FCF, productID: 0x1008, bus: 1, address: 5, product: "ANTUSB-m Stick")
+        let session: any USBAdapterSession = adapter.makeSession(
+            for: device, context: AdapterContext(timeZone: TimeZone(identifier: "UTC")!, source: "usb-steps"), options: [:])
+        var openCalls = 0
+        var delivered: [HealthRecord] = []
+        try session.run(opening: {
+            openCalls += 1
+            throw USBError.accessDenied("the test never opens the device")
+        }, deliver: { delivered += $0.records; return DeliveryReceipt(stored: $0.records.count, held: 0) }, shouldStop: { false })
+        #expect(openCalls == 0)
+        #expect(delivered.first?.samples.first?.quantity.value == 105)
+    }
 }

@@ -107,11 +107,10 @@ struct USBCaptureSession: Sendable {
         recorder.recordEnumeration(of: device.device)
         let recording = RecordingUSBDeviceHandle(wrapping: device, recorder: recorder)
         guard let adapter else { return readInputs(recording, shouldStop: shouldStop) }
-        let context = AdapterContext(timeZone: timeZone, source: adapter.descriptor.id, replayClock: replayClock)
-        let session = adapter.makeSession(for: device.device, context: context, options: options)
+        let runner = USBSessionRunner(adapters: [adapter], options: options, timeZone: timeZone)
         var records = 0
         do {
-            try session.run(recording, deliver: { output in
+            try runner.run(adapter, device: device.device, replayClock: replayClock, open: { recording }, deliver: { output in
                 records += output.records.count
                 if !output.records.isEmpty { progress("the session produced \(records) records so far (not stored)") }
                 // Nothing is stored, but the capture file keeps every byte (replayable into a store), and the

@@ -106,17 +106,9 @@ public struct CaptureReplay {
                 targets.append((device, description))
             }
         }
+        let runner = USBSessionRunner(adapters: usbAdapters, options: options, timeZone: timeZone)
         for (device, description) in targets {
-            let adapter: (any USBAdapter)?
-            if let forcedAdapterID {
-                adapter = usbAdapters.first { $0.descriptor.id == forcedAdapterID }
-                if adapter == nil {
-                    throw RuntimeError.badRequest("no USB adapter \"\(forcedAdapterID)\" (known: \(usbAdapters.map(\.descriptor.id).joined(separator: ", ")))")
-                }
-            } else {
-                adapter = usbAdapters.first { $0.descriptor.matches(description) }
-            }
-            guard let adapter else {
+            guard let adapter = try runner.adapter(for: description, forcedID: forcedAdapterID) else {
                 summary.unmatchedUSB.append(description)
                 continue
             }
@@ -126,14 +118,10 @@ public struct CaptureReplay {
             let clock: @Sendable () -> Date = {
                 handle.timestamp.map { Date(microsecondsSince1970: $0) } ?? Date()
             }
-            let session = adapter.makeSession(
-                for: description,
-                context: AdapterContext(timeZone: timeZone, source: adapter.descriptor.id, replayClock: clock),
-                options: options)
             // A batch the store could not take stops the replay; a session's own failure ends only it.
             var deliveryFailure: (any Error)?
             do {
-                try session.run(handle, deliver: { output in
+                try runner.run(adapter, device: description, replayClock: clock, open: { handle }, deliver: { output in
                     var collected = output
                     do {
                         return try absorb(&collected, into: &summary, deliver: deliver)
