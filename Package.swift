@@ -58,7 +58,8 @@ let package = Package(
         // The ordered registry of built-in adapters (exact matches before generic ones).
         .target(
             name: "BuiltinAdapters",
-            dependencies: ["AdapterKit", "XiaomiScale", "BTHome", "GATTHealthProfiles", "ANTPlus", "OmronPedometer", "TEMPer"],
+            dependencies: ["AdapterKit", "XiaomiScale", "BTHome", "GATTHealthProfiles", "DSD6Band", "ANTPlus", "OmronPedometer",
+                           "TEMPer"],
             path: "Plugins/BuiltinAdapters"
         ),
         // USB device adapters (built in): ANT+ sticks, the Omron HJ-720IT pedometer, TEMPer thermometers.
@@ -78,6 +79,10 @@ let package = Package(
                            "BuiltinAdapters", "AdapterKit", "Transport",
                            "IngestCLI", "BLESimulators", "BlueZTransport", "Logging"]
         ),
+
+        // Conversational BLE adapters: the DS-D6 band (AT commands).
+        .target(name: "DSD6Band", dependencies: ["AdapterKit", "HealthModel", "Transport"], path: "Plugins/DSD6Band",
+                exclude: ["README.md"]),
 
         // Built-in advertisement adapters: Xiaomi Mi scales and BTHome v2.
         .target(name: "XiaomiScale", dependencies: ["AdapterKit", "HealthModel", "Transport"], path: "Plugins/XiaomiScale",
@@ -163,7 +168,7 @@ let package = Package(
             name: "AdapterTests",
             dependencies: [
                 "IngestCLI", "BuiltinAdapters", "AdapterKit", "BLEWire", "CaptureFormats", "HealthModel", "Transport",
-                "GATTHealthProfiles", "XiaomiScale", "ingestd", "TestSupport",
+                "GATTHealthProfiles", "XiaomiScale", "DSD6Band", "ingestd", "TestSupport",
             ],
             exclude: ["Captures"]
         ),

@@ -78,6 +78,9 @@ public final class AdapterRouter {
     /// The adapter serving `address`, once one matched it.
     public func adapter(for address: BLEAddress) -> (any Adapter)? { sessions[address]?.adapter }
 
+    /// What the device advertised so far (name, services, companies), once it was heard.
+    public func traits(for address: BLEAddress) -> BLEDeviceTraits? { traits[address] }
+
     private func session(for address: BLEAddress) -> (any AdapterSession)? {
         if let existing = sessions[address] { return existing.session }
         guard let known = traits[address] else { return nil }

@@ -398,6 +398,28 @@ public actor GATTClient {
         return try await subscribeToAll(characteristics: subscribingTo)
     }
 
+    /// Writes a characteristic's value: a Write Request answered by a Write Response
+    /// (`withResponse`), or a Write Command. The value must fit one PDU (MTU - 3 bytes); longer
+    /// values are refused with ``GATTError/valueTooLong(length:limit:)``. Emits a `gattValue`
+    /// of kind `write` or `writeWithoutResponse`, as a capture shows it.
+    public func write(_ value: [UInt8], to characteristic: GATTCharacteristic, withResponse: Bool) async throws(GATTError) {
+        let limit = Int(mtu) - 3
+        guard value.count <= limit else { throw .valueTooLong(length: value.count, limit: limit) }
+        if withResponse {
+            _ = try await request(ATTPDU.writeRequest(handle: characteristic.valueHandle, value: value),
+                                  expecting: .writeResponse)
+        } else {
+            guard started else { throw .notStarted }
+            if let linkEnd { throw .disconnected(linkEnd) }
+            do throws(PacketChannelError) {
+                try send(ATTPDU.writeCommand(handle: characteristic.valueHandle, value: value))
+            } catch {
+                throw .channel(error)
+            }
+        }
+        emitValue(handle: characteristic.valueHandle, value: value, kind: withResponse ? .write : .writeWithoutResponse)
+    }
+
     private func writeClientConfiguration(of characteristic: GATTCharacteristic, value: UInt16) async throws(GATTError) {
         guard let descriptor = characteristic.clientConfigurationHandle else {
             throw .noClientConfiguration(characteristic: characteristic.uuid)

@@ -134,6 +134,8 @@ public enum GATTError: Error, Hashable, Sendable, CustomStringConvertible {
     case notStarted
     /// The characteristic has no Client Characteristic Configuration descriptor.
     case noClientConfiguration(characteristic: BLEUUID)
+    /// A value longer than one write PDU carries at the current MTU.
+    case valueTooLong(length: Int, limit: Int)
 
     public var description: String {
         switch self {
@@ -145,6 +147,7 @@ public enum GATTError: Error, Hashable, Sendable, CustomStringConvertible {
             "malformed \(opcode) at offset \(offset): \(reason); PDU [\(bytes.hexString)]"
         case .channel(let error): "cannot send the ATT request: \(error)"
         case .notStarted: "the GATT client was not started"
+        case .valueTooLong(let length, let limit): "a \(length)-byte value does not fit one write (at most \(limit) bytes)"
         case .noClientConfiguration(let uuid): "characteristic \(uuid) has no Client Characteristic Configuration descriptor"
         }
     }

@@ -37,11 +37,25 @@ import Testing
     }
 
     @Test func binaryDecodesAnUnsupportedDeviceToNothing() throws {
-        let path = Captures.directory.appendingPathComponent("unsupported/dsd6_btsnoop_hci.log").path
+        let path = Captures.directory.appendingPathComponent("unsupported/hidrate-spark_wban-python_btsnoop_hci.log").path
         let output = try IngestdProcess.runBlocking(["decode", path, "--json"])
         #expect(output.status == 0, "\(output.stderr)")
         #expect(output.stdout.isEmpty)
-        #expect(output.stderr.contains("571 records, 12 advertisements, 1 connections, 28 notifications"),
+        #expect(output.stderr.contains("3046 records, 2565 advertisements, 2 connections, 21 notifications"),
                 "\(output.stderr)")
+    }
+
+    /// The real DS-D6 log: the band's conversation runs against the captured connection and
+    /// gives the band's answer to AT+TOPACE=0 (5446 steps), once, for its day.
+    @Test func binaryReplaysTheBandsConversationFromARealLog() throws {
+        let fixture = try #require(Captures.all.first { $0.testDescription == "dsd6-band/real-repeated-syncs" })
+        let output = try IngestdProcess.runBlocking(["decode", fixture.path, "--json", "--tz", Captures.zoneName])
+        #expect(output.status == 0, "\(output.stderr)")
+        let lines = output.stdout.split(separator: "\n")
+        #expect(lines.count == 1)
+        #expect(lines.first?.contains("\"type\":\"HKQuantityTypeIdentifierStepCount\",\"value\":5446,") == true,
+                "\(output.stdout)")
+        #expect(output.stderr.contains("conversation with F9:E5:10:60:E8:60 → adapter dsd6-band"), "\(output.stderr)")
+        #expect(!output.stderr.contains("conversation ended"), "\(output.stderr)")
     }
 }

@@ -68,6 +68,8 @@ struct Fixture: Sendable, CustomTestStringConvertible {
     var path: String
 
     var isBad: Bool { name.hasPrefix("bad-") }
+    /// A real device's log (not generated): it may hold other devices' advertisements too.
+    var isReal: Bool { name.hasPrefix("real-") }
     var testDescription: String { "\(folder)/\(name)" }
 
     private func sibling(_ suffix: String) -> String? {
@@ -118,12 +120,12 @@ struct Replayed {
     }
 
     /// Replays `path` through `CaptureReplay`, the code behind `ingestd decode` and `ingestd replay`.
-    init(path: String, adapters: [any Adapter] = BuiltinAdapters.bluetooth) throws {
+    init(path: String, adapters: [any Adapter] = BuiltinAdapters.bluetooth) async throws {
         let zone = try Captures.timeZone()
         let replay = CaptureReplay(adapters: adapters, forcedAdapterID: nil, timeZone: zone)
         let encoder = HealthRecordEncoder()
         var lines: [String] = []
-        summary = try replay.run(path: path) { records in lines += records.map(encoder.encode) }
+        summary = try await replay.run(path: path) { records in lines += records.map(encoder.encode) }
         self.lines = lines
 
         // Second pass for the ordered rejections and the device traits.

@@ -74,7 +74,7 @@ struct Decode: Command {
                                         // Nothing is stored, nothing held: the session behaves as in the capture.
                                         return DeliveryReceipt(stored: records.count, held: 0)
                                     })
-                : try replay.run(path: file, deliver: emit)
+                : try await replay.run(path: file, deliver: emit)
             for line in summary.lines(path: file) { context.stderr.writeLine(line) }
         }
     }

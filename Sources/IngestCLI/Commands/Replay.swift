@@ -90,7 +90,7 @@ struct Replay: Command {
                 let summary = CaptureReplay.isUSBCapture(path: file)
                     ? try captures.runUSB(path: file, adapters: usbAdapters, forcedDevice: usbDevice,
                                           options: adapterOptions, deliver: deliver)
-                    : try captures.run(path: file) { _ = try deliver($0) }
+                    : try await captures.run(path: file) { _ = try deliver($0) }
                 for line in summary.lines(path: file) { context.stderr.writeLine(line) }
                 continue
             }

@@ -120,11 +120,23 @@ public struct BluetoothBackend: DeviceBackend {
             for await event in scanner.events {
                 await batcher.add(event)
                 guard case .advertisement(let advertisement) = event, advertisement.eventType.isConnectable,
-                      let adapter = await batcher.adapter(for: advertisement.address) as? any ConnectingAdapter,
+                      let matched = await batcher.adapter(for: advertisement.address),
+                      matched is any ConversingAdapter || matched is any ConnectingAdapter,
                       connections.claim(advertisement.address) else { continue }
                 var log = logger
                 log[metadataKey: "device"] = "\(advertisement.address)"
                 let deviceLogger = log
+                if let conversing = matched as? any ConversingAdapter {
+                    let traits = await batcher.traits(for: advertisement.address)
+                    let timeZone = self.timeZone
+                    group.addTask {
+                        let ok = await Self.converse(with: advertisement, adapter: conversing, traits: traits, link: link,
+                                                     service: service, timeZone: timeZone, logger: deviceLogger)
+                        connections.release(advertisement.address, succeeded: ok)
+                    }
+                    continue
+                }
+                guard let adapter = matched as? any ConnectingAdapter else { continue }
                 group.addTask {
                     let ok = await Self.serve(advertisement, adapter: adapter, link: link, batcher: batcher,
                                               logger: deviceLogger, sink: Self.logSink(deviceLogger))
@@ -259,6 +271,10 @@ public actor EventBatcher {
     }
 
     func adapter(for address: BLEAddress) -> (any Adapter)? { router.adapter(for: address) }
+
+    func traits(for address: BLEAddress) -> BLEDeviceTraits {
+        router.traits(for: address) ?? BLEDeviceTraits(address: address)
+    }
 
     func flush(finishing: Bool) async {
         // External adapters answer asynchronously: collect what their processes wrote meanwhile.

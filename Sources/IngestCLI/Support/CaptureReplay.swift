@@ -30,6 +30,8 @@ struct CaptureReplay {
         var matchedUSB: [USBSessionReport] = []
         var unmatchedUSB: [USBDeviceDescription] = []
         var isUSB = false
+        /// Conversations run against captured connections (``ConversingAdapter``s).
+        var conversations: [ConversationReport] = []
     }
 
     /// Whether `path` is a usbmon capture (pcap/pcapng with link type 189 or 220).
@@ -164,8 +166,10 @@ struct CaptureReplay {
         return records.isEmpty ? DeliveryReceipt(stored: 0, held: 0) : try deliver(records)
     }
 
-    /// Replays one capture, giving records to `deliver` in batches.
-    func run(path: String, deliver: ([HealthRecord]) throws -> Void) throws -> Summary {
+    /// Replays one capture, giving records to `deliver` in batches. Devices served by a
+    /// ``ConversingAdapter`` get their conversation run against each captured connection
+    /// after the capture was read (see ``CaptureConversationLink``).
+    func run(path: String, deliver: ([HealthRecord]) throws -> Void) async throws -> Summary {
         let reader: any CaptureReader
         do {
             reader = try CaptureFile.open(path: path)
@@ -182,6 +186,7 @@ struct CaptureReplay {
         var summary = Summary()
         var events: [TransportEvent] = []
         var output = AdapterOutput()
+        var connections = CapturedConnections()
         func drain(force: Bool) throws {
             guard force || output.records.count >= batchSize else { return }
             // Advertisements are never acknowledged: the receipt does not matter here.
@@ -195,7 +200,10 @@ struct CaptureReplay {
                 summary.records += 1
                 events.removeAll(keepingCapacity: true)
                 decoder.process(record, into: &events)
-                for event in events { router.route(event, into: &output) }
+                for event in events {
+                    router.route(event, into: &output)
+                    connections.absorb(event, router: router, decoder: decoder)
+                }
                 try drain(force: false)
             }
         } catch let error as CaptureError {
@@ -205,11 +213,54 @@ struct CaptureReplay {
         }
         router.finish(into: &output)
         try drain(force: true)
+        connections.finish()
+        for connection in connections.finished {
+            guard let adapter = router.adapter(for: connection.peer) as? any ConversingAdapter else { continue }
+            summary.conversations.append(try await converse(
+                over: connection, adapter: adapter, traits: router.traits(for: connection.peer), summary: &summary,
+                deliver: deliver))
+        }
         summary.statistics = decoder.statistics
         summary.warnings = reader.warnings
         summary.unmatched = router.unmatched
         summary.matched = router.matchedDevices
         return summary
+    }
+}
+
+extension CaptureReplay {
+    /// Runs the adapter's conversation against one captured connection; its batches are
+    /// counted and delivered (their receipts say stored, as decoding and replay of a capture
+    /// never erase anything).
+    private func converse(over connection: CapturedConnections.Connection, adapter: any ConversingAdapter,
+                          traits: BLEDeviceTraits?, summary: inout Summary,
+                          deliver: ([HealthRecord]) throws -> Void) async throws -> ConversationReport {
+        let link = CaptureConversationLink(connection)
+        let id = adapter.descriptor.id
+        let conversation = adapter.makeConversation(
+            for: traits ?? BLEDeviceTraits(address: connection.peer),
+            context: AdapterContext(timeZone: timeZone, source: id, replayClock: link.clock))
+        var report = ConversationReport(device: connection.peer, adapter: id, writesNotInCapture: 0)
+        var deliveryFailure: (any Error)?
+        do {
+            try await conversation.run(over: link) { output in
+                var collected = output
+                do {
+                    return try absorb(&collected, into: &summary) { records in
+                        try deliver(records)
+                        return DeliveryReceipt(stored: records.count, held: 0)
+                    }
+                } catch {
+                    deliveryFailure = error
+                    throw error
+                }
+            }
+        } catch {
+            if let deliveryFailure { throw deliveryFailure }
+            report.failure = "\(error)"
+        }
+        report.writesNotInCapture = link.writesNotInCapture
+        return report
     }
 }
 
@@ -243,6 +294,11 @@ extension CaptureReplay.Summary {
             lines.append("  USB device \(report.device) → adapter \(report.adapter)")
             lines.append("    writes not in the capture: \(report.writesNotInCapture)")
             if let failure = report.failure { lines.append("    session ended: \(failure)") }
+        }
+        for conversation in conversations {
+            lines.append("  conversation with \(conversation.device) → adapter \(conversation.adapter)")
+            lines.append("    writes not in the capture: \(conversation.writesNotInCapture)")
+            if let failure = conversation.failure { lines.append("    conversation ended: \(failure)") }
         }
         for device in unmatchedUSB {
             lines.append("  unmatched USB device \(device) (give --usb VID:PID and --adapter ID to force one)")

@@ -1,0 +1,199 @@
+import AdapterKit
+import BLEWire
+import Foundation
+import Synchronization
+import Transport
+
+/// The connections of a capture whose devices a ``ConversingAdapter`` serves, collected while
+/// the capture is read so that each conversation can be run against its connection afterwards.
+struct CapturedConnections {
+    /// One connection: its events after LE Connection Complete, and the GATT table discovery found.
+    struct Connection {
+        var peer: BLEAddress
+        var handle: UInt16
+        var start: Date
+        var events: [TransportEvent] = []
+        var database = GATTDatabase()
+    }
+
+    /// A capture keeps at most this many events per connection for its conversation (a longer
+    /// connection is cut and the cut is reported).
+    static let maximumEventsPerConnection = 100_000
+
+    private(set) var finished: [Connection] = []
+    private var open: [UInt16: Connection] = [:]
+    /// Connections whose events were cut at ``maximumEventsPerConnection``.
+    private(set) var truncated = 0
+
+    /// Takes one event (already routed, so the router knows the device's adapter).
+    mutating func absorb(_ event: TransportEvent, router: AdapterRouter, decoder: HCITraceDecoder) {
+        switch event {
+        case .connected(let connection):
+            if let previous = open.removeValue(forKey: connection.handle) { finished.append(previous) }
+            guard router.adapter(for: connection.peerAddress) is any ConversingAdapter else { return }
+            open[connection.handle] = Connection(peer: connection.peerAddress, handle: connection.handle,
+                                                 start: connection.time)
+        case .disconnected(let disconnection):
+            guard var connection = open.removeValue(forKey: disconnection.handle) else { return }
+            connection.events.append(event)
+            finished.append(connection)
+        case .gattValue(let value):
+            append(event, to: value.connection, decoder: decoder)
+        case .subscriptionChanged(let subscription):
+            append(event, to: subscription.connection, decoder: decoder)
+        case .advertisement:
+            break
+        }
+    }
+
+    /// Ends the connections still open at the end of the capture.
+    mutating func finish() {
+        finished += open.values.sorted { $0.start < $1.start }
+        open = [:]
+    }
+
+    private mutating func append(_ event: TransportEvent, to handle: UInt16, decoder: HCITraceDecoder) {
+        guard open[handle] != nil else { return }
+        if let database = decoder.peerDatabase(connection: handle) { open[handle]?.database = database }
+        guard let count = open[handle]?.events.count, count < Self.maximumEventsPerConnection else {
+            if open[handle]?.events.count == Self.maximumEventsPerConnection {
+                truncated += 1
+                open[handle]?.events.append(event)  // one past the bound marks the cut once
+            }
+            return
+        }
+        open[handle]?.events.append(event)
+    }
+}
+
+/// A conversation's link answered from a captured connection.
+///
+/// Tolerant, as USB replay is: a write seeks forward to an identical captured write (same
+/// characteristic, same bytes) and continues after it; a write the capture lacks is counted
+/// (``writesNotInCapture``) and changes nothing. Reads and waits take the next captured read
+/// response or notification/indication (that the condition accepts) after the current
+/// position. A wait past the captured disconnection fails as a disconnection; a wait past the
+/// end of the capture fails as "not in the capture". The clock is the time of the last
+/// captured event used.
+final class CaptureConversationLink: GATTConversationLink {
+    private struct State {
+        var cursor = 0
+        var clock: Date
+        var writesNotInCapture = 0
+    }
+
+    let peerAddress: BLEAddress
+    private let events: [TransportEvent]
+    private let database: GATTDatabase
+    private let state: Mutex<State>
+
+    init(_ connection: CapturedConnections.Connection) {
+        peerAddress = connection.peer
+        events = connection.events
+        database = connection.database
+        state = Mutex(State(clock: connection.start))
+    }
+
+    /// The session's writes that the capture does not have.
+    var writesNotInCapture: Int { state.withLock { $0.writesNotInCapture } }
+
+    /// The capture's clock, for `AdapterContext.replayClock`.
+    var clock: @Sendable () -> Date { { [self] in state.withLock { $0.clock } } }
+
+    func discover() async throws(GATTConversationError) -> GATTDatabase { database }
+
+    func mtu() async -> Int { 23 }
+
+    func now() async -> Date { state.withLock { $0.clock } }
+
+    func read(_ characteristic: BLEUUID) async throws(GATTConversationError) -> [UInt8] {
+        guard let value = take(where: { event in
+            guard case .gattValue(let value) = event else { return false }
+            return value.kind == .read && value.characteristicUUID == characteristic
+        }) else { throw .notInCapture("read of \(characteristic)") }
+        guard case .gattValue(let read) = value else { throw .notInCapture("read of \(characteristic)") }
+        return read.value
+    }
+
+    func write(_ value: [UInt8], to characteristic: BLEUUID, withResponse: Bool) async throws(GATTConversationError) {
+        let found = take(where: { event in
+            guard case .gattValue(let written) = event else { return false }
+            return (written.kind == .write || written.kind == .writeWithoutResponse)
+                && written.characteristicUUID == characteristic && written.value == value
+        }, stoppingAtDisconnection: false)
+        if found == nil { state.withLock { $0.writesNotInCapture += 1 } }
+    }
+
+    func subscribe(to characteristic: BLEUUID, mode: GATTNotificationMode) async throws(GATTConversationError) {
+        let found = take(where: { event in
+            guard case .subscriptionChanged(let subscription) = event else { return false }
+            return subscription.characteristicUUID == characteristic && subscription.configuration != 0
+        }, stoppingAtDisconnection: false)
+        if found == nil { state.withLock { $0.writesNotInCapture += 1 } }
+    }
+
+    func unsubscribe(from characteristic: BLEUUID) async throws(GATTConversationError) {
+        let found = take(where: { event in
+            guard case .subscriptionChanged(let subscription) = event else { return false }
+            return subscription.characteristicUUID == characteristic && subscription.configuration == 0
+        }, stoppingAtDisconnection: false)
+        if found == nil { state.withLock { $0.writesNotInCapture += 1 } }
+    }
+
+    func nextValue(timeout: Duration, matching: @escaping @Sendable (GATTValue) -> Bool)
+        async throws(GATTConversationError) -> GATTValue
+    {
+        let found = take(where: { event in
+            guard case .gattValue(let value) = event else { return false }
+            return (value.kind == .notification || value.kind == .indication) && matching(value)
+        })
+        guard let found, case .gattValue(let value) = found else {
+            let disconnected = state.withLock { state in
+                events[state.cursor...].contains { if case .disconnected = $0 { true } else { false } }
+            }
+            if disconnected { throw .disconnected("the captured connection ended") }
+            throw .notInCapture("matching notification or indication")
+        }
+        return value
+    }
+
+    func disconnect() async {}
+
+    /// The first event from the cursor on that `accepts`, moving the cursor past it; nil (the
+    /// cursor unchanged) when there is none before the captured disconnection (or the end).
+    private func take(where accepts: (TransportEvent) -> Bool, stoppingAtDisconnection: Bool = true) -> TransportEvent? {
+        state.withLock { state in
+            var index = state.cursor
+            while index < events.count {
+                let event = events[index]
+                if case .disconnected = event, stoppingAtDisconnection { return nil }
+                if accepts(event) {
+                    state.cursor = index + 1
+                    state.clock = Self.time(of: event) ?? state.clock
+                    return event
+                }
+                index += 1
+            }
+            return nil
+        }
+    }
+
+    private static func time(of event: TransportEvent) -> Date? {
+        switch event {
+        case .gattValue(let value): value.time
+        case .subscriptionChanged(let subscription): subscription.time
+        case .disconnected(let disconnection): disconnection.time
+        case .connected(let connection): connection.time
+        case .advertisement(let advertisement): advertisement.time
+        }
+    }
+}
+
+/// How one replayed conversation went, for the summary.
+struct ConversationReport {
+    var device: BLEAddress
+    var adapter: String
+    var writesNotInCapture: Int
+    /// Why the conversation ended early, when it did.
+    var failure: String?
+}
