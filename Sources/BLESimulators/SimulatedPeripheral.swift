@@ -152,9 +152,14 @@ public actor SimulatedPeripheral: ConditionWaiting {
     private var requestsAnswered = 0
     private var readerTask: Task<Void, Never>?
     var waiters = ConditionWaiters()
+    private let responder: (any SimulatedResponder)?
+    /// Value handle → characteristic UUID, for the responder.
+    private let characteristicsByValueHandle: [UInt16: BLEUUID]
 
     /// Takes ownership of `descriptor`; serves `profile` with the given receive MTU.
-    public init(descriptor: Int32, profile: SimulatedProfile, behaviour: Behaviour = .normal, serverMTU: UInt16 = 23)
+    /// - Parameter responder: answers writes to characteristic values (a vendor protocol).
+    public init(descriptor: Int32, profile: SimulatedProfile, behaviour: Behaviour = .normal, serverMTU: UInt16 = 23,
+                responder: (any SimulatedResponder)? = nil)
         throws(SimulatorSetupError)
     {
         do {
@@ -169,6 +174,14 @@ public actor SimulatedPeripheral: ConditionWaiting {
         self.updates = updates
         configurationOwners = owners
         values = Dictionary(uniqueKeysWithValues: table.map { ($0.handle, $0.value) })
+        self.responder = responder
+        var byHandle: [UInt16: BLEUUID] = [:]
+        for attribute in table where attribute.type == .characteristic && attribute.value.count >= 5 {
+            if let uuid = BLEUUID(littleEndianBytes: attribute.value.dropFirst(3)) {
+                byHandle[attribute.value.uint16LE(at: 1)] = uuid
+            }
+        }
+        characteristicsByValueHandle = byHandle
     }
 
     /// The value handle of the first characteristic with this UUID.
@@ -259,6 +272,10 @@ public actor SimulatedPeripheral: ConditionWaiting {
             sendNextIndication()
             return
         }
+        if opcode == .writeCommand, pdu.count >= 3 {
+            respond(toWriteOf: Array(pdu[3...]), handle: pdu.uint16LE(at: 1))
+            return
+        }
         if opcode.isCommand { return }  // commands: no response
         if behaviour == .silent { return }
         if case .disconnect(let limit) = behaviour, requestsAnswered >= limit {
@@ -267,11 +284,32 @@ public actor SimulatedPeripheral: ConditionWaiting {
         }
         requestsAnswered += 1
         let response = answer(opcode: opcode, pdu)
+        defer {
+            if opcode == .writeRequest, pdu.count >= 3, response.pdu.first == ATTOpcode.writeResponse.rawValue,
+               configurationOwners[pdu.uint16LE(at: 1)] == nil {
+                respond(toWriteOf: Array(pdu[3...]), handle: pdu.uint16LE(at: 1))
+            }
+        }
         try? channel.send(response.pdu)
         for (handle, value) in response.notifications { try? channel.send([ATTOpcode.handleValueNotification.rawValue] + handle.bytesLE + value) }
         if !response.indications.isEmpty {
             indicationQueue += response.indications
             sendNextIndication()
+        }
+    }
+
+    /// Hands a written value to the responder and sends its replies.
+    private func respond(toWriteOf value: [UInt8], handle: UInt16) {
+        guard let responder, let uuid = characteristicsByValueHandle[handle] else { return }
+        values[handle] = value
+        for reply in responder.respond(toWriteOf: value, characteristic: uuid) {
+            guard let replyHandle = valueHandle(of: reply.characteristic) else { continue }
+            if reply.indicate {
+                indicationQueue.append((replyHandle, reply.value))
+                sendNextIndication()
+            } else {
+                try? channel.send([ATTOpcode.handleValueNotification.rawValue] + replyHandle.bytesLE + reply.value)
+            }
         }
     }
 

@@ -1,0 +1,101 @@
+import Foundation
+import Synchronization
+import Transport
+
+/// A value a responder sends back: a notification (or indication) of a characteristic.
+public struct SimulatedReply: Hashable, Sendable {
+    public var characteristic: BLEUUID
+    public var value: [UInt8]
+    public var indicate: Bool
+
+    public init(characteristic: BLEUUID, value: [UInt8], indicate: Bool = false) {
+        self.characteristic = characteristic
+        self.value = value
+        self.indicate = indicate
+    }
+}
+
+/// The behaviour behind a simulated peripheral's writable characteristics: a vendor command
+/// protocol, a control point. Called for every write (request or command) to a value.
+public protocol SimulatedResponder: Sendable {
+    /// The replies to one write of `value` to `characteristic`, in the order they are sent.
+    func respond(toWriteOf value: [UInt8], characteristic: BLEUUID) -> [SimulatedReply]
+}
+
+/// A simulated DS-D6 fitness band: AT commands written to 0x0001 of service 0x190A (in pieces,
+/// ended by CR LF), replies notified on 0x0002 in pieces of at most 20 bytes, as the real band
+/// does (see Plugins/DSD6Band/README.md).
+public final class SimulatedDSD6Band: SimulatedResponder {
+    public static let service = BLEUUID(0x190A)
+    public static let commandCharacteristic = BLEUUID(0x0001)
+    public static let replyCharacteristic = BLEUUID(0x0002)
+
+    /// The band's GATT table: the vendor service with the notify and write characteristics.
+    public static let profile = SimulatedProfile(name: "DS-D6", services: [
+        .init(uuid: service, characteristics: [
+            .init(uuid: replyCharacteristic, properties: 0x10),
+            .init(uuid: commandCharacteristic, properties: 0x0C),
+        ]),
+    ])
+
+    private struct State {
+        var steps: Int
+        var pending: [UInt8] = []
+        var commands: [String] = []
+    }
+    private let state: Mutex<State>
+    private let serialNumber: String
+    private let timeZoneOffset: Int
+
+    public init(steps: Int, serialNumber: String = "567890123456", timeZoneOffset: Int = 3600) {
+        state = Mutex(State(steps: steps))
+        self.serialNumber = serialNumber
+        self.timeZoneOffset = timeZoneOffset
+    }
+
+    /// The commands received, in order (without CR LF).
+    public var commands: [String] { state.withLock { $0.commands } }
+
+    /// Sets the band's step count (the wearer walked).
+    public func setSteps(_ steps: Int) { state.withLock { $0.steps = steps } }
+
+    public func respond(toWriteOf value: [UInt8], characteristic: BLEUUID) -> [SimulatedReply] {
+        guard characteristic == Self.commandCharacteristic else { return [] }
+        let lines: [(String, Int)] = state.withLock { state in
+            var complete: [(String, Int)] = []
+            for byte in value {
+                if byte == 0x0A {
+                    if state.pending.last == 0x0D { state.pending.removeLast() }
+                    let line = String(decoding: state.pending, as: UTF8.self)
+                    state.pending.removeAll()
+                    state.commands.append(line)
+                    complete.append((line, state.steps))
+                } else if state.pending.count < 256 {
+                    state.pending.append(byte)
+                }
+            }
+            return complete
+        }
+        return lines.flatMap { line, steps in reply(to: line, steps: steps) }
+    }
+
+    private func reply(to command: String, steps: Int) -> [SimulatedReply] {
+        let text: String
+        switch command {
+        case "AT+TOPACE=0": text = "AT+TOPACE:\(steps)"
+        case "AT+TIMEZONE": text = "AT+TIMEZONE:\(timeZoneOffset)"
+        case "AT+SN": text = "AT+SN:\(serialNumber)"
+        case "AT+BATT": text = "AT+BATT:80"
+        default:
+            if command.hasPrefix("AT+DT=") {
+                text = "AT+DT:" + command.dropFirst(6)
+            } else {
+                text = "AT+ERR"
+            }
+        }
+        let bytes = Array((text + "\r\n").utf8)
+        return stride(from: 0, to: bytes.count, by: 20).map {
+            SimulatedReply(characteristic: Self.replyCharacteristic, value: Array(bytes[$0..<min($0 + 20, bytes.count)]))
+        }
+    }
+}

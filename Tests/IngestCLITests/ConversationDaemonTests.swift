@@ -1,0 +1,77 @@
+import AdapterKit
+import BLESimulators
+import BLEWire
+import BlueZTransport
+import BuiltinAdapters
+import Foundation
+import HealthModel
+import Logging
+import SQLiteStore
+import Testing
+import Transport
+@testable import IngestCLI
+
+/// Conversations through the daemon over socketpairs: a simulated controller advertises a
+/// device, the daemon connects, and the adapter's conversation talks to a simulated peripheral
+/// that answers the device's protocol.
+@Suite(.serialized) struct ConversationDaemonTests {
+    static let band = BLEAddress("F9:E5:10:60:E8:60")!
+
+    /// Runs the daemon once (`listen` long) against a controller advertising `name` as
+    /// connectable; each connection gets a peripheral serving `profile` with `responder`.
+    private func runDaemon(store: String, name: String, profile: SimulatedProfile, responder: any SimulatedResponder,
+                           listen: Duration, log: RecordingLogHandler = RecordingLogHandler()) async throws {
+        let (hostEnd, controllerEnd) = try SocketPair.make()
+        let data = ADStructure.flags(0x06) + ADStructure.completeLocalName(name)
+        let controller = try SimulatedController(
+            descriptor: controllerEnd,
+            script: SimulatedController.Script(reportBatches: [[
+                AdvertisingReportBuilder.legacy(eventType: 0x00, address: Self.band, data: data),
+                AdvertisingReportBuilder.legacy(eventType: 0x00, address: Self.band, data: data),
+            ]]))
+        await controller.start()
+        let link = BluetoothLink(
+            openScanner: { options in HCIScanner(channel: try PacketChannel(adopting: hostEnd), log: options.log) },
+            connect: { address, type, options in
+                let (clientEnd, peripheralEnd) = try SocketPair.make()
+                let peripheral = try SimulatedPeripheral(descriptor: peripheralEnd, profile: profile, responder: responder)
+                await peripheral.start()
+                let client = GATTClient(channel: try PacketChannel(adopting: clientEnd),
+                                        peer: GATTPeer(address: address, addressType: type, connectionHandle: 0x0040),
+                                        configuration: GATTClientConfiguration(requestTimeout: .seconds(2)), log: options.log)
+                await client.start()
+                return client
+            })
+        let backend = BluetoothBackend(adapters: BuiltinAdapters.bluetooth, link: link, controllerName: "sim0",
+                                       timeZone: TimeZone(identifier: "Europe/Berlin")!, onceListen: listen)
+        let daemon = Daemon(options: DaemonOptions(storePath: store, once: true), backends: [backend],
+                            logger: Logger(label: "test", handler: log))
+        try await daemon.run()
+    }
+
+    /// The band's step count arrives as one StepCount for its day; its clock is set after the
+    /// count was committed; a later sync with more steps replaces the day's sample.
+    @Test func theBandsStepCountIsReadThenItsClockSet() async throws {
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "dsd6-band", "stepCount"])
+        let band = SimulatedDSD6Band(steps: 4321)
+        let log = RecordingLogHandler()
+        try await runDaemon(store: scenario.store, name: "DS-D6", profile: SimulatedDSD6Band.profile,
+                            responder: band, listen: .seconds(3), log: log)
+        #expect(Array(band.commands.prefix(3)) == ["AT+TOPACE=0", "AT+TIMEZONE", "AT+SN"],
+                "\(band.commands) \(log.records.map(\.message))")
+        let clock = try #require(band.commands.last)
+        #expect(clock.hasPrefix("AT+DT=") && clock.count == 20, "\(clock)")
+        #expect(!band.commands.contains { $0.hasPrefix("AT+PACE") }, "the band's count is never reset")
+
+        band.setSteps(6000)
+        try await runDaemon(store: scenario.store, name: "DS-D6", profile: SimulatedDSD6Band.profile,
+                            responder: band, listen: .seconds(3))
+        let store = try HealthStore(path: scenario.store)
+        defer { store.close() }
+        let samples = try store.samples(type: .stepCount)
+        #expect(samples.map(\.quantity.value) == [6000], "the day's later, higher count replaces the first")
+        #expect(samples.first?.metadata.syncIdentifier?.hasPrefix("dsd6/567890123456/") == true)
+        #expect(samples.first?.device?.localIdentifier == Self.band.description)
+    }
+}
