@@ -6,7 +6,9 @@ import Transport
 ///
 /// The same router serves a replayed capture and a live transport. Adapters are tried in registry
 /// order (exact matches before generic ones); `forcedAdapter` takes every device. A device that no
-/// adapter matches is remembered with its name and UUIDs for the summary.
+/// adapter matches is remembered with its name and UUIDs for the summary. The connections of a
+/// device whose adapter holds conversations (``Adapter/holdsConversations``) are that
+/// conversation's: its session is given the device's advertisements only.
 public final class AdapterRouter {
     private let adapters: [any Adapter]
     private let forced: (any Adapter)?
@@ -39,20 +41,20 @@ public final class AdapterRouter {
             session(for: advertisement.address)?.receive(event, into: &output)
         case .connected(let connection):
             connections[connection.handle] = connection.peerAddress
-            session(for: connection.peerAddress)?.receive(event, into: &output)
+            connectionSession(for: connection.peerAddress)?.receive(event, into: &output)
         case .disconnected(let disconnection):
             let address = disconnection.peerAddress ?? connections[disconnection.handle]
             connections[disconnection.handle] = nil
-            if let address { session(for: address)?.receive(event, into: &output) }
+            if let address { connectionSession(for: address)?.receive(event, into: &output) }
         case .gattValue(let value):
             guard let address = value.peerAddress ?? connections[value.connection] else { return }
             if let service = value.serviceUUID {
                 traits[address, default: BLEDeviceTraits(address: address)].serviceUUIDs.insert(service)
             }
-            session(for: address)?.receive(event, into: &output)
+            connectionSession(for: address)?.receive(event, into: &output)
         case .subscriptionChanged(let subscription):
             guard let address = subscription.peerAddress ?? connections[subscription.connection] else { return }
-            session(for: address)?.receive(event, into: &output)
+            connectionSession(for: address)?.receive(event, into: &output)
         }
     }
 
@@ -80,6 +82,13 @@ public final class AdapterRouter {
 
     /// What the device advertised so far (name, services, companies), once it was heard.
     public func traits(for address: BLEAddress) -> BLEDeviceTraits? { traits[address] }
+
+    /// The session for a connection's events: none when the adapter holds conversations (the
+    /// conversation has the connection), but the device is matched all the same.
+    private func connectionSession(for address: BLEAddress) -> (any AdapterSession)? {
+        guard let session = session(for: address) else { return nil }
+        return sessions[address]?.adapter.holdsConversations == true ? nil : session
+    }
 
     private func session(for address: BLEAddress) -> (any AdapterSession)? {
         if let existing = sessions[address] { return existing.session }

@@ -128,7 +128,7 @@ struct Replayed {
         summary = try await replay.run(path: path) { records in lines += records.map(encoder.encode) }
         self.lines = lines
 
-        // Second pass for the ordered rejections and the device traits.
+        // Second pass for the device traits.
         let reader = try CaptureFile.open(path: path)
         let router = try AdapterRouter(adapters: adapters, timeZone: zone)
         var decoder = HCITraceDecoder()
@@ -154,7 +154,7 @@ struct Replayed {
             }
         }
         router.finish(into: &output)
-        rejections = output.rejections
+        rejections = summary.rejectionLog
         self.traits = traits
     }
 }

@@ -5,11 +5,12 @@ import Logging
 import Transport
 
 extension BluetoothBackend {
-    /// One conversation with a device whose adapter talks to it (``ConversingAdapter``):
+    /// One conversation with a device whose adapter talks to it (its own conversation, or the
+    /// declarations of a ``ConnectingAdapter`` as the simplest one):
     /// connect, run the adapter's conversation over the GATT client, commit each batch it
     /// delivers before the conversation goes on (so it may erase only what was committed), and
     /// disconnect. Returns whether the conversation ended without an error.
-    static func converse(with advertisement: BLEAdvertisement, adapter: any ConversingAdapter, traits: BLEDeviceTraits,
+    static func converse(with advertisement: BLEAdvertisement, adapter: any Adapter, traits: BLEDeviceTraits,
                          link: BluetoothLink, service: IngestService, timeZone: TimeZone, logger: Logger) async -> Bool {
         let client: GATTClient
         do {
@@ -22,8 +23,9 @@ extension BluetoothBackend {
         logger.info("connected (\(adapter.descriptor.id), conversation)")
         let conversationLink = GATTClientConversationLink(client: client)
         await conversationLink.start()
-        let conversation = adapter.makeConversation(
+        guard let conversation = adapter.conversation(
             for: traits, context: AdapterContext(timeZone: timeZone, source: adapter.descriptor.id))
+        else { return false }
         var succeeded = true
         await withTaskCancellationHandler {
             do {

@@ -57,9 +57,9 @@ public struct BluetoothLink: Sendable {
 }
 
 /// Bluetooth LE in the daemon: scans, routes advertisements through the same adapter router a
-/// replayed capture uses, connects to matched devices whose adapter needs GATT (reads device
-/// information, subscribes to the measurement characteristics), and commits what arrives in
-/// small batches (see ``EventBatcher``). No controller (or no kernel support) is logged once and
+/// replayed capture uses and commits their records in small batches (see ``EventBatcher``);
+/// connects to matched devices whose adapter holds conversations and runs the conversation
+/// (see `BluetoothBackend+Conversation.swift`), committing each batch it delivers. No controller (or no kernel support) is logged once and
 /// the daemon carries on.
 ///
 /// Public for IngestBench, which drives it in-process over the simulators.
@@ -120,66 +120,22 @@ public struct BluetoothBackend: DeviceBackend {
             for await event in scanner.events {
                 await batcher.add(event)
                 guard case .advertisement(let advertisement) = event, advertisement.eventType.isConnectable,
-                      let matched = await batcher.adapter(for: advertisement.address),
-                      matched is any ConversingAdapter || matched is any ConnectingAdapter,
+                      let adapter = await batcher.adapter(for: advertisement.address), adapter.holdsConversations,
                       connections.claim(advertisement.address) else { continue }
                 var log = logger
                 log[metadataKey: "device"] = "\(advertisement.address)"
                 let deviceLogger = log
-                if let conversing = matched as? any ConversingAdapter {
-                    let traits = await batcher.traits(for: advertisement.address)
-                    let timeZone = self.timeZone
-                    group.addTask {
-                        let ok = await Self.converse(with: advertisement, adapter: conversing, traits: traits, link: link,
-                                                     service: service, timeZone: timeZone, logger: deviceLogger)
-                        connections.release(advertisement.address, succeeded: ok)
-                    }
-                    continue
-                }
-                guard let adapter = matched as? any ConnectingAdapter else { continue }
+                let traits = await batcher.traits(for: advertisement.address)
+                let timeZone = self.timeZone
                 group.addTask {
-                    let ok = await Self.serve(advertisement, adapter: adapter, link: link, batcher: batcher,
-                                              logger: deviceLogger, sink: Self.logSink(deviceLogger))
+                    let ok = await Self.converse(with: advertisement, adapter: adapter, traits: traits, link: link,
+                                                 service: service, timeZone: timeZone, logger: deviceLogger)
                     connections.release(advertisement.address, succeeded: ok)
                 }
             }
             group.cancelAll()
         }
         await batcher.flush(finishing: true)
-    }
-
-    /// One GATT session: connect, subscribe, route events until the link ends. Returns whether it
-    /// got as far as subscribing.
-    private static func serve(_ advertisement: BLEAdvertisement, adapter: any ConnectingAdapter, link: BluetoothLink,
-                              batcher: EventBatcher, logger: Logger, sink: @escaping BlueZLogSink) async -> Bool {
-        let client: GATTClient
-        do {
-            client = try await link.connect(advertisement.address, advertisement.addressType, BluetoothLinkOptions(log: sink))
-        } catch {
-            logger.warning("connecting failed: \(error)")
-            return false
-        }
-        logger.info("connected (\(adapter.descriptor.id))")
-        let pump = Task {
-            for await event in client.events { await batcher.add(event) }
-        }
-        var subscribed = false
-        await withTaskCancellationHandler {
-            do {
-                try await client.prepare(reading: adapter.gattReads, subscribingTo: adapter.gattSubscriptions)
-                subscribed = true
-                _ = await client.waitUntilDisconnected()
-            } catch {
-                logger.warning("GATT session ended: \(error)")
-                await client.disconnect()
-            }
-        } onCancel: {
-            Task { await client.disconnect() }
-        }
-        await pump.value
-        await batcher.flush(finishing: false)
-        logger.info("disconnected")
-        return subscribed
     }
 
     static func logSink(_ logger: Logger) -> BlueZLogSink {

@@ -30,7 +30,7 @@ struct CapturedConnections {
         switch event {
         case .connected(let connection):
             if let previous = open.removeValue(forKey: connection.handle) { finished.append(previous) }
-            guard router.adapter(for: connection.peerAddress) is any ConversingAdapter else { return }
+            guard router.adapter(for: connection.peerAddress)?.holdsConversations == true else { return }
             open[connection.handle] = Connection(peer: connection.peerAddress, handle: connection.handle,
                                                  start: connection.time)
         case .disconnected(let disconnection):
@@ -70,14 +70,19 @@ struct CapturedConnections {
 ///
 /// Tolerant, as USB replay is: a write seeks forward to an identical captured write (same
 /// characteristic, same bytes) and continues after it; a write the capture lacks is counted
-/// (``writesNotInCapture``) and changes nothing. Reads and waits take the next captured read
-/// response or notification/indication (that the condition accepts) after the current
-/// position. A wait past the captured disconnection fails as a disconnection; a wait past the
-/// end of the capture fails as "not in the capture". The clock is the time of the last
+/// (``writesNotInCapture``) and changes nothing. (Un)subscriptions seek their CCCD writes the
+/// same way, on their own cursor. Reads and waits take the first captured read response, or
+/// notification/indication that the condition accepts, not taken before and not before the
+/// last matched write: each captured value answers once, in capture order, and the answer to a
+/// command comes after it. A wait with nothing left fails as a disconnection when the capture
+/// has the connection's end, else as "not in the capture". The clock is the time of the last
 /// captured event used.
 final class CaptureConversationLink: GATTConversationLink {
     private struct State {
-        var cursor = 0
+        /// Where the search for the next write starts; values are not taken from before it.
+        var writeCursor = 0
+        var subscriptionCursor = 0
+        var taken: Set<Int> = []
         var clock: Date
         var writesNotInCapture = 0
     }
@@ -107,7 +112,7 @@ final class CaptureConversationLink: GATTConversationLink {
     func now() async -> Date { state.withLock { $0.clock } }
 
     func read(_ characteristic: BLEUUID) async throws(GATTConversationError) -> [UInt8] {
-        guard let value = take(where: { event in
+        guard let value = takeValue(where: { event in
             guard case .gattValue(let value) = event else { return false }
             return value.kind == .read && value.characteristicUUID == characteristic
         }) else { throw .notInCapture("read of \(characteristic)") }
@@ -116,41 +121,36 @@ final class CaptureConversationLink: GATTConversationLink {
     }
 
     func write(_ value: [UInt8], to characteristic: BLEUUID, withResponse: Bool) async throws(GATTConversationError) {
-        let found = take(where: { event in
+        seek(\.writeCursor) { event in
             guard case .gattValue(let written) = event else { return false }
             return (written.kind == .write || written.kind == .writeWithoutResponse)
                 && written.characteristicUUID == characteristic && written.value == value
-        }, stoppingAtDisconnection: false)
-        if found == nil { state.withLock { $0.writesNotInCapture += 1 } }
+        }
     }
 
     func subscribe(to characteristic: BLEUUID, mode: GATTNotificationMode) async throws(GATTConversationError) {
-        let found = take(where: { event in
+        seek(\.subscriptionCursor) { event in
             guard case .subscriptionChanged(let subscription) = event else { return false }
             return subscription.characteristicUUID == characteristic && subscription.configuration != 0
-        }, stoppingAtDisconnection: false)
-        if found == nil { state.withLock { $0.writesNotInCapture += 1 } }
+        }
     }
 
     func unsubscribe(from characteristic: BLEUUID) async throws(GATTConversationError) {
-        let found = take(where: { event in
+        seek(\.subscriptionCursor) { event in
             guard case .subscriptionChanged(let subscription) = event else { return false }
             return subscription.characteristicUUID == characteristic && subscription.configuration == 0
-        }, stoppingAtDisconnection: false)
-        if found == nil { state.withLock { $0.writesNotInCapture += 1 } }
+        }
     }
 
     func nextValue(timeout: Duration, matching: @escaping @Sendable (GATTValue) -> Bool)
         async throws(GATTConversationError) -> GATTValue
     {
-        let found = take(where: { event in
+        let found = takeValue(where: { event in
             guard case .gattValue(let value) = event else { return false }
             return (value.kind == .notification || value.kind == .indication) && matching(value)
         })
         guard let found, case .gattValue(let value) = found else {
-            let disconnected = state.withLock { state in
-                events[state.cursor...].contains { if case .disconnected = $0 { true } else { false } }
-            }
+            let disconnected = events.contains { if case .disconnected = $0 { true } else { false } }
             if disconnected { throw .disconnected("the captured connection ended") }
             throw .notInCapture("matching notification or indication")
         }
@@ -159,18 +159,28 @@ final class CaptureConversationLink: GATTConversationLink {
 
     func disconnect() async {}
 
-    /// The first event from the cursor on that `accepts`, moving the cursor past it; nil (the
-    /// cursor unchanged) when there is none before the captured disconnection (or the end).
-    private func take(where accepts: (TransportEvent) -> Bool, stoppingAtDisconnection: Bool = true) -> TransportEvent? {
+    /// Moves the cursor at `cursor` past the first event from it on that `accepts`; counts a
+    /// write the capture lacks when there is none.
+    private func seek(_ cursor: WritableKeyPath<State, Int>, where accepts: (TransportEvent) -> Bool) {
         state.withLock { state in
-            var index = state.cursor
+            guard let index = events[state[keyPath: cursor]...].firstIndex(where: accepts) else {
+                state.writesNotInCapture += 1
+                return
+            }
+            state[keyPath: cursor] = index + 1
+            state.clock = Self.time(of: events[index]) ?? state.clock
+        }
+    }
+
+    /// Takes the first event not taken yet, from the write cursor on, that `accepts`.
+    private func takeValue(where accepts: (TransportEvent) -> Bool) -> TransportEvent? {
+        state.withLock { state in
+            var index = state.writeCursor
             while index < events.count {
-                let event = events[index]
-                if case .disconnected = event, stoppingAtDisconnection { return nil }
-                if accepts(event) {
-                    state.cursor = index + 1
-                    state.clock = Self.time(of: event) ?? state.clock
-                    return event
+                if !state.taken.contains(index), accepts(events[index]) {
+                    state.taken.insert(index)
+                    state.clock = max(state.clock, Self.time(of: events[index]) ?? state.clock)
+                    return events[index]
                 }
                 index += 1
             }

@@ -24,6 +24,9 @@ struct CaptureReplay {
         var correlations = 0
         var rejected: [String: Int] = [:]
         var rejectionExamples: [String: String] = [:]
+        /// The rejections in order, the first ``maximumRejectionLog`` of them.
+        var rejectionLog: [AdapterRejection] = []
+        static let maximumRejectionLog = 10_000
         var skipped: [String: Int] = [:]
         var unmatched: [BLEAddress: BLEDeviceTraits] = [:]
         var matched: [BLEAddress: String] = [:]
@@ -156,6 +159,7 @@ struct CaptureReplay {
             }
         }
         for rejection in output.rejections {
+            if summary.rejectionLog.count < Summary.maximumRejectionLog { summary.rejectionLog.append(rejection) }
             let key = "\(rejection.adapter): \(rejection.reason)"
             summary.rejected[key, default: 0] += 1
             if summary.rejectionExamples[key] == nil { summary.rejectionExamples[key] = rejection.detail }
@@ -215,7 +219,7 @@ struct CaptureReplay {
         try drain(force: true)
         connections.finish()
         for connection in connections.finished {
-            guard let adapter = router.adapter(for: connection.peer) as? any ConversingAdapter else { continue }
+            guard let adapter = router.adapter(for: connection.peer), adapter.holdsConversations else { continue }
             summary.conversations.append(try await converse(
                 over: connection, adapter: adapter, traits: router.traits(for: connection.peer), summary: &summary,
                 deliver: deliver))
@@ -232,16 +236,17 @@ extension CaptureReplay {
     /// Runs the adapter's conversation against one captured connection; its batches are
     /// counted and delivered (their receipts say stored, as decoding and replay of a capture
     /// never erase anything).
-    private func converse(over connection: CapturedConnections.Connection, adapter: any ConversingAdapter,
+    private func converse(over connection: CapturedConnections.Connection, adapter: any Adapter,
                           traits: BLEDeviceTraits?, summary: inout Summary,
                           deliver: ([HealthRecord]) throws -> Void) async throws -> ConversationReport {
         let link = CaptureConversationLink(connection)
         let id = adapter.descriptor.id
-        let conversation = adapter.makeConversation(
-            for: traits ?? BLEDeviceTraits(address: connection.peer),
-            context: AdapterContext(timeZone: timeZone, source: id, replayClock: link.clock))
         var report = ConversationReport(device: connection.peer, adapter: id, writesNotInCapture: 0)
         var deliveryFailure: (any Error)?
+        guard let conversation = adapter.conversation(
+            for: traits ?? BLEDeviceTraits(address: connection.peer),
+            context: AdapterContext(timeZone: timeZone, source: id, replayClock: link.clock))
+        else { return report }
         do {
             try await conversation.run(over: link) { output in
                 var collected = output
