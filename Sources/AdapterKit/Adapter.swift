@@ -39,11 +39,16 @@ public struct AdapterContext: Sendable {
     /// When replaying a capture: the capture's clock (the time of the last captured answer), which
     /// a session uses instead of the wall clock for "now" (e.g. which day a pedometer calls today).
     public var replayClock: (@Sendable () -> Date)?
+    /// What the adapter remembers about devices between connections (this adapter's own
+    /// entries); nil where nothing can be kept.
+    public var memory: (any DeviceMemory)?
 
-    public init(timeZone: TimeZone, source: String, replayClock: (@Sendable () -> Date)? = nil) {
+    public init(timeZone: TimeZone, source: String, replayClock: (@Sendable () -> Date)? = nil,
+                memory: (any DeviceMemory)? = nil) {
         self.timeZone = timeZone
         self.source = source
         self.replayClock = replayClock
+        self.memory = memory
     }
 }
 

@@ -310,6 +310,10 @@ public actor SimulatedPeripheral: ConditionWaiting {
             } else {
                 try? channel.send([ATTOpcode.handleValueNotification.rawValue] + replyHandle.bytesLE + reply.value)
             }
+            if reply.closesLink {
+                channel.close()
+                return
+            }
         }
     }
 

@@ -7,11 +7,15 @@ public struct SimulatedReply: Hashable, Sendable {
     public var characteristic: BLEUUID
     public var value: [UInt8]
     public var indicate: Bool
+    /// The peripheral closes the link right after sending this reply (a device that drops the
+    /// link mid-transfer); later replies are not sent.
+    public var closesLink: Bool
 
-    public init(characteristic: BLEUUID, value: [UInt8], indicate: Bool = false) {
+    public init(characteristic: BLEUUID, value: [UInt8], indicate: Bool = false, closesLink: Bool = false) {
         self.characteristic = characteristic
         self.value = value
         self.indicate = indicate
+        self.closesLink = closesLink
     }
 }
 

@@ -17,12 +17,14 @@ import Transport
 @Suite(.serialized) struct ConversationDaemonTests {
     static let band = BLEAddress("F9:E5:10:60:E8:60")!
 
-    /// Runs the daemon once (`listen` long) against a controller advertising `name` as
-    /// connectable; each connection gets a peripheral serving `profile` with `responder`.
-    private func runDaemon(store: String, name: String, profile: SimulatedProfile, responder: any SimulatedResponder,
-                           listen: Duration, log: RecordingLogHandler = RecordingLogHandler()) async throws {
+    /// Runs the daemon once (`listen` long) against a controller advertising `name` (and
+    /// `services`) as connectable; each connection gets a peripheral serving `profile` with `responder`.
+    private func runDaemon(store: String, name: String, services: [UInt16] = [], profile: SimulatedProfile,
+                           responder: any SimulatedResponder, listen: Duration,
+                           log: RecordingLogHandler = RecordingLogHandler()) async throws {
         let (hostEnd, controllerEnd) = try SocketPair.make()
-        let data = ADStructure.flags(0x06) + ADStructure.completeLocalName(name)
+        var data = ADStructure.flags(0x06) + ADStructure.completeLocalName(name)
+        if !services.isEmpty { data += ADStructure.serviceUUIDs16(services) }
         let controller = try SimulatedController(
             descriptor: controllerEnd,
             script: SimulatedController.Script(reportBatches: [[
@@ -73,5 +75,54 @@ import Transport
         #expect(samples.map(\.quantity.value) == [6000], "the day's later, higher count replaces the first")
         #expect(samples.first?.metadata.syncIdentifier?.hasPrefix("dsd6/567890123456/") == true)
         #expect(samples.first?.device?.localIdentifier == Self.band.description)
+    }
+
+    private func glucoseSequenceNumbers(_ store: String) throws -> [Int] {
+        let health = try HealthStore(path: store)
+        defer { health.close() }
+        return try health.samples(type: .bloodGlucose).compactMap { sample in
+            guard case .number(let sequence) = sample.metadata.entries["IngestGlucoseSequenceNumber"] else { return nil }
+            return Int(sequence)
+        }.sorted()
+    }
+
+    /// A glucose meter with 50 stored records: the first contact asks for all and gets 50;
+    /// after 3 new readings the next contact asks for sequence numbers >= 51 and gets those 3.
+    @Test func aGlucoseMetersStoredRecordsArriveOnceEachAcrossReconnects() async throws {
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "gatt-health", "bloodGlucose"])
+        let meter = SimulatedGlucoseMeter(records: 50)
+        try await runDaemon(store: scenario.store, name: "Meter", services: [0x1808], profile: SimulatedGlucoseMeter.profile,
+                            responder: meter, listen: .seconds(3))
+        #expect(meter.requests == [[0x01, 0x01]], "first contact: report all stored records")
+        #expect(try glucoseSequenceNumbers(scenario.store) == Array(1...50))
+
+        meter.addRecords(3)
+        try await runDaemon(store: scenario.store, name: "Meter", services: [0x1808], profile: SimulatedGlucoseMeter.profile,
+                            responder: meter, listen: .seconds(3))
+        #expect(meter.requests.last == [0x01, 0x03, 0x01, 51, 0], "afterwards: records >= last seen + 1")
+        #expect(try glucoseSequenceNumbers(scenario.store) == Array(1...53))
+        let health = try HealthStore(path: scenario.store)
+        defer { health.close() }
+        let first = try #require(try health.samples(type: .bloodGlucose).first { sample in
+            sample.metadata.entries["IngestGlucoseSequenceNumber"] == .number(1)
+        })
+        #expect(first.quantity == Quantity(value: 96, unit: .milligramsPerDeciliter))
+    }
+
+    /// The meter drops the link after record 20: those 20 are kept; the next contact asks for
+    /// >= 21 and the other 30 arrive, none twice.
+    @Test func aLinkDroppedMidTransferKeepsTheRecordsAndTheRestComesNextTime() async throws {
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "gatt-health", "bloodGlucose"])
+        let meter = SimulatedGlucoseMeter(records: 50)
+        meter.dropLink(afterRecords: 20)
+        try await runDaemon(store: scenario.store, name: "Meter", services: [0x1808], profile: SimulatedGlucoseMeter.profile,
+                            responder: meter, listen: .seconds(3))
+        #expect(try glucoseSequenceNumbers(scenario.store) == Array(1...20))
+        try await runDaemon(store: scenario.store, name: "Meter", services: [0x1808], profile: SimulatedGlucoseMeter.profile,
+                            responder: meter, listen: .seconds(3))
+        #expect(meter.requests == [[0x01, 0x01], [0x01, 0x03, 0x01, 21, 0]])
+        #expect(try glucoseSequenceNumbers(scenario.store) == Array(1...50))
     }
 }

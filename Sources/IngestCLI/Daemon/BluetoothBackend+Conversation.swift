@@ -24,7 +24,9 @@ extension BluetoothBackend {
         let conversationLink = GATTClientConversationLink(client: client)
         await conversationLink.start()
         guard let conversation = adapter.conversation(
-            for: traits, context: AdapterContext(timeZone: timeZone, source: adapter.descriptor.id))
+            for: traits, context: AdapterContext(
+                timeZone: timeZone, source: adapter.descriptor.id,
+                memory: StoreDeviceMemory(service: service, adapter: adapter.descriptor.id)))
         else { return false }
         var succeeded = true
         await withTaskCancellationHandler {

@@ -14,6 +14,8 @@ struct CaptureReplay {
     var timeZone: TimeZone
     /// Records are handed out in batches of about this many.
     var batchSize = 1000
+    /// What conversations remember between the captured connections of one replay.
+    var memory: any DeviceMemory = EphemeralDeviceMemory()
 
     /// What a replay saw, for the summary on stderr.
     struct Summary {
@@ -245,7 +247,7 @@ extension CaptureReplay {
         var deliveryFailure: (any Error)?
         guard let conversation = adapter.conversation(
             for: traits ?? BLEDeviceTraits(address: connection.peer),
-            context: AdapterContext(timeZone: timeZone, source: id, replayClock: link.clock))
+            context: AdapterContext(timeZone: timeZone, source: id, replayClock: link.clock, memory: memory))
         else { return report }
         do {
             try await conversation.run(over: link) { output in
