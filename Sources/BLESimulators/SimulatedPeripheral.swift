@@ -395,7 +395,11 @@ public actor SimulatedPeripheral: ConditionWaiting {
             var result = Answer(pdu: [ATTOpcode.writeResponse.rawValue])
             if let valueHandle = configurationOwners[handle] {
                 guard written.count == 2 else { return error(opcode, handle, .invalidAttributeValueLength) }
-                let pendingUpdates = updates[valueHandle] ?? []
+                var pendingUpdates = updates[valueHandle] ?? []
+                if written[0] & 0x03 != 0, let responder, let uuid = characteristicsByValueHandle[valueHandle] {
+                    pendingUpdates += responder.respond(toSubscriptionOf: uuid)
+                        .filter { $0.characteristic == uuid }.map(\.value)
+                }
                 if written[0] & 0x02 != 0 {
                     result.indications = pendingUpdates.map { (valueHandle, $0) }
                     updates[valueHandle] = []

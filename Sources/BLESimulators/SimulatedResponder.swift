@@ -24,6 +24,13 @@ public struct SimulatedReply: Hashable, Sendable {
 public protocol SimulatedResponder: Sendable {
     /// The replies to one write of `value` to `characteristic`, in the order they are sent.
     func respond(toWriteOf value: [UInt8], characteristic: BLEUUID) -> [SimulatedReply]
+    /// The replies once a client enabled notifications or indications of `characteristic`
+    /// (stored measurements a device sends on subscription); none by default.
+    func respond(toSubscriptionOf characteristic: BLEUUID) -> [SimulatedReply]
+}
+
+extension SimulatedResponder {
+    public func respond(toSubscriptionOf characteristic: BLEUUID) -> [SimulatedReply] { [] }
 }
 
 /// A simulated DS-D6 fitness band: AT commands written to 0x0001 of service 0x190A (in pieces,
@@ -101,5 +108,38 @@ public final class SimulatedDSD6Band: SimulatedResponder {
         return stride(from: 0, to: bytes.count, by: 20).map {
             SimulatedReply(characteristic: Self.replyCharacteristic, value: Array(bytes[$0..<min($0 + 20, bytes.count)]))
         }
+    }
+}
+
+/// A simulated weight scale whose clock is set through Current Time (0x2A2B, service 0x1805):
+/// once indications of Weight Measurement (0x2A9D) are enabled it indicates one reading of
+/// 77.5 kg stamped with the time last written (flags 0x02: SI, time stamp present), or none
+/// while its clock was never set.
+public final class SimulatedCurrentTimeScale: SimulatedResponder {
+    public static let currentTime = BLEUUID(0x2A2B)
+    public static let weightMeasurement = BLEUUID(0x2A9D)
+
+    /// The scale's GATT table: Weight Scale with Weight Measurement, Current Time (read, write, notify).
+    public static let profile = SimulatedProfile(name: "Clock Scale", services: [
+        .init(uuid: BLEUUID(0x181D), characteristics: [.init(uuid: weightMeasurement, properties: 0x20)]),
+        .init(uuid: BLEUUID(0x1805), characteristics: [.init(uuid: currentTime, properties: 0x1A, value: [UInt8](repeating: 0, count: 10))]),
+    ])
+
+    private let written = Mutex<[UInt8]?>(nil)
+
+    public init() {}
+
+    /// The last Current Time value written.
+    public var writtenTime: [UInt8]? { written.withLock { $0 } }
+
+    public func respond(toWriteOf value: [UInt8], characteristic: BLEUUID) -> [SimulatedReply] {
+        if characteristic == Self.currentTime { written.withLock { $0 = value } }
+        return []
+    }
+
+    public func respond(toSubscriptionOf characteristic: BLEUUID) -> [SimulatedReply] {
+        guard characteristic == Self.weightMeasurement, let clock = writtenTime, clock.count >= 7 else { return [] }
+        return [SimulatedReply(characteristic: Self.weightMeasurement, value: [0x02, 0x8C, 0x3C] + clock.prefix(7),
+                               indicate: true)]
     }
 }

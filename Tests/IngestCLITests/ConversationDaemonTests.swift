@@ -125,4 +125,29 @@ import Transport
         #expect(meter.requests == [[0x01, 0x01], [0x01, 0x03, 0x01, 21, 0]])
         #expect(try glucoseSequenceNumbers(scenario.store) == Array(1...50))
     }
+
+    /// A scale whose clock is writable: the daemon sets it (its clock, in the local zone)
+    /// before subscribing, and the reading the scale stamps with that clock lands at that time.
+    @Test func aScalesClockIsSetBeforeItsReadingsAreTaken() async throws {
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "gatt-health", "bodyMass"])
+        let scale = SimulatedCurrentTimeScale()
+        let before = Date()
+        try await runDaemon(store: scenario.store, name: "Clock Scale", services: [0x181D],
+                            profile: SimulatedCurrentTimeScale.profile, responder: scale, listen: .seconds(3))
+        let written = try #require(scale.writtenTime)
+        #expect(written.count == 10)
+        #expect(written[9] == 0x01, "adjust reason: manual time update")
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = try #require(TimeZone(identifier: "Europe/Berlin"))
+        let stamped = try #require(calendar.date(from: DateComponents(
+            year: Int(written[0]) | Int(written[1]) << 8, month: Int(written[2]), day: Int(written[3]),
+            hour: Int(written[4]), minute: Int(written[5]), second: Int(written[6]))))
+        #expect(abs(stamped.timeIntervalSince(before)) < 30, "the daemon's clock in the local zone: \(stamped) vs \(before)")
+        let store = try HealthStore(path: scenario.store)
+        defer { store.close() }
+        let samples = try store.samples(type: .bodyMass)
+        #expect(samples.map(\.quantity.value) == [77.5])
+        #expect(samples.first?.start == stamped)
+    }
 }
