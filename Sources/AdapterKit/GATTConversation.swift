@@ -75,6 +75,9 @@ public enum GATTConversationError: Error, Hashable, Sendable, CustomStringConver
     case characteristicMissing(BLEUUID)
     /// The characteristic does not allow the operation (its property bits).
     case operationNotPermitted(operation: String, characteristic: BLEUUID)
+    /// The device wants an authenticated (passkey) bond: it stays refused after the link was
+    /// encrypted "Just Works". The text names the device and what to do.
+    case pairingNeeded(device: BLEAddress, operation: String, characteristic: BLEUUID)
     /// Replay only: the capture holds no answer for this step.
     case notInCapture(String)
     /// Any other failure of the transport, described.
@@ -90,6 +93,10 @@ public enum GATTConversationError: Error, Hashable, Sendable, CustomStringConver
         case .disconnected(let why): "the device disconnected (\(why))"
         case .characteristicMissing(let uuid): "the device has no characteristic \(uuid)"
         case .operationNotPermitted(let operation, let uuid): "characteristic \(uuid) does not allow \(operation)"
+        case .pairingNeeded(let device, let operation, let characteristic):
+            "\(device) refuses the \(operation) of \(characteristic) even on an encrypted link: it needs pairing with a "
+                + "passkey; pair it once with `bluetoothctl pair \(device)` (enter the code the device shows), then "
+                + "ingestd connects with that bond"
         case .notInCapture(let what): "the capture holds no \(what)"
         case .transport(let detail): detail
         }

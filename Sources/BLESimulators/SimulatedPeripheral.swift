@@ -104,6 +104,16 @@ public struct SimulatedProfile: Hashable, Sendable {
     public static let vendorCharacteristic = BLEUUID(high: 0x6E40_0003_B5A3_F393, low: 0xE0A9_E50E_24DC_CA9E)
 }
 
+/// What a simulated peripheral demands before it lets its values be read, written or subscribed to.
+public enum SimulatedSecurity: Hashable, Sendable {
+    /// Nothing.
+    case none
+    /// An encrypted link: Insufficient Encryption (0x0F) until ``SimulatedPeripheral/encryptLink()``.
+    case encryption
+    /// An authenticated (passkey) bond: Insufficient Authentication (0x05) even once encrypted.
+    case passkey
+}
+
 /// One row of the simulated attribute table.
 public struct SimulatedAttribute: Hashable, Sendable {
     public var handle: UInt16
@@ -153,15 +163,19 @@ public actor SimulatedPeripheral: ConditionWaiting {
     private var readerTask: Task<Void, Never>?
     var waiters = ConditionWaiters()
     private let responder: (any SimulatedResponder)?
+    private let security: SimulatedSecurity
+    /// Whether the client had the link encrypted.
+    public private(set) var encrypted = false
     /// Value handle → characteristic UUID, for the responder.
     private let characteristicsByValueHandle: [UInt16: BLEUUID]
 
     /// Takes ownership of `descriptor`; serves `profile` with the given receive MTU.
     /// - Parameter responder: answers writes to characteristic values (a vendor protocol).
     public init(descriptor: Int32, profile: SimulatedProfile, behaviour: Behaviour = .normal, serverMTU: UInt16 = 23,
-                responder: (any SimulatedResponder)? = nil)
+                responder: (any SimulatedResponder)? = nil, security: SimulatedSecurity = .none)
         throws(SimulatorSetupError)
     {
+        self.security = security
         do {
             channel = try PacketChannel(adopting: descriptor, threadName: "simulated-peripheral")
         } catch {
@@ -191,6 +205,9 @@ public actor SimulatedPeripheral: ConditionWaiting {
         }) else { return nil }
         return attributes[declaration].value.uint16LE(at: 1)
     }
+
+    /// The client raised the link's security ("Just Works" pairing succeeded).
+    public func encryptLink() { encrypted = true }
 
     /// Starts answering.
     public func start() {
@@ -334,7 +351,23 @@ public actor SimulatedPeripheral: ConditionWaiting {
         Answer(pdu: ATTPDU.errorResponse(request: request.rawValue, handle: handle, code: code))
     }
 
+    /// The refusal of a request on a protected attribute (a characteristic value or descriptor).
+    private func securityRefusal(opcode: ATTOpcode, _ pdu: [UInt8]) -> Answer? {
+        guard security != .none, [.readRequest, .readBlobRequest, .writeRequest].contains(opcode), pdu.count >= 3 else {
+            return nil
+        }
+        let handle = pdu.uint16LE(at: 1)
+        guard let attribute = attributes.first(where: { $0.handle == handle }),
+              attribute.type != .primaryService, attribute.type != .characteristic else { return nil }
+        switch security {
+        case .none: return nil
+        case .encryption: return encrypted ? nil : error(opcode, handle, .insufficientEncryption)
+        case .passkey: return error(opcode, handle, .insufficientAuthentication)
+        }
+    }
+
     private func answer(opcode: ATTOpcode, _ pdu: [UInt8]) -> Answer {
+        if let refusal = securityRefusal(opcode: opcode, pdu) { return refusal }
         switch opcode {
         case .exchangeMTURequest:
             guard pdu.count == 3 else { return error(opcode, 0, .invalidPDU) }

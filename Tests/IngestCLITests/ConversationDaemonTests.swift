@@ -7,6 +7,7 @@ import Foundation
 import HealthModel
 import Logging
 import SQLiteStore
+import Synchronization
 import Testing
 import Transport
 @testable import IngestCLI
@@ -17,10 +18,18 @@ import Transport
 @Suite(.serialized) struct ConversationDaemonTests {
     static let band = BLEAddress("F9:E5:10:60:E8:60")!
 
+    /// The peripherals the daemon connected to.
+    final class PeripheralList: Sendable {
+        private let list = Mutex<[SimulatedPeripheral]>([])
+        func add(_ peripheral: SimulatedPeripheral) { list.withLock { $0.append(peripheral) } }
+        var all: [SimulatedPeripheral] { list.withLock { $0 } }
+    }
+
     /// Runs the daemon once (`listen` long) against a controller advertising `name` (and
     /// `services`) as connectable; each connection gets a peripheral serving `profile` with `responder`.
     private func runDaemon(store: String, name: String, services: [UInt16] = [], profile: SimulatedProfile,
-                           responder: any SimulatedResponder, listen: Duration,
+                           responder: (any SimulatedResponder)?, security: SimulatedSecurity = .none,
+                           peripherals: PeripheralList = PeripheralList(), listen: Duration,
                            log: RecordingLogHandler = RecordingLogHandler()) async throws {
         let (hostEnd, controllerEnd) = try SocketPair.make()
         var data = ADStructure.flags(0x06) + ADStructure.completeLocalName(name)
@@ -36,11 +45,14 @@ import Transport
             openScanner: { options in HCIScanner(channel: try PacketChannel(adopting: hostEnd), log: options.log) },
             connect: { address, type, options in
                 let (clientEnd, peripheralEnd) = try SocketPair.make()
-                let peripheral = try SimulatedPeripheral(descriptor: peripheralEnd, profile: profile, responder: responder)
+                let peripheral = try SimulatedPeripheral(descriptor: peripheralEnd, profile: profile, responder: responder,
+                                                         security: security)
                 await peripheral.start()
+                peripherals.add(peripheral)
                 let client = GATTClient(channel: try PacketChannel(adopting: clientEnd),
                                         peer: GATTPeer(address: address, addressType: type, connectionHandle: 0x0040),
-                                        configuration: GATTClientConfiguration(requestTimeout: .seconds(2)), log: options.log)
+                                        configuration: GATTClientConfiguration(requestTimeout: .seconds(2)), log: options.log,
+                                        securityRaiser: { _ in await peripheral.encryptLink() })
                 await client.start()
                 return client
             })
@@ -149,5 +161,32 @@ import Transport
         let samples = try store.samples(type: .bodyMass)
         #expect(samples.map(\.quantity.value) == [77.5])
         #expect(samples.first?.start == stamped)
+    }
+
+    /// A scale that answers Insufficient Encryption: the daemon asks for an encrypted link
+    /// (the kernel pairs "Just Works"), repeats the subscription and takes the reading.
+    @Test func aDeviceDemandingEncryptionGetsAnEncryptedLink() async throws {
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "gatt-health", "bodyMass"])
+        let peripherals = PeripheralList()
+        try await runDaemon(store: scenario.store, name: "WS", services: [0x181D], profile: .weightScale, responder: nil,
+                            security: .encryption, peripherals: peripherals, listen: .seconds(3))
+        let peripheral = try #require(peripherals.all.first)
+        #expect(await peripheral.encrypted)
+        let store = try HealthStore(path: scenario.store)
+        defer { store.close() }
+        #expect(try store.samples(type: .bodyMass).map(\.quantity.value) == [77.5])
+    }
+
+    /// A scale that wants a passkey bond: refused even encrypted; the log names the device and
+    /// the command that pairs it.
+    @Test func aDeviceWantingAPasskeyIsReportedWithWhatToDo() async throws {
+        let scenario = try Scenario()
+        let log = RecordingLogHandler()
+        try await runDaemon(store: scenario.store, name: "WS", services: [0x181D], profile: .weightScale, responder: nil,
+                            security: .passkey, listen: .seconds(3), log: log)
+        let messages = log.records.map(\.message)
+        #expect(messages.contains { $0.contains("needs pairing with a passkey") && $0.contains("bluetoothctl pair F9:E5:10:60:E8:60") },
+                "\(messages)")
     }
 }

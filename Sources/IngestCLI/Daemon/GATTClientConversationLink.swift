@@ -20,6 +20,8 @@ actor GATTClientConversationLink: GATTConversationLink {
     /// Values dropped because the queue was full.
     private(set) var droppedValues = 0
     private var database: GATTDatabase?
+    /// Whether the link was asked to be encrypted already (once per connection).
+    private var securityRaised = false
 
     init(client: GATTClient) {
         self.client = client
@@ -57,11 +59,7 @@ actor GATTClientConversationLink: GATTConversationLink {
         guard found.properties.contains(.read) else {
             throw .operationNotPermitted(operation: "read", characteristic: characteristic)
         }
-        do {
-            return try await client.read(found)
-        } catch {
-            throw Self.translate(error, operation: "read", characteristic: characteristic)
-        }
+        return try await securely("read", characteristic) { () async throws(GATTError) in try await self.client.read(found) }
     }
 
     func write(_ value: [UInt8], to characteristic: BLEUUID, withResponse: Bool) async throws(GATTConversationError) {
@@ -71,10 +69,8 @@ actor GATTClientConversationLink: GATTConversationLink {
             throw .operationNotPermitted(operation: withResponse ? "write" : "write without response",
                                          characteristic: characteristic)
         }
-        do {
-            try await client.write(value, to: found, withResponse: withResponse)
-        } catch {
-            throw Self.translate(error, operation: "write", characteristic: characteristic)
+        try await securely("write", characteristic) { () async throws(GATTError) in
+            try await self.client.write(value, to: found, withResponse: withResponse)
         }
     }
 
@@ -84,10 +80,8 @@ actor GATTClientConversationLink: GATTConversationLink {
         guard found.properties.contains(needed) else {
             throw .operationNotPermitted(operation: mode.rawValue, characteristic: characteristic)
         }
-        do {
-            try await client.subscribe(to: found, mode: mode == .indications ? .indications : .notifications)
-        } catch {
-            throw Self.translate(error, operation: "subscription", characteristic: characteristic)
+        try await securely("subscription", characteristic) { () async throws(GATTError) in
+            try await self.client.subscribe(to: found, mode: mode == .indications ? .indications : .notifications)
         }
     }
 
@@ -151,6 +145,39 @@ actor GATTClientConversationLink: GATTConversationLink {
     }
 
     // MARK: - Helpers
+
+    /// Runs a request; when the device answers Insufficient Authentication / Encryption (or
+    /// key size), asks for an encrypted link once and repeats it. Still refused on an encrypted
+    /// link, the device wants a passkey bond: ``GATTConversationError/pairingNeeded``.
+    private func securely<T>(_ operation: String, _ characteristic: BLEUUID,
+                             _ request: () async throws(GATTError) -> T) async throws(GATTConversationError) -> T {
+        let firstError: GATTError
+        do {
+            return try await request()
+        } catch {
+            firstError = error
+        }
+        guard case .attError(_, _, let code) = firstError, code.needsSecurity else {
+            throw Self.translate(firstError, operation: operation, characteristic: characteristic)
+        }
+        if securityRaised {
+            throw .pairingNeeded(device: peerAddress, operation: operation, characteristic: characteristic)
+        }
+        securityRaised = true
+        do {
+            try await client.raiseSecurity(to: .medium)
+        } catch {
+            throw .transport("\(peerAddress) wants an encrypted link for the \(operation) of \(characteristic): \(error)")
+        }
+        do {
+            return try await request()
+        } catch {
+            if case .attError(_, _, let again) = error, again.needsSecurity {
+                throw .pairingNeeded(device: peerAddress, operation: operation, characteristic: characteristic)
+            }
+            throw Self.translate(error, operation: operation, characteristic: characteristic)
+        }
+    }
 
     private func characteristicNamed(_ uuid: BLEUUID) async throws(GATTConversationError) -> GATTCharacteristic {
         _ = try await discover()
