@@ -25,12 +25,13 @@ struct CapturedConnections {
     /// Connections whose events were cut at ``maximumEventsPerConnection``.
     private(set) var truncated = 0
 
-    /// Takes one event (already routed, so the router knows the device's adapter).
-    mutating func absorb(_ event: TransportEvent, router: AdapterRouter, decoder: HCITraceDecoder) {
+    /// Takes one event.
+    mutating func absorb(_ event: TransportEvent, decoder: HCITraceDecoder) {
         switch event {
         case .connected(let connection):
+            // Every connection is kept: a device seen only through GATT is matched by the services
+            // of its values, after its connection began; the runner keeps those whose adapter converses.
             if let previous = open.removeValue(forKey: connection.handle) { finished.append(previous) }
-            guard router.adapter(for: connection.peerAddress)?.holdsConversations == true else { return }
             open[connection.handle] = Connection(peer: connection.peerAddress, handle: connection.handle,
                                                  start: connection.time)
         case .disconnected(let disconnection):

@@ -208,7 +208,7 @@ struct CaptureReplay {
                 decoder.process(record, into: &events)
                 for event in events {
                     router.route(event, into: &output)
-                    connections.absorb(event, router: router, decoder: decoder)
+                    connections.absorb(event, decoder: decoder)
                 }
                 try drain(force: false)
             }
