@@ -11,6 +11,8 @@ public protocol Adapter: Sendable {
     var descriptor: AdapterDescriptor { get }
     /// A session for one BLE device the descriptor matched.
     func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any AdapterSession
+    /// Whether the adapter can take a device now (default true; see ``AdapterPins``).
+    var isAvailable: Bool { get }
 }
 
 /// Per-device decoding state. Fed transport events in order; writes records and rejections.

@@ -16,6 +16,8 @@ struct USBBackend: DeviceBackend {
     var adapters: [any USBAdapter]
     var options: [String: String]
     var timeZone: TimeZone
+    /// Devices pinned to one adapter (`--adapter VID:PID=ID`).
+    var pins = AdapterPins()
 
     func run(service: IngestService, logger: Logger, once: Bool) async {
         let context: LibUSBContext
@@ -26,7 +28,7 @@ struct USBBackend: DeviceBackend {
             return
         }
         let supervisor = USBSessionSupervisor(context: context, adapters: adapters, options: options,
-                                              timeZone: timeZone, service: service, logger: logger)
+                                              timeZone: timeZone, service: service, logger: logger, pins: pins)
         if once || !context.supportsHotplug {
             if !once { logger.notice("libusb has no hotplug support here: polling for devices every 2 s") }
             repeat {
@@ -76,6 +78,7 @@ final class USBSessionSupervisor: Sendable {
 
     private let context: LibUSBContext
     private let adapters: [any USBAdapter]
+    private let pins: AdapterPins
     private let options: [String: String]
     private let timeZone: TimeZone
     private let service: IngestService
@@ -84,9 +87,10 @@ final class USBSessionSupervisor: Sendable {
     private let group = DispatchGroup()
 
     init(context: LibUSBContext, adapters: [any USBAdapter], options: [String: String], timeZone: TimeZone,
-         service: IngestService, logger: Logger) {
+         service: IngestService, logger: Logger, pins: AdapterPins = AdapterPins()) {
         self.context = context
         self.adapters = adapters
+        self.pins = pins
         self.options = options
         self.timeZone = timeZone
         self.service = service
@@ -105,7 +109,7 @@ final class USBSessionSupervisor: Sendable {
 
     func arrived(_ device: USBDeviceDescription) {
         guard let key = Self.key(device) else { return }
-        guard let adapter = adapters.first(where: { $0.descriptor.matches(device) }) else {
+        guard let adapter = adapters.adapter(for: device, pins: pins) else {
             let first = state.withLock { $0.unmatchedLogged.insert(device.idString).inserted }
             if first { logger.debug("no adapter for USB device \(device)") }
             return
