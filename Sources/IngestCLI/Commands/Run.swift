@@ -29,6 +29,9 @@ struct Run: Command {
         Option("listen", valueName: "SECONDS", help: "With --once: how long to listen to broadcasting devices.", default: "10")
         ExternalAdapterSupport.pluginsOption
         CommonArguments.adapterOption
+        Option("adapter", valueName: "DEVICE=ID",
+               help: "Serve one device with one adapter only: a Bluetooth ADDRESS=ID or a USB VID:PID=ID (repeatable).",
+               repeatable: true)
         CommonArguments.tz
         CommonArguments.pendingDays
         CommonArguments.pendingMaxRecords
@@ -43,6 +46,7 @@ struct Run: Command {
     let listen: Double
     let plugins: [String]
     let adapterOptions: [String: String]
+    let pins: AdapterPins
     let zone: TimeZone
     let pendingLimits: PendingLimits
 
@@ -57,6 +61,12 @@ struct Run: Command {
         zone = try CommonArguments.timeZone(try arguments.value("tz"))
         adapterOptions = try CommonArguments.adapterOptions(try arguments.values("adapter-option"))
         pendingLimits = try CommonArguments.pendingLimits(arguments)
+        let pinValues: [String] = try arguments.values("adapter")
+        do {
+            pins = try AdapterPins(parsing: pinValues)
+        } catch {
+            throw UsageError.invalidValue(pinValues.joined(separator: " "), argument: "--adapter", reason: error.description)
+        }
         guard hci >= 0, hci < 64 else { throw UsageError.invalidValue(String(hci), argument: "--hci", reason: "not a controller index") }
         guard listen > 0 else { throw UsageError.invalidValue(String(listen), argument: "--listen", reason: "must be positive") }
     }
@@ -77,15 +87,20 @@ struct Run: Command {
         for plugin in catalogue.plugins where plugin.brokenReason != nil {
             context.logger.warning("external adapter \(plugin.id) is broken: \(plugin.brokenReason ?? "")")
         }
+        let known = Set(ExternalAdapterSupport.bluetoothAdapters(catalogue).map(\.descriptor.id))
+            .union(ExternalAdapterSupport.usbAdapters(catalogue).map(\.descriptor.id))
+        if let unknown = pins.unknownIDs(known: known).first {
+            throw CommandFailure("--adapter: no adapter \"\(unknown)\" (ingestd adapters lists them)", exitCode: .usage)
+        }
         var backends: [any DeviceBackend] = []
         if !noUSB {
             backends += DaemonBackends.usb(adapters: ExternalAdapterSupport.usbAdapters(catalogue),
-                                           options: adapterOptions, timeZone: zone)
+                                           options: adapterOptions, timeZone: zone, pins: pins)
         }
         if !noBLE {
             backends += DaemonBackends.bluetooth(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue),
                                                  controller: UInt16(hci), timeZone: zone,
-                                                 onceListen: .milliseconds(Int(listen * 1000)))
+                                                 onceListen: .milliseconds(Int(listen * 1000)), pins: pins)
         }
         let daemon = Daemon(options: DaemonOptions(storePath: path, once: once, pendingLimits: pendingLimits),
                             backends: backends, logger: context.logger)

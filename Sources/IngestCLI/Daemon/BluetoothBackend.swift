@@ -73,6 +73,8 @@ public struct BluetoothBackend: DeviceBackend {
     public var onceListen: Duration
     /// After a connection ended normally, how long before connecting to the same device again.
     public var reconnectCooldown: Duration = .seconds(60)
+    /// Devices served by one adapter only (`--adapter ADDRESS=ID`).
+    public var pins: [BLEAddress: String] = [:]
     /// How long the first record of a batch waits for others before the batch is committed.
     public var batchDelay: Duration = EventBatcher.defaultDelay
 
@@ -99,7 +101,7 @@ public struct BluetoothBackend: DeviceBackend {
         logger.info("scanning on \(controllerName)")
         let router: AdapterRouter
         do {
-            router = try AdapterRouter(adapters: adapters, timeZone: timeZone)
+            router = try AdapterRouter(adapters: adapters, pins: pins, timeZone: timeZone)
         } catch {
             logger.error("\(error)")
             await scanner.stop()
