@@ -14,6 +14,8 @@ struct CapturedConnections {
         var start: Date
         var events: [TransportEvent] = []
         var database = GATTDatabase()
+        /// Events past ``CapturedConnections/maximumEventsPerConnection`` were dropped.
+        var truncated = false
     }
 
     /// A capture keeps at most this many events per connection for its conversation (a longer
@@ -22,8 +24,6 @@ struct CapturedConnections {
 
     private(set) var finished: [Connection] = []
     private var open: [UInt16: Connection] = [:]
-    /// Connections whose events were cut at ``maximumEventsPerConnection``.
-    private(set) var truncated = 0
 
     /// Takes one event.
     mutating func absorb(_ event: TransportEvent, decoder: HCITraceDecoder) {
@@ -57,10 +57,7 @@ struct CapturedConnections {
         guard open[handle] != nil else { return }
         if let database = decoder.peerDatabase(connection: handle) { open[handle]?.database = database }
         guard let count = open[handle]?.events.count, count < Self.maximumEventsPerConnection else {
-            if open[handle]?.events.count == Self.maximumEventsPerConnection {
-                truncated += 1
-                open[handle]?.events.append(event)  // one past the bound marks the cut once
-            }
+            open[handle]?.truncated = true
             return
         }
         open[handle]?.events.append(event)
@@ -207,4 +204,6 @@ struct ConversationReport {
     var writesNotInCapture: Int
     /// Why the conversation ended early, when it did.
     var failure: String?
+    /// The captured connection had more events than a conversation is given; the rest were dropped.
+    var truncated = false
 }

@@ -243,7 +243,8 @@ extension CaptureReplay {
                           deliver: ([HealthRecord]) throws -> Void) async throws -> ConversationReport {
         let link = CaptureConversationLink(connection)
         let id = adapter.descriptor.id
-        var report = ConversationReport(device: connection.peer, adapter: id, writesNotInCapture: 0)
+        var report = ConversationReport(device: connection.peer, adapter: id, writesNotInCapture: 0,
+                                        truncated: connection.truncated)
         var deliveryFailure: (any Error)?
         guard let conversation = adapter.conversation(
             for: traits ?? BLEDeviceTraits(address: connection.peer),
@@ -306,6 +307,9 @@ extension CaptureReplay.Summary {
             lines.append("  conversation with \(conversation.device) → adapter \(conversation.adapter)")
             lines.append("    writes not in the capture: \(conversation.writesNotInCapture)")
             if let failure = conversation.failure { lines.append("    conversation ended: \(failure)") }
+            if conversation.truncated {
+                lines.append("    the connection's events past \(CapturedConnections.maximumEventsPerConnection) were not replayed")
+            }
         }
         for device in unmatchedUSB {
             lines.append("  unmatched USB device \(device) (give --usb VID:PID and --adapter ID to force one)")
