@@ -19,6 +19,8 @@ extension GATTHealthAdapter: ConversingAdapter {
 final class GATTHealthConversation: GATTConversation {
     /// How long the meter may stay silent during a record transfer.
     static let recordTimeout: Duration = .seconds(30)
+    /// The memory key of the user index a scale gave at registration.
+    static let userIndexKey = "uds-user-index"
     /// The memory key of the last glucose record sequence number received and committed.
     static let lastSequenceKey = "glucose-last-sequence"
     /// At most this many values are read during one record transfer (a meter holds a few
@@ -44,10 +46,14 @@ final class GATTHealthConversation: GATTConversation {
         var output = AdapterOutput()
         let database = try await link.discover()
         try await steps.readAll(reads, over: link, into: &output)
-        if let currentTime = database.characteristic(GATTHealthUUID.currentTime), currentTime.properties & 0x08 != 0 {
+        if let currentTime = database.characteristic(GATTHealthUUID.currentTime), currentTime.properties & 0x08 != 0,
+           context.options[GATTHealthOption.setTime] != "false" {
             try await setCurrentTime(over: link, into: &output)
         }
         try await steps.subscribeAll(subscriptions, over: link, into: &output)
+        if database.characteristic(GATTHealthUUID.userControlPoint) != nil {
+            try await identifyUser(over: link, into: &output)
+        }
         if !output.records.isEmpty || !output.rejections.isEmpty || !output.skipped.isEmpty {
             _ = try await deliver(output)
             output = AdapterOutput()
@@ -74,6 +80,68 @@ final class GATTHealthConversation: GATTConversation {
             if case .disconnected = error { throw error }
             output.reject(context.source, reason: "current-time-refused",
                           detail: "\(link.peerAddress): \(error)", time: now)
+        }
+    }
+
+    // MARK: - User Data Service
+
+    /// Gives the configured user's consent code (`uds-user-index`, `uds-consent-code`), or with
+    /// a consent code alone registers a new user and remembers its index for the next contact.
+    /// The scale then sends that user's measurements; each carries its user index
+    /// (`IngestDeviceUserID`). Without a consent code nothing is written (the scale sends only
+    /// what it sends unasked).
+    private func identifyUser(over link: any GATTConversationLink, into output: inout AdapterOutput)
+        async throws(GATTConversationError)
+    {
+        guard let codeText = context.options[GATTHealthOption.consentCode] else { return }
+        let now = await link.now()
+        guard let code = UInt16(codeText), code <= 9999 else {
+            output.reject(context.source, reason: "bad-option",
+                          detail: "\(GATTHealthOption.consentCode)=\(codeText): a consent code is 0…9999", time: now)
+            return
+        }
+        let deviceKey = device.address.description
+        var index: UInt8?
+        if let indexText = context.options[GATTHealthOption.userIndex] {
+            guard let configured = UInt8(indexText), configured < 0xFF else {
+                output.reject(context.source, reason: "bad-option",
+                              detail: "\(GATTHealthOption.userIndex)=\(indexText): a user index is 0…254", time: now)
+                return
+            }
+            index = configured
+        } else if let remembered = await context.memory?.recall(Self.userIndexKey, device: deviceKey).flatMap({ UInt8($0) }) {
+            index = remembered
+        }
+        let request: [UInt8] = if let index {
+            [0x02, index, UInt8(code & 0xFF), UInt8(code >> 8)]  // Consent
+        } else {
+            [0x01, UInt8(code & 0xFF), UInt8(code >> 8)]  // Register New User
+        }
+        do {
+            try await link.subscribe(to: GATTHealthUUID.userControlPoint, mode: .indications)
+            try await link.write(request, to: GATTHealthUUID.userControlPoint, withResponse: true)
+            let response = try await link.nextValue(timeout: Self.recordTimeout) { value in
+                value.characteristicUUID == GATTHealthUUID.userControlPoint && value.value.first == 0x20
+            }
+            let bytes = response.value
+            guard bytes.count >= 3, bytes[1] == request[0] else {
+                output.reject(context.source, reason: "uds-bad-response",
+                              detail: "\(link.peerAddress): \(hexString(bytes))", time: response.time)
+                return
+            }
+            guard bytes[2] == 0x01 else {
+                output.reject(context.source, reason: "uds-refused",
+                              detail: "\(link.peerAddress) refused user \(index.map(String.init) ?? "registration"): "
+                                  + "result 0x\(String(bytes[2], radix: 16)) (0x05: wrong consent code)",
+                              time: response.time)
+                return
+            }
+            if index == nil, bytes.count >= 4 {
+                try? await context.memory?.remember(String(bytes[3]), for: Self.userIndexKey, device: deviceKey)
+            }
+        } catch {
+            if case .disconnected = error { throw error }
+            output.reject(context.source, reason: "uds-refused", detail: "\(link.peerAddress): \(error)", time: now)
         }
     }
 
@@ -173,6 +241,16 @@ final class GATTHealthConversation: GATTConversation {
         }
         return .finished
     }
+}
+
+/// The adapter's options (`--adapter-option KEY=VALUE`).
+public enum GATTHealthOption {
+    /// `false`: never write the device's Current Time.
+    public static let setTime = "set-time"
+    /// The user index on a multi-user scale (User Data Service), 0…254.
+    public static let userIndex = "uds-user-index"
+    /// That user's consent code, 0…9999 (alone: register a new user with it).
+    public static let consentCode = "uds-consent-code"
 }
 
 /// A request written to the Record Access Control Point (0x2A52): op code, operator, operand.

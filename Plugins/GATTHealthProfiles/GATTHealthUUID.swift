@@ -50,6 +50,8 @@ public enum GATTHealthUUID {
     public static let recordAccessControlPoint = BLEUUID(0x2A52)
     /// Current Time (0x2A2B) of the Current Time service 0x1805.
     public static let currentTime = BLEUUID(0x2A2B)
+    /// User Control Point (write + indicate) of the User Data Service 0x181C.
+    public static let userControlPoint = BLEUUID(0x2A9F)
 }
 
 /// Metadata keys this adapter writes besides HealthKit's typed ones (sync identity, time zone,

@@ -44,13 +44,16 @@ public struct AdapterContext: Sendable {
     /// What the adapter remembers about devices between connections (this adapter's own
     /// entries); nil where nothing can be kept.
     public var memory: (any DeviceMemory)?
+    /// Adapter configuration (`--adapter-option KEY=VALUE`), e.g. a user index and consent code.
+    public var options: [String: String]
 
     public init(timeZone: TimeZone, source: String, replayClock: (@Sendable () -> Date)? = nil,
-                memory: (any DeviceMemory)? = nil) {
+                memory: (any DeviceMemory)? = nil, options: [String: String] = [:]) {
         self.timeZone = timeZone
         self.source = source
         self.replayClock = replayClock
         self.memory = memory
+        self.options = options
     }
 }
 

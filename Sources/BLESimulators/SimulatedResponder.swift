@@ -143,3 +143,50 @@ public final class SimulatedCurrentTimeScale: SimulatedResponder {
                                indicate: true)]
     }
 }
+
+/// A simulated two-user scale with the User Data Service (0x181C): its User Control Point
+/// (0x2A9F, write and indicate) takes Consent (`02 <index> <code LE>`) and Register New User
+/// (`01 <code LE>`, answered with the new index 3). After a consent with the right code it
+/// indicates that user's stored weighing on Weight Measurement (0x2A9D, flags 0x04: user index
+/// present): user 1 (code 1234) 70.0 kg, user 2 (code 5678) 82.5 kg. A wrong code is answered
+/// "user not authorized" (0x05).
+public final class SimulatedUserDataScale: SimulatedResponder {
+    public static let controlPoint = BLEUUID(0x2A9F)
+    public static let weightMeasurement = BLEUUID(0x2A9D)
+
+    /// The scale's GATT table.
+    public static let profile = SimulatedProfile(name: "Family Scale", services: [
+        .init(uuid: BLEUUID(0x181D), characteristics: [.init(uuid: weightMeasurement, properties: 0x20)]),
+        .init(uuid: BLEUUID(0x181C), characteristics: [.init(uuid: controlPoint, properties: 0x28)]),
+    ])
+
+    /// Per user index: consent code and weight in units of 0.005 kg.
+    private static let users: [UInt8: (code: UInt16, weight: UInt16)] = [1: (1234, 14_000), 2: (5678, 16_500)]
+    private let requests = Mutex<[[UInt8]]>([])
+
+    public init() {}
+
+    /// The control point requests received, in order.
+    public var received: [[UInt8]] { requests.withLock { $0 } }
+
+    public func respond(toWriteOf value: [UInt8], characteristic: BLEUUID) -> [SimulatedReply] {
+        guard characteristic == Self.controlPoint, let op = value.first else { return [] }
+        requests.withLock { $0.append(value) }
+        func answer(_ result: UInt8, _ extra: [UInt8] = []) -> SimulatedReply {
+            SimulatedReply(characteristic: Self.controlPoint, value: [0x20, op, result] + extra, indicate: true)
+        }
+        switch op {
+        case 0x01 where value.count == 3:
+            return [answer(0x01, [3])]
+        case 0x02 where value.count == 4:
+            let code = UInt16(value[2]) | UInt16(value[3]) << 8
+            guard let user = Self.users[value[1]], user.code == code else { return [answer(0x05)] }
+            return [answer(0x01),
+                    SimulatedReply(characteristic: Self.weightMeasurement,
+                                   value: [0x04, UInt8(user.weight & 0xFF), UInt8(user.weight >> 8), value[1]],
+                                   indicate: true)]
+        default:
+            return [answer(0x02)]
+        }
+    }
+}

@@ -29,7 +29,8 @@ import Transport
     /// `services`) as connectable; each connection gets a peripheral serving `profile` with `responder`.
     private func runDaemon(store: String, name: String, services: [UInt16] = [], profile: SimulatedProfile,
                            responder: (any SimulatedResponder)?, security: SimulatedSecurity = .none,
-                           peripherals: PeripheralList = PeripheralList(), listen: Duration,
+                           peripherals: PeripheralList = PeripheralList(), options: [String: String] = [:],
+                           listen: Duration,
                            log: RecordingLogHandler = RecordingLogHandler()) async throws {
         let (hostEnd, controllerEnd) = try SocketPair.make()
         var data = ADStructure.flags(0x06) + ADStructure.completeLocalName(name)
@@ -56,8 +57,9 @@ import Transport
                 await client.start()
                 return client
             })
-        let backend = BluetoothBackend(adapters: BuiltinAdapters.bluetooth, link: link, controllerName: "sim0",
+        var backend = BluetoothBackend(adapters: BuiltinAdapters.bluetooth, link: link, controllerName: "sim0",
                                        timeZone: TimeZone(identifier: "Europe/Berlin")!, onceListen: listen)
+        backend.options = options
         let daemon = Daemon(options: DaemonOptions(storePath: store, once: true), backends: [backend],
                             logger: Logger(label: "test", handler: log))
         try await daemon.run()
@@ -188,5 +190,33 @@ import Transport
         let messages = log.records.map(\.message)
         #expect(messages.contains { $0.contains("needs pairing with a passkey") && $0.contains("bluetoothctl pair F9:E5:10:60:E8:60") },
                 "\(messages)")
+    }
+
+    /// A two-user scale: with user 2's index and consent code the scale hands over user 2's
+    /// weighing, kept with its user index; a wrong code is refused and nothing arrives.
+    @Test func aMultiUserScaleGivesTheConfiguredUsersReadings() async throws {
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "gatt-health", "bodyMass"])
+        let scale = SimulatedUserDataScale()
+        try await runDaemon(store: scenario.store, name: "Family", services: [0x181D], profile: SimulatedUserDataScale.profile,
+                            responder: scale, options: ["uds-user-index": "2", "uds-consent-code": "5678"],
+                            listen: .seconds(3))
+        #expect(scale.received == [[0x02, 2, 0x2E, 0x16]], "consent for user 2 with code 5678")
+        let store = try HealthStore(path: scenario.store)
+        defer { store.close() }
+        let samples = try store.samples(type: .bodyMass)
+        #expect(samples.map(\.quantity.value) == [82.5])
+        #expect(samples.first?.metadata.entries["IngestDeviceUserID"] == .number(2))
+
+        let refused = try Scenario()
+        await refused.run(["auth", "grant", "gatt-health", "bodyMass"])
+        let log = RecordingLogHandler()
+        try await runDaemon(store: refused.store, name: "Family", services: [0x181D], profile: SimulatedUserDataScale.profile,
+                            responder: SimulatedUserDataScale(), options: ["uds-user-index": "1", "uds-consent-code": "9999"],
+                            listen: .seconds(3), log: log)
+        let other = try HealthStore(path: refused.store)
+        defer { other.close() }
+        #expect(try other.samples(type: .bodyMass).isEmpty)
+        #expect(log.records.contains { $0.message.contains("uds-refused") }, "\(log.records.map(\.message))")
     }
 }

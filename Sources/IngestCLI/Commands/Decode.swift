@@ -53,7 +53,8 @@ struct Decode: Command {
         let encoder = HealthRecordEncoder()
         let catalogue = ExternalAdapterSupport.loadCatalogue(directories: plugins, context: context)
         let usbAdapters = ExternalAdapterSupport.usbAdapters(catalogue)
-        let replay = CaptureReplay(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue), forcedAdapterID: adapter, timeZone: zone)
+        var replay = CaptureReplay(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue), forcedAdapterID: adapter, timeZone: zone)
+        replay.options = adapterOptions
         for file in files {
             let emit: ([HealthRecord]) throws -> Void = { records in
                 for record in records {

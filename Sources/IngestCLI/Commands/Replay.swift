@@ -78,8 +78,9 @@ struct Replay: Command {
         var records = 0
         let catalogue = ExternalAdapterSupport.loadCatalogue(directories: plugins, context: context)
         let usbAdapters = ExternalAdapterSupport.usbAdapters(catalogue)
-        let captures = CaptureReplay(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue), forcedAdapterID: adapter, timeZone: zone,
+        var captures = CaptureReplay(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue), forcedAdapterID: adapter, timeZone: zone,
                                      batchSize: batchSize)
+        captures.options = adapterOptions
         for file in files {
             if file != "-", CaptureReplay.isCapture(path: file) {
                 let deliver: ([HealthRecord]) throws -> DeliveryReceipt = { records in

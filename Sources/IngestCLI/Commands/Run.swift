@@ -100,7 +100,8 @@ struct Run: Command {
         if !noBLE {
             backends += DaemonBackends.bluetooth(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue),
                                                  controller: UInt16(hci), timeZone: zone,
-                                                 onceListen: .milliseconds(Int(listen * 1000)), pins: pins)
+                                                 onceListen: .milliseconds(Int(listen * 1000)), pins: pins,
+                                                 options: adapterOptions)
         }
         let daemon = Daemon(options: DaemonOptions(storePath: path, once: once, pendingLimits: pendingLimits),
                             backends: backends, logger: context.logger)

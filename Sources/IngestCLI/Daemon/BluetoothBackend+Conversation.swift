@@ -11,7 +11,8 @@ extension BluetoothBackend {
     /// delivers before the conversation goes on (so it may erase only what was committed), and
     /// disconnect. Returns whether the conversation ended without an error.
     static func converse(with advertisement: BLEAdvertisement, adapter: any Adapter, traits: BLEDeviceTraits,
-                         link: BluetoothLink, service: IngestService, timeZone: TimeZone, logger: Logger) async -> Bool {
+                         link: BluetoothLink, service: IngestService, timeZone: TimeZone,
+                         options: [String: String] = [:], logger: Logger) async -> Bool {
         let client: GATTClient
         do {
             client = try await link.connect(advertisement.address, advertisement.addressType,
@@ -26,7 +27,7 @@ extension BluetoothBackend {
         guard let conversation = adapter.conversation(
             for: traits, context: AdapterContext(
                 timeZone: timeZone, source: adapter.descriptor.id,
-                memory: StoreDeviceMemory(service: service, adapter: adapter.descriptor.id)))
+                memory: StoreDeviceMemory(service: service, adapter: adapter.descriptor.id), options: options))
         else { return false }
         var succeeded = true
         await withTaskCancellationHandler {

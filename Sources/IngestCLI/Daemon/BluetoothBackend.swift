@@ -75,6 +75,8 @@ public struct BluetoothBackend: DeviceBackend {
     public var reconnectCooldown: Duration = .seconds(60)
     /// Devices served by one adapter only (`--adapter ADDRESS=ID`).
     public var pins: [BLEAddress: String] = [:]
+    /// Adapter configuration (`--adapter-option`), given to conversations.
+    public var options: [String: String] = [:]
     /// How long the first record of a batch waits for others before the batch is committed.
     public var batchDelay: Duration = EventBatcher.defaultDelay
 
@@ -129,9 +131,11 @@ public struct BluetoothBackend: DeviceBackend {
                 let deviceLogger = log
                 let traits = await batcher.traits(for: advertisement.address)
                 let timeZone = self.timeZone
+                let options = self.options
                 group.addTask {
                     let ok = await Self.converse(with: advertisement, adapter: adapter, traits: traits, link: link,
-                                                 service: service, timeZone: timeZone, logger: deviceLogger)
+                                                 service: service, timeZone: timeZone, options: options,
+                                                 logger: deviceLogger)
                     connections.release(advertisement.address, succeeded: ok)
                 }
             }

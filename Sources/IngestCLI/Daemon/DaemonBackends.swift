@@ -10,10 +10,12 @@ enum DaemonBackends {
     }
 
     static func bluetooth(adapters: [any Adapter], controller: UInt16, timeZone: TimeZone,
-                          onceListen: Duration, pins: AdapterPins = AdapterPins()) -> [any DeviceBackend] {
+                          onceListen: Duration, pins: AdapterPins = AdapterPins(),
+                          options: [String: String] = [:]) -> [any DeviceBackend] {
         var backend = BluetoothBackend(adapters: adapters, link: .controller(controller),
                                        controllerName: "hci\(controller)", timeZone: timeZone, onceListen: onceListen)
         backend.pins = pins.bluetooth
+        backend.options = options
         return [backend]
     }
 }

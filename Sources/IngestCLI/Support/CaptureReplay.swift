@@ -16,6 +16,8 @@ struct CaptureReplay {
     var batchSize = 1000
     /// What conversations remember between the captured connections of one replay.
     var memory: any DeviceMemory = EphemeralDeviceMemory()
+    /// Adapter configuration (`--adapter-option`), given to conversations.
+    var options: [String: String] = [:]
 
     /// What a replay saw, for the summary on stderr.
     struct Summary {
@@ -248,7 +250,8 @@ extension CaptureReplay {
         var deliveryFailure: (any Error)?
         guard let conversation = adapter.conversation(
             for: traits ?? BLEDeviceTraits(address: connection.peer),
-            context: AdapterContext(timeZone: timeZone, source: id, replayClock: link.clock, memory: memory))
+            context: AdapterContext(timeZone: timeZone, source: id, replayClock: link.clock, memory: memory,
+                                    options: options))
         else { return report }
         do {
             try await conversation.run(over: link) { output in
