@@ -9,7 +9,7 @@ let fuzzSettings: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
 /// contract and compiled into ingestd through `BuiltinAdapters`. Adding a device is its folder, this line and its
 /// line in `Plugins/BuiltinAdapters/BuiltinAdapters.swift` (see Plugins/README.md).
 let builtinAdapterModules = [
-    "XiaomiScale", "BTHome", "GATTHealthProfiles",  // Bluetooth LE
+    "XiaomiScale", "BTHome", "GATTHealthProfiles", "DSD6Band",  // Bluetooth LE
     "ANTPlus", "OmronPedometer", "TEMPer",  // USB
 ]
 let builtinAdapterTargets: [Target] = builtinAdapterModules.map { name in
@@ -167,7 +167,7 @@ let package = Package(
             name: "AdapterTests",
             dependencies: [
                 "IngestRuntime", "BuiltinAdapters", "AdapterKit", "BLEWire", "CaptureFormats", "HealthModel", "Transport",
-                "GATTHealthProfiles", "XiaomiScale", "ingestd", "TestSupport",
+                "GATTHealthProfiles", "XiaomiScale", "DSD6Band", "ingestd", "TestSupport",
             ],
             exclude: ["Captures"]
         ),

@@ -55,7 +55,21 @@ public final class HealthStore {
     static let migrator = Migrator(applicationID: applicationID, migrations: [
         Migration(version: 1, name: "initial schema", sql: schemaV1),
         Migration(version: 2, name: "pending area and explicit denials", sql: schemaV2),
+        Migration(version: 3, name: "what adapters remember per device", sql: schemaV3),
     ])
+
+    /// Per adapter and device: small values an adapter keeps between connections (the last
+    /// record sequence number of a glucose meter).
+    static let schemaV3 = """
+        CREATE TABLE device_memory(
+            adapter TEXT NOT NULL,
+            device TEXT NOT NULL,
+            key TEXT NOT NULL,
+            value TEXT NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY(adapter, device, key)
+        ) WITHOUT ROWID;
+        """
 
     static let schemaV1 = """
         CREATE TABLE types(
