@@ -53,7 +53,7 @@ import Transport
                 peripherals.add(peripheral)
                 let client = GATTClient(channel: try PacketChannel(adopting: clientEnd),
                                         peer: GATTPeer(address: address, addressType: type, connectionHandle: 0x0040),
-                                        configuration: GATTClientConfiguration(requestTimeout: .seconds(2)), log: options.log,
+                                        configuration: GATTClientConfiguration(requestTimeout: .seconds(5)), log: options.log,
                                         securityRaiser: { _ in await peripheral.encryptLink() })
                 await client.start()
                 return client
@@ -74,7 +74,7 @@ import Transport
         let band = SimulatedDSD6Band(steps: 4321)
         let log = RecordingLogHandler()
         try await runDaemon(store: scenario.store, name: "DS-D6", profile: SimulatedDSD6Band.profile,
-                            responder: band, listen: .seconds(3), log: log)
+                            responder: band, listen: .seconds(6), log: log)
         #expect(Array(band.commands.prefix(3)) == ["AT+TOPACE=0", "AT+TIMEZONE", "AT+SN"],
                 "\(band.commands) \(log.records.map(\.message))")
         let clock = try #require(band.commands.last)
@@ -83,7 +83,7 @@ import Transport
 
         band.setSteps(6000)
         try await runDaemon(store: scenario.store, name: "DS-D6", profile: SimulatedDSD6Band.profile,
-                            responder: band, listen: .seconds(3))
+                            responder: band, listen: .seconds(6))
         let store = try HealthStore(path: scenario.store)
         defer { store.close() }
         let samples = try store.samples(type: .stepCount)
@@ -108,13 +108,13 @@ import Transport
         await scenario.run(["auth", "grant", "gatt-health", "bloodGlucose"])
         let meter = SimulatedGlucoseMeter(records: 50)
         try await runDaemon(store: scenario.store, name: "Meter", services: [0x1808], profile: SimulatedGlucoseMeter.profile,
-                            responder: meter, listen: .seconds(3))
+                            responder: meter, listen: .seconds(6))
         #expect(meter.requests == [[0x01, 0x01]], "first contact: report all stored records")
         #expect(try glucoseSequenceNumbers(scenario.store) == Array(1...50))
 
         meter.addRecords(3)
         try await runDaemon(store: scenario.store, name: "Meter", services: [0x1808], profile: SimulatedGlucoseMeter.profile,
-                            responder: meter, listen: .seconds(3))
+                            responder: meter, listen: .seconds(6))
         #expect(meter.requests.last == [0x01, 0x03, 0x01, 51, 0], "afterwards: records >= last seen + 1")
         #expect(try glucoseSequenceNumbers(scenario.store) == Array(1...53))
         let health = try HealthStore(path: scenario.store)
@@ -133,10 +133,10 @@ import Transport
         let meter = SimulatedGlucoseMeter(records: 50)
         meter.dropLink(afterRecords: 20)
         try await runDaemon(store: scenario.store, name: "Meter", services: [0x1808], profile: SimulatedGlucoseMeter.profile,
-                            responder: meter, listen: .seconds(3))
+                            responder: meter, listen: .seconds(6))
         #expect(try glucoseSequenceNumbers(scenario.store) == Array(1...20))
         try await runDaemon(store: scenario.store, name: "Meter", services: [0x1808], profile: SimulatedGlucoseMeter.profile,
-                            responder: meter, listen: .seconds(3))
+                            responder: meter, listen: .seconds(6))
         #expect(meter.requests == [[0x01, 0x01], [0x01, 0x03, 0x01, 21, 0]])
         #expect(try glucoseSequenceNumbers(scenario.store) == Array(1...50))
     }
@@ -149,7 +149,7 @@ import Transport
         let scale = SimulatedCurrentTimeScale()
         let before = Date()
         try await runDaemon(store: scenario.store, name: "Clock Scale", services: [0x181D],
-                            profile: SimulatedCurrentTimeScale.profile, responder: scale, listen: .seconds(3))
+                            profile: SimulatedCurrentTimeScale.profile, responder: scale, listen: .seconds(6))
         let written = try #require(scale.writtenTime)
         #expect(written.count == 10)
         #expect(written[9] == 0x01, "adjust reason: manual time update")
@@ -173,7 +173,7 @@ import Transport
         await scenario.run(["auth", "grant", "gatt-health", "bodyMass"])
         let peripherals = PeripheralList()
         try await runDaemon(store: scenario.store, name: "WS", services: [0x181D], profile: .weightScale, responder: nil,
-                            security: .encryption, peripherals: peripherals, listen: .seconds(3))
+                            security: .encryption, peripherals: peripherals, listen: .seconds(6))
         let peripheral = try #require(peripherals.all.first)
         #expect(await peripheral.encrypted)
         let store = try HealthStore(path: scenario.store)
@@ -187,7 +187,7 @@ import Transport
         let scenario = try Scenario()
         let log = RecordingLogHandler()
         try await runDaemon(store: scenario.store, name: "WS", services: [0x181D], profile: .weightScale, responder: nil,
-                            security: .passkey, listen: .seconds(3), log: log)
+                            security: .passkey, listen: .seconds(6), log: log)
         let messages = log.records.map(\.message)
         #expect(messages.contains { $0.contains("needs pairing with a passkey") && $0.contains("bluetoothctl pair F9:E5:10:60:E8:60") },
                 "\(messages)")
@@ -201,7 +201,7 @@ import Transport
         let scale = SimulatedUserDataScale()
         try await runDaemon(store: scenario.store, name: "Family", services: [0x181D], profile: SimulatedUserDataScale.profile,
                             responder: scale, options: ["uds-user-index": "2", "uds-consent-code": "5678"],
-                            listen: .seconds(3))
+                            listen: .seconds(6))
         #expect(scale.received == [[0x02, 2, 0x2E, 0x16]], "consent for user 2 with code 5678")
         let store = try HealthStore(path: scenario.store)
         defer { store.close() }
@@ -214,7 +214,7 @@ import Transport
         let log = RecordingLogHandler()
         try await runDaemon(store: refused.store, name: "Family", services: [0x181D], profile: SimulatedUserDataScale.profile,
                             responder: SimulatedUserDataScale(), options: ["uds-user-index": "1", "uds-consent-code": "9999"],
-                            listen: .seconds(3), log: log)
+                            listen: .seconds(6), log: log)
         let other = try HealthStore(path: refused.store)
         defer { other.close() }
         #expect(try other.samples(type: .bodyMass).isEmpty)

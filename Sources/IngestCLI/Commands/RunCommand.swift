@@ -106,7 +106,8 @@ struct RunCommand: Command {
                                                  onceListen: .milliseconds(Int(listen * 1000)), pins: pins,
                                                  options: adapterOptions)
         }
-        let daemon = Daemon(options: DaemonOptions(storePath: path, once: once, pendingLimits: pendingLimits),
+        let daemon = Daemon(options: DaemonOptions(storePath: path, once: once, pendingLimits: pendingLimits,
+                                                   exitsWhenShutdownHangs: true),
                             backends: backends, logger: context.logger)
         try await daemon.run()
     }

@@ -26,11 +26,17 @@ public struct DaemonOptions: Sendable {
     var pendingLimits = PendingLimits()
     /// How long shutdown may take before the process exits anyway.
     var shutdownGrace: Duration = .milliseconds(1800)
+    /// Whether a shutdown that takes longer than ``shutdownGrace`` ends the process (`ingestd run`:
+    /// SIGTERM must end it even when a device call hangs). Off for a daemon run inside another
+    /// program (the tests, IngestBench), which an `exit` would end with it.
+    var exitsWhenShutdownHangs: Bool
 
-    public init(storePath: String, once: Bool = false, pendingLimits: PendingLimits = PendingLimits()) {
+    public init(storePath: String, once: Bool = false, pendingLimits: PendingLimits = PendingLimits(),
+                exitsWhenShutdownHangs: Bool = false) {
         self.storePath = storePath
         self.once = once
         self.pendingLimits = pendingLimits
+        self.exitsWhenShutdownHangs = exitsWhenShutdownHangs
     }
 }
 
@@ -56,6 +62,7 @@ public struct Daemon {
 
         let backendCount = backends.count
         let grace = options.shutdownGrace
+        let exitsWhenShutdownHangs = options.exitsWhenShutdownHangs
         await withTaskGroup(of: Bool.self) { group in
             let once = options.once
             let logger = logger
@@ -88,11 +95,11 @@ public struct Daemon {
             }
             // Sessions get their cancellation; a session stuck in a device call must not hold the
             // exit past the grace period: every commit is atomic, so exiting then loses nothing acknowledged.
-            let watchdog = ShutdownWatchdog(grace: grace, logger: logger)
+            let watchdog = exitsWhenShutdownHangs ? ShutdownWatchdog(grace: grace, logger: logger) : nil
             group.cancelAll()
             signals.finish()
             while await group.next() != nil {}
-            watchdog.disarm()
+            watchdog?.disarm()
         }
         await service.close()
         let totals = await service.totals
