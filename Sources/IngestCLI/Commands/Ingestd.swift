@@ -15,7 +15,7 @@ public struct Ingestd: Command {
         subcommands: [
             Run.self, Replay.self, Decode.self, Capture.self, Samples.self, Stats.self, Today.self, Changes.self, Watch.self,
             Auth.self, Priority.self, Sources.self, Status.self, ProfileCommand.self,
-            Adapters.self, Devices.self, Units.self, Types.self, UdevRulesCommand.self,
+            Adapters.self, Devices.self, Units.self, Types.self, UdevRulesCommand.self, SinksCommand.self,
         ],
         defaultSubcommand: Run.self
     )

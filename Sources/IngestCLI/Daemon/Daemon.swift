@@ -40,6 +40,8 @@ struct Daemon {
         logger.notice("ingestd \(Ingestd.version) started; store \(options.storePath); backends: \(backends.map(\.name).joined(separator: ", "))")
         let signals = SignalWatcher(signals: [SIGTERM, SIGINT, SIGHUP])
         defer { signals.cancel() }
+        let delivery = DaemonDelivery.start(storePath: options.storePath, logger: logger)
+        defer { delivery.stop() }
 
         let backendCount = backends.count
         let grace = options.shutdownGrace
@@ -59,6 +61,7 @@ struct Daemon {
                 for await signal in signals.stream {
                     if signal == SIGHUP {
                         do { try await service.reloadAuthorization() } catch { logger.error("reloading grants failed: \(error)") }
+                        DaemonDelivery.reload(delivery, logger: logger)
                         continue
                     }
                     logger.notice("\(signal == SIGTERM ? "SIGTERM" : "SIGINT") received: stopping sessions")
