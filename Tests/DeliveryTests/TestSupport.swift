@@ -118,9 +118,11 @@ final class MosquittoBroker {
         try #require(waitFor(5) { isListening(port) }, "mosquitto did not start listening on \(port)")
     }
 
+    /// SIGTERM (mosquitto saves its persistence then), SIGKILL if it has not ended after 5 s.
     func stop() {
         guard let process, process.isRunning else { return }
         process.terminate()
+        if !waitFor(5, { !process.isRunning }) { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         self.process = nil
     }
@@ -152,7 +154,7 @@ final class MQTTSubscriber {
 
     func stop() {
         if process.isRunning {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
     }
@@ -212,8 +214,9 @@ final class HTTPReceiver {
     }
 
     deinit {
+        // SIGKILL: the test process may hand its children SIGTERM as ignored, and Python keeps it so.
         if process.isRunning {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
     }

@@ -29,7 +29,7 @@ def uuids_of(body):
     found += [d.get("uuid") for d in document.get("deleted", [])]
     for metric in document.get("data", {}).get("metrics", []):
         found += [p.get("uuid") for p in metric.get("data", [])]
-    return found
+    return [str(u).lower() for u in found]
 
 
 class Handler(BaseHTTPRequestHandler):
