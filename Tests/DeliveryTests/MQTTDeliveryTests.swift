@@ -82,8 +82,9 @@ import Testing
         #expect(lastError?.contains("127.0.0.1:\(broker.port)") == true)
 
         try broker.start()
+        let before = subscriber.lines()
         subscriber = try MQTTSubscriber(port: broker.port, topic: "ingestd/gw/stepCount", clientID: "test-restart",
-                                        output: directory.path("sub.txt"))
+                                        output: directory.path("sub-after-restart.txt"))
         let drained = try waitFor(30) {
             try fixture.withStore { store in
                 let state = try store.sink(named: "ha")
@@ -91,8 +92,9 @@ import Testing
             }
         }
         #expect(drained)
-        #expect(waitFor(10) { Set(subscriber.lines().compactMap { uuidOfMessage(String($0.dropFirst("ingestd/gw/stepCount ".count))) }).count >= 500 })
-        let received = Set(subscriber.lines().compactMap { uuidOfMessage(String($0.dropFirst("ingestd/gw/stepCount ".count))) })
+        let uuids = { (lines: [String]) in Set(lines.compactMap { uuidOfMessage(String($0.dropFirst("ingestd/gw/stepCount ".count))) }) }
+        #expect(waitFor(10) { uuids(before + subscriber.lines()).count >= 500 })
+        let received = uuids(before + subscriber.lines())
         #expect(received.symmetricDifference(expected.map { $0.uuidString.lowercased() }).isEmpty)
         service.stop()
         subscriber.stop()

@@ -60,15 +60,25 @@ func waitFor(_ seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool
     return try condition()
 }
 
-/// Runs a program to its end and returns its exit status and output.
+/// A process for `path` started through a small Python shim that clears the signal mask first:
+/// children of the test process inherit blocked signals (SIGTERM, SIGALRM), so a broker could
+/// not be stopped gracefully and `mosquitto_sub -W` would never time out.
+func unmaskedProcess(_ path: String, _ arguments: [String]) -> Process {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", "-c",
+                         "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, set()); os.execv(sys.argv[1], sys.argv[1:])",
+                         path] + arguments
+    return process
+}
+
+/// Runs a program to its end and returns its exit status and standard output (stderr is dropped).
 @discardableResult
 func runTool(_ path: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
+    let process = unmaskedProcess(path, arguments)
     let pipe = Pipe()
     process.standardOutput = pipe
-    process.standardError = pipe
+    process.standardError = FileHandle.nullDevice
     try process.run()
     let data = pipe.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
@@ -108,9 +118,7 @@ final class MosquittoBroker {
     }
 
     func start() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.executable)
-        process.arguments = ["-c", directory.path("mosquitto.conf")]
+        let process = unmaskedProcess(Self.executable, ["-c", directory.path("mosquitto.conf")])
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -133,28 +141,41 @@ final class MosquittoBroker {
 /// `mosquitto_sub` writing `topic payload` lines to a file, with a persistent session (QoS 1).
 final class MQTTSubscriber {
     let output: String
-    private let process = Process()
+    private let process: Process
 
     init(port: Int, topic: String, clientID: String, output: String) throws {
         self.output = output
         FileManager.default.createFile(atPath: output, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
         handle.seekToEndOfFile()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_sub")
-        process.arguments = ["-h", "127.0.0.1", "-p", String(port), "-t", topic, "-q", "1", "-c", "-i", clientID, "-v"]
+        // Line-buffered, so that the file can be read while it runs.
+        process = unmaskedProcess("/usr/bin/stdbuf", ["-oL", "/usr/bin/mosquitto_sub",
+                                  "-h", "127.0.0.1", "-p", String(port), "-t", topic, "-q", "1", "-c", "-i", clientID, "-v"])
         process.standardOutput = handle
         process.standardError = FileHandle.nullDevice
         try process.run()
-        Thread.sleep(forTimeInterval: 0.3)
+        // Subscribed once a probe published to the filter's topic comes through.
+        let probeTopic = topic.hasSuffix("/#") ? String(topic.dropLast(2)) + "/probe" : topic
+        let subscribed = waitFor(10) {
+            _ = try? runTool("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", String(port), "-t", probeTopic, "-m", Self.probe])
+            Thread.sleep(forTimeInterval: 0.1)
+            return ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").contains(Self.probe)
+        }
+        try #require(subscribed, "mosquitto_sub did not subscribe to \(topic)")
     }
 
+    static let probe = "subscriber-probe"
+
+    /// The received `topic payload` lines, without the probes.
     func lines() -> [String] {
-        (try? String(contentsOfFile: output, encoding: .utf8))?.split(separator: "\n").map(String.init) ?? []
+        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").map(String.init).filter { !$0.hasSuffix(" " + Self.probe) }
     }
 
     func stop() {
         if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
+            process.terminate()
+            if !waitFor(5, { !process.isRunning }) { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
         }
     }
@@ -178,15 +199,14 @@ func retainedMessages(port: Int, topic: String) throws -> [String: String] {
 final class HTTPReceiver {
     let port: Int
     let log: String
-    private let process = Process()
+    private let process: Process
 
     init(plan: [String], directory: TemporaryDirectory) throws {
         port = try freePort()
         log = directory.path("receiver-\(port).jsonl")
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("Receivers/http_receiver.py").path
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script, String(port), log, plan.joined(separator: ",")]
+        process = unmaskedProcess("/usr/bin/env", ["python3", script, String(port), log, plan.joined(separator: ",")])
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
