@@ -43,6 +43,9 @@ final class MosquittoClient {
         self.handle = handle
         mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, isVersion5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311)
         mosquitto_max_inflight_messages_set(handle, 1000)
+        // A batch is a burst of small PUBLISHes followed by a wait for their PUBACKs: without
+        // Nagle's algorithm the last ones are not held back waiting for the broker's ACK.
+        mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, 1)
         mosquitto_connect_callback_set(handle) { _, userdata, code in
             guard let userdata else { return }
             Unmanaged<MosquittoCallbackState>.fromOpaque(userdata).takeUnretainedValue().connackCode = code

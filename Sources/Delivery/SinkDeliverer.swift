@@ -45,7 +45,8 @@ public enum BacklogOutcome: Sendable, Equatable {
 
 /// Delivers one sink's feed: reads batches of its granted types after its cursor, sends them,
 /// and moves the cursor only after the receiver acknowledged (at-least-once). Not thread-safe:
-/// one deliverer, its store connection and its transport belong to one thread.
+/// one deliverer, its store connection and its transport belong to one thread. The connection's
+/// commits are made `synchronous=NORMAL` (they only move cursors: a lost one re-sends a batch).
 public final class SinkDeliverer {
     public let configuration: SinkConfiguration
     private let store: HealthStore
@@ -60,6 +61,7 @@ public final class SinkDeliverer {
         self.transport = transport
         self.onEvent = onEvent
         cursor = try store.sink(named: configuration.name).cursor
+        try store.relaxDurabilityForDelivery()
     }
 
     private var name: String { configuration.name }
