@@ -296,7 +296,8 @@ struct SplitMix64 {
 
         let store = try HealthStore(path: path)
         defer { store.close() }
-        #expect(try store.db.prepare("PRAGMA user_version").firstRow { $0.int(at: 0) } == 3)
+        #expect(try store.db.prepare("PRAGMA user_version").firstRow { $0.int(at: 0) } == 4)
+        #expect(try store.sinks().isEmpty && store.readGrants().isEmpty)
         #expect(try store.grants().map(\.source) == ["phone"])
         #expect(try store.pendingCounts().isEmpty)
         try store.deny(source: "neighbour", types: [.bodyMass])

@@ -18,7 +18,7 @@ public struct Ingestd: Command {
             RunCommand.self, ReplayCommand.self, DecodeCommand.self, CaptureCommand.self, SamplesCommand.self, StatsCommand.self, TodayCommand.self,
             ChangesCommand.self, WatchCommand.self,
             AuthCommand.self, PriorityCommand.self, SourcesCommand.self, StatusCommand.self, ProfileCommand.self,
-            AdaptersCommand.self, DevicesCommand.self, UnitsCommand.self, TypesCommand.self, UdevRulesCommand.self,
+            AdaptersCommand.self, DevicesCommand.self, UnitsCommand.self, TypesCommand.self, UdevRulesCommand.self, SinksCommand.self,
         ],
         defaultSubcommand: RunCommand.self
     )

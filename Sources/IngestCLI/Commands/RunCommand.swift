@@ -17,7 +17,7 @@ struct RunCommand: Command {
             the store; samples of a source not yet granted or denied are held ('ingestd auth pending'), and \
             the new source is logged once. A device's history is acknowledged or erased only after the \
             commit, and never while its samples are only held. SIGTERM or \
-            SIGINT stops cleanly (exit 0); SIGHUP re-reads grants and priorities. One daemon per store: it holds an exclusive \
+            SIGINT stops cleanly (exit 0); SIGHUP re-reads grants, priorities and sinks (see 'ingestd sinks'). One daemon per store: it holds an exclusive \
             lock on STORE.lock, and a second daemon on the same store names the first and exits 1. Without a Bluetooth \
             controller, USB carries on (and vice versa). Logs go to stderr (journald-friendly) and \
             never contain health values at info level.

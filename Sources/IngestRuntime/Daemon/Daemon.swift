@@ -59,6 +59,8 @@ public struct Daemon {
         logger.notice("ingestd \(IngestdRelease.version) started; store \(options.storePath); backends: \(backends.map(\.name).joined(separator: ", "))")
         let signals = SignalWatcher(signals: [SIGTERM, SIGINT, SIGHUP])
         defer { signals.cancel() }
+        let delivery = DaemonDelivery.start(storePath: options.storePath, logger: logger)
+        defer { delivery.stop() }
 
         let backendCount = backends.count
         let grace = options.shutdownGrace
@@ -79,6 +81,7 @@ public struct Daemon {
                 for await signal in signals.stream {
                     if signal == SIGHUP {
                         do { try await service.reloadAuthorization() } catch { logger.error("reloading grants failed: \(error)") }
+                        DaemonDelivery.reload(delivery, logger: logger)
                         continue
                     }
                     logger.notice("\(signal == SIGTERM ? "SIGTERM" : "SIGINT") received: stopping sessions")
