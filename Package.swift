@@ -48,11 +48,13 @@ let package = Package(
         .target(name: "ExternalAdapters", dependencies: ["AdapterKit", "ExternalAdapterProtocol", "HealthModel", "Logging", "Transport"]),
         // Normalize, validate, authorize, hand to the store; the SampleStore port.
         .target(name: "Pipeline", dependencies: ["HealthModel"]),
+        // Export formats (FHIR R4 Bundle, CSV, JSON lines) as streaming writers over HealthModel records.
+        .target(name: "Export", dependencies: ["HealthModel"]),
         // A small Swift face on sqlite3 and the default SampleStore.
         .target(name: "SQLiteStore", dependencies: ["CSQLite", "HealthModel", "Pipeline"]),
         // Commands and wiring (with the daemon runtime and the replay engine, for now).
         .target(name: "IngestCLI", dependencies: [
-            "ArgumentParsing", "Logging", "ExternalAdapterProtocol", "BLEWire", "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
+            "ArgumentParsing", "Logging", "ExternalAdapterProtocol", "BLEWire", "Export", "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
             "LibUSBTransport", "BlueZTransport", "ExternalAdapters",
         ]),
         // The ordered registry of built-in adapters (exact matches before generic ones).
@@ -93,6 +95,8 @@ let package = Package(
         // process runner, log collection, the Omron CSV export, the fragmentation verifier.
         .target(name: "TestSupport", dependencies: ["BLEWire", "Transport"], path: "Tests/TestSupport"),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
+        // Export writers on real records; FHIR Bundles validated by the fhir.resources package (R4) in a venv.
+        .testTarget(name: "ExportTests", dependencies: ["Export", "HealthModel", "SQLiteStore", "Pipeline", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "SQLiteStore", "HealthModel"]),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Pipeline", "HealthModel"]),
         // Runs the built ingestd binary (SIGKILL mid-replay, then replay again).

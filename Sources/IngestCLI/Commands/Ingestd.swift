@@ -15,6 +15,7 @@ public struct Ingestd: Command {
         version: version,
         subcommands: [
             Run.self, Replay.self, Decode.self, Capture.self, Samples.self, Stats.self, Today.self, Changes.self, Watch.self,
+            ExportCommand.self,
             Auth.self, Priority.self, Sources.self, Status.self, ProfileCommand.self,
             Adapters.self, Devices.self, Units.self, Types.self, UdevRulesCommand.self,
         ],
