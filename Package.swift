@@ -95,8 +95,9 @@ let package = Package(
         // process runner, log collection, the Omron CSV export, the fragmentation verifier.
         .target(name: "TestSupport", dependencies: ["BLEWire", "Transport"], path: "Tests/TestSupport"),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
-        // Export writers on real records; FHIR Bundles validated by the fhir.resources package (R4) in a venv.
-        .testTarget(name: "ExportTests", dependencies: ["Export", "HealthModel", "SQLiteStore", "Pipeline", "TestSupport"]),
+        // Export writers on real records; FHIR Bundles validated by the fhir.resources package (R4) in a venv;
+        // `ingestd export` run as a process (a large export in bounded memory, measured from /proc).
+        .testTarget(name: "ExportTests", dependencies: ["Export", "HealthModel", "SQLiteStore", "Pipeline", "TestSupport", "ingestd"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "SQLiteStore", "HealthModel"]),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Pipeline", "HealthModel"]),
         // Runs the built ingestd binary (SIGKILL mid-replay, then replay again).

@@ -22,11 +22,12 @@ public struct FHIRBundleWriter: ExportWriter {
     public init() {}
 
     public mutating func writeHeader(to output: inout String) {
-        output += "{\"resourceType\":\"Bundle\",\"type\":\"transaction\",\"entry\":["
+        output += "{\"resourceType\":\"Bundle\",\"type\":\"transaction\""
     }
 
     public mutating func writeFooter(to output: inout String) {
-        output += entries == 0 ? "]}\n" : "\n]}\n"
+        // JSON FHIR has no empty arrays: a Bundle without entries has no `entry` at all.
+        output += entries == 0 ? "}\n" : "\n]}\n"
     }
 
     public mutating func write(_ record: HealthRecord, to output: inout String) {
@@ -51,6 +52,7 @@ public struct FHIRBundleWriter: ExportWriter {
         }
         var resource = ""
         appendObservationStart(uuid: sample.uuid, category: code.category, to: &resource)
+        resource += ","
         appendCode(loinc: code.loinc, display: code.display, to: &resource)
         appendEffective(start: sample.start, end: sample.end, to: &resource)
         resource += ",\"valueQuantity\":"
@@ -76,6 +78,7 @@ public struct FHIRBundleWriter: ExportWriter {
         guard !components.isEmpty else { return }
         var resource = ""
         appendObservationStart(uuid: correlation.uuid, category: .vitalSigns, to: &resource)
+        resource += ","
         appendCode(loinc: FHIRObservationCodes.bloodPressurePanel.loinc,
                    display: FHIRObservationCodes.bloodPressurePanel.display, to: &resource)
         appendEffective(start: correlation.start, end: correlation.end, to: &resource)
@@ -95,7 +98,7 @@ public struct FHIRBundleWriter: ExportWriter {
 
     private mutating func appendEntry(uuid: UUID, resource: String, to output: inout String) {
         let urn = Self.urn(uuid)
-        output += entries == 0 ? "\n" : ",\n"
+        output += entries == 0 ? ",\"entry\":[\n" : ",\n"
         output += "{\"fullUrl\":\"" + urn + "\",\"resource\":" + resource
         output += ",\"request\":{\"method\":\"POST\",\"url\":\"Observation\",\"ifNoneExist\":\"identifier="
         output += Self.identifierSystem + "|" + urn + "\"}}"
@@ -113,7 +116,7 @@ public struct FHIRBundleWriter: ExportWriter {
     }
 
     private func appendCode(loinc: String, display: String, to text: inout String) {
-        text += ",\"code\":{\"coding\":[{\"system\":\"" + Self.loincSystem + "\",\"code\":\"" + loinc + "\",\"display\":"
+        text += "\"code\":{\"coding\":[{\"system\":\"" + Self.loincSystem + "\",\"code\":\"" + loinc + "\",\"display\":"
         JSONText.appendQuoted(display, to: &text)
         text += "}],\"text\":"
         JSONText.appendQuoted(display, to: &text)
