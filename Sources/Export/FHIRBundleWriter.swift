@@ -156,9 +156,19 @@ public struct FHIRBundleWriter: ExportWriter {
 
     static func deviceDisplay(_ device: Device?, source: String) -> String? {
         guard let device, !device.isEmpty else { return nil }
-        let details = [device.manufacturer, device.model, device.localIdentifier].compactMap { $0 }.filter { !$0.isEmpty }
-        let name = device.name.flatMap { $0.isEmpty ? nil : $0 } ?? source
+        let details = [device.manufacturer, device.model, device.localIdentifier].compactMap { $0.flatMap(fhirString) }
+        let name = device.name.flatMap(fhirString) ?? fhirString(source) ?? "unnamed device"
         return details.isEmpty ? name : name + " (" + details.joined(separator: ", ") + ")"
+    }
+
+    /// A device's text as a FHIR string: control characters (which R4 strings cannot hold; a
+    /// device's name is untrusted) become U+FFFD, surrounding whitespace goes; nil when nothing is left.
+    static func fhirString(_ text: String) -> String? {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let cleaned = String(String.UnicodeScalarView(trimmed.unicodeScalars.map {
+            $0.properties.generalCategory == .control ? "\u{FFFD}" : $0
+        }))
+        return cleaned.isEmpty ? nil : cleaned
     }
 
     static func urn(_ uuid: UUID) -> String { "urn:uuid:" + uuid.uuidString.lowercased() }

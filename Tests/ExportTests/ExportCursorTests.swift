@@ -58,3 +58,42 @@ import Testing
         #expect(later.count == 6)
     }
 }
+
+/// The cursor on stored rows it cannot turn into records as they are.
+@Suite struct ExportCursorBoundsTests {
+    @Test func aTypeThisBuildDoesNotKnowIsCountedNotExported() throws {
+        let temp = try mixedStore()
+        let connection = try Connection(path: temp.path, mode: .readWrite)
+        try connection.execute(sql: """
+            INSERT INTO types(identifier) VALUES ('HKQuantityTypeIdentifierFromTheFuture');
+            INSERT INTO samples(uuid, type, value, start_time, end_time, source, device_local_id)
+            VALUES (randomblob(16), (SELECT id FROM types WHERE identifier = 'HKQuantityTypeIdentifierFromTheFuture'),
+                    1, 1.7e9, 1.7e9, 1, ''), (randomblob(16), (SELECT id FROM types WHERE identifier = 'HKQuantityTypeIdentifierFromTheFuture'),
+                    2, 1.7e9, 1.7e9, 1, '');
+            """)
+        connection.close()
+        var count = 0
+        let summary = try temp.store.forEachRecord { _ in count += 1 }
+        #expect(count == 12)
+        #expect(summary.unknownTypes == ["HKQuantityTypeIdentifierFromTheFuture": 2])
+    }
+
+    @Test func aCorrelationPastTheMemberBoundStopsWithItsUUID() throws {
+        let temp = try mixedStore()
+        let connection = try Connection(path: temp.path, mode: .readWrite)
+        let limit = HealthStore.maximumExportedCorrelationMembers
+        try connection.execute(sql: """
+            INSERT INTO correlations(uuid, type, start_time, end_time, source)
+            VALUES (X'00000000000040008000000000000042', 'HKCorrelationTypeIdentifierFood', 1.7e9, 1.7e9, 1);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(limit + 1))
+            INSERT INTO samples(uuid, type, value, start_time, end_time, source, device_local_id, correlation)
+            SELECT randomblob(16), (SELECT id FROM types WHERE identifier = 'HKQuantityTypeIdentifierStepCount'),
+                   i, 1.7e9, 1.7e9, 1, '', (SELECT id FROM correlations WHERE type = 'HKCorrelationTypeIdentifierFood')
+            FROM n;
+            """)
+        connection.close()
+        #expect(throws: ExportReadError.correlationTooLarge(uuid: FixtureID.uuid(42), limit: limit)) {
+            try temp.store.forEachRecord { _ in }
+        }
+    }
+}

@@ -124,3 +124,19 @@ import Testing
         #expect(FHIRObservationCodes.code(for: .basalBodyTemperature) == nil)
     }
 }
+
+/// Device text is untrusted: whatever a device calls itself, the Observation stays valid R4.
+@Suite(.serialized) struct FHIRDeviceTextTests {
+    @Test func controlCharactersAndBlankNamesStillMakeValidObservations() throws {
+        let named = Device(name: "Scale\u{1}\u{7F}\tA ", manufacturer: "  ", model: "M\u{0}")
+        let blank = Device(name: " \n ", localIdentifier: "AA:BB")
+        let samples = [
+            try quantitySample(FixtureID.uuid(50), .bodyMass, 70, "kg", start: "2026-11-29T08:00:00Z", source: "s", device: named),
+            try quantitySample(FixtureID.uuid(51), .bodyMass, 71, "kg", start: "2026-11-29T08:01:00Z", source: "s", device: blank),
+        ]
+        var writer = FHIRBundleWriter()
+        let result = try FHIRValidator.validate(render(samples.map { .sample($0) }, with: &writer))
+        #expect(result.valid, "\(result.complaint)")
+        #expect(result.lines.dropFirst().map { $0["device"] as? String } == ["Scale\u{FFFD}\u{FFFD}\u{FFFD}A (M\u{FFFD})", "s (AA:BB)"])
+    }
+}
