@@ -36,6 +36,14 @@ import TestSupport
         #expect(result.valid, "\(result.complaint)")
     }
 
+    @Test func bloodPressureInTypesSelectsTheCorrelation() throws {
+        let temp = try mixedStore()
+        let run = try IngestdProcess.runBlocking(["export", "--format", "jsonl", "--types", "bloodPressure", "--store", temp.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.lines.count == 1)
+        #expect(run.stdout.hasPrefix("{\"correlation\":\"HKCorrelationTypeIdentifierBloodPressure\",\"uuid\":\"\(FixtureID.pressure.uuidString)\""))
+    }
+
     @Test(arguments: [
         (["--format", "xml"], "--format"),
         (["--format", "fhir", "--layout", "openscale"], "--layout is for --format csv only"),

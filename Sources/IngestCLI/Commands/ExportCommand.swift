@@ -20,7 +20,7 @@ struct ExportCommand: Command {
     static let signature = Signature {
         Option("format", valueName: "fhir|csv|jsonl", help: "Output format.",
                allowedValues: ExportFormat.allCases.map(\.rawValue), required: true)
-        Option("types", valueName: "T,…", help: "Only these quantity types (comma-separated, repeatable; default: all).",
+        Option("types", valueName: "T,…", help: "Only these types, comma-separated (default: all); bloodPressure or food selects a correlation's members.",
                repeatable: true)
         CommonArguments.from
         CommonArguments.to
@@ -49,7 +49,7 @@ struct ExportCommand: Command {
         let names = try arguments.values("types", as: String.self)
             .flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
             .filter { !$0.isEmpty }
-        types = names.isEmpty ? nil : try names.map(CommonArguments.quantityType)
+        types = names.isEmpty ? nil : try names.flatMap(Self.selectedTypes)
         zone = try CommonArguments.timeZone(try arguments.value("tz"))
         from = try CommonArguments.date(try arguments.value("from"), option: "--from", zone: zone)
         to = try CommonArguments.date(try arguments.value("to"), option: "--to", zone: zone)
@@ -58,6 +58,15 @@ struct ExportCommand: Command {
         storePath = try arguments.value("store")
         if let from, let to, from >= to { throw UsageError.invalid("--from must be before --to") }
         if layout != "long", format != .csv { throw UsageError.invalid("--layout is for --format csv only") }
+    }
+
+    /// A quantity type by name, or a correlation type's member types (`bloodPressure`, `food`).
+    static func selectedTypes(_ name: String) throws -> [QuantityType] {
+        switch CorrelationType.named(name) {
+        case .bloodPressure: [.bloodPressureSystolic, .bloodPressureDiastolic]
+        case .food: QuantityType.catalogue.filter(\.isDietary)
+        case nil: [try CommonArguments.quantityType(name)]
+        }
     }
 
     func makeWriter() -> any ExportWriter {
