@@ -124,6 +124,15 @@ struct ExportCommand: Command {
     private enum ExportStopped: Error { case readerGone }
 }
 
+/// `write(2)`, named apart from `ExportFile.write(_:)`.
+private func writeBytes(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+    #if canImport(Glibc)
+    Glibc.write(descriptor, bytes, count)
+    #else
+    Darwin.write(descriptor, bytes, count)
+    #endif
+}
+
 /// `--out FILE`: written as `FILE.partial` (0600), renamed over FILE only when the export is complete.
 private final class ExportFile {
     let path: String
@@ -145,7 +154,7 @@ private final class ExportFile {
             guard let base = bytes.baseAddress else { return }
             var offset = 0
             while offset < bytes.count {
-                let written = Glibc.write(descriptor, base + offset, bytes.count - offset)
+                let written = writeBytes(descriptor, base + offset, bytes.count - offset)
                 if written < 0, errno == EINTR { continue }
                 guard written > 0 else {
                     throw CommandFailure.failure("cannot write '\(partialPath)': \(String(cString: strerror(errno)))")
