@@ -124,15 +124,6 @@ struct ExportCommand: Command {
     private enum ExportStopped: Error { case readerGone }
 }
 
-/// `write(2)`, named apart from `ExportFile.write(_:)`.
-private func writeBytes(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
-    #if canImport(Glibc)
-    Glibc.write(descriptor, bytes, count)
-    #else
-    Darwin.write(descriptor, bytes, count)
-    #endif
-}
-
 /// `--out FILE`: written as `FILE.partial` (0600), renamed over FILE only when the export is complete.
 private final class ExportFile {
     let path: String
@@ -149,18 +140,10 @@ private final class ExportFile {
     }
 
     func write(_ text: String) throws {
-        var text = text
-        try text.withUTF8 { bytes in
-            guard let base = bytes.baseAddress else { return }
-            var offset = 0
-            while offset < bytes.count {
-                let written = writeBytes(descriptor, base + offset, bytes.count - offset)
-                if written < 0, errno == EINTR { continue }
-                guard written > 0 else {
-                    throw CommandFailure.failure("cannot write '\(partialPath)': \(String(cString: strerror(errno)))")
-                }
-                offset += written
-            }
+        do {
+            try FileHandle(fileDescriptor: descriptor, closeOnDealloc: false).write(contentsOf: Data(text.utf8))
+        } catch {
+            throw CommandFailure.failure("cannot write '\(partialPath)': \(error.localizedDescription)")
         }
     }
 
