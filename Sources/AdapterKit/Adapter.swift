@@ -45,14 +45,15 @@ public struct AdapterContext: Sendable {
     public var timeZone: TimeZone
     /// The sample source (the adapter id).
     public var source: String
-    /// When replaying a capture: the capture's clock (the time of the last captured answer), which
-    /// a session uses instead of the wall clock for "now" (e.g. which day a pedometer calls today).
-    public var replayClock: (@Sendable () -> Date)?
+    /// "Now" for the session (stamping what arrives, which day a pedometer calls today): the wall
+    /// clock live, the capture's clock (the time of the last captured answer) when a capture is
+    /// replayed. Sessions read the time here only, so they never need to know which it is.
+    public var now: @Sendable () -> Date
 
-    public init(timeZone: TimeZone, source: String, replayClock: (@Sendable () -> Date)? = nil) {
+    public init(timeZone: TimeZone, source: String, now: @escaping @Sendable () -> Date = { Date() }) {
         self.timeZone = timeZone
         self.source = source
-        self.replayClock = replayClock
+        self.now = now
     }
 }
 

@@ -121,7 +121,7 @@ public struct CaptureReplay {
             // A batch the store could not take stops the replay; a session's own failure ends only it.
             var deliveryFailure: (any Error)?
             do {
-                try runner.run(adapter, device: description, replayClock: clock, open: { handle }, deliver: { output in
+                try runner.run(adapter, device: description, clock: clock, open: { handle }, deliver: { output in
                     var collected = output
                     do {
                         return try absorb(&collected, into: &summary, deliver: deliver)
