@@ -36,7 +36,9 @@ public protocol USBAdapterSession: AnyObject {
     /// which returns only after the batch is committed (or throws when it could not be): anything
     /// the device must be told after a commit (erase its memory) happens after `deliver` returns,
     /// and only when its receipt says nothing is merely held (`DeliveryReceipt.deviceMayForget`).
-    /// `USBError.noDevice` ends the session: the device was pulled out.
+    /// `USBError.noDevice` ends the session: the device was pulled out. The session reads the time
+    /// from `AdapterContext.now` and learns whether `device` is a capture's playback from the handle
+    /// (`priorHostWrites(endpoint:)`, `answersWrites`), never from being told it is replayed.
     func run(_ device: any USBDeviceHandle, deliver: (AdapterOutput) throws -> DeliveryReceipt,
              shouldStop: () -> Bool) throws
     /// Runs the session on the device `open` opens (the caller closes what `open` returned). A

@@ -42,12 +42,13 @@ public struct USBSessionRunner: Sendable {
     }
 
     /// Makes `adapter`'s session for `device` and runs it on what `open` opens (not called for an
-    /// adapter that reaches the device itself; the caller closes what it returned). `replayClock`
-    /// is the capture's clock when a capture drives the session. Blocks until the session ends.
-    public func run(_ adapter: any USBAdapter, device: USBDeviceDescription, replayClock: (@Sendable () -> Date)? = nil,
+    /// adapter that reaches the device itself; the caller closes what it returned). `clock` is the
+    /// session's "now" (`AdapterContext.now`): the wall clock live, the capture's clock when a capture
+    /// drives the session. Blocks until the session ends.
+    public func run(_ adapter: any USBAdapter, device: USBDeviceDescription, clock: @escaping @Sendable () -> Date = { Date() },
                     open: () throws -> any USBDeviceHandle, deliver: (AdapterOutput) throws -> DeliveryReceipt,
                     shouldStop: () -> Bool) throws {
-        let context = AdapterContext(timeZone: timeZone, source: adapter.descriptor.id, replayClock: replayClock)
+        let context = AdapterContext(timeZone: timeZone, source: adapter.descriptor.id, now: clock)
         let session = adapter.makeSession(for: device, context: context, options: options)
         try session.run(opening: open, deliver: deliver, shouldStop: shouldStop)
     }

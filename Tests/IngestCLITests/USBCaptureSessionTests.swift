@@ -24,7 +24,7 @@ import Transport
         let adapter = try #require(BuiltinAdapters.usb.first { $0.descriptor.matches(replay.device) })
         // The fixture ends with the memory clear (CTD) the session sends when asked to.
         let session = USBCaptureSession(adapter: adapter, options: ["clear-after-sync": "true"],
-                                        timeZone: TimeZone(identifier: "UTC")!, replayClock: { Date(microsecondsSince1970: clock()) })
+                                        timeZone: TimeZone(identifier: "UTC")!, clock: { Date(microsecondsSince1970: clock()) })
         let ended = session.run(replay, recorder: recorder, shouldStop: { false }, progress: { _ in })
         try recorder.close()
         #expect(ended == nil)

@@ -1,27 +1,33 @@
 import AdapterKit
 import ArgumentParsing
-import BuiltinAdapters
 import Foundation
 import HealthModel
+import IngestRuntime
 import LibUSBTransport
 import Transport
 
-/// `ingestd devices`: the USB devices present and which adapter takes each.
+/// `ingestd devices`: the USB devices present and which adapter takes each, chosen as the daemon
+/// chooses (``USBSessionRunner``: external adapters before built-in ones).
 struct DevicesCommand: Command {
     static let configuration = CommandConfiguration(
         name: "devices",
         abstract: "List the USB devices present: VID:PID, bus/address, strings and the adapter that matches each.",
         discussion: """
             Strings come from sysfs, or from the device when it can be opened; a device the user may \
-            not open still shows its ids and adapter (see 'ingestd udev-rules' for access).
+            not open still shows its ids and adapter (see 'ingestd udev-rules' for access). The adapter \
+            is the one 'ingestd run' would use: external adapters (--plugins DIR, else the default \
+            plugin directories) before built-in ones.
             """)
     static let signature = Signature {
+        PluginsOption.self
         JSONOption.self
     }
 
+    let plugins: [String]
     let json: Bool
 
     init(_ arguments: ParsedValues) throws {
+        plugins = try PluginsOption(arguments).directories
         json = try JSONOption(arguments).isOn
     }
 
@@ -32,7 +38,10 @@ struct DevicesCommand: Command {
         } catch {
             throw CommandFailure.failure("cannot list USB devices: \(error)")
         }
-        let rows = DeviceListing.rows(devices: devices, adapters: BuiltinAdapters.usb.map(\.descriptor))
+        let catalogue = ExternalAdapterSupport.loadCatalogue(directories: plugins, context: context)
+        let runner = USBSessionRunner(adapters: ExternalAdapterSupport.usbAdapters(catalogue), options: [:],
+                                      timeZone: .current)
+        let rows = DeviceListing.rows(devices: devices, runner: runner)
         if json {
             for row in rows { context.stdout.writeLine(row.json) }
             return
@@ -49,7 +58,7 @@ struct DevicesCommand: Command {
 /// What `ingestd devices` says about one USB device.
 struct DeviceListingRow: Equatable, Sendable {
     var device: USBDeviceDescription
-    /// The id of the first adapter (in registry order) whose descriptor matches the device.
+    /// The id of the adapter the session runner picks for the device (external before built-in).
     var adapterID: String?
     /// Why no adapter takes the device; nil when one does.
     var reason: String?
@@ -89,17 +98,18 @@ struct DeviceListingRow: Equatable, Sendable {
     }
 }
 
-/// Matches enumerated USB devices to adapters for `ingestd devices`.
+/// Matches enumerated USB devices to adapters for `ingestd devices`, through the one USB session
+/// runner's matching.
 enum DeviceListing {
-    /// One row per device, ordered by bus and address; each names the first matching adapter and
-    /// the others that match too, or why none matches (hubs are named as such).
-    static func rows(devices: [USBDeviceDescription], adapters: [AdapterDescriptor]) -> [DeviceListingRow] {
+    /// One row per device, ordered by bus and address; each names the adapter `runner` would run
+    /// on it and the others that match too, or why none matches (hubs are named as such).
+    static func rows(devices: [USBDeviceDescription], runner: USBSessionRunner) -> [DeviceListingRow] {
         devices.sorted { ($0.bus ?? 0, $0.address ?? 0, $0.idString) < ($1.bus ?? 0, $1.address ?? 0, $1.idString) }
             .map { device in
-                let matching = adapters.filter { $0.matches(device) }.map(\.id)
-                if let first = matching.first {
-                    return DeviceListingRow(device: device, adapterID: first, reason: nil,
-                                            alsoMatching: Array(matching.dropFirst()))
+                if let adapter = runner.adapter(for: device) {
+                    let others = runner.adapters.filter { $0.descriptor.id != adapter.descriptor.id && $0.descriptor.matches(device) }
+                    return DeviceListingRow(device: device, adapterID: adapter.descriptor.id, reason: nil,
+                                            alsoMatching: others.map(\.descriptor.id))
                 }
                 let reason = device.deviceClass == 0x09
                     ? "a USB hub (no adapter needed)"

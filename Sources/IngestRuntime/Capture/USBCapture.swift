@@ -94,8 +94,8 @@ struct USBCaptureSession: Sendable {
     var adapter: (any USBAdapter)?
     var options: [String: String]
     var timeZone: TimeZone
-    /// The clock adapter sessions read "now" from (a replayed device's clock in tests).
-    var replayClock: (@Sendable () -> Date)?
+    /// The clock adapter sessions read "now" from: the wall clock, or a replayed device's clock in tests.
+    var clock: @Sendable () -> Date = { Date() }
     /// Timeout of each endpoint read without an adapter.
     var readTimeout: Duration = .milliseconds(500)
 
@@ -110,7 +110,7 @@ struct USBCaptureSession: Sendable {
         let runner = USBSessionRunner(adapters: [adapter], options: options, timeZone: timeZone)
         var records = 0
         do {
-            try runner.run(adapter, device: device.device, replayClock: replayClock, open: { recording }, deliver: { output in
+            try runner.run(adapter, device: device.device, clock: clock, open: { recording }, deliver: { output in
                 records += output.records.count
                 if !output.records.isEmpty { progress("the session produced \(records) records so far (not stored)") }
                 // Nothing is stored, but the capture file keeps every byte (replayable into a store), and the

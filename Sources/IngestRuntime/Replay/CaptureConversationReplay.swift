@@ -100,7 +100,7 @@ final class CaptureConversationLink: GATTConversationLink {
     /// The session's writes that the capture does not have.
     var writesNotInCapture: Int { state.withLock { $0.writesNotInCapture } }
 
-    /// The capture's clock, for `AdapterContext.replayClock`.
+    /// The capture's clock, for `AdapterContext.now`.
     var clock: @Sendable () -> Date { { [self] in state.withLock { $0.clock } } }
 
     func discover() async throws(GATTConversationError) -> GATTDatabase { database }

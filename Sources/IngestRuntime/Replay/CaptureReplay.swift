@@ -130,7 +130,7 @@ public struct CaptureReplay {
             // A batch the store could not take stops the replay; a session's own failure ends only it.
             var deliveryFailure: (any Error)?
             do {
-                try runner.run(adapter, device: description, replayClock: clock, open: { handle }, deliver: { output in
+                try runner.run(adapter, device: description, clock: clock, open: { handle }, deliver: { output in
                     var collected = output
                     do {
                         return try absorb(&collected, into: &summary, deliver: deliver)
@@ -259,7 +259,7 @@ extension CaptureReplay {
         var deliveryFailure: (any Error)?
         guard let conversation = adapter.conversation(
             for: traits ?? BLEDeviceTraits(address: connection.peer),
-            context: AdapterContext(timeZone: timeZone, source: id, replayClock: link.clock, memory: memory,
+            context: AdapterContext(timeZone: timeZone, source: id, now: link.clock, memory: memory,
                                     options: options))
         else { return report }
         do {
