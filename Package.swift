@@ -96,7 +96,7 @@ let package = Package(
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "SQLiteStore", "HealthModel"]),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Pipeline", "HealthModel"]),
         // Runs the built ingestd binary (SIGKILL mid-replay, then replay again).
-        .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd", "TestSupport"]),
+        .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd", "TestSupport"], exclude: ["Captures"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing", "Logging"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
         .testTarget(name: "IngestCLITests", dependencies: [

@@ -16,6 +16,7 @@ public struct Ingestd: Command {
         subcommands: [
             Run.self, Replay.self, Decode.self, Capture.self, Samples.self, Stats.self, Today.self, Changes.self, Watch.self,
             Auth.self, Priority.self, Sources.self, Status.self, ProfileCommand.self,
+            PeopleCommand.self, UnassignedCommand.self, AssignCommand.self,
             Adapters.self, Devices.self, Units.self, Types.self, UdevRulesCommand.self,
         ],
         defaultSubcommand: Run.self

@@ -1,0 +1,43 @@
+import ArgumentParsing
+import HealthModel
+import SQLiteStore
+
+/// `--person NAME` of the query commands: whose samples a command reads. Without it, the only
+/// person of the store; with several people, a usage error listing them.
+enum PersonSelection {
+    static let option = Option("person", valueName: "NAME",
+                               help: "Whose samples (default: the only person; required when the store has several).")
+
+    /// The person named `name`, or the only one; a usage error when the name is unknown or
+    /// when several people leave the choice open.
+    static func resolve(_ name: String?, in store: HealthStore) throws -> Person {
+        let everybody = try store.people()
+        if let name {
+            guard let person = everybody.first(where: { $0.name == name }) else {
+                throw UsageError.invalidValue(name, argument: "--person",
+                                              reason: "no such person (people: \(list(everybody)))")
+            }
+            return person
+        }
+        guard everybody.count == 1, let only = everybody.first else {
+            if everybody.isEmpty { throw UsageError.invalid("the store has no people; add one with 'ingestd people add NAME'") }
+            throw UsageError.invalid("the store has \(everybody.count) people (\(list(everybody))): give --person NAME")
+        }
+        return only
+    }
+
+    /// Resolves the person and maps it to the store's query scope.
+    static func scope(_ name: String?, in store: HealthStore) throws -> PersonScope {
+        .person(try resolve(name, in: store).id)
+    }
+
+    private static func list(_ people: [Person]) -> String {
+        people.map(\.name).joined(separator: ", ")
+    }
+}
+
+extension PeopleError {
+    /// The CLI's view of a refused change: every case names an argument the user gave (an
+    /// unknown name or uuid, a taken slot, a missing --reassign), so it is a usage error.
+    var usageError: UsageError { .invalid(description) }
+}
