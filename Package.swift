@@ -5,6 +5,18 @@ import PackageDescription
 /// Fuzz targets are compiled as libraries so that libFuzzer can bring its own `main`.
 let fuzzSettings: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
 
+/// The built-in adapters: one module per folder `Plugins/<name>/` (its README.md left out), built on the adapter
+/// contract and compiled into ingestd through `BuiltinAdapters`. Adding a device is its folder, this line and its
+/// line in `Plugins/BuiltinAdapters/BuiltinAdapters.swift` (see Plugins/README.md).
+let builtinAdapterModules = [
+    "XiaomiScale", "BTHome", "GATTHealthProfiles",  // Bluetooth LE
+    "ANTPlus", "OmronPedometer", "TEMPer",  // USB
+]
+let builtinAdapterTargets: [Target] = builtinAdapterModules.map { name in
+    .target(name: name, dependencies: ["AdapterKit", "HealthModel", "Transport"], path: "Plugins/\(name)",
+            exclude: ["README.md"])
+}
+
 let package = Package(
     name: "ingestd",
     platforms: [.macOS(.v15)],
@@ -58,32 +70,16 @@ let package = Package(
         // The ordered registry of built-in adapters (exact matches before generic ones).
         .target(
             name: "BuiltinAdapters",
-            dependencies: ["AdapterKit", "XiaomiScale", "BTHome", "GATTHealthProfiles", "ANTPlus", "OmronPedometer", "TEMPer"],
+            dependencies: ["AdapterKit"] + builtinAdapterModules.map { .target(name: $0) },
             path: "Plugins/BuiltinAdapters"
         ),
-        // USB device adapters (built in): ANT+ sticks, the Omron HJ-720IT pedometer, TEMPer thermometers.
-        .target(name: "ANTPlus", dependencies: ["AdapterKit", "HealthModel", "Transport"],
-                path: "Plugins/ANTPlus", exclude: ["README.md"]),
-        .target(name: "OmronPedometer", dependencies: ["AdapterKit", "HealthModel", "Transport"],
-                path: "Plugins/OmronPedometer", exclude: ["README.md"]),
-        .target(name: "TEMPer", dependencies: ["AdapterKit", "HealthModel", "Transport"],
-                path: "Plugins/TEMPer", exclude: ["README.md"]),
         .executableTarget(name: "ingestd", dependencies: ["ArgumentParsing", "IngestCLI"]),
-        // Bluetooth SIG standard health profiles (weight, body composition, thermometer, heart rate, RSC, BP, glucose, PLX).
-        .target(name: "GATTHealthProfiles", dependencies: ["AdapterKit", "HealthModel", "Transport"], path: "Plugins/GATTHealthProfiles",
-                exclude: ["README.md"]),
         .executableTarget(
             name: "IngestBench",
             dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CSQLite", "BLEWire", "CaptureFormats",
                            "BuiltinAdapters", "AdapterKit", "Transport",
                            "IngestCLI", "BLESimulators", "BlueZTransport", "Logging"]
         ),
-
-        // Built-in advertisement adapters: Xiaomi Mi scales and BTHome v2.
-        .target(name: "XiaomiScale", dependencies: ["AdapterKit", "HealthModel", "Transport"], path: "Plugins/XiaomiScale",
-                exclude: ["README.md"]),
-        .target(name: "BTHome", dependencies: ["AdapterKit", "HealthModel", "Transport"], path: "Plugins/BTHome",
-                exclude: ["README.md"]),
 
         // The Xiaomi scale adapter built as an external adapter executable (ExternalAdapterMain).
         .executableTarget(name: "ingestd-adapter-xiaomi-scale", dependencies: ["AdapterKit", "ExternalAdapterProtocol", "XiaomiScale"],
@@ -119,12 +115,11 @@ let package = Package(
         .testTarget(
             name: "USBAdaptersTests",
             dependencies: ["ANTPlus", "OmronPedometer", "TEMPer", "AdapterKit", "HealthModel", "Transport", "Pipeline",
-                           "SQLiteStore", "CaptureFormats", "TestSupport"],
-            exclude: ["Captures"]
+                           "SQLiteStore", "CaptureFormats", "TestSupport"]
         ),
         // Runs the built ingestd on usbmon captures other software made (tolerant replay): Omron vendor sessions,
         // generated ANT+ channel-mode captures.
-        .testTarget(name: "USBReplayTests", dependencies: ["ingestd", "TestSupport"], exclude: ["Captures"]),
+        .testTarget(name: "USBReplayTests", dependencies: ["ingestd", "TestSupport"]),
         .testTarget(
             name: "ExternalAdaptersTests",
             dependencies: ["ExternalAdapters", "ExternalAdapterProtocol", "Logging", "AdapterKit", "XiaomiScale", "HealthModel", "Transport", "Pipeline",
@@ -169,6 +164,6 @@ let package = Package(
             ],
             exclude: ["Captures"]
         ),
-    ],
+    ] + builtinAdapterTargets,
     swiftLanguageModes: [.v6]
 )

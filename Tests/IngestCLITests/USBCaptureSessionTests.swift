@@ -10,7 +10,7 @@ import Transport
 /// scripted device through the recorder, and what it writes must replay to the same result.
 @Suite struct USBCaptureSessionTests {
     static let omronSession = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("USBAdaptersTests/Captures/omron-hj720it/pedometerLog1-session.pcapng").path
+        .appendingPathComponent("AdapterTests/Captures/omron-hj720it/pedometerLog1-session.pcapng").path
 
     @Test func anOmronSessionRecordedWhileReplayingDecodesToTheSameSamples() async throws {
         let scenario = try Scenario()

@@ -8,7 +8,7 @@ import Testing
 struct DaemonUMockdevTests {
     static let firstPort = UMockdev.deviceSyspath
     static let secondPort = "/sys/devices/pci0000:00/0000:00:14.0/usb1/1-2"
-    /// The made-up key the ANT captures were generated with (scripts/ant-usbmon-capture.py --key).
+    /// The made-up key the ANT captures were generated with (Tests/AdapterTests/Captures/ant-plus/make-captures.py --key).
     static let key = "0123456789abcdef"
 
     let directory: URL

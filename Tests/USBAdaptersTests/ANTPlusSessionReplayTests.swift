@@ -37,10 +37,9 @@ final class RecordingReplay: USBReplayedDevice {
 /// The ANT session replaying captures that other software made (context with a replay clock): no network key
 /// needed, the capture's own key and channel ids used, a start-up that differs from ours passed over.
 struct ANTPlusSessionReplayTests {
-    /// The generated channel-mode captures (scripts/ant-usbmon-capture.py) kept with the decode tests.
+    /// The generated channel-mode captures (`Captures/ant-plus/make-captures.py`) in the adapter's capture folder.
     static func capture(_ name: String) -> String {
-        Fixtures.directory.deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("USBReplayTests/Captures/ant-plus/\(name).pcapng").path
+        Fixtures.url("ant-plus/\(name).pcapng").path
     }
 
     struct Run {

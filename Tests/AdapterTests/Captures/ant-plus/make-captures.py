@@ -39,22 +39,27 @@ worked out here from the profiles' rules as the adapter README states them: a he
 a valid rate at most every 5 s; steps = 2 x strides; one weight per weighing, never computing or invalid.
 
 Python 3 standard library only. Example:
-  scripts/ant-usbmon-capture.py hrm Tests/USBReplayTests/Captures/ant-plus/hrm-openant.pcapng
-  scripts/ant-usbmon-capture.py daemon Tests/LibUSBTransportTests/Fixtures/ant-daemon-session.pcapng --key 0123456789abcdef
+  Tests/AdapterTests/Captures/ant-plus/make-captures.py hrm Tests/AdapterTests/Captures/ant-plus/hrm.pcapng
+  Tests/AdapterTests/Captures/ant-plus/make-captures.py daemon Tests/LibUSBTransportTests/Fixtures/ant-daemon-session.pcapng --key 0123456789abcdef
 """
 
 import argparse
 import datetime
 import json
+import os
 import struct
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ among the captures
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', '..', 'scripts'))
+from usbmon_capture_kit import EINPROGRESS, XFER_BULK, UsbmonCapture, standard_enumeration  # noqa: E402
+
 BUS = 1
 DEVICE = 2             # the device address; --address changes it (a second stick in a umockdev tree)
-VENDOR, PRODUCT = 0x0FCF, 0x1008
+VENDOR, PRODUCT = 0x0FCF, 0x1008   # --product 1009 makes the stick an ANTUSB-m
+PRODUCT_NAMES = {0x1008: 'ANT USBStick2', 0x1009: 'ANT USB-m Stick'}
 EP_IN, EP_OUT = 0x81, 0x01
-XFER_CONTROL, XFER_BULK = 2, 3
-EINPROGRESS, ENOENT = -115, -2
+ENOENT = -2
 START = 1_710_054_000_000_000          # 2024-03-10T07:00:00Z in microseconds
 SOURCE = 'ant-plus'
 EXAMPLE_KEY = bytes.fromhex('0123456789abcdef')   # made up; the ANT+ key is not in this project
@@ -80,40 +85,11 @@ def iso(micros):
     return text + 'Z'
 
 
-class Capture:
-    """usbmon events of one device, written as pcapng."""
+class Capture(UsbmonCapture):
+    """usbmon events of the stick, written as pcapng."""
 
     def __init__(self):
-        self.events = []
-        self.next_urb = 0xFFFF8880_00000000
-
-    def event(self, urb, kind, xfer, endpoint, time, status, length, data=b'', setup=None):
-        flag_setup = 0 if setup is not None else ord('-')
-        if data:
-            flag_data = 0
-        elif kind == 'S':
-            flag_data = ord('<') if endpoint & 0x80 else ord('>')
-        else:
-            flag_data = ord('>') if endpoint & 0x80 == 0 else ord('<')
-        header = struct.pack('<QBBBBHBBqiiII8siiII', urb, ord(kind), xfer, endpoint, DEVICE, BUS, flag_setup,
-                             flag_data, time // 1_000_000, time % 1_000_000, status, length, len(data),
-                             bytes(setup or b'\0' * 8), 0, 0, 0, 0)
-        self.events.append((time, header + bytes(data)))
-
-    def urb(self):
-        self.next_urb += 0x40
-        return self.next_urb
-
-    def control_in(self, time, setup, answer):
-        urb = self.urb()
-        length = struct.unpack_from('<H', setup, 6)[0]
-        self.event(urb, 'S', XFER_CONTROL, 0x80, time, EINPROGRESS, length, setup=setup)
-        self.event(urb, 'C', XFER_CONTROL, 0x80, time + 150, 0, len(answer), answer)
-
-    def control_out(self, time, setup):
-        urb = self.urb()
-        self.event(urb, 'S', XFER_CONTROL, 0x00, time, EINPROGRESS, 0, setup=setup)
-        self.event(urb, 'C', XFER_CONTROL, 0x00, time + 150, 0, 0)
+        super().__init__(BUS, DEVICE)
 
     def bulk_out(self, time, data):
         urb = self.urb()
@@ -128,17 +104,6 @@ class Capture:
     def bulk_in_complete(self, urb, time, data, status=0):
         self.event(urb, 'C', XFER_BULK, EP_IN, time, status, len(data), data)
 
-    def write(self, path):
-        def block(kind, body):
-            body += b'\0' * (-len(body) % 4)
-            return struct.pack('<II', kind, 12 + len(body)) + body + struct.pack('<I', 12 + len(body))
-        with open(path, 'wb') as handle:
-            handle.write(block(0x0A0D0D0A, struct.pack('<IHHq', 0x1A2B3C4D, 1, 0, -1)))
-            handle.write(block(1, struct.pack('<HHI', 220, 0, 65535)))
-            for time, packet in self.events:
-                handle.write(block(6, struct.pack('<IIIII', 0, time >> 32, time & 0xFFFFFFFF, len(packet), len(packet))
-                                   + packet))
-
 
 def descriptors():
     device = struct.pack('<BBHBBBBHHHBBBB', 18, 1, 0x0200, 0, 0, 0, 64, VENDOR, PRODUCT, 0x0100, 1, 2, 3, 1)
@@ -150,23 +115,11 @@ def descriptors():
     return device, configuration + interface + endpoint_in + endpoint_out
 
 
-def string_descriptor(text):
-    encoded = text.encode('utf-16-le')
-    return bytes([2 + len(encoded), 3]) + encoded
-
-
 def enumerate_device(capture, time):
     """What the kernel asks a new device (standard requests, at the device's address)."""
     device, configuration = descriptors()
-    capture.control_in(time, bytes([0x80, 6, 0, 1, 0, 0, 18, 0]), device)
-    capture.control_in(time + 1000, bytes([0x80, 6, 0, 2, 0, 0, 9, 0]), configuration[:9])
-    capture.control_in(time + 2000, bytes([0x80, 6, 0, 2, 0, 0, len(configuration), 0]), configuration)
-    capture.control_in(time + 3000, bytes([0x80, 6, 0, 3, 0, 0, 0xFF, 0]), bytes([4, 3, 0x09, 0x04]))
-    for index, text in ((2, 'ANT USBStick2'), (1, 'Dynastream Innovations'), (3, '123')):
-        capture.control_in(time + 3000 + 1000 * index, bytes([0x80, 6, index, 3, 0x09, 0x04, 0xFF, 0]),
-                           string_descriptor(text))
-    capture.control_out(time + 8000, bytes([0x00, 9, 1, 0, 0, 0, 0, 0]))
-    return time + 10_000
+    strings = ((2, PRODUCT_NAMES[PRODUCT]), (1, 'Dynastream Innovations'), (3, '123'))
+    return standard_enumeration(capture, time, device, configuration, strings)
 
 
 class OtherProgram:
@@ -469,9 +422,12 @@ def main():
     parser.add_argument('output', help='the .pcapng to write (the expected samples go next to it)')
     parser.add_argument('--key', help='network key (16 hex digits) for the daemon scenarios', default=EXAMPLE_KEY.hex())
     parser.add_argument('--address', type=int, default=2, help='the stick\'s device address on bus 1 (default 2)')
+    parser.add_argument('--product', choices=['1008', '1009'], default='1008',
+                        help='the stick\'s USB product id: 1008 ANT USB2 (default), 1009 ANTUSB-m')
     arguments = parser.parse_args()
-    global DEVICE
+    global DEVICE, PRODUCT
     DEVICE = arguments.address
+    PRODUCT = int(arguments.product, 16)
     capture = Capture()
     key = bytes.fromhex(arguments.key)
     if len(key) != 8:

@@ -1,20 +1,5 @@
 #!/usr/bin/env python3
-"""Builds the adapter fixtures in Tests/AdapterTests/Captures/<adapter-id>/ from published bytes.
-
-Python 3 standard library only. Run from anywhere: `python3 scripts/make-adapter-captures.py`.
-It rewrites every generated file (the `unsupported/` folder of real captures is left alone).
-
-For each case it writes
-  <case>.btsnoop          btsnoop v1, datalink 1002 (HCI UART / H4), fixed timestamps
-  <case>.expected.jsonl   the records `ingestd decode --json --tz Europe/Berlin` must print,
-                          written here from the published values (not from ingestd's output);
-                          `uuid` is a placeholder, the tests ignore it
-and for each malformed case
-  bad-<case>.btsnoop
-  bad-<case>.expected-error   one line per rejection, in order: `<adapter>: <reason>: <detail>`,
-                              then `trace: <malformation> <count>` for packets the HCI/ATT
-                              reconstruction could not use
-plus ORIGIN in every adapter folder, naming where each byte sequence was published.
+"""Builds the gatt-health captures in this folder from published bytes.
 
 GATT cases are whole sessions as a phone's HCI snoop log shows them: advertising report,
 LE Connection Complete, primary service discovery (Read By Group Type, ended by Attribute Not
@@ -22,228 +7,23 @@ Found), characteristic discovery (Read By Type 0x2803), descriptor discovery (Fi
 the CCCD write, the measurement indications (each confirmed) or notifications, and
 Disconnection Complete. Each GATT case also has a `-fragmented` twin in which every L2CAP frame
 travels in several ACL fragments (start + continuation packets); its expected output is the same.
+
+Run from anywhere: `python3 Tests/AdapterTests/Captures/gatt-health/make-captures.py`
+(it rewrites every generated file in this folder). The shared btsnoop writer and
+record builders are in scripts/ble_capture_kit.py.
 """
 
-import json
 import os
-import struct
 import sys
-from datetime import datetime, timedelta, timezone
-from zoneinfo import ZoneInfo
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "Tests", "AdapterTests", "Captures")
-BTSNOOP_EPOCH_OFFSET = 0x00DCDDB30F2F8000  # microseconds from 0000-01-01 to 1970-01-01
-ZONE_NAME = "Europe/Berlin"
-ZONE = ZoneInfo(ZONE_NAME)
-UUID_PLACEHOLDER = "00000000-0000-0000-0000-000000000000"
-# Capture clock: every case starts at this instant (after every device time stamp used below).
-CAPTURE_START = datetime(2025, 1, 15, 9, 0, 0, tzinfo=timezone.utc)
-
-
-def h(text):
-    """Bytes from hex text with optional spaces."""
-    return bytes.fromhex(text.replace(" ", ""))
-
-
-def le16(value):
-    return struct.pack("<H", value)
-
-
-def address_bytes(address):
-    """A Bluetooth address in wire order (least significant byte first)."""
-    return bytes(int(part, 16) for part in reversed(address.split(":")))
-
-
-def iso(moment):
-    """ingestd's UTC text: seconds, fractional part only when not zero."""
-    moment = moment.astimezone(timezone.utc)
-    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
-    if moment.microsecond:
-        text += ("." + "%06d" % moment.microsecond).rstrip("0")
-    return text + "Z"
-
-
-def local(year, month, day, hour, minute, second):
-    """A device wall-clock time read in the test's zone."""
-    return datetime(year, month, day, hour, minute, second, tzinfo=ZONE)
-
-
-def number(value):
-    return int(value) if float(value).is_integer() else value
-
-
-# MARK: - btsnoop writing
-
-
-class Capture:
-    """HCI packets with a running clock, written as btsnoop v1 / datalink 1002."""
-
-    def __init__(self, fragment_sizes=None):
-        self.records = []  # (timestamp µs since 1970, direction 'sent'/'received', h4 type, packet)
-        self.time = int(CAPTURE_START.timestamp() * 1_000_000)
-        self.fragment_sizes = fragment_sizes
-
-    def at(self):
-        return datetime.fromtimestamp(self.time / 1_000_000, tz=timezone.utc)
-
-    def advance(self, milliseconds):
-        self.time += int(milliseconds * 1000)
-
-    def add(self, direction, h4_type, packet, timestamp=None):
-        self.records.append((self.time if timestamp is None else timestamp, direction, h4_type, bytes(packet)))
-
-    # HCI events (controller to host)
-    def event(self, code, parameters):
-        self.add("received", 0x04, bytes([code, len(parameters)]) + parameters)
-
-    def command(self, opcode, parameters):
-        self.add("sent", 0x01, le16(opcode) + bytes([len(parameters)]) + parameters)
-
-    def advertising_report(self, address, data, event_type=0x00, address_type=0x00, rssi=-60):
-        """LE Advertising Report (LE Meta 0x3E, subevent 0x02) with one report."""
-        assert len(data) <= 31
-        report = bytes([event_type, address_type]) + address_bytes(address) + bytes([len(data)]) + data
-        report += struct.pack("b", rssi)
-        self.event(0x3E, bytes([0x02, 0x01]) + report)
-
-    def connection_complete(self, handle, address, address_type=0x00):
-        """LE Connection Complete (subevent 0x01), status success, we are central."""
-        parameters = bytes([0x01, 0x00]) + le16(handle) + bytes([0x00, address_type]) + address_bytes(address)
-        parameters += le16(0x0027) + le16(0x0000) + le16(0x01F4) + bytes([0x00])
-        self.event(0x3E, parameters)
-
-    def disconnection_complete(self, handle, reason=0x13):
-        self.event(0x05, bytes([0x00]) + le16(handle) + bytes([reason]))
-
-    def acl(self, direction, handle, l2cap_payload, cid=0x0004, declared_length=None):
-        """One L2CAP frame on the connection, in one ACL packet or (fragment_sizes) several."""
-        frame = le16(len(l2cap_payload)) + le16(cid) + l2cap_payload
-        start_flag = 0b10 if direction == "received" else 0b00
-        if not self.fragment_sizes or len(frame) <= 1:
-            length = len(frame) if declared_length is None else declared_length
-            self.add(direction, 0x02, le16(handle | start_flag << 12) + le16(length) + frame)
-            return
-        pieces = []
-        offset = 0
-        index = 0
-        while offset < len(frame):
-            size = self.fragment_sizes[index % len(self.fragment_sizes)]
-            pieces.append(frame[offset:offset + size])
-            offset += size
-            index += 1
-        # Earlier fragments a microsecond apart; the last one at the frame's own time.
-        for position, piece in enumerate(pieces):
-            flag = start_flag if position == 0 else 0b01
-            stamp = self.time - (len(pieces) - 1 - position)
-            self.add(direction, 0x02, le16(handle | flag << 12) + le16(len(piece)) + piece, timestamp=stamp)
-
-    def write(self, path):
-        out = bytearray(b"btsnoop\0" + struct.pack(">II", 1, 1002))
-        for timestamp, direction, h4_type, packet in self.records:
-            length = len(packet) + 1
-            flags = (1 if direction == "received" else 0) | (2 if h4_type in (0x01, 0x04) else 0)
-            out += struct.pack(">IIIIq", length, length, flags, 0, timestamp + BTSNOOP_EPOCH_OFFSET)
-            out += bytes([h4_type]) + packet
-        with open(path, "wb") as file:
-            file.write(out)
-
-
-def ad(ad_type, payload):
-    """One AD structure: length, type, data."""
-    return bytes([len(payload) + 1, ad_type]) + payload
-
-
-def flags_ad(value=0x06):
-    return ad(0x01, bytes([value]))
-
-
-def name_ad(name):
-    return ad(0x09, name.encode())
-
-
-def uuid16_list_ad(*uuids):
-    return ad(0x03, b"".join(le16(u) for u in uuids))
-
-
-def service_data_ad(uuid, payload):
-    return ad(0x16, le16(uuid) + payload)
-
-
-# MARK: - Expected records
-
-
-def device_json(**fields):
-    order = ["name", "manufacturer", "model", "hardwareVersion", "firmwareVersion", "softwareVersion",
-             "localIdentifier", "udiDeviceIdentifier"]
-    return {key: fields[key] for key in order if fields.get(key) is not None}
-
-
-def metadata_json(sync_identifier=None, sync_version=None, time_zone=ZONE_NAME, serial=None, **entries):
-    result = {}
-    if sync_identifier is not None:
-        result["HKMetadataKeySyncIdentifier"] = sync_identifier
-    if sync_version is not None:
-        result["HKMetadataKeySyncVersion"] = sync_version
-    if time_zone is not None:
-        result["HKTimeZone"] = time_zone
-    if serial is not None:
-        result["HKDeviceSerialNumber"] = serial
-    for key in sorted(entries):
-        value = entries[key]
-        result[key] = number(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
-    return result
-
-
-def sample(type_name, value, unit, start, end=None, source=None, device=None, metadata=None):
-    record = {
-        "uuid": UUID_PLACEHOLDER,
-        "type": type_name if type_name.startswith(("HK", "Ingest")) else "HKQuantityTypeIdentifier" + type_name,
-        "value": number(value),
-        "unit": unit,
-        "start": iso(start),
-        "end": iso(end or start),
-        "source": source,
-    }
-    if device:
-        record["device"] = device
-    if metadata:
-        record["metadata"] = metadata
-    return record
-
-
-def blood_pressure(systolic, diastolic, unit, moment, source, device, metadata, correlation_metadata):
-    return {
-        "correlation": "HKCorrelationTypeIdentifierBloodPressure",
-        "uuid": UUID_PLACEHOLDER,
-        "start": iso(moment),
-        "end": iso(moment),
-        "source": source,
-        "device": device,
-        "metadata": correlation_metadata,
-        "objects": [
-            sample("BloodPressureSystolic", systolic, unit, moment, source=source, device=device, metadata=metadata),
-            sample("BloodPressureDiastolic", diastolic, unit, moment, source=source, device=device, metadata=metadata),
-        ],
-    }
-
-
-def write_expected(path, records):
-    with open(path, "w") as file:
-        for record in records:
-            file.write(json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n")
-
-
-def write_expected_error(path, lines):
-    with open(path, "w") as file:
-        for line in lines:
-            file.write(line + "\n")
+sys.dont_write_bytecode = True  # no __pycache__ among the captures
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..", "scripts"))
+from ble_capture_kit import *  # noqa: E402,F401,F403
 
 
 # MARK: - GATT sessions
 
 HANDLE = 0x0040
-FRAGMENT_SIZES = [5, 3, 1, 4]  # bytes per ACL fragment, cycled
 
 
 class Characteristic:
@@ -352,31 +132,6 @@ def gatt_session(capture, address, name, service, characteristics, values, adver
     capture.advance(2000)
     capture.disconnection_complete(HANDLE)
     return received_times
-
-
-class Case:
-    def __init__(self, name, build, fragmented=False):
-        self.name = name
-        self.build = build  # build(capture) -> expected records or error lines
-        self.fragmented = fragmented
-
-
-def write_case(folder, case):
-    variants = [(case.name, None)]
-    if case.fragmented:
-        variants.append((case.name + "-fragmented", FRAGMENT_SIZES))
-    for name, fragment_sizes in variants:
-        capture = Capture(fragment_sizes=fragment_sizes)
-        expected = case.build(capture)
-        capture.write(os.path.join(folder, name + ".btsnoop"))
-        # A bad case returns its error lines, and may also return the records it still yields.
-        errors, records = (expected, None) if case.name.startswith("bad-") else (None, expected)
-        if isinstance(expected, tuple):
-            errors, records = expected
-        if errors is not None:
-            write_expected_error(os.path.join(folder, name + ".expected-error"), errors)
-        if records is not None:
-            write_expected(os.path.join(folder, name + ".expected.jsonl"), records)
 
 
 # MARK: - gatt-health
@@ -745,208 +500,27 @@ def bad_acl_lengths_case(capture):
     return errors, records
 
 
-# MARK: - xiaomi-scale
 
-XIAOMI = "xiaomi-scale"
-XIAOMI_ADDRESS = "50:FB:19:1B:B5:DC"  # the address xiaomi-ble's tests use
-
-
-def mi_scale_advertisement(capture, name, uuid, payload, event_type=0x00):
-    data = flags_ad() + name_ad(name) + service_data_ad(uuid, payload)
-    capture.advertising_report(XIAOMI_ADDRESS, data, event_type=event_type, rssi=-60)
-
-
-def mi_scale_v1_case(capture):
-    """xiaomi-ble tests/test_parser.py: test_Xiaomi_Scale1_non_stabilized (0.1 kg, not final),
-    test_Xiaomi_Scale1 (86.55 kg stabilized, clock 2021-04-11 16:19:01; rebroadcast),
-    test_Xiaomi_Scale1_mass_removed, test_Xiaomi_Scale1_reset."""
-    frames = [
-        h("82 14 00 E5 07 04 0B 10 17 08"),
-        h("22 9E 43 E5 07 04 0B 10 13 01"),
-        h("22 9E 43 E5 07 04 0B 10 13 01"),
-        h("22 9E 43 E5 07 04 0B 10 13 01"),
-        h("A2 20 44 B2 07 01 01 0A 1A 15"),
-        h("80 00 00 E5 07 04 0B 10 13 01"),
-    ]
-    for frame in frames:
-        mi_scale_advertisement(capture, "MISCA", 0x181D, frame, event_type=0x03)
-        capture.advance(250)
-    moment = local(2021, 4, 11, 16, 19, 1)
-    return [
-        sample("BodyMass", 86.55, "kg", moment, source=XIAOMI,
-               device=device_json(name="MISCA", manufacturer="Xiaomi", model="XMTZC01HM/XMTZC04HM",
-                                  localIdentifier=XIAOMI_ADDRESS),
-               metadata=metadata_json(sync_identifier="%s/2021-04-11T16:19:01/17310" % XIAOMI_ADDRESS,
-                                      sync_version=1)),
-    ]
-
-
-def mi_scale_v2_case(capture):
-    """xiaomi-ble tests/test_parser.py: test_Xiaomi_Scale2_non_stabilized (105.8 kg, not final),
-    test_Xiaomi_Scale2 (85.15 kg, 428 Ω; clock 1970-05-04, i.e. never set), test_Xiaomi_Scale2_reset."""
-    frames = [
-        h("02 04 B2 07 01 01 12 10 1A 00 00 A8 52"),
-        h("02 26 B2 07 05 04 0F 02 01 AC 01 86 42"),
-        h("02 26 B2 07 05 04 0F 02 01 AC 01 86 42"),
-        h("02 82 B2 07 05 04 0F 02 01 00 00 00 00"),
-    ]
-    received = None
-    for index, frame in enumerate(frames):
-        mi_scale_advertisement(capture, "MIBFS", 0x181B, frame)
-        if index == 1:
-            received = capture.at()
-        capture.advance(250)
-    return [
-        sample("BodyMass", 85.15, "kg", received, source=XIAOMI,
-               device=device_json(name="MIBFS", manufacturer="Xiaomi", model="XMTZC02HM/XMTZC05HM",
-                                  localIdentifier=XIAOMI_ADDRESS),
-               metadata=metadata_json(sync_identifier="%s/1970-05-04T15:02:01/17030" % XIAOMI_ADDRESS,
-                                      sync_version=2, IngestDeviceClockUnset=True, IngestImpedanceOhm=428)),
-    ]
-
-
-def bad_mi_scale_case(capture):
-    """Lengths the two layouts do not allow, cut from / grown out of xiaomi-ble's published frames:
-    the v1 frame without its last byte, the v1 frame with one byte too many, and the v2 frame cut
-    inside its impedance."""
-    frames = [
-        (0x181D, "MISCA", h("22 9E 43 E5 07 04 0B 10 13")),
-        (0x181D, "MISCA", h("22 9E 43 E5 07 04 0B 10 13 01 00")),
-        (0x181B, "MIBFS", h("02 26 B2 07 05 04 0F 02 01 AC")),
-    ]
-    for uuid, name, frame in frames:
-        mi_scale_advertisement(capture, name, uuid, frame)
-        capture.advance(250)
-    prefix = XIAOMI + ": "
-    return [
-        prefix + "short-frame: %s: smartScale frame of 9 bytes ends before timestamp at offset 3: "
-        "22 9e 43 e5 07 04 0b 10 13" % XIAOMI_ADDRESS,
-        prefix + "long-frame: %s: smartScale frame has 11 bytes, the layout has 10: "
-        "22 9e 43 e5 07 04 0b 10 13 01 00" % XIAOMI_ADDRESS,
-        prefix + "short-frame: %s: bodyCompositionScale frame of 10 bytes ends before impedance at offset 9: "
-        "02 26 b2 07 05 04 0f 02 01 ac" % XIAOMI_ADDRESS,
-    ]
-
-
-# MARK: - bthome
-
-BTHOME = "bthome"
-BTHOME_ADDRESS = "A4:C1:38:8D:18:B2"  # the address bthome-ble's tests use
-
-
-def bthome_advertisement(capture, name, payload):
-    data = flags_ad() + service_data_ad(0xFCD2, payload) + name_ad(name)
-    capture.advertising_report(BTHOME_ADDRESS, data, event_type=0x00, rssi=-60)
-
-
-def bthome_mass_case(capture):
-    """bthome-ble tests/test_parser_v2.py: test_bthome_mass_kilograms (80.3 kg),
-    test_bthome_mass_pounds (74.86 lb)."""
-    times = []
-    for payload in [h("40 06 5E 1F"), h("40 07 3E 1D")]:
-        bthome_advertisement(capture, "TEST DEVICE", payload)
-        times.append(capture.at())
-        capture.advance(1000)
-    device = device_json(name="TEST DEVICE", localIdentifier=BTHOME_ADDRESS)
-    return [
-        sample("BodyMass", 80.3, "kg", times[0], source=BTHOME, device=device, metadata=metadata_json()),
-        sample("BodyMass", 74.86, "lb", times[1], source=BTHOME, device=device, metadata=metadata_json()),
-    ]
-
-
-def bthome_temperature_case(capture):
-    """bthome-ble tests/test_parser_v2.py: test_bthome_temperature_humidity (25.06 °C),
-    test_bthome_packet_id_temperature_humidity_battery (23.97 °C; sent twice, the repeat is
-    dropped), test_bthome_double_temperature (25.06 and 25.11 °C)."""
-    payloads = [
-        h("40 02 CA 09 03 BF 13"),
-        h("40 00 09 01 5D 02 5D 09 03 B7 18"),
-        h("40 00 09 01 5D 02 5D 09 03 B7 18"),
-        h("40 02 CA 09 02 CF 09"),
-    ]
-    times = []
-    for payload in payloads:
-        bthome_advertisement(capture, "ATC_8D18B2", payload)
-        times.append(capture.at())
-        capture.advance(1000)
-    device = device_json(name="ATC_8D18B2", localIdentifier=BTHOME_ADDRESS)
-    ambient = "IngestQuantityTypeIdentifierAmbientTemperature"
-    return [
-        sample(ambient, 25.06, "degC", times[0], source=BTHOME, device=device, metadata=metadata_json()),
-        sample(ambient, 23.97, "degC", times[1], source=BTHOME, device=device, metadata=metadata_json()),
-        sample(ambient, 25.06, "degC", times[3], source=BTHOME, device=device, metadata=metadata_json()),
-        sample(ambient, 25.11, "degC", times[3], source=BTHOME, device=device, metadata=metadata_json()),
-    ]
-
-
-def bad_bthome_case(capture):
-    """bthome-ble tests/test_parser_v2.py: test_bthome_wrong_object_id, test_bthome_battery_wrong_object_id_humidity,
-    test_has_incorrect_version; and the 25.06 °C packet cut inside its temperature (synthetic)."""
-    payloads = [
-        h("40 FE CA 09"),
-        h("40 01 5D FE 5D 09 03 B7 18"),
-        h("E1 02 00 0C 04 04 13 8A 01"),
-        h("40 02 CA"),
-    ]
-    for payload in payloads:
-        bthome_advertisement(capture, "ATC_8D18B2", payload)
-        capture.advance(1000)
-    prefix = BTHOME + ": "
-    return [
-        prefix + "unknown-object: %s: unknown object id 0xfe at offset 1 (its length is unknown): 40 fe ca 09"
-        % BTHOME_ADDRESS,
-        prefix + "unknown-object: %s: unknown object id 0xfe at offset 3 (its length is unknown): "
-        "40 01 5d fe 5d 09 03 b7 18" % BTHOME_ADDRESS,
-        prefix + "unsupported-version: %s: device info 0xe1 at offset 0 names BTHome version 7, not 2: "
-        "e1 02 00 0c 04 04 13 8a 01" % BTHOME_ADDRESS,
-        prefix + "truncated-object: %s: object 0x02 at offset 1 needs 2 value bytes, 1 remain: 40 02 ca"
-        % BTHOME_ADDRESS,
-    ]
-
-
-# MARK: - Catalogue
-
-FOLDERS = {
-    GATT: [
-        Case("weight-scale", weight_case, fragmented=True),
-        Case("bad-weight-scale", bad_weight_case),
-        Case("body-composition", body_composition_case, fragmented=True),
-        Case("bad-body-composition", bad_body_composition_case),
-        Case("thermometer", thermometer_case, fragmented=True),
-        Case("bad-thermometer", bad_thermometer_case),
-        Case("heart-rate", heart_rate_case, fragmented=True),
-        Case("bad-heart-rate", bad_heart_rate_case),
-        Case("running-speed-cadence", rsc_case, fragmented=True),
-        Case("bad-running-speed-cadence", bad_rsc_case),
-        Case("blood-pressure", blood_pressure_case, fragmented=True),
-        Case("bad-blood-pressure", bad_blood_pressure_case),
-        Case("glucose", glucose_case, fragmented=True),
-        Case("bad-glucose", bad_glucose_case),
-        Case("pulse-oximeter", pulse_oximeter_case, fragmented=True),
-        Case("bad-pulse-oximeter", bad_pulse_oximeter_case),
-        Case("bad-acl-lengths", bad_acl_lengths_case),
-    ],
-    XIAOMI: [
-        Case("mi-scale-v1", mi_scale_v1_case),
-        Case("mi-scale-v2", mi_scale_v2_case),
-        Case("bad-mi-scale", bad_mi_scale_case),
-    ],
-    BTHOME: [
-        Case("bthome-mass", bthome_mass_case),
-        Case("bthome-temperature", bthome_temperature_case),
-        Case("bad-bthome", bad_bthome_case),
-    ],
-}
-
-
-def main():
-    for adapter, cases in FOLDERS.items():
-        folder = os.path.join(OUT, adapter)
-        os.makedirs(folder, exist_ok=True)
-        for case in cases:
-            write_case(folder, case)
-        print("%s: %d cases" % (adapter, len(cases)), file=sys.stderr)
+CASES = [
+    Case("weight-scale", weight_case, fragmented=True),
+    Case("bad-weight-scale", bad_weight_case),
+    Case("body-composition", body_composition_case, fragmented=True),
+    Case("bad-body-composition", bad_body_composition_case),
+    Case("thermometer", thermometer_case, fragmented=True),
+    Case("bad-thermometer", bad_thermometer_case),
+    Case("heart-rate", heart_rate_case, fragmented=True),
+    Case("bad-heart-rate", bad_heart_rate_case),
+    Case("running-speed-cadence", rsc_case, fragmented=True),
+    Case("bad-running-speed-cadence", bad_rsc_case),
+    Case("blood-pressure", blood_pressure_case, fragmented=True),
+    Case("bad-blood-pressure", bad_blood_pressure_case),
+    Case("glucose", glucose_case, fragmented=True),
+    Case("bad-glucose", bad_glucose_case),
+    Case("pulse-oximeter", pulse_oximeter_case, fragmented=True),
+    Case("bad-pulse-oximeter", bad_pulse_oximeter_case),
+    Case("bad-acl-lengths", bad_acl_lengths_case),
+]
 
 
 if __name__ == "__main__":
-    main()
+    generate(__file__, CASES)
