@@ -8,9 +8,12 @@ import TestSupport
 @Suite(.serialized) struct PeopleTests {
     let directory: URL
     let store: String
+    static let captures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("Captures/household")
     /// One Mi Smart Scale weighing 61.2, 84.1 and 72.0 kg (made by make-household-capture.py).
-    static let capture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("Captures/household/household-mi-scale.btsnoop").path
+    static let capture = captures.appendingPathComponent("household-mi-scale.btsnoop").path
+    /// A SIG weight scale's 58.0 kg weighing of user index 2.
+    static let udsCapture = captures.appendingPathComponent("household-uds-scale.btsnoop").path
 
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("ingestd-people-\(UUID().uuidString)")
@@ -32,9 +35,10 @@ import TestSupport
 
     /// alice (60 kg) and bob (85 kg) instead of the store's first person.
     private func addAliceAndBob() throws {
-        let alice = try ingestd(["people", "add", "alice", "--weight", "60", "--unit", "kg", "--height", "165", "--unit", "cm"])
+        let alice = try ingestd(["people", "add", "alice", "--weight", "60", "--unit", "kg", "--height", "165", "--unit", "cm",
+                                 "--scale-user-index", "1"])
         #expect(alice.status == 0, "\(alice.stderr)")
-        #expect(try ingestd(["people", "add", "bob", "--weight", "85", "--unit", "kg"]).status == 0)
+        #expect(try ingestd(["people", "add", "bob", "--weight", "85", "--unit", "kg", "--scale-user-index", "2"]).status == 0)
         let remove = try ingestd(["people", "remove", "me"])
         #expect(remove.status == 0, "\(remove.stderr)")
     }
@@ -78,6 +82,18 @@ import TestSupport
         let removal = try ingestd(["people", "remove", "alice"])
         #expect(removal.status == 64)
         #expect(removal.stderr.contains("alice has 2 samples; give --reassign OTHER or --delete-samples"))
+    }
+
+    @Test func aUDSScaleUserIndexMappedToBobIsBobsWhateverTheWeight() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try addAliceAndBob()
+        #expect(try ingestd(["auth", "grant", "gatt-health", "--all"]).status == 0)
+        let replay = try ingestd(["replay", Self.udsCapture, "--tz", "Europe/Berlin"])
+        #expect(replay.status == 0, "\(replay.stderr)")
+        // 58.0 kg is within alice's ±10 % and far from bob's 85 kg: the slot decides.
+        #expect(try values(ingestd(["samples", "bodyMass", "--person", "bob", "--json"])) == [58.0])
+        #expect(try ingestd(["samples", "bodyMass", "--person", "alice", "--json"]).stdout.isEmpty)
+        #expect(try ingestd(["unassigned", "--json"]).stdout.isEmpty)
     }
 
     @Test func aBandAssignedToAliceCountsInHerTodayOnly() throws {
