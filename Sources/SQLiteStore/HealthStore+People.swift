@@ -250,8 +250,15 @@ extension HealthStore {
 
     // MARK: Assignment
 
+    /// Read once per ingested batch: the people without their profiles (not needed to assign),
+    /// and owners and recent weights only when there is more than one person.
     public func loadHousehold() throws -> Household {
-        let everybody = try people()
+        let everybody = try db.cachedStatement("SELECT id, name, body_mass, scale_user_index FROM people ORDER BY id")
+            .mapRows { row in
+                Person(id: row.int64(at: 0), name: row.string(at: 1) ?? "",
+                       bodyMassKilograms: row.isNull(at: 2) ? nil : row.double(at: 2),
+                       scaleUserIndex: row.isNull(at: 3) ? nil : row.int(at: 3))
+            }
         for person in everybody { personNames[person.id] = person.name }
         var household = Household(people: everybody)
         guard everybody.count > 1 else { return household }

@@ -313,13 +313,16 @@ struct ProfileCommand: Command {
     struct Show: Command {
         static let configuration = CommandConfiguration(name: "show", abstract: "Print the profile.")
         static let signature = Signature {
+            PersonOption.self
             CommonArguments.json
             CommonArguments.store
         }
+        let person: PersonOption
         let json: Bool
         let storePath: String?
 
         init(_ arguments: ParsedValues) throws {
+            person = try PersonOption(arguments)
             json = arguments.flag("json")
             storePath = try arguments.value("store")
         }
@@ -327,7 +330,7 @@ struct ProfileCommand: Command {
         func run(_ context: CommandContext) async throws {
             let store = try CommonArguments.openStore(storePath, context: context)
             defer { store.close() }
-            let profile = try store.profile()
+            let profile = try person.resolve(in: store).profile
             if json {
                 var line = "{\"dateOfBirth\":" + (profile.dateOfBirth.map { JSONText.quoted($0.description) } ?? "null")
                 line += ",\"biologicalSex\":" + JSONText.quoted(profile.biologicalSex.rawValue)
@@ -353,8 +356,10 @@ struct ProfileCommand: Command {
                    allowedValues: ["female", "male", "other", "notSet"])
             Option("height", valueName: "H", help: "Height (with --unit).")
             CommonArguments.unit
+            PersonOption.self
             CommonArguments.store
         }
+        let person: PersonOption
         let dateOfBirth: CalendarDate?
         let sex: BiologicalSex?
         let height: Quantity?
@@ -379,6 +384,7 @@ struct ProfileCommand: Command {
                 height = nil
             }
             storePath = try arguments.value("store")
+            person = try PersonOption(arguments)
             if let dateOfBirth, let date = CommonArguments.startOfDay(dateOfBirth, in: TimeZone(identifier: "UTC") ?? .current),
                date > Date() {
                 throw UsageError.invalidValue(dateOfBirth.description, argument: "--date-of-birth", reason: "is in the future")
@@ -391,11 +397,12 @@ struct ProfileCommand: Command {
         func run(_ context: CommandContext) async throws {
             let store = try CommonArguments.openStore(storePath, context: context)
             defer { store.close() }
-            var profile = try store.profile()
+            let owner = try person.resolve(in: store)
+            var profile = owner.profile
             if let dateOfBirth { profile.dateOfBirth = dateOfBirth }
             if let sex { profile.biologicalSex = sex }
             if let height { profile.height = height }
-            try store.setProfile(profile)
+            try store.setProfile(profile, of: owner)
         }
     }
 }

@@ -6,10 +6,19 @@ import HealthModel
 import LibUSBTransport
 import Transport
 
-/// `ingestd devices`: the USB devices present and which adapter takes each.
+/// `ingestd devices`: the USB devices present (`list`, the default) and their owners (`assign`).
 struct Devices: Command {
     static let configuration = CommandConfiguration(
-        name: "devices",
+        name: "devices", abstract: "List the USB devices present; say whose a device is.",
+        subcommands: [DevicesListCommand.self, DevicesAssignCommand.self], defaultSubcommand: DevicesListCommand.self)
+
+    init(_ arguments: ParsedValues) throws {}
+}
+
+/// `ingestd devices [list]`: the USB devices present and which adapter takes each.
+struct DevicesListCommand: Command {
+    static let configuration = CommandConfiguration(
+        name: "list",
         abstract: "List the USB devices present: VID:PID, bus/address, strings and the adapter that matches each.",
         discussion: """
             Strings come from sysfs, or from the device when it can be opened; a device the user may \

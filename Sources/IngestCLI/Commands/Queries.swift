@@ -17,10 +17,12 @@ struct Samples: Command {
         Option("source", valueName: "ID", help: "Only samples of this source.")
         CommonArguments.unit
         Option("limit", valueName: "N", help: "At most N samples (0: no limit).", default: "0")
+        PersonOption.self
         CommonArguments.json
         CommonArguments.store
     }
 
+    let person: PersonOption
     let type: QuantityType
     let from: Date?
     let to: Date?
@@ -38,6 +40,7 @@ struct Samples: Command {
         source = try arguments.value("source")
         unit = try arguments.value("unit")
         limit = try arguments.value("limit") ?? 0
+        person = try PersonOption(arguments)
         json = arguments.flag("json")
         storePath = try arguments.value("store")
         guard limit >= 0 else { throw UsageError.invalidValue(String(limit), argument: "--limit", reason: "must not be negative") }
@@ -47,7 +50,8 @@ struct Samples: Command {
         let outputUnit = try CommonArguments.outputUnit(unit, for: type)
         let store = try CommonArguments.openStore(storePath, context: context, readOnly: true)
         defer { store.close() }
-        let samples = try store.samples(type: type, from: from, to: to, source: source, limit: limit)
+        let samples = try store.samples(type: type, from: from, to: to, source: source,
+                                        person: try person.scope(in: store), limit: limit)
         let encoder = HealthRecordEncoder()
         if json {
             for sample in samples {
@@ -92,10 +96,12 @@ struct Stats: Command {
         CommonArguments.to
         CommonArguments.tz
         CommonArguments.unit
+        PersonOption.self
         CommonArguments.json
         CommonArguments.store
     }
 
+    let person: PersonOption
     let type: QuantityType
     let statistic: String
     let by: BucketGranularity?
@@ -109,6 +115,7 @@ struct Stats: Command {
     init(_ arguments: ParsedValues) throws {
         type = try CommonArguments.quantityType(try arguments.required("type"))
         statistic = arguments.choice("statistic") ?? "sum"
+        person = try PersonOption(arguments)
         by = try arguments.value("by").flatMap { BucketGranularity(rawValue: $0) }
         zone = try CommonArguments.timeZone(try arguments.value("tz"))
         from = try CommonArguments.date(try arguments.value("from"), option: "--from", zone: zone)
@@ -168,7 +175,8 @@ struct Stats: Command {
         defer { store.close() }
         let buckets: [StatisticsBucket]
         do {
-            buckets = try store.statistics(operation, type: type, from: from, to: to, granularity: by, zone: zone)
+            buckets = try store.statistics(operation, type: type, from: from, to: to, granularity: by, zone: zone,
+                                           person: try person.scope(in: store))
         } catch StatisticsError.tooManyBuckets(let limit) {
             throw UsageError.invalid("the range makes more than \(limit) buckets; narrow it or use longer buckets")
         }
@@ -212,10 +220,12 @@ struct Today: Command {
     static let signature = Signature {
         Option("date", valueName: "YYYY-MM-DD", help: "Another day instead of today.")
         CommonArguments.tz
+        PersonOption.self
         CommonArguments.json
         CommonArguments.store
     }
 
+    let person: PersonOption
     let date: CalendarDate?
     let zone: TimeZone
     let zoneName: String
@@ -227,6 +237,7 @@ struct Today: Command {
         zone = try CommonArguments.timeZone(zoneArgument)
         zoneName = zoneArgument ?? zone.identifier
         date = try arguments.value("date", expected: "a date YYYY-MM-DD") { CalendarDate($0) }
+        person = try PersonOption(arguments)
         json = arguments.flag("json")
         storePath = try arguments.value("store")
     }
@@ -254,10 +265,11 @@ struct Today: Command {
         if FileManager.default.fileExists(atPath: path) {
             let store = try CommonArguments.openStore(path, context: context)
             defer { store.close() }
-            steps = try store.statistics(.sum, type: .stepCount, from: start, to: end, granularity: nil, zone: zone)
-                .first?.value ?? 0
-            meters = try store.statistics(
-                .sum, type: .distanceWalkingRunning, from: start, to: end, granularity: nil, zone: zone).first?.value ?? 0
+            let scope = try person.scope(in: store)
+            steps = try store.statistics(.sum, type: .stepCount, from: start, to: end, granularity: nil, zone: zone,
+                                         person: scope).first?.value ?? 0
+            meters = try store.statistics(.sum, type: .distanceWalkingRunning, from: start, to: end, granularity: nil,
+                                          zone: zone, person: scope).first?.value ?? 0
         }
         let stepsText = JSONNumber.format(steps.rounded())
         let kilometres = (meters / 1000 * 1000).rounded() / 1000
@@ -281,10 +293,12 @@ struct Changes: Command {
     static let signature = Signature {
         Option("since", valueName: "ANCHOR", help: "Only changes after this anchor (default 0: everything).", default: "0")
         Option("type", valueName: "T", help: "Only this quantity type.")
+        PersonOption.self
         CommonArguments.json
         CommonArguments.store
     }
 
+    let person: PersonOption
     let since: Int64
     let type: QuantityType?
     let json: Bool
@@ -295,6 +309,7 @@ struct Changes: Command {
         guard anchor >= 0 else { throw UsageError.invalidValue(String(anchor), argument: "--since", reason: "must not be negative") }
         since = Int64(anchor)
         type = try (try arguments.value("type") as String?).map(CommonArguments.quantityType)
+        person = try PersonOption(arguments)
         json = arguments.flag("json")
         storePath = try arguments.value("store")
     }
@@ -302,7 +317,7 @@ struct Changes: Command {
     func run(_ context: CommandContext) async throws {
         let store = try CommonArguments.openStore(storePath, context: context, readOnly: true)
         defer { store.close() }
-        let (entries, anchor) = try store.changes(since: since, type: type)
+        let (entries, anchor) = try store.changes(since: since, type: type, person: try person.scope(in: store))
         let encoder = HealthRecordEncoder()
         for entry in entries {
             switch entry {
@@ -325,9 +340,11 @@ struct Watch: Command {
         Option("since", valueName: "ANCHOR", help: "Also print commits after this anchor (default: only new ones).")
         Option("interval", valueName: "MS", help: "How often to look for commits, in milliseconds.", default: "250")
         Option("count", valueName: "N", help: "Exit after N lines (for scripts and tests).")
+        PersonOption.self
         CommonArguments.store
     }
 
+    let person: PersonOption
     let since: Int64?
     let interval: Int
     let count: Int?
@@ -336,6 +353,7 @@ struct Watch: Command {
     init(_ arguments: ParsedValues) throws {
         since = try (arguments.value("since") as Int?).map(Int64.init)
         interval = try arguments.value("interval") ?? 250
+        person = try PersonOption(arguments)
         count = try arguments.value("count")
         storePath = try arguments.value("store")
         if let since, since < 0 {
@@ -357,8 +375,9 @@ struct Watch: Command {
             lastCommit = try store.commitID(forAnchor: Int64.max)
         }
         var printed = 0
+        let scope = try person.scope(in: store)
         while true {
-            for event in try store.commitEvents(afterCommit: lastCommit) {
+            for event in try store.commitEvents(afterCommit: lastCommit, person: scope) {
                 context.stdout.writeLine(
                     "{\"type\":\(JSONText.quoted(event.type)),\"count\":\(event.count),\"source\":\(JSONText.quoted(event.source)),\"anchor\":\(event.anchor)}")
                 lastCommit = max(lastCommit, event.commitID)

@@ -4,31 +4,40 @@ import SQLiteStore
 
 /// `--person NAME` of the query commands: whose samples a command reads. Without it, the only
 /// person of the store; with several people, a usage error listing them.
-enum PersonSelection {
-    static let option = Option("person", valueName: "NAME",
-                               help: "Whose samples (default: the only person; required when the store has several).")
+struct PersonOption: OptionGroup {
+    static var arguments: [ArgumentElement] {
+        [Option("person", valueName: "NAME",
+                help: "Whose samples (default: the only person; required when the store has several).").element]
+    }
 
-    /// The person named `name`, or the only one; a usage error when the name is unknown or
-    /// when several people leave the choice open.
-    static func resolve(_ name: String?, in store: HealthStore) throws -> Person {
+    /// The name given, or nil for "the only person".
+    let name: String?
+
+    init(_ values: ParsedValues) throws {
+        name = try values.value("person")
+    }
+
+    /// The person named by `--person`, or the only one; a usage error when the name is unknown
+    /// or when several people leave the choice open.
+    func resolve(in store: HealthStore) throws -> Person {
         let everybody = try store.people()
         if let name {
             guard let person = everybody.first(where: { $0.name == name }) else {
                 throw UsageError.invalidValue(name, argument: "--person",
-                                              reason: "no such person (people: \(list(everybody)))")
+                                              reason: "no such person (people: \(Self.list(everybody)))")
             }
             return person
         }
         guard everybody.count == 1, let only = everybody.first else {
             if everybody.isEmpty { throw UsageError.invalid("the store has no people; add one with 'ingestd people add NAME'") }
-            throw UsageError.invalid("the store has \(everybody.count) people (\(list(everybody))): give --person NAME")
+            throw UsageError.invalid("the store has \(everybody.count) people (\(Self.list(everybody))): give --person NAME")
         }
         return only
     }
 
-    /// Resolves the person and maps it to the store's query scope.
-    static func scope(_ name: String?, in store: HealthStore) throws -> PersonScope {
-        .person(try resolve(name, in: store).id)
+    /// The store's query scope of the resolved person.
+    func scope(in store: HealthStore) throws -> PersonScope {
+        .person(try resolve(in: store).id)
     }
 
     private static func list(_ people: [Person]) -> String {
