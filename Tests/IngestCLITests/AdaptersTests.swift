@@ -33,7 +33,7 @@ import Testing
         let out = CapturingWriter()
         let err = CapturingWriter()
         let context = CommandContext(stdout: out, stderr: err, environment: ["HOME": directory.path], label: "ingestd")
-        let status = await CommandLineRunner.run(root: Adapters.self, arguments: arguments, context: context)
+        let status = await CommandLineRunner.run(root: AdaptersCommand.self, arguments: arguments, context: context)
         return (status, out.lines, err.lines)
     }
 

@@ -40,7 +40,11 @@ import Transport
     }
 
     @discardableResult
+    /// `requestTimeout` is the GATT client's patience with the simulated peripheral: generous by
+    /// default, so a loaded machine (tests run in parallel on two cores) does not fail a session
+    /// that is merely slow; the test of a silent peripheral shortens it.
     private func runDaemon(store: String, peripherals: Peripherals, listen: Duration,
+                           requestTimeout: Duration = .seconds(5),
                            log: RecordingLogHandler = RecordingLogHandler()) async throws -> SimulatedController {
         let (hostEnd, controllerEnd) = try SocketPair.make()
         let controller = try SimulatedController(descriptor: controllerEnd,
@@ -56,7 +60,7 @@ import Transport
                 peripherals.add(peripheral)
                 let client = GATTClient(channel: try PacketChannel(adopting: clientEnd),
                                         peer: GATTPeer(address: address, addressType: type, connectionHandle: 0x0040),
-                                        configuration: GATTClientConfiguration(requestTimeout: .seconds(1)), log: options.log)
+                                        configuration: GATTClientConfiguration(requestTimeout: requestTimeout), log: options.log)
                 await client.start()
                 return client
             })
@@ -73,7 +77,7 @@ import Transport
         await scenario.run(["auth", "grant", "xiaomi-scale", "bodyMass"])
         await scenario.run(["auth", "grant", "gatt-health", "bodyMass"])
         let peripherals = Peripherals()
-        _ = try await runDaemon(store: scenario.store, peripherals: peripherals, listen: .seconds(5))
+        _ = try await runDaemon(store: scenario.store, peripherals: peripherals, listen: .seconds(12))
         #expect(peripherals.count == 1, "one connection to the weight scale, not one per advertisement")
 
         let store = try HealthStore(path: scenario.store)
@@ -119,7 +123,8 @@ import Transport
         await scenario.run(["auth", "grant", "gatt-health", "bodyMass"])
         let peripherals = Peripherals()
         peripherals.behaviour = .silent
-        _ = try await runDaemon(store: scenario.store, peripherals: peripherals, listen: .seconds(4))
+        _ = try await runDaemon(store: scenario.store, peripherals: peripherals, listen: .seconds(4),
+                                requestTimeout: .seconds(1))
         let store = try HealthStore(path: scenario.store)
         defer { store.close() }
         let samples = try store.samples(type: .bodyMass)
@@ -131,7 +136,7 @@ import Transport
     @Test func undecidedScalesAreHeldAndEachNewSourceIsLoggedOnce() async throws {
         let scenario = try Scenario()
         let log = RecordingLogHandler()
-        try await runDaemon(store: scenario.store, peripherals: Peripherals(), listen: .seconds(5), log: log)
+        try await runDaemon(store: scenario.store, peripherals: Peripherals(), listen: .seconds(12), log: log)
         let store = try HealthStore(path: scenario.store)
         defer { store.close() }
         #expect(try store.samples(type: .bodyMass).isEmpty)

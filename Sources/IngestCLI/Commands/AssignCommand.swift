@@ -16,12 +16,12 @@ struct AssignCommand: Command {
         Positional("ARGUMENTS", key: "arguments", arity: .oneOrMore, help: "Sample uuids, then the person's name.")
         Option("all-from", valueName: "DEVICE",
                help: "Every unassigned sample of this device (BLE address, serial number or local identifier).")
-        CommonArguments.store
+        StoreOption.self
     }
     let uuids: [UUID]
     let device: String?
     let personName: String
-    let storePath: String?
+    let storeFile: StoreOption
 
     init(_ arguments: ParsedValues) throws {
         var words: [String] = try arguments.values("arguments")
@@ -38,11 +38,11 @@ struct AssignCommand: Command {
             }
             return uuid
         }
-        storePath = try arguments.value("store")
+        storeFile = try StoreOption(arguments)
     }
 
     func run(_ context: CommandContext) async throws {
-        let store = try CommonArguments.openStore(storePath, context: context)
+        let store = try storeFile.open(context)
         defer { store.close() }
         let moved: Int
         do {

@@ -12,7 +12,7 @@ import Transport
 
 /// `ingestd capture --out FILE [--usb VID:PID | --ble ADDR] [--seconds N]`: records what the
 /// transports see, so a user can contribute a log of a device ingestd does not support yet.
-struct Capture: Command {
+struct CaptureCommand: Command {
     static let configuration = CommandConfiguration(
         name: "capture",
         abstract: "Record what the transports see to a btsnoop (BLE) or pcapng (USB) file for a device log.",
@@ -29,11 +29,11 @@ struct Capture: Command {
             """)
     static let signature = Signature {
         Option("out", valueName: "FILE", help: "The capture file to write.", required: true)
-        Option("usb", valueName: "VID:PID", help: "Record this USB device (hex ids) instead of Bluetooth LE.")
+        USBDeviceOption.declared(help: "Record this USB device (hex ids) instead of Bluetooth LE.")
         Option("ble", valueName: "ADDR", help: "Keep only this device's advertisements and record a GATT session with it.")
         Option("seconds", valueName: "N", help: "How long to record.", default: "30")
-        Option("hci", valueName: "N", help: "Bluetooth controller index (hciN).", default: "0")
-        CommonArguments.tz
+        ControllerOption.self
+        TimeZoneOption.self
     }
 
     let out: String
@@ -46,7 +46,7 @@ struct Capture: Command {
     init(_ arguments: ParsedValues) throws {
         out = try arguments.required("out")
         guard !out.isEmpty else { throw UsageError.invalidValue(out, argument: "--out", reason: "must name a file") }
-        usbDevice = try CommonArguments.usbIDs(try arguments.value("usb"))
+        usbDevice = try USBDeviceOption(arguments).ids
         if let text: String = try arguments.value("ble") {
             guard let address = BLEAddress(text) else {
                 throw UsageError.invalidValue(text, argument: "--ble", reason: "expected a Bluetooth address such as C8:47:8C:00:11:22")
@@ -56,15 +56,14 @@ struct Capture: Command {
             bleAddress = nil
         }
         seconds = try arguments.value("seconds") ?? 30
-        hci = try arguments.value("hci") ?? 0
-        zone = try CommonArguments.timeZone(try arguments.value("tz"))
+        hci = try ControllerOption(arguments).index
+        zone = try TimeZoneOption(arguments).zone
         guard usbDevice == nil || bleAddress == nil else {
             throw UsageError.invalid("--usb and --ble cannot be used together: a capture records one transport")
         }
         guard seconds > 0, seconds.isFinite else {
             throw UsageError.invalidValue(String(seconds), argument: "--seconds", reason: "must be positive")
         }
-        guard hci >= 0, hci < 64 else { throw UsageError.invalidValue(String(hci), argument: "--hci", reason: "not a controller index") }
     }
 
     func run(_ context: CommandContext) async throws {

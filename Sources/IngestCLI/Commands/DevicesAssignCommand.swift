@@ -13,20 +13,20 @@ struct DevicesAssignCommand: Command {
     static let signature = Signature {
         Positional("DEVICE", help: "BLE address, serial number or local identifier.")
         Positional("PERSON", help: "The owner's name.")
-        CommonArguments.store
+        StoreOption.self
     }
     let device: String
     let personName: String
-    let storePath: String?
+    let storeFile: StoreOption
 
     init(_ arguments: ParsedValues) throws {
         device = try arguments.required("device")
         personName = try arguments.required("person")
-        storePath = try arguments.value("store")
+        storeFile = try StoreOption(arguments)
     }
 
     func run(_ context: CommandContext) async throws {
-        let store = try CommonArguments.openStore(storePath, context: context)
+        let store = try storeFile.open(context)
         defer { store.close() }
         do {
             try store.assignDevice(device, to: try store.person(named: personName))

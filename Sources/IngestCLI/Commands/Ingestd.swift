@@ -14,12 +14,13 @@ public struct Ingestd: Command {
             """,
         version: version,
         subcommands: [
-            Run.self, Replay.self, Decode.self, Capture.self, Samples.self, Stats.self, Today.self, Changes.self, Watch.self,
-            Auth.self, Priority.self, Sources.self, Status.self, ProfileCommand.self,
+            RunCommand.self, ReplayCommand.self, DecodeCommand.self, CaptureCommand.self, SamplesCommand.self, StatsCommand.self, TodayCommand.self,
+            ChangesCommand.self, WatchCommand.self,
+            AuthCommand.self, PriorityCommand.self, SourcesCommand.self, StatusCommand.self, ProfileCommand.self,
             PeopleCommand.self, UnassignedCommand.self, AssignCommand.self,
-            Adapters.self, Devices.self, Units.self, Types.self, UdevRulesCommand.self,
+            AdaptersCommand.self, DevicesCommand.self, UnitsCommand.self, TypesCommand.self, UdevRulesCommand.self,
         ],
-        defaultSubcommand: Run.self
+        defaultSubcommand: RunCommand.self
     )
 
     public init(_ arguments: ParsedValues) throws {}

@@ -9,22 +9,22 @@ struct UnassignedCommand: Command {
         discussion: "Move them with 'ingestd assign UUID... PERSON' or 'ingestd assign --all-from DEVICE PERSON'.")
     static let signature = Signature {
         Option("limit", valueName: "N", help: "At most N samples (0: no limit).", default: "0")
-        CommonArguments.json
-        CommonArguments.store
+        JSONOption.self
+        StoreOption.self
     }
     let limit: Int
     let json: Bool
-    let storePath: String?
+    let storeFile: StoreOption
 
     init(_ arguments: ParsedValues) throws {
         limit = try arguments.value("limit") ?? 0
-        json = arguments.flag("json")
-        storePath = try arguments.value("store")
+        json = try JSONOption(arguments).isOn
+        storeFile = try StoreOption(arguments)
         guard limit >= 0 else { throw UsageError.invalidValue(String(limit), argument: "--limit", reason: "must not be negative") }
     }
 
     func run(_ context: CommandContext) async throws {
-        let store = try CommonArguments.openStore(storePath, context: context, readOnly: true)
+        let store = try storeFile.open(context, readOnly: true)
         defer { store.close() }
         let samples = try store.unassignedSamples(limit: limit)
         if json {

@@ -7,7 +7,7 @@ import Pipeline
 import SQLiteStore
 
 /// `ingestd replay FILE...`: JSON-lines records (and, through the adapters, captures) into the store.
-struct Replay: Command {
+struct ReplayCommand: Command {
     static let configuration = CommandConfiguration(
         name: "replay",
         abstract: "Ingest files through the pipeline into the store.",
@@ -25,44 +25,30 @@ struct Replay: Command {
     )
     static let signature = Signature {
         Positional("FILE", key: "files", arity: .oneOrMore, help: "Files to ingest ('-' for stdin).")
-        CommonArguments.store
+        StoreOption.self
         Option("source", valueName: "ID", help: "Source for records that name none.", default: "replay")
         Option("batch-size", valueName: "N", help: "Records per transaction.", default: "1000")
-        Option("adapter", valueName: "ID", help: "For captures: use this adapter for every device.")
-        CommonArguments.tz
-        CommonArguments.usb
-        CommonArguments.adapterOption
-        ExternalAdapterSupport.pluginsOption
-        CommonArguments.json
-        CommonArguments.pendingDays
-        CommonArguments.pendingMaxRecords
-        CommonArguments.pendingMaxBytes
+        CaptureDecodingOptions.declared(adapterHelp: "For captures: use this adapter for every device.")
+        JSONOption.self
+        PendingLimitOptions.self
     }
 
     let files: [String]
-    let storePath: String?
+    let storeFile: StoreOption
     let source: String
     let batchSize: Int
     let json: Bool
-    let adapter: String?
-    let zone: TimeZone
-    let usbDevice: (UInt16, UInt16)?
-    let adapterOptions: [String: String]
-    let plugins: [String]
+    let decoding: CaptureDecodingOptions
     let pendingLimits: PendingLimits
 
     init(_ arguments: ParsedValues) throws {
         files = try arguments.values("files")
-        adapter = try arguments.value("adapter")
-        zone = try CommonArguments.timeZone(try arguments.value("tz"))
-        usbDevice = try CommonArguments.usbIDs(try arguments.value("usb"))
-        adapterOptions = try CommonArguments.adapterOptions(try arguments.values("adapter-option"))
-        plugins = try arguments.values("plugins")
-        pendingLimits = try CommonArguments.pendingLimits(arguments)
-        storePath = try arguments.value("store")
+        decoding = try CaptureDecodingOptions(arguments)
+        pendingLimits = try PendingLimitOptions(arguments).limits
+        storeFile = try StoreOption(arguments)
         source = try arguments.value("source") ?? "replay"
         batchSize = try arguments.value("batch-size") ?? 1000
-        json = arguments.flag("json")
+        json = try JSONOption(arguments).isOn
         guard batchSize > 0 else { throw UsageError.invalidValue(String(batchSize), argument: "--batch-size", reason: "must be at least 1") }
     }
 
@@ -73,7 +59,7 @@ struct Replay: Command {
             file == "-" ? nil : try InputStreamSpool(path: file)
         }
         defer { inputs.forEach { $0?.release() } }
-        let store = try CommonArguments.openStore(storePath, context: context)
+        let store = try storeFile.open(context)
         defer { store.close() }
         store.pendingLimits = pendingLimits
         let pipeline = try Pipeline(store: store)
@@ -81,9 +67,9 @@ struct Replay: Command {
         var report = IngestReport()
         var malformed = 0
         var records = 0
-        let catalogue = ExternalAdapterSupport.loadCatalogue(directories: plugins, context: context)
+        let catalogue = ExternalAdapterSupport.loadCatalogue(directories: decoding.pluginDirectories, context: context)
         let usbAdapters = ExternalAdapterSupport.usbAdapters(catalogue)
-        let captures = CaptureReplay(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue), forcedAdapterID: adapter, timeZone: zone,
+        let captures = CaptureReplay(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue), forcedAdapterID: decoding.adapter, timeZone: decoding.zone,
                                      batchSize: batchSize)
         for (file, input) in zip(files, inputs) {
             let readPath = input?.path ?? file
@@ -94,8 +80,8 @@ struct Replay: Command {
                     return DeliveryReceipt(batchReport)
                 }
                 let summary = CaptureReplay.isUSBCapture(path: readPath)
-                    ? try captures.runUSB(path: readPath, adapters: usbAdapters, forcedDevice: usbDevice,
-                                          options: adapterOptions, deliver: deliver)
+                    ? try captures.runUSB(path: readPath, adapters: usbAdapters, forcedDevice: decoding.usbDevice,
+                                          options: decoding.adapterSettings, deliver: deliver)
                     : try captures.run(path: readPath) { _ = try deliver($0) }
                 for line in summary.lines(path: file) { context.stderr.writeLine(line) }
                 continue

@@ -5,25 +5,15 @@ import Pipeline
 import SQLiteStore
 
 /// `ingestd status`: what the store holds and what was refused lately. Works while the daemon runs.
-struct Status: Command {
+struct StatusCommand: StoreReportCommand {
     static let configuration = CommandConfiguration(
         name: "status",
         abstract: "Per source and type: sample counts and the last sample; held samples; rejections in the last 24 h.")
-    static let signature = Signature {
-        CommonArguments.json
-        CommonArguments.store
-    }
 
-    let json: Bool
-    let storePath: String?
-
-    init(_ arguments: ParsedValues) throws {
-        json = arguments.flag("json")
-        storePath = try arguments.value("store")
-    }
+    let options: StoreReportOptions
 
     func run(_ context: CommandContext) async throws {
-        let store = try CommonArguments.openStore(storePath, context: context, readOnly: true)
+        let store = try options.store.open(context, readOnly: true)
         defer { store.close() }
         let rows = try store.sourceTypeStatus()
         let held = try store.pendingCounts()

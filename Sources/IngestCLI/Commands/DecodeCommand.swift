@@ -5,7 +5,7 @@ import Foundation
 import HealthModel
 
 /// `ingestd decode FILE...`: what the adapters make of a capture, without a store.
-struct Decode: Command {
+struct DecodeCommand: Command {
     static let configuration = CommandConfiguration(
         name: "decode",
         abstract: "Decode captured device logs with the adapters and print the samples; nothing is stored.",
@@ -20,30 +20,18 @@ struct Decode: Command {
             """)
     static let signature = Signature {
         Positional("FILE", key: "files", arity: .oneOrMore, help: "Capture files.")
-        Option("adapter", valueName: "ID", help: "Use this adapter for every device ('ingestd adapters' lists them).")
-        CommonArguments.tz
-        CommonArguments.usb
-        CommonArguments.adapterOption
-        ExternalAdapterSupport.pluginsOption
-        CommonArguments.json
+        CaptureDecodingOptions.self
+        JSONOption.self
     }
 
     let files: [String]
-    let adapter: String?
-    let zone: TimeZone
-    let usbDevice: (UInt16, UInt16)?
-    let adapterOptions: [String: String]
-    let plugins: [String]
+    let decoding: CaptureDecodingOptions
     let json: Bool
 
     init(_ arguments: ParsedValues) throws {
         files = try arguments.values("files")
-        adapter = try arguments.value("adapter")
-        zone = try CommonArguments.timeZone(try arguments.value("tz"))
-        usbDevice = try CommonArguments.usbIDs(try arguments.value("usb"))
-        adapterOptions = try CommonArguments.adapterOptions(try arguments.values("adapter-option"))
-        plugins = try arguments.values("plugins")
-        json = arguments.flag("json")
+        decoding = try CaptureDecodingOptions(arguments)
+        json = try JSONOption(arguments).isOn
     }
 
     func run(_ context: CommandContext) async throws {
@@ -52,9 +40,9 @@ struct Decode: Command {
         let inputs = try files.map { try InputStreamSpool(path: $0) }
         defer { inputs.forEach { $0.release() } }
         let encoder = HealthRecordEncoder()
-        let catalogue = ExternalAdapterSupport.loadCatalogue(directories: plugins, context: context)
+        let catalogue = ExternalAdapterSupport.loadCatalogue(directories: decoding.pluginDirectories, context: context)
         let usbAdapters = ExternalAdapterSupport.usbAdapters(catalogue)
-        let replay = CaptureReplay(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue), forcedAdapterID: adapter, timeZone: zone)
+        let replay = CaptureReplay(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue), forcedAdapterID: decoding.adapter, timeZone: decoding.zone)
         for (file, input) in zip(files, inputs) {
             let emit: ([HealthRecord]) throws -> Void = { records in
                 for record in records {
@@ -69,8 +57,8 @@ struct Decode: Command {
                 }
             }
             let summary = CaptureReplay.isUSBCapture(path: input.path)
-                ? try replay.runUSB(path: input.path, adapters: usbAdapters, forcedDevice: usbDevice,
-                                    options: adapterOptions, deliver: { records in
+                ? try replay.runUSB(path: input.path, adapters: usbAdapters, forcedDevice: decoding.usbDevice,
+                                    options: decoding.adapterSettings, deliver: { records in
                                         try emit(records)
                                         // Nothing is stored, nothing held: the session behaves as in the capture.
                                         return DeliveryReceipt(stored: records.count, held: 0)

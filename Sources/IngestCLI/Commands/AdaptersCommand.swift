@@ -7,7 +7,7 @@ import HealthModel
 import Logging
 
 /// `ingestd adapters [--json]`: the built-in and external adapters, with their state.
-struct Adapters: Command {
+struct AdaptersCommand: Command {
     static let configuration = CommandConfiguration(
         name: "adapters",
         abstract: "List the built-in and external adapters and their state.",
@@ -20,10 +20,10 @@ struct Adapters: Command {
             describes the protocol.
             """)
     static let signature = Signature {
-        ExternalAdapterSupport.pluginsOption
+        PluginsOption.self
         Option("status", valueName: "FILE",
                help: "The running daemon's adapter status (default: $XDG_RUNTIME_DIR/ingestd/adapters.json, else /run/ingestd/adapters.json).")
-        CommonArguments.json
+        JSONOption.self
     }
 
     let plugins: [String]
@@ -31,9 +31,9 @@ struct Adapters: Command {
     let json: Bool
 
     init(_ arguments: ParsedValues) throws {
-        plugins = try arguments.values("plugins")
+        plugins = try PluginsOption(arguments).directories
         statusPath = try arguments.value("status")
-        json = arguments.flag("json")
+        json = try JSONOption(arguments).isOn
     }
 
     func run(_ context: CommandContext) async throws {
@@ -120,53 +120,5 @@ struct AdapterListing {
             }
             return "{" + fields.joined(separator: ",") + "}"
         }
-    }
-}
-
-/// External adapters for the commands that use adapters (`run`, `decode`, `replay`, `adapters`):
-/// the `--plugins` option, loading the plugin directories with logging into the command's
-/// logger, and the adapter list for the router (external first: a plugin the user installed for a
-/// device is what they want used for it, even where a built-in adapter would also match).
-enum ExternalAdapterSupport {
-    static let pluginsOption = Option(
-        "plugins", valueName: "DIR",
-        help: "Directory of external adapters (repeatable; default ~/.local/lib/ingestd/adapters and /usr/lib/ingestd/adapters).",
-        repeatable: true)
-
-    /// The built-in adapters' descriptors, Bluetooth then USB.
-    static var builtInDescriptors: [AdapterDescriptor] {
-        BuiltinAdapters.bluetooth.map(\.descriptor) + BuiltinAdapters.usb.map(\.descriptor)
-    }
-
-    /// Ids an external adapter may not take (they would write under a built-in adapter's grants).
-    static var builtInIDs: Set<String> { Set(builtInDescriptors.map(\.id)) }
-
-    /// The process environment with the command's on top, and plugin logs going to the logger.
-    static func configuration(context: CommandContext) -> ExternalAdapterConfiguration {
-        let logger = context.logger
-        var configuration = ExternalAdapterConfiguration()
-        configuration.environment = ProcessInfo.processInfo.environment.merging(context.environment) { $1 }
-        configuration.log = { entry in
-            logger.log(level: entry.level, "\(entry.description)")
-        }
-        return configuration
-    }
-
-    /// Finds and describes the plugins of `directories` (or the default directories).
-    static func loadCatalogue(directories: [String], context: CommandContext,
-                              configuration: ExternalAdapterConfiguration? = nil) -> ExternalAdapterCatalogue {
-        ExternalAdapterCatalogue.load(directories: ExternalAdapterDirectories.resolve(directories, environment: context.environment),
-                                      reservedIDs: builtInIDs,
-                                      configuration: configuration ?? self.configuration(context: context))
-    }
-
-    /// The Bluetooth adapters for a router: the usable external ones, then the built-in ones.
-    static func bluetoothAdapters(_ catalogue: ExternalAdapterCatalogue) -> [any Adapter] {
-        catalogue.adapters.map { $0 as any Adapter } + BuiltinAdapters.bluetooth
-    }
-
-    /// The USB adapters: the usable external ones, then the built-in ones.
-    static func usbAdapters(_ catalogue: ExternalAdapterCatalogue) -> [any USBAdapter] {
-        catalogue.adapters.map { $0 as any USBAdapter } + BuiltinAdapters.usb
     }
 }

@@ -6,15 +6,6 @@ import HealthModel
 import LibUSBTransport
 import Transport
 
-/// `ingestd devices`: the USB devices present (`list`, the default) and their owners (`assign`).
-struct Devices: Command {
-    static let configuration = CommandConfiguration(
-        name: "devices", abstract: "List the USB devices present; say whose a device is.",
-        subcommands: [DevicesListCommand.self, DevicesAssignCommand.self], defaultSubcommand: DevicesListCommand.self)
-
-    init(_ arguments: ParsedValues) throws {}
-}
-
 /// `ingestd devices [list]`: the USB devices present and which adapter takes each.
 struct DevicesListCommand: Command {
     static let configuration = CommandConfiguration(
@@ -25,13 +16,13 @@ struct DevicesListCommand: Command {
             not open still shows its ids and adapter (see 'ingestd udev-rules' for access).
             """)
     static let signature = Signature {
-        CommonArguments.json
+        JSONOption.self
     }
 
     let json: Bool
 
     init(_ arguments: ParsedValues) throws {
-        json = arguments.flag("json")
+        json = try JSONOption(arguments).isOn
     }
 
     func run(_ context: CommandContext) async throws {

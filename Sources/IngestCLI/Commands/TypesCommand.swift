@@ -3,19 +3,19 @@ import Foundation
 import HealthModel
 
 /// `ingestd types`: the quantity type catalogue.
-struct Types: Command {
+struct TypesCommand: Command {
     static let configuration = CommandConfiguration(
         name: "types",
         abstract: "List the quantity types: identifier, short name, canonical unit, aggregation, plausible range."
     )
     static let signature = Signature {
-        Flag("json", help: "One JSON object per type.")
+        JSONOption.declared(help: "One JSON object per type.")
     }
 
     let json: Bool
 
     init(_ arguments: ParsedValues) throws {
-        json = arguments.flag("json")
+        json = try JSONOption(arguments).isOn
     }
 
     func run(_ context: CommandContext) async throws {
@@ -39,24 +39,5 @@ struct Types: Command {
              type.identifier]
         }
         context.stdout.write(Table(header: ["TYPE", "UNIT", "AGGREGATION", "RANGE", "IDENTIFIER"], rows: rows).rendered)
-    }
-}
-
-/// A plain left-aligned text table.
-struct Table {
-    var header: [String]
-    var rows: [[String]]
-
-    var rendered: String {
-        var widths = header.map(\.count)
-        for row in rows {
-            for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) }
-        }
-        func line(_ cells: [String]) -> String {
-            cells.enumerated().map { i, cell in
-                i == cells.count - 1 ? cell : cell.padding(toLength: widths[i] + 2, withPad: " ", startingAt: 0)
-            }.joined() + "\n"
-        }
-        return ([header] + rows).map(line).joined()
     }
 }

@@ -6,7 +6,7 @@ import Foundation
 import SQLiteStore
 
 /// `ingestd run` (the default command): the daemon.
-struct Run: Command {
+struct RunCommand: Command {
     static let configuration = CommandConfiguration(
         name: "run",
         abstract: "Watch USB and Bluetooth LE for supported devices and ingest what they measure (the default).",
@@ -22,21 +22,19 @@ struct Run: Command {
             never contain health values at info level.
             """)
     static let signature = Signature {
-        CommonArguments.store
+        StoreOption.self
         Flag("no-usb", help: "Do not watch USB.")
         Flag("no-ble", help: "Do not use Bluetooth LE.")
-        Option("hci", valueName: "N", help: "Bluetooth controller index (hciN).", default: "0")
+        ControllerOption.self
         Flag("once", help: "Ingest what the present devices have, then exit (for cron and tests).")
         Option("listen", valueName: "SECONDS", help: "With --once: how long to listen to broadcasting devices (BLE and USB); a session still running then is stopped and what it gave is kept.", default: "10")
-        ExternalAdapterSupport.pluginsOption
-        CommonArguments.adapterOption
-        CommonArguments.tz
-        CommonArguments.pendingDays
-        CommonArguments.pendingMaxRecords
-        CommonArguments.pendingMaxBytes
+        PluginsOption.self
+        AdapterSettingsOption.self
+        TimeZoneOption.self
+        PendingLimitOptions.self
     }
 
-    let storePath: String?
+    let storeFile: StoreOption
     let noUSB: Bool
     let noBLE: Bool
     let hci: Int
@@ -48,22 +46,21 @@ struct Run: Command {
     let pendingLimits: PendingLimits
 
     init(_ arguments: ParsedValues) throws {
-        storePath = try arguments.value("store")
+        storeFile = try StoreOption(arguments)
         noUSB = arguments.flag("no-usb")
         noBLE = arguments.flag("no-ble")
-        hci = try arguments.value("hci") ?? 0
+        hci = try ControllerOption(arguments).index
         once = arguments.flag("once")
         listen = try arguments.value("listen") ?? 10
-        plugins = try arguments.values("plugins")
-        zone = try CommonArguments.timeZone(try arguments.value("tz"))
-        adapterOptions = try CommonArguments.adapterOptions(try arguments.values("adapter-option"))
-        pendingLimits = try CommonArguments.pendingLimits(arguments)
-        guard hci >= 0, hci < 64 else { throw UsageError.invalidValue(String(hci), argument: "--hci", reason: "not a controller index") }
+        plugins = try PluginsOption(arguments).directories
+        zone = try TimeZoneOption(arguments).zone
+        adapterOptions = try AdapterSettingsOption(arguments).settings
+        pendingLimits = try PendingLimitOptions(arguments).limits
         guard listen > 0 else { throw UsageError.invalidValue(String(listen), argument: "--listen", reason: "must be positive") }
     }
 
     func run(_ context: CommandContext) async throws {
-        let path = storePath ?? HealthStore.defaultPath(environment: context.environment)
+        let path = storeFile.path ?? HealthStore.defaultPath(environment: context.environment)
         // Open once here so a bad store path fails with a clear error before anything starts.
         try CommonArguments.openStore(path, context: context).close()
         // One daemon per store: a second one says which process holds it and exits 1.
