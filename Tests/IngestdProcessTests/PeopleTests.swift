@@ -49,6 +49,8 @@ import TestSupport
         #expect(try ingestd(["auth", "grant", "xiaomi-scale", "--all"]).status == 0)
         let replay = try ingestd(["replay", Self.capture, "--tz", "Europe/Berlin"])
         #expect(replay.status == 0, "\(replay.stderr)")
+        #expect(replay.stderr.contains("note: 1 stored sample could not be told to belong to one person"), "\(replay.stderr)")
+        #expect(try ingestd(["status", "--json"]).lines.contains(#"{"unassigned":1}"#))
 
         #expect(try values(ingestd(["samples", "bodyMass", "--person", "alice", "--json"])) == [61.2])
         #expect(try values(ingestd(["samples", "bodyMass", "--person", "bob", "--json"])) == [84.1])

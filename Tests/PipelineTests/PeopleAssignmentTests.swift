@@ -88,6 +88,20 @@ import Pipeline
         #expect(throws: PeopleError.unknownPerson("carol", known: ["bob"])) { try temp.store.person(named: "carol") }
     }
 
+    @Test func badNamesTakenNamesAndTakenSlotsAreRefusedWithTheValue() throws {
+        try temp.store.addPerson(name: "alice", scaleUserIndex: 1)
+        #expect(throws: PeopleError.duplicateName("alice")) { try temp.store.addPerson(name: "alice") }
+        #expect(throws: PeopleError.scaleUserIndexTaken(1, by: "alice")) { try temp.store.addPerson(name: "bob", scaleUserIndex: 1) }
+        #expect(throws: PeopleError.scaleUserIndexOutOfRange(255)) { try temp.store.addPerson(name: "bob", scaleUserIndex: 255) }
+        for bad in ["", "bob\u{0}", "tab\there", " padded", String(repeating: "x", count: 65)] {
+            #expect(throws: PeopleError.self) { try temp.store.addPerson(name: bad) }
+        }
+        #expect(throws: PeopleError.emptyDeviceIdentifier) {
+            try temp.store.assignDevice("  ", to: try temp.store.person(named: "alice"))
+        }
+        #expect(try temp.store.people().map(\.name) == [HealthStore.firstPersonName, "alice"])
+    }
+
     /// A store written by the schema before people (version 2), with the rows the old writer
     /// made: after opening, every query answers as it did, and new samples are the first person's.
     @Test func anOldSingleUserStoreMigratesAndAnswersAsBefore() throws {

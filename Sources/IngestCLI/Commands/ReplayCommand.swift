@@ -206,6 +206,11 @@ struct IngestSummaryPrinter {
             let command = AuthorizationPolicy.grantCommand(source: source, types: types.compactMap { QuantityType.named($0) })
             context.stderr.writeLine("note: \(count) sample\(count == 1 ? "" : "s") from \(source) refused: denied (\(typeList)) with 'ingestd auth deny'; allow with: \(command)")
         }
+        if report.unassigned > 0 {
+            let n = report.unassigned
+            context.stderr.writeLine("note: \(n) stored sample\(n == 1 ? "" : "s") could not be told to belong to one person: "
+                + "see 'ingestd unassigned', move with 'ingestd assign'")
+        }
         if malformedLines > 0 {
             context.stderr.writeLine("note: \(malformedLines) malformed line\(malformedLines == 1 ? "" : "s") skipped")
         }
