@@ -62,9 +62,15 @@ let package = Package(
         .target(name: "Pipeline", dependencies: ["HealthModel"]),
         // A small Swift face on sqlite3 and the default SampleStore.
         .target(name: "SQLiteStore", dependencies: ["CSQLite", "HealthModel", "Pipeline"]),
-        // Commands and wiring (with the daemon runtime and the replay engine, for now).
+        // The runtime: the daemon and its device backends, the ingest service, the capture replay
+        // engine, the capture recorders, input files, the adapter catalogue (built-in + external).
+        .target(name: "IngestRuntime", dependencies: [
+            "AdapterKit", "BLEWire", "BlueZTransport", "BuiltinAdapters", "CaptureFormats", "ExternalAdapters", "HealthModel",
+            "LibUSBTransport", "Logging", "Pipeline", "SQLiteStore", "Transport",
+        ]),
+        // Commands and wiring; only `ingestd`'s main imports it.
         .target(name: "IngestCLI", dependencies: [
-            "ArgumentParsing", "Logging", "ExternalAdapterProtocol", "BLEWire", "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
+            "ArgumentParsing", "IngestRuntime", "Logging", "ExternalAdapterProtocol", "BLEWire", "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
             "LibUSBTransport", "BlueZTransport", "ExternalAdapters",
         ]),
         // The ordered registry of built-in adapters (exact matches before generic ones).
@@ -78,7 +84,7 @@ let package = Package(
             name: "IngestBench",
             dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CSQLite", "BLEWire", "CaptureFormats",
                            "BuiltinAdapters", "AdapterKit", "Transport",
-                           "IngestCLI", "BLESimulators", "BlueZTransport", "Logging"]
+                           "IngestRuntime", "BLESimulators", "BlueZTransport", "Logging"]
         ),
 
         // The Xiaomi scale adapter built as an external adapter executable (ExternalAdapterMain).
@@ -95,9 +101,10 @@ let package = Package(
         .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd", "TestSupport"], exclude: ["Captures"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing", "Logging"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
+        // The commands in-process (the CLI's own tests), and the runtime end to end through them.
         .testTarget(name: "IngestCLITests", dependencies: [
-            "IngestCLI", "ArgumentParsing", "Logging", "BLEWire", "HealthModel", "AdapterKit", "BuiltinAdapters", "BLESimulators", "BlueZTransport", "SQLiteStore", "Transport",
-            "CaptureFormats",
+            "IngestCLI", "IngestRuntime", "ArgumentParsing", "Logging", "BLEWire", "HealthModel", "AdapterKit", "BuiltinAdapters",
+            "BLESimulators", "BlueZTransport", "SQLiteStore", "Transport", "CaptureFormats",
         ]),
         .testTarget(
             name: "AdvertisementAdaptersTests",
@@ -159,7 +166,7 @@ let package = Package(
         .testTarget(
             name: "AdapterTests",
             dependencies: [
-                "IngestCLI", "BuiltinAdapters", "AdapterKit", "BLEWire", "CaptureFormats", "HealthModel", "Transport",
+                "IngestRuntime", "BuiltinAdapters", "AdapterKit", "BLEWire", "CaptureFormats", "HealthModel", "Transport",
                 "GATTHealthProfiles", "XiaomiScale", "ingestd", "TestSupport",
             ],
             exclude: ["Captures"]

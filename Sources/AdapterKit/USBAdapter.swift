@@ -22,6 +22,18 @@ public protocol USBAdapterSession: AnyObject {
     /// `USBError.noDevice` ends the session: the device was pulled out.
     func run(_ device: any USBDeviceHandle, deliver: (AdapterOutput) throws -> DeliveryReceipt,
              shouldStop: () -> Bool) throws
+    /// Runs the session on the device `open` opens (the caller closes what `open` returned). A
+    /// session that reaches the device by other means (an external adapter's process opens it
+    /// itself) runs without calling `open`. The default opens the device and calls `run(_:deliver:shouldStop:)`.
+    func run(opening open: () throws -> any USBDeviceHandle, deliver: (AdapterOutput) throws -> DeliveryReceipt,
+             shouldStop: () -> Bool) throws
+}
+
+extension USBAdapterSession {
+    public func run(opening open: () throws -> any USBDeviceHandle, deliver: (AdapterOutput) throws -> DeliveryReceipt,
+                    shouldStop: () -> Bool) throws {
+        try run(try open(), deliver: deliver, shouldStop: shouldStop)
+    }
 }
 
 /// What became of a delivered batch after its commit: samples stored in the store proper, and

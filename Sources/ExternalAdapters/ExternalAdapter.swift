@@ -216,6 +216,12 @@ public final class ExternalUSBSession: USBAdapterSession {
         try run(deliver: deliver, shouldStop: shouldStop)
     }
 
+    /// The plugin opens the device itself: `open` is not called.
+    public func run(opening open: () throws -> any USBDeviceHandle, deliver: (AdapterOutput) throws -> DeliveryReceipt,
+                    shouldStop: () -> Bool) throws {
+        try run(deliver: deliver, shouldStop: shouldStop)
+    }
+
     /// Runs the plugin (restarting it with back-off when it fails) until it prints
     /// `{"done":true}` or `shouldStop` returns true; each batch of its output goes to `deliver`.
     public func run(deliver: (AdapterOutput) throws -> DeliveryReceipt, shouldStop: () -> Bool) throws {

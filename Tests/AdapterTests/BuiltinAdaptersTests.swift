@@ -3,7 +3,7 @@ import BuiltinAdapters
 import CaptureFormats
 import Foundation
 import GATTHealthProfiles
-@testable import IngestCLI
+@testable import IngestRuntime
 import Testing
 import Transport
 import XiaomiScale

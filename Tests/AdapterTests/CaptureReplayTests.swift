@@ -4,7 +4,7 @@ import BuiltinAdapters
 import CaptureFormats
 import Foundation
 import HealthModel
-@testable import IngestCLI
+@testable import IngestRuntime
 import Testing
 import Transport
 

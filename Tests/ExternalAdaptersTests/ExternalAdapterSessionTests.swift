@@ -274,14 +274,21 @@ struct ExternalAdapterSessionTests {
 
 @Suite("ExternalUSBSession")
 struct ExternalUSBSessionTests {
-    @Test("A USB plugin gets the device line, its records are delivered, and done ends the session")
-    func usbPlugin() throws {
+    /// A stick the `usb-steps` plugin matches.
+    static let device = USBDeviceDescription(vendorID: 0x0FCF, productID: 0x1008, bus: 1, address: 5, product: "ANTUSB-m Stick")
+
+    /// The `usb-steps` test plugin installed and loaded; the directory lives as long as the caller keeps it.
+    static func usbStepsPlugin() throws -> (PluginDirectory, ExternalAdapter) {
         let directory = try PluginDirectory()
         let path = try directory.install("usb-steps.py", as: "usb-steps")
-        let adapter = try loadAdapter(path, id: "usb-steps", configuration: testConfiguration())
-        let device = USBDeviceDescription(vendorID: 0x0FCF, productID: 0x1008, bus: 1, address: 5, product: "ANTUSB-m Stick")
-        #expect(adapter.descriptor.matches(device))
-        let session = try #require(adapter.makeSession(for: device, context: AdapterContext(timeZone: TimeZone(identifier: "UTC")!, source: "usb-steps"),
+        return (directory, try loadAdapter(path, id: "usb-steps", configuration: testConfiguration()))
+    }
+    @Test("A USB plugin gets the device line, its records are delivered, and done ends the session")
+    func usbPlugin() throws {
+        let (directory, adapter) = try Self.usbStepsPlugin()
+        defer { withExtendedLifetime(directory) {} }
+        #expect(adapter.descriptor.matches(Self.device))
+        let session = try #require(adapter.makeSession(for: Self.device, context: AdapterContext(timeZone: TimeZone(identifier: "UTC")!, source: "usb-steps"),
                                                        options: [:]) as? ExternalUSBSession)
         var delivered: [HealthRecord] = []
         try session.run(deliver: { delivered += $0.records; return DeliveryReceipt(stored: $0.records.count, held: 0) }, shouldStop: { false })
@@ -293,5 +300,21 @@ struct ExternalUSBSessionTests {
         #expect(sample.device == Device(name: "ANTUSB-m Stick", localIdentifier: "usb:001:005"))
         #expect(adapter.supervisor.statistics.starts == 1)
         #expect(adapter.supervisor.statistics.failures == 0)
+    }
+
+    @Test("Run as any USB session is run (no downcast), the plugin's session never asks for the device to be opened")
+    func usbPluginRunsWithoutOpeningTheDevice() throws {
+        let (directory, adapter) = try Self.usbStepsPlugin()
+        defer { withExtendedLifetime(directory) {} }
+        let session: any USBAdapterSession = adapter.makeSession(
+            for: Self.device, context: AdapterContext(timeZone: TimeZone(identifier: "UTC")!, source: "usb-steps"), options: [:])
+        var openCalls = 0
+        var delivered: [HealthRecord] = []
+        try session.run(opening: {
+            openCalls += 1
+            throw USBError.accessDenied("the test never opens the device")
+        }, deliver: { delivered += $0.records; return DeliveryReceipt(stored: $0.records.count, held: 0) }, shouldStop: { false })
+        #expect(openCalls == 0)
+        #expect(delivered.first?.samples.first?.quantity.value == 105)
     }
 }

@@ -10,6 +10,7 @@ import SQLiteStore
 import Testing
 import Transport
 @testable import IngestCLI
+@testable import IngestRuntime
 
 /// The daemon's Bluetooth path end to end over socketpairs: a simulated controller advertises a
 /// Mi Scale (broadcast only) and a standard weight scale (connectable); the daemon routes the

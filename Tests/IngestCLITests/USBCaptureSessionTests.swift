@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 import Transport
 @testable import IngestCLI
+@testable import IngestRuntime
 
 /// `ingestd capture --usb` without hardware: the capture's session code runs on a replayed or
 /// scripted device through the recorder, and what it writes must replay to the same result.

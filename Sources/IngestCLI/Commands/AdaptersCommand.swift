@@ -4,6 +4,7 @@ import BuiltinAdapters
 import ExternalAdapters
 import Foundation
 import HealthModel
+import IngestRuntime
 import Logging
 
 /// `ingestd adapters [--json]`: the built-in and external adapters, with their state.

@@ -2,6 +2,7 @@ import AdapterKit
 import ArgumentParsing
 import BuiltinAdapters
 import Foundation
+import IngestRuntime
 import HealthModel
 
 /// `ingestd decode FILE...`: what the adapters make of a capture, without a store.

@@ -1,7 +1,8 @@
 import ArgumentParsing
+import IngestRuntime
 /// The root of the `ingestd` command tree.
 public struct Ingestd: Command {
-    public static let version = "0.1.0"
+    public static let version = IngestdRelease.version
 
     public static let configuration = CommandConfiguration(
         name: "ingestd",

@@ -2,6 +2,7 @@ import AdapterKit
 import ArgumentParsing
 import BuiltinAdapters
 import Foundation
+import IngestRuntime
 import HealthModel
 import Pipeline
 import SQLiteStore

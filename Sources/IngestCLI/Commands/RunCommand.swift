@@ -3,6 +3,7 @@ import ArgumentParsing
 import BuiltinAdapters
 import ExternalAdapters
 import Foundation
+import IngestRuntime
 import SQLiteStore
 
 /// `ingestd run` (the default command): the daemon.

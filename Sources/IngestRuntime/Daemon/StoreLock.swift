@@ -1,4 +1,3 @@
-import ArgumentParsing
 import Foundation
 
 #if canImport(Glibc)
@@ -12,15 +11,15 @@ import Darwin
 ///
 /// Two daemons on one store would both open devices and race to acknowledge their histories;
 /// the second one refuses to start and names the first.
-final class StoreLock {
+public final class StoreLock {
     /// Why the lock was not taken.
-    enum LockError: CLIError, Equatable {
+    public enum LockError: Error, Equatable, CustomStringConvertible {
         /// Another process holds the lock; `pid` is what it wrote in the file (nil if unreadable).
         case heldByAnotherProcess(lockPath: String, pid: Int32?)
         /// The lock file could not be opened or locked (`errno`).
         case cannotLock(lockPath: String, errno: Int32)
 
-        var description: String {
+        public var description: String {
             switch self {
             case .heldByAnotherProcess(let lockPath, let pid?):
                 "another ingestd daemon (PID \(pid)) is using this store (lock \(lockPath)); stop it first"
@@ -30,8 +29,6 @@ final class StoreLock {
                 "cannot lock \(lockPath): \(String(cString: strerror(code)))"
             }
         }
-
-        var exitCode: ExitCode { .failure }
     }
 
     /// The lock file's path for a store.
@@ -42,7 +39,7 @@ final class StoreLock {
     let path: String
 
     /// Takes the lock for `storePath` or throws `LockError` at once (never waits).
-    init(storePath: String) throws {
+    public init(storePath: String) throws {
         path = Self.lockPath(forStore: storePath)
         // O_NOFOLLOW: a symlink planted where the lock file goes is refused, never followed.
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)

@@ -1,5 +1,4 @@
 import AdapterKit
-import ArgumentParsing
 import BLEWire
 import CaptureFormats
 import Foundation
@@ -8,15 +7,22 @@ import Transport
 
 /// Runs a captured device log through the same adapter code a live device uses:
 /// capture reader → HCI/L2CAP/ATT reconstruction → adapter router → records.
-struct CaptureReplay {
+public struct CaptureReplay {
     var adapters: [any Adapter]
     var forcedAdapterID: String?
     var timeZone: TimeZone
     /// Records are handed out in batches of about this many.
     var batchSize = 1000
 
+    public init(adapters: [any Adapter], forcedAdapterID: String?, timeZone: TimeZone, batchSize: Int = 1000) {
+        self.adapters = adapters
+        self.forcedAdapterID = forcedAdapterID
+        self.timeZone = timeZone
+        self.batchSize = batchSize
+    }
+
     /// What a replay saw, for the summary on stderr.
-    struct Summary {
+    public struct Summary {
         var records = 0
         var statistics = TraceStatistics()
         var warnings: [CaptureWarning] = []
@@ -33,14 +39,14 @@ struct CaptureReplay {
     }
 
     /// Whether `path` is a usbmon capture (pcap/pcapng with link type 189 or 220).
-    static func isUSBCapture(path: String) -> Bool {
+    public static func isUSBCapture(path: String) -> Bool {
         guard let reader = try? CaptureFile.open(path: path), let first = try? reader.next(),
               case .linkLayerFrame(let linkType) = first.content else { return false }
         return USBMonHeaderLayout(linkType: linkType) != nil
     }
 
     /// Whether `path` starts like a capture file (btsnoop, pcap, pcapng) rather than JSON lines.
-    static func isCapture(path: String) -> Bool {
+    public static func isCapture(path: String) -> Bool {
         guard let handle = FileHandle(forReadingAtPath: path) else { return false }
         defer { try? handle.close() }
         let prefix = (try? handle.read(upToCount: 16)) ?? Data()
@@ -62,13 +68,13 @@ struct CaptureReplay {
     /// The replay is tolerant (`USBReplayMode.tolerant`): captures made by other software, with
     /// their own start-up and extra requests, replay as long as they hold the answers the session
     /// asks for. A session that fails ends alone; the summary says why.
-    func runUSB(path: String, adapters usbAdapters: [any USBAdapter], forcedDevice: (UInt16, UInt16)?,
+    public func runUSB(path: String, adapters usbAdapters: [any USBAdapter], forcedDevice: (UInt16, UInt16)?,
                 options: [String: String], deliver: ([HealthRecord]) throws -> DeliveryReceipt) throws -> Summary {
         let reader: USBMonReader
         do {
             reader = try USBMonReader(path: path)
         } catch {
-            throw CommandFailure.dataError("\(path): \(error.description)")
+            throw RuntimeError.dataError("\(path): \(error.description)")
         }
         // A damaged block ends the capture there: the sessions still replay what came before it
         // (as for btsnoop), and the damage is reported after their records were delivered.
@@ -92,7 +98,7 @@ struct CaptureReplay {
                     targets.append((device, description))
                 }
             } catch {
-                throw CommandFailure.dataError("\(path): \(error.description)")
+                throw RuntimeError.dataError("\(path): \(error.description)")
             }
         } else {
             for device in captured.devices {
@@ -100,18 +106,9 @@ struct CaptureReplay {
                 targets.append((device, description))
             }
         }
+        let runner = USBSessionRunner(adapters: usbAdapters, options: options, timeZone: timeZone)
         for (device, description) in targets {
-            let adapter: (any USBAdapter)?
-            if let forcedAdapterID {
-                adapter = usbAdapters.first { $0.descriptor.id == forcedAdapterID }
-                if adapter == nil {
-                    throw CommandFailure("no USB adapter \"\(forcedAdapterID)\" (known: \(usbAdapters.map(\.descriptor.id).joined(separator: ", ")))",
-                                         exitCode: .usage)
-                }
-            } else {
-                adapter = usbAdapters.first { $0.descriptor.matches(description) }
-            }
-            guard let adapter else {
+            guard let adapter = try runner.adapter(for: description, forcedID: forcedAdapterID) else {
                 summary.unmatchedUSB.append(description)
                 continue
             }
@@ -121,14 +118,10 @@ struct CaptureReplay {
             let clock: @Sendable () -> Date = {
                 handle.timestamp.map { Date(microsecondsSince1970: $0) } ?? Date()
             }
-            let session = adapter.makeSession(
-                for: description,
-                context: AdapterContext(timeZone: timeZone, source: adapter.descriptor.id, replayClock: clock),
-                options: options)
             // A batch the store could not take stops the replay; a session's own failure ends only it.
             var deliveryFailure: (any Error)?
             do {
-                try session.run(handle, deliver: { output in
+                try runner.run(adapter, device: description, replayClock: clock, open: { handle }, deliver: { output in
                     var collected = output
                     do {
                         return try absorb(&collected, into: &summary, deliver: deliver)
@@ -147,7 +140,7 @@ struct CaptureReplay {
             summary.matchedUSB.append(report)
         }
         if let damage {
-            throw CommandFailure.dataError("\(path): \(damage.description) (the \(events.count) events before it were replayed)")
+            throw RuntimeError.dataError("\(path): \(damage.description) (the \(events.count) events before it were replayed)")
         }
         return summary
     }
@@ -175,18 +168,18 @@ struct CaptureReplay {
     }
 
     /// Replays one capture, giving records to `deliver` in batches.
-    func run(path: String, deliver: ([HealthRecord]) throws -> Void) throws -> Summary {
+    public func run(path: String, deliver: ([HealthRecord]) throws -> Void) throws -> Summary {
         let reader: any CaptureReader
         do {
             reader = try CaptureFile.open(path: path)
         } catch {
-            throw CommandFailure.dataError("\(path): \(error.description)")
+            throw RuntimeError.dataError("\(path): \(error.description)")
         }
         let router: AdapterRouter
         do {
             router = try AdapterRouter(adapters: adapters, forcedAdapterID: forcedAdapterID, timeZone: timeZone)
         } catch {
-            throw CommandFailure(error.description, exitCode: .usage)
+            throw RuntimeError.badRequest(error.description)
         }
         var decoder = HCITraceDecoder()
         var summary = Summary()
@@ -212,7 +205,7 @@ struct CaptureReplay {
         } catch let error as CaptureError {
             // Everything before the bad record was used; report where it broke.
             try drain(force: true)
-            throw CommandFailure.dataError("\(path): \(error.description)")
+            throw RuntimeError.dataError("\(path): \(error.description)")
         }
         // External adapters' processes may still print a lot once their input ended: commit it
         // in batches as it comes rather than hold it.
@@ -231,7 +224,7 @@ struct CaptureReplay {
 
 extension CaptureReplay.Summary {
     /// The summary as stderr lines.
-    func lines(path: String) -> [String] {
+    public func lines(path: String) -> [String] {
         let s = statistics
         var lines = isUSB
             ? ["\(path): \(records) usbmon events, \(matchedUSB.count + unmatchedUSB.count) devices"]

@@ -64,7 +64,7 @@ public struct BluetoothLink: Sendable {
 ///
 /// Public for IngestBench, which drives it in-process over the simulators.
 public struct BluetoothBackend: DeviceBackend {
-    let name = "ble"
+    public let name = "ble"
     public var adapters: [any Adapter]
     public var link: BluetoothLink
     public var controllerName: String

@@ -1,5 +1,4 @@
 import AdapterKit
-import ArgumentParsing
 import Foundation
 import HealthModel
 import Logging
@@ -38,7 +37,7 @@ public actor IngestService {
 
     /// Normalizes, validates, authorizes and commits one batch. Logs counts, never values.
     func ingest(_ records: [HealthRecord], origin: String) throws -> IngestReport {
-        guard !closed else { throw CommandFailure.failure("the store is closed (shutting down)") }
+        guard !closed else { throw RuntimeError.failure("the store is closed (shutting down)") }
         let report = try pipeline.ingest(records)
         onCommit?(records, report)
         totals += report.totals
@@ -112,14 +111,14 @@ public actor IngestService {
             done.signal()
         }
         done.wait()
-        guard let outcome = result.withLock({ $0 }) else { throw CommandFailure.failure("ingest did not finish") }
+        guard let outcome = result.withLock({ $0 }) else { throw RuntimeError.failure("ingest did not finish") }
         return try outcome.get()
     }
 }
 
 extension DeliveryReceipt {
     /// The receipt of a committed batch: stored (new, replaced or duplicate) and held samples.
-    init(_ report: IngestReport) {
+    public init(_ report: IngestReport) {
         let totals = report.totals
         self.init(stored: totals.written + totals.duplicate + totals.replaced, held: totals.held)
     }

@@ -1,4 +1,3 @@
-import ArgumentParsing
 import Foundation
 
 #if canImport(Glibc)
@@ -13,24 +12,24 @@ import Darwin
 /// a FIFO (`mkfifo`, `<(…)`) would lose those first bytes. A FIFO or socket is therefore copied,
 /// up to `limit` bytes, into a private (0600) temporary file that `release()` removes. Regular
 /// files and devices are used in place; a directory or a missing path is `noInput` (exit 66).
-final class InputStreamSpool {
+public final class InputStreamSpool {
     /// The most a stream may carry (1 GiB): beyond it the input is refused, not truncated.
-    static let defaultLimit = 1 << 30
+    public static let defaultLimit = 1 << 30
 
     /// The path to read: the original, or the spooled copy.
-    let path: String
+    public let path: String
     private let temporary: String?
 
-    init(path original: String, limit: Int = InputStreamSpool.defaultLimit) throws {
+    public init(path original: String, limit: Int = InputStreamSpool.defaultLimit) throws {
         var status = stat()
         guard stat(original, &status) == 0 else {
             let code = errno
-            throw CommandFailure.noInput(
+            throw RuntimeError.noInput(
                 path: original, reason: code == ENOENT ? "no such file or directory" : String(cString: strerror(code)))
         }
         switch status.st_mode & S_IFMT {
         case S_IFDIR:
-            throw CommandFailure.noInput(path: original, reason: "is a directory")
+            throw RuntimeError.noInput(path: original, reason: "is a directory")
         case S_IFIFO, S_IFSOCK:
             let copy = try Self.spool(original, limit: limit)
             path = copy
@@ -44,19 +43,19 @@ final class InputStreamSpool {
     deinit { release() }
 
     /// Removes the spooled copy, if any.
-    func release() {
+    public func release() {
         if let temporary { unlink(temporary) }
     }
 
     private static func spool(_ source: String, limit: Int) throws -> String {
         let input = open(source, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { throw CommandFailure.noInput(path: source, reason: String(cString: strerror(errno))) }
+        guard input >= 0 else { throw RuntimeError.noInput(path: source, reason: String(cString: strerror(errno))) }
         defer { close(input) }
         let directory = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         var template = Array((directory + "/ingestd-stream-XXXXXX").utf8CString)
         let output = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.map { mkstemp($0) } ?? -1 }
         guard output >= 0 else {
-            throw CommandFailure.failure("cannot create a temporary copy of \(source) in \(directory): \(String(cString: strerror(errno)))")
+            throw RuntimeError.failure("cannot create a temporary copy of \(source) in \(directory): \(String(cString: strerror(errno)))")
         }
         let copyPath = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         defer { close(output) }
@@ -68,13 +67,13 @@ final class InputStreamSpool {
             guard count >= 0 else {
                 let code = errno
                 unlink(copyPath)
-                throw CommandFailure.noInput(path: source, reason: String(cString: strerror(code)))
+                throw RuntimeError.noInput(path: source, reason: String(cString: strerror(code)))
             }
             if count == 0 { break }
             total += count
             guard total <= limit else {
                 unlink(copyPath)
-                throw CommandFailure.dataError("\(source): stream longer than \(limit) bytes; write it to a file first")
+                throw RuntimeError.dataError("\(source): stream longer than \(limit) bytes; write it to a file first")
             }
             var offset = 0
             while offset < count {
@@ -86,7 +85,7 @@ final class InputStreamSpool {
                 guard written > 0 else {
                     let code = errno
                     unlink(copyPath)
-                    throw CommandFailure.failure("cannot write the temporary copy of \(source): \(String(cString: strerror(code)))")
+                    throw RuntimeError.failure("cannot write the temporary copy of \(source): \(String(cString: strerror(code)))")
                 }
                 offset += written
             }

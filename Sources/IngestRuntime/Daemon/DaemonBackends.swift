@@ -3,13 +3,13 @@ import Foundation
 import BlueZTransport
 
 /// The daemon's device backends over the real transports.
-enum DaemonBackends {
-    static func usb(adapters: [any USBAdapter], options: [String: String], timeZone: TimeZone,
-                    onceListen: Duration) -> [any DeviceBackend] {
+public enum DaemonBackends {
+    public static func usb(adapters: [any USBAdapter], options: [String: String], timeZone: TimeZone,
+                           onceListen: Duration) -> [any DeviceBackend] {
         [USBBackend(adapters: adapters, options: options, timeZone: timeZone, onceListen: onceListen)]
     }
 
-    static func bluetooth(adapters: [any Adapter], controller: UInt16, timeZone: TimeZone,
+    public static func bluetooth(adapters: [any Adapter], controller: UInt16, timeZone: TimeZone,
                           onceListen: Duration) -> [any DeviceBackend] {
         [BluetoothBackend(adapters: adapters, link: .controller(controller),
                           controllerName: "hci\(controller)", timeZone: timeZone, onceListen: onceListen)]

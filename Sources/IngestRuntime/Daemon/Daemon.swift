@@ -10,7 +10,7 @@ import Transport
 /// Where device arrivals come from. The daemon runs each backend as one child task; a backend
 /// that is unavailable (no controller, no USB support) says so once and returns, and the others
 /// carry on.
-protocol DeviceBackend: Sendable {
+public protocol DeviceBackend: Sendable {
     /// A short name for logs (`usb`, `ble`).
     var name: String { get }
     /// Runs until cancelled (or, with `once`, until the present devices are done), sending
@@ -19,26 +19,38 @@ protocol DeviceBackend: Sendable {
 }
 
 /// What `ingestd run` was asked to do.
-struct DaemonOptions: Sendable {
+public struct DaemonOptions: Sendable {
     var storePath: String
     var once = false
     /// Retention and per-source bounds of the pending area.
     var pendingLimits = PendingLimits()
     /// How long shutdown may take before the process exits anyway.
     var shutdownGrace: Duration = .milliseconds(1800)
+
+    public init(storePath: String, once: Bool = false, pendingLimits: PendingLimits = PendingLimits()) {
+        self.storePath = storePath
+        self.once = once
+        self.pendingLimits = pendingLimits
+    }
 }
 
 /// The daemon: runs the device backends under structured concurrency, reacts to SIGTERM/SIGINT
 /// (stop sessions, flush, close the store, exit 0) and SIGHUP (re-read grants and priorities).
-struct Daemon {
+public struct Daemon {
     var options: DaemonOptions
     var backends: [any DeviceBackend]
     var logger: Logger
 
-    func run() async throws {
+    public init(options: DaemonOptions, backends: [any DeviceBackend], logger: Logger) {
+        self.options = options
+        self.backends = backends
+        self.logger = logger
+    }
+
+    public func run() async throws {
         let service = try IngestService(storePath: options.storePath, logger: logger, pendingLimits: options.pendingLimits)
         do { try await service.purgeExpiredPending() } catch { logger.error("removing expired held samples failed: \(error)") }
-        logger.notice("ingestd \(Ingestd.version) started; store \(options.storePath); backends: \(backends.map(\.name).joined(separator: ", "))")
+        logger.notice("ingestd \(IngestdRelease.version) started; store \(options.storePath); backends: \(backends.map(\.name).joined(separator: ", "))")
         let signals = SignalWatcher(signals: [SIGTERM, SIGINT, SIGHUP])
         defer { signals.cancel() }
 
@@ -112,11 +124,11 @@ final class ShutdownWatchdog: Sendable {
 /// Turns POSIX signals into an async stream (DispatchSource; the default action is disabled
 /// while watched). Unchecked Sendable: the dispatch sources are only created in `init` and
 /// cancelled in `cancel`, both thread-safe dispatch calls.
-final class SignalWatcher: @unchecked Sendable {
-    let stream: AsyncStream<Int32>
+public final class SignalWatcher: @unchecked Sendable {
+    public let stream: AsyncStream<Int32>
     private let sources: [any DispatchSourceSignal]
 
-    init(signals: [Int32]) {
+    public init(signals: [Int32]) {
         let (stream, continuation) = AsyncStream<Int32>.makeStream(bufferingPolicy: .bufferingNewest(16))
         self.stream = stream
         self.continuation = continuation
@@ -137,7 +149,7 @@ final class SignalWatcher: @unchecked Sendable {
     /// Ends the stream (the daemon is stopping).
     func finish() { continuation.finish() }
 
-    func cancel() {
+    public func cancel() {
         for source in sources { source.cancel() }
         continuation.finish()
     }

@@ -1,4 +1,3 @@
-import ArgumentParsing
 import ExternalAdapters
 import Foundation
 
@@ -6,9 +5,9 @@ import Foundation
 /// limit whatever the file holds: a line longer than `maximumLineLength` is not buffered but
 /// skipped to its newline and reported with its length, and a file that runs on for
 /// `maximumSkippedLength` bytes without a newline (`/dev/zero`) is given up.
-final class LineReader {
+public final class LineReader {
     /// One line of the file.
-    enum Line: Equatable {
+    public enum Line: Equatable {
         /// A line without its terminator (`\n` or `\r\n`).
         case text(ArraySlice<UInt8>)
         /// A line longer than the limit, skipped; `length` counts its bytes without the newline.
@@ -26,12 +25,12 @@ final class LineReader {
     private var finished = false
     private let chunkSize: Int
     /// Lines longer than this are skipped and reported as over-long.
-    let maximumLineLength: Int
+    public let maximumLineLength: Int
     /// How far an over-long line is skipped looking for its newline before the file is given up.
     let maximumSkippedLength: Int
 
-    /// Opens `path`, or stdin for `-`. Throws `CommandFailure.noInput` for a missing file.
-    init(path: String, chunkSize: Int = 1 << 16, maximumLineLength: Int = 1 << 20,
+    /// Opens `path`, or stdin for `-`. Throws `RuntimeError.noInput` for a missing file.
+    public init(path: String, chunkSize: Int = 1 << 16, maximumLineLength: Int = 1 << 20,
          maximumSkippedLength: Int = 1 << 30) throws {
         self.chunkSize = chunkSize
         self.maximumLineLength = maximumLineLength
@@ -44,10 +43,10 @@ final class LineReader {
         } else {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                throw CommandFailure.noInput(path: path)
+                throw RuntimeError.noInput(path: path)
             }
             guard !isDirectory.boolValue, let opened = FileHandle(forReadingAtPath: path) else {
-                throw CommandFailure.noInput(path: path, reason: isDirectory.boolValue ? "is a directory" : "cannot be read")
+                throw RuntimeError.noInput(path: path, reason: isDirectory.boolValue ? "is a directory" : "cannot be read")
             }
             handle = opened
             ownsHandle = true
@@ -59,7 +58,7 @@ final class LineReader {
     }
 
     /// The next line, or nil at the end (or after `.abandoned`).
-    func nextLine() throws -> Line? {
+    public func nextLine() throws -> Line? {
         while true {
             if pendingIndex < pending.count {
                 let piece = pending[pendingIndex]

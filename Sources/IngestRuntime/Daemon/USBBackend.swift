@@ -1,5 +1,4 @@
 import AdapterKit
-import ExternalAdapters
 import Foundation
 import HealthModel
 import LibUSBTransport
@@ -89,9 +88,7 @@ final class USBSessionSupervisor: Sendable {
     }
 
     private let context: LibUSBContext
-    private let adapters: [any USBAdapter]
-    private let options: [String: String]
-    private let timeZone: TimeZone
+    private let runner: USBSessionRunner
     private let service: IngestService
     private let logger: Logger
     private let state = Mutex(State())
@@ -100,9 +97,7 @@ final class USBSessionSupervisor: Sendable {
     init(context: LibUSBContext, adapters: [any USBAdapter], options: [String: String], timeZone: TimeZone,
          service: IngestService, logger: Logger) {
         self.context = context
-        self.adapters = adapters
-        self.options = options
-        self.timeZone = timeZone
+        self.runner = USBSessionRunner(adapters: adapters, options: options, timeZone: timeZone)
         self.service = service
         self.logger = logger
     }
@@ -119,7 +114,7 @@ final class USBSessionSupervisor: Sendable {
 
     func arrived(_ device: USBDeviceDescription) {
         guard let key = Self.key(device) else { return }
-        guard let adapter = adapters.first(where: { $0.descriptor.matches(device) }) else {
+        guard let adapter = runner.adapter(for: device) else {
             let first = state.withLock { $0.unmatchedLogged.insert(device.idString).inserted }
             if first { logger.debug("no adapter for USB device \(device)") }
             return
@@ -179,8 +174,6 @@ final class USBSessionSupervisor: Sendable {
     private func runSession(adapter: any USBAdapter, device: USBDeviceDescription, key: Key, stop: StopFlag,
                             logger: Logger) {
         while !stop.isSet {
-            let context = AdapterContext(timeZone: timeZone, source: adapter.descriptor.id)
-            let session = adapter.makeSession(for: device, context: context, options: options)
             var outcome: String
             let deliver: (AdapterOutput) throws -> DeliveryReceipt = { output in
                 for rejection in output.rejections { logger.warning("frame rejected: \(rejection.reason): \(rejection.detail)") }
@@ -189,14 +182,14 @@ final class USBSessionSupervisor: Sendable {
                 return DeliveryReceipt(report)
             }
             do {
-                if let external = session as? ExternalUSBSession {
-                    // An external adapter's process opens the device itself.
-                    try external.run(deliver: deliver, shouldStop: { stop.isSet })
-                } else {
+                // An external adapter's process opens the device itself: `open` is then not called.
+                var opened: LibUSBDeviceHandle?
+                defer { opened?.close() }
+                try runner.run(adapter, device: device, open: {
                     let handle = try self.context.open(device)
-                    defer { handle.close() }
-                    try session.run(handle, deliver: deliver, shouldStop: { stop.isSet })
-                }
+                    opened = handle
+                    return handle
+                }, deliver: deliver, shouldStop: { stop.isSet })
                 logger.info("session finished")
                 state.withLock { state in
                     state.running[key] = nil
