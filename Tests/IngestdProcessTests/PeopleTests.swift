@@ -93,6 +93,18 @@ import TestSupport
         #expect(removal.stderr.contains("alice has 1 sample; give --reassign OTHER or --delete-samples"), "\(removal.stderr)")
     }
 
+    @Test func aWiderToleranceGivesTheReadingToTheOnlyPersonWithinIt() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try addAliceAndBob()
+        #expect(try ingestd(["auth", "grant", "xiaomi-scale", "--all"]).status == 0)
+        #expect(try ingestd(["replay", Self.capture, "--assign-tolerance", "60"]).status == 64)
+        // ±15 %: 72.0 is 10.8 kg from alice's 61.2 (her limit 9.2) and 12.1 from bob's 84.1 (his 12.6).
+        let replay = try ingestd(["replay", Self.capture, "--tz", "Europe/Berlin", "--assign-tolerance", "15"])
+        #expect(replay.status == 0, "\(replay.stderr)")
+        #expect(try values(ingestd(["samples", "bodyMass", "--person", "bob", "--json"])) == [84.1, 72.0])
+        #expect(try ingestd(["unassigned", "--json"]).stdout.isEmpty)
+    }
+
     @Test func aUDSScaleUserIndexMappedToBobIsBobsWhateverTheWeight() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         try addAliceAndBob()

@@ -33,6 +33,7 @@ struct RunCommand: Command {
         AdapterSettingsOption.self
         TimeZoneOption.self
         PendingLimitOptions.self
+        AssignToleranceOption.self
     }
 
     let storeFile: StoreOption
@@ -45,6 +46,7 @@ struct RunCommand: Command {
     let adapterOptions: [String: String]
     let zone: TimeZone
     let pendingLimits: PendingLimits
+    let assignTolerance: Double
 
     init(_ arguments: ParsedValues) throws {
         storeFile = try StoreOption(arguments)
@@ -57,6 +59,7 @@ struct RunCommand: Command {
         zone = try TimeZoneOption(arguments).zone
         adapterOptions = try AdapterSettingsOption(arguments).settings
         pendingLimits = try PendingLimitOptions(arguments).limits
+        assignTolerance = try AssignToleranceOption(arguments).fraction
         guard listen > 0 else { throw UsageError.invalidValue(String(listen), argument: "--listen", reason: "must be positive") }
     }
 
@@ -90,7 +93,8 @@ struct RunCommand: Command {
                                                  controller: UInt16(hci), timeZone: zone,
                                                  onceListen: .milliseconds(Int(listen * 1000)))
         }
-        let daemon = Daemon(options: DaemonOptions(storePath: path, once: once, pendingLimits: pendingLimits),
+        let daemon = Daemon(options: DaemonOptions(storePath: path, once: once, pendingLimits: pendingLimits,
+                                                   assignTolerance: assignTolerance),
                             backends: backends, logger: context.logger)
         try await daemon.run()
     }

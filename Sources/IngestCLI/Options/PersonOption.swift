@@ -1,5 +1,6 @@
 import ArgumentParsing
 import HealthModel
+import Pipeline
 import SQLiteStore
 
 /// `--person NAME` of the query commands: whose samples a command reads. Without it, the only
@@ -42,6 +43,27 @@ struct PersonOption: OptionGroup {
 
     private static func list(_ people: [Person]) -> String {
         people.map(\.name).joined(separator: ", ")
+    }
+}
+
+/// `--assign-tolerance PERCENT` of `run` and `replay`: how far a shared scale's body mass may be
+/// from a person's recent weight to be theirs (when nobody else's is also that close).
+struct AssignToleranceOption: OptionGroup {
+    static var arguments: [ArgumentElement] {
+        [Option("assign-tolerance", valueName: "PERCENT",
+                help: "A shared scale's weighing goes to the only person whose recent weight is within this many percent.",
+                default: "10").element]
+    }
+
+    /// The tolerance as a fraction (10 % = 0.10).
+    let fraction: Double
+
+    init(_ values: ParsedValues) throws {
+        let percent: Double = try values.value("assign-tolerance") ?? PersonAssigner.defaultTolerance * 100
+        guard percent.isFinite, percent >= 0, percent <= 50 else {
+            throw UsageError.invalidValue(String(percent), argument: "--assign-tolerance", reason: "must be 0...50 (percent)")
+        }
+        fraction = percent / 100
     }
 }
 
