@@ -88,6 +88,29 @@ import Pipeline
         #expect(throws: PeopleError.unknownPerson("carol", known: ["bob"])) { try temp.store.person(named: "carol") }
     }
 
+    @Test func allFromADeviceMovesItsUnassignedSamplesOnly() throws {
+        let people = try household([("alice", 60, nil), ("bob", 85, nil)])
+        let band = Device(name: "Band", localIdentifier: "C4:7C:8D:6A:00:01")
+        let other = Device(name: "Other", localIdentifier: "C4:7C:8D:6A:00:02")
+        let pipeline = try Pipeline(store: temp.store, now: { noon })
+        _ = try pipeline.ingest([
+            .sample(try sample(.stepCount, 100, "count", start: "2026-11-29T08:00:00Z", end: "2026-11-29T08:10:00Z", device: band)),
+            .sample(try sample(.stepCount, 200, "count", start: "2026-11-29T08:10:00Z", end: "2026-11-29T08:20:00Z", device: band)),
+            .sample(try sample(.stepCount, 300, "count", start: "2026-11-29T08:00:00Z", end: "2026-11-29T08:10:00Z", device: other)),
+        ])
+        #expect(try temp.store.unassignedCount() == 3)
+        #expect(try temp.store.assignUnassigned(fromDevice: "c4:7c:8d:6a:00:01", to: people[1]) == 2)
+        #expect(try temp.store.samples(type: .stepCount, person: .person(people[1].id)).map(\.quantity.value) == [100, 200])
+        #expect(try temp.store.unassignedSamples().map(\.quantity.value) == [300])
+        #expect(try temp.store.commitEvents(afterCommit: 0, person: .person(people[1].id)).map(\.count) == [2])
+        // Owned from now on: the band's next samples are bob's without a move.
+        try temp.store.assignDevice("C4:7C:8D:6A:00:01", to: people[1])
+        _ = try pipeline.ingest([
+            .sample(try sample(.stepCount, 400, "count", start: "2026-11-29T09:00:00Z", end: "2026-11-29T09:10:00Z", device: band)),
+        ])
+        #expect(try temp.store.samples(type: .stepCount, person: .person(people[1].id)).count == 3)
+    }
+
     @Test func badNamesTakenNamesAndTakenSlotsAreRefusedWithTheValue() throws {
         try temp.store.addPerson(name: "alice", scaleUserIndex: 1)
         #expect(throws: PeopleError.duplicateName("alice")) { try temp.store.addPerson(name: "alice") }

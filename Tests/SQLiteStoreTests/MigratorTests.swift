@@ -296,8 +296,10 @@ struct SplitMix64 {
 
         let store = try HealthStore(path: path)
         defer { store.close() }
-        #expect(try store.db.prepare("PRAGMA user_version").firstRow { $0.int(at: 0) } == 2)
+        // Migrated through every later step too (3: people).
+        #expect(try store.db.prepare("PRAGMA user_version").firstRow { $0.int(at: 0) } == 3)
         #expect(try store.grants().map(\.source) == ["phone"])
+        #expect(try store.people().map(\.name) == [HealthStore.firstPersonName])
         #expect(try store.pendingCounts().isEmpty)
         try store.deny(source: "neighbour", types: [.bodyMass])
         let policy = try store.loadAuthorization()
