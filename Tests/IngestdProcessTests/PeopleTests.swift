@@ -105,6 +105,29 @@ import TestSupport
         #expect(try ingestd(["unassigned", "--json"]).stdout.isEmpty)
     }
 
+    @Test func badPeopleArgumentsAreUsageErrorsNamingTheValue() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cases: [([String], String)] = [
+            (["people", "add", "carol", "--height", "168"], "--height needs a length --unit"),
+            (["people", "add", "carol", "--unit", "kg"], "invalid value 'kg' for --unit"),
+            (["people", "add", "carol", "--weight", "900", "--unit", "kg"], "invalid value '900.0' for --weight"),
+            (["people", "add", "carol", "--date-of-birth", "2999-01-01"], "'2999-01-01' for --date-of-birth"),
+            (["people", "add", "carol", "--scale-user-index", "255"], "must be 0...254"),
+            (["people", "add", "me"], #"there is already a person named "me""#),
+            (["people", "remove", "me"], "me is the only person"),
+            (["samples", "bodyMass", "--person", "carol"], "no such person (people: me)"),
+            (["assign", "not-a-uuid", "me"], "invalid value 'not-a-uuid' for UUID"),
+            (["assign", "--all-from", "AA:BB", "carol"], #"no person named "carol" (people: me)"#),
+            (["devices", "assign", "AA:BB", "carol"], #"no person named "carol""#),
+        ]
+        for (arguments, message) in cases {
+            let output = try ingestd(arguments)
+            #expect(output.status == 64, "\(arguments): \(output.stderr)")
+            #expect(output.stderr.contains(message), "\(arguments): \(output.stderr)")
+        }
+        #expect(try ingestd(["people", "list", "--json"]).lines.count == 1)
+    }
+
     @Test func aUDSScaleUserIndexMappedToBobIsBobsWhateverTheWeight() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         try addAliceAndBob()

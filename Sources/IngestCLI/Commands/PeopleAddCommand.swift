@@ -54,7 +54,7 @@ struct PeopleAddCommand: Command {
             }
         }
         var profile = UserProfile()
-        profile.dateOfBirth = try arguments.value("date-of-birth", expected: "a date YYYY-MM-DD") { CalendarDate($0) }
+        profile.dateOfBirth = try CommonArguments.dateOfBirth(arguments)
         profile.biologicalSex = try arguments.value("biological-sex", expected: "female, male or other") {
             BiologicalSex(named: $0)
         } ?? .notSet

@@ -23,7 +23,7 @@ struct ProfileSetCommand: Command {
     let person: PersonOption
 
     init(_ arguments: ParsedValues) throws {
-        dateOfBirth = try arguments.value("date-of-birth", expected: "a date YYYY-MM-DD") { CalendarDate($0) }
+        dateOfBirth = try CommonArguments.dateOfBirth(arguments)
         sex = try arguments.value("biological-sex", expected: "female, male or other") { BiologicalSex(named: $0) }
         let heightValue: Double? = try arguments.value("height")
         let unitText = try UnitOption(arguments).text
@@ -42,10 +42,6 @@ struct ProfileSetCommand: Command {
         }
         storeFile = try StoreOption(arguments)
         person = try PersonOption(arguments)
-        if let dateOfBirth, let date = CommonArguments.startOfDay(dateOfBirth, in: TimeZone(identifier: "UTC") ?? .current),
-           date > Date() {
-            throw UsageError.invalidValue(dateOfBirth.description, argument: "--date-of-birth", reason: "is in the future")
-        }
         if dateOfBirth == nil, sex == nil, height == nil {
             throw UsageError.invalid("nothing to set: give --date-of-birth, --biological-sex or --height")
         }
