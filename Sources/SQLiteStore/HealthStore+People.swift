@@ -265,26 +265,27 @@ extension HealthStore {
         try db.prepare("SELECT device, person FROM device_owners").forEachRow { row in
             if let device = row.string(at: 0) { household.deviceOwners[device] = row.int64(at: 1) }
         }
-        let bodyMass = typeIDs[QuantityType.bodyMass.identifier]
-        let latest = try db.cachedStatement(
-            "SELECT value FROM samples WHERE person = ? AND type = ? ORDER BY start_time DESC LIMIT 1")
+        // By type name, not the cached id: another process may have stored the first body mass.
+        let latest = try db.cachedStatement("""
+            SELECT x.value FROM samples x JOIN types t ON t.id = x.type
+            WHERE x.person = ? AND t.identifier = ? ORDER BY x.start_time DESC LIMIT 1
+            """)
         for person in everybody {
-            var value: Double?
-            if let bodyMass {
-                try latest.bind(person.id, at: 1)
-                try latest.bind(bodyMass, at: 2)
-                value = try latest.firstRow { $0.double(at: 0) }
-            }
+            try latest.bind(person.id, at: 1)
+            try latest.bind(QuantityType.bodyMass.identifier, at: 2)
+            let value = try latest.firstRow { $0.double(at: 0) }
             if let kilograms = value ?? person.bodyMassKilograms { household.latestBodyMass[person.id] = kilograms }
         }
         return household
     }
 
     public func personOfWeighing(source: String, syncIdentifier: String) throws -> Int64? {
-        guard let sourceID = sourceIDs[source], let bodyMass = typeIDs[QuantityType.bodyMass.identifier] else { return nil }
-        let find = try db.cachedStatement("SELECT person FROM samples WHERE source = ? AND type = ? AND sync_id = ?")
-        try find.bind(sourceID, at: 1)
-        try find.bind(bodyMass, at: 2)
+        let find = try db.cachedStatement("""
+            SELECT x.person FROM samples x JOIN sources s ON s.id = x.source JOIN types t ON t.id = x.type
+            WHERE s.name = ? AND t.identifier = ? AND x.sync_id = ?
+            """)
+        try find.bind(source, at: 1)
+        try find.bind(QuantityType.bodyMass.identifier, at: 2)
         try find.bind(syncIdentifier, at: 3)
         return try find.firstRow { $0.isNull(at: 0) ? nil : Optional($0.int64(at: 0)) } ?? nil
     }
