@@ -9,7 +9,7 @@ let fuzzSettings: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
 /// contract and compiled into ingestd through `BuiltinAdapters`. Adding a device is its folder, this line and its
 /// line in `Plugins/BuiltinAdapters/BuiltinAdapters.swift` (see Plugins/README.md).
 let builtinAdapterModules = [
-    "XiaomiScale", "BTHome", "GATTHealthProfiles",  // Bluetooth LE
+    "XiaomiScale", "BTHome", "GATTHealthProfiles", "DSD6Band",  // Bluetooth LE
     "ANTPlus", "OmronPedometer", "TEMPer",  // USB
 ]
 let builtinAdapterTargets: [Target] = builtinAdapterModules.map { name in
@@ -30,6 +30,8 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLibUSB", pkgConfig: "libusb-1.0", providers: [.apt(["libusb-1.0-0-dev"])]),
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // The health model: pure values, Foundation only.
         .target(name: "HealthModel"),
@@ -62,16 +64,18 @@ let package = Package(
         .target(name: "Pipeline", dependencies: ["HealthModel"]),
         // A small Swift face on sqlite3 and the default SampleStore.
         .target(name: "SQLiteStore", dependencies: ["CSQLite", "HealthModel", "Pipeline"]),
+        // Sinks: cursors over the change feed, the delivery engine, MQTT (libmosquitto), HTTP push (libcurl).
+        .target(name: "Delivery", dependencies: ["HealthModel", "SQLiteStore", "CMosquitto", "CCurl"]),
         // The runtime: the daemon and its device backends, the ingest service, the capture replay
         // engine, the capture recorders, input files, the adapter catalogue (built-in + external).
         .target(name: "IngestRuntime", dependencies: [
             "AdapterKit", "BLEWire", "BlueZTransport", "BuiltinAdapters", "CaptureFormats", "ExternalAdapters", "HealthModel",
-            "LibUSBTransport", "Logging", "Pipeline", "SQLiteStore", "Transport",
+            "LibUSBTransport", "Logging", "Pipeline", "SQLiteStore", "Transport", "Delivery",
         ]),
         // Commands and wiring; only `ingestd`'s main imports it.
         .target(name: "IngestCLI", dependencies: [
             "ArgumentParsing", "IngestRuntime", "Logging", "ExternalAdapterProtocol", "BLEWire", "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
-            "LibUSBTransport", "BlueZTransport", "ExternalAdapters",
+            "LibUSBTransport", "BlueZTransport", "ExternalAdapters", "Delivery",
         ]),
         // The ordered registry of built-in adapters (exact matches before generic ones).
         .target(
@@ -84,7 +88,7 @@ let package = Package(
             name: "IngestBench",
             dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CSQLite", "BLEWire", "CaptureFormats",
                            "BuiltinAdapters", "AdapterKit", "Transport",
-                           "IngestRuntime", "BLESimulators", "BlueZTransport", "Logging"]
+                           "IngestRuntime", "BLESimulators", "BlueZTransport", "Logging", "Delivery"]
         ),
 
         // The Xiaomi scale adapter built as an external adapter executable (ExternalAdapterMain).
@@ -97,6 +101,10 @@ let package = Package(
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "SQLiteStore", "HealthModel"]),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Pipeline", "HealthModel"]),
+        // Real receivers: a Mosquitto broker and a Python HTTP server started on 127.0.0.1 by the tests,
+        // the engine in process and the built ingestd (kill -9 mid-delivery).
+        .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "SQLiteStore", "Pipeline", "HealthModel", "ingestd"],
+                    exclude: ["Receivers"]),
         // Runs the built ingestd binary (SIGKILL mid-replay, then replay again).
         .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd", "TestSupport"], exclude: ["Captures"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing", "Logging"]),
@@ -167,7 +175,7 @@ let package = Package(
             name: "AdapterTests",
             dependencies: [
                 "IngestRuntime", "BuiltinAdapters", "AdapterKit", "BLEWire", "CaptureFormats", "HealthModel", "Transport",
-                "GATTHealthProfiles", "XiaomiScale", "ingestd", "TestSupport",
+                "GATTHealthProfiles", "XiaomiScale", "DSD6Band", "ingestd", "TestSupport",
             ],
             exclude: ["Captures"]
         ),

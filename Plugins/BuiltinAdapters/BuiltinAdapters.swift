@@ -1,6 +1,7 @@
 import ANTPlus
 import AdapterKit
 import BTHome
+import DSD6Band
 import GATTHealthProfiles
 import OmronPedometer
 import TEMPer
@@ -17,6 +18,7 @@ public enum BuiltinAdapters {
     public static let bluetooth: [any Adapter] = [
         XiaomiScaleAdapter(),
         BTHomeAdapter(),
+        DSD6BandAdapter(),
         GATTHealthAdapter(),
     ]
 

@@ -45,6 +45,14 @@ public enum GATTHealthUUID {
     public static let hardwareRevision = BLEUUID(0x2A27)
     public static let firmwareRevision = BLEUUID(0x2A26)
     public static let softwareRevision = BLEUUID(0x2A28)
+
+    // MARK: Conversation characteristics
+    /// Record Access Control Point (write + indicate) of the Glucose service.
+    public static let recordAccessControlPoint = BLEUUID(0x2A52)
+    /// Current Time (0x2A2B) of the Current Time service 0x1805.
+    public static let currentTime = BLEUUID(0x2A2B)
+    /// User Control Point (write + indicate) of the User Data Service 0x181C.
+    public static let userControlPoint = BLEUUID(0x2A9F)
 }
 
 /// Metadata keys this adapter writes besides HealthKit's typed ones (sync identity, time zone,

@@ -10,6 +10,23 @@ public protocol USBAdapter: Sendable {
     /// (e.g. `clear-after-sync`, the ANT+ network key) from the command line or a config file.
     func makeSession(for device: USBDeviceDescription, context: AdapterContext,
                      options: [String: String]) -> any USBAdapterSession
+    /// Whether the adapter can take a device now: false while broken or in restart back-off,
+    /// and the next matching adapter gets the device.
+    var isAvailable: Bool { get }
+}
+
+extension USBAdapter {
+    public var isAvailable: Bool { true }
+}
+
+extension Array where Element == any USBAdapter {
+    /// The adapter for a USB device: the pinned one, else the first available that matches
+    /// (in precedence order), else the first that matches.
+    public func adapter(for device: USBDeviceDescription, pins: AdapterPins = AdapterPins()) -> (any USBAdapter)? {
+        if let pinned = pins.adapterID(for: device) { return first { $0.descriptor.id == pinned } }
+        let matching = filter { $0.descriptor.matches(device) }
+        return matching.first { $0.isAvailable } ?? matching.first
+    }
 }
 
 /// One conversation with one USB device.

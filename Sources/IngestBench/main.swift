@@ -12,8 +12,11 @@ struct BenchOptions {
     var repeats = 3
     var statsRepeats = 5
     var directory: String?
-    /// Runs only some parts (for profiling): `pipeline`, `raw`, `ingest` (both), `stats`, `capture` or `daemon`.
+    /// Runs only some parts (for profiling): `pipeline`, `raw`, `ingest` (both), `stats`, `capture`, `daemon` or `sink`.
     var only: String?
+    /// Samples of the delivery backlog (MQTT and HTTP) and of the daemon's drain.
+    var sinkBacklog = 100_000
+    var sinkDrain = 1_000_000
 
     static let usage = """
         usage: IngestBench [--quick] [--samples N] [--stats-samples N] [--batch N] [--repeats N]
@@ -24,8 +27,9 @@ struct BenchOptions {
           --repeats N        ingest runs (both arms interleaved by batch); medians are reported (default 3)
           --stats-repeats N  runs of each statistics arm; the median is reported (default 5)
           --dir PATH         where the temporary databases go (default: a new folder in $TMPDIR)
-          --only PART        run only pipeline, raw, ingest, stats, capture or daemon (for profiling)
-          --quick            a fast smoke run: 50000 samples, 52560 step samples, 1 and 3 runs
+          --only PART        run only pipeline, raw, ingest, stats, capture, daemon or sink (for profiling)
+          --quick            a fast smoke run: 50000 samples, 52560 step samples, 1 and 3 runs,
+                             sinks 10000 backlog and 50000 drained
         The pipeline first runs once alone; the peak resident set (VmHWM) is read right after it.
         """
 
@@ -51,8 +55,8 @@ struct BenchOptions {
                 directory = arguments[index]
             case "--only":
                 index += 1
-                guard index < arguments.count, ["pipeline", "raw", "ingest", "stats", "capture", "daemon"].contains(arguments[index]) else {
-                    throw BenchError("--only needs pipeline, raw, ingest, stats, capture or daemon\n\(Self.usage)")
+                guard index < arguments.count, ["pipeline", "raw", "ingest", "stats", "capture", "daemon", "sink"].contains(arguments[index]) else {
+                    throw BenchError("--only needs pipeline, raw, ingest, stats, capture, daemon or sink\n\(Self.usage)")
                 }
                 only = arguments[index]
             case "--quick":
@@ -60,6 +64,8 @@ struct BenchOptions {
                 statsSamples = 52_560
                 repeats = 1
                 statsRepeats = 3
+                sinkBacklog = 10_000
+                sinkDrain = 50_000
             case "--help", "-h":
                 print(Self.usage)
                 exit(0)
@@ -89,6 +95,13 @@ func runBenchmark(_ options: BenchOptions) throws {
     if options.only == nil || options.only == "capture" {
         captureDecodeBenchmark(reports: options.samples >= 1_000_000 ? 1_000_000 : 100_000,
                                repeats: options.repeats)
+    }
+    if options.only == nil || options.only == "sink" {
+        do {
+            try SinkBench.run(backlog: options.sinkBacklog, drainSamples: options.sinkDrain, directory: directory)
+        } catch {
+            SinkBench.note("delivery benchmarks failed: \(error)")
+        }
     }
 }
 

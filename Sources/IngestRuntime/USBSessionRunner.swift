@@ -13,16 +13,21 @@ public struct USBSessionRunner: Sendable {
     public var options: [String: String]
     /// The zone device timestamps without a zone are read in.
     public var timeZone: TimeZone
+    /// Devices pinned to one adapter (`--adapter VID:PID=ID`).
+    public var pins: AdapterPins
 
-    public init(adapters: [any USBAdapter], options: [String: String], timeZone: TimeZone) {
+    public init(adapters: [any USBAdapter], options: [String: String], timeZone: TimeZone,
+                pins: AdapterPins = AdapterPins()) {
         self.adapters = adapters
         self.options = options
         self.timeZone = timeZone
+        self.pins = pins
     }
 
-    /// The adapter that takes `device`: the first whose descriptor matches it.
+    /// The adapter that takes `device`: the pinned one, else the first matching one that is not
+    /// broken or waiting in restart back-off (else the first matching one).
     public func adapter(for device: USBDeviceDescription) -> (any USBAdapter)? {
-        adapters.first { $0.descriptor.matches(device) }
+        adapters.adapter(for: device, pins: pins)
     }
 
     /// With `forcedID` (`--adapter`), the adapter of that id whatever the device (an unknown id is

@@ -28,13 +28,13 @@ public struct StoredPoint: Sendable {
 }
 
 extension HealthStore {
-    private static let sampleColumns = """
+    static let sampleColumns = """
         x.id, x.uuid, x.value, x.start_time, x.end_time, s.name, x.metadata,
         d.name, d.manufacturer, d.model, d.hardware_version, d.firmware_version, d.software_version,
         d.local_identifier, d.udi_device_identifier, x.sync_id, x.sync_version
         """
 
-    private func readSample(_ row: Statement, type: QuantityType) throws -> QuantitySample? {
+    func readSample(_ row: Statement, type: QuantityType) throws -> QuantitySample? {
         guard let uuid = Self.uuid(from: row.bytes(at: 1) ?? []) else { return nil }
         var metadata = Metadata()
         if let json = row.string(at: 6) {

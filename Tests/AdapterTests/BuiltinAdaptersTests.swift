@@ -47,11 +47,11 @@ import XiaomiScale
     /// Each BLE match entry of each adapter is met by a device of that adapter's own captures,
     /// and the full registry routes every device of a folder to that folder's adapter.
     @Test(arguments: BuiltinAdapters.bluetooth.map(\.descriptor.id))
-    func everyMatchEntryMatchesItsOwnCaptures(_ id: String) throws {
+    func everyMatchEntryMatchesItsOwnCaptures(_ id: String) async throws {
         let adapter = try #require(BuiltinAdapters.bluetooth.first { $0.descriptor.id == id })
         var devices: [BLEDeviceTraits] = []
         for fixture in Captures.all where fixture.folder == id {
-            let replayed = try Replayed(path: fixture.path)
+            let replayed = try await Replayed(path: fixture.path)
             devices += replayed.traits.values
             for (address, chosen) in replayed.summary.matched {
                 #expect(chosen == id, "\(fixture.testDescription): device \(address) went to \(chosen)")
@@ -95,12 +95,12 @@ import XiaomiScale
     /// A Mi scale advertises the standard weight (0x181D) or body composition (0x181B) service
     /// data, which the generic GATT adapter also takes; the registry must offer it to the Xiaomi
     /// adapter first.
-    @Test func xiaomiComesBeforeGenericGATTForAMiScale() throws {
+    @Test func xiaomiComesBeforeGenericGATTForAMiScale() async throws {
         let xiaomi = try #require(ids.firstIndex(of: XiaomiScaleAdapter.id))
         let gatt = try #require(ids.firstIndex(of: GATTHealthAdapter.id))
         #expect(xiaomi < gatt)
         for fixture in Captures.all where fixture.folder == XiaomiScaleAdapter.id {
-            let replayed = try Replayed(path: fixture.path)
+            let replayed = try await Replayed(path: fixture.path)
             for (address, traits) in replayed.traits {
                 #expect(GATTHealthAdapter().descriptor.matches(traits),
                         "\(fixture.testDescription): the generic adapter would take \(address) too")

@@ -78,6 +78,8 @@ struct Fixture: Sendable, CustomTestStringConvertible {
     var path: String
 
     var isBad: Bool { name.hasPrefix("bad-") }
+    /// A real device's log (not generated): it may hold other devices' advertisements too.
+    var isReal: Bool { name.hasPrefix("real-") }
     var testDescription: String { "\(folder)/\(name)" }
     /// Whether this is a usbmon capture (replayed through the USB adapters).
     var isUSB: Bool { CaptureReplay.isUSBCapture(path: path) }
@@ -163,24 +165,24 @@ struct Replayed {
     }
 
     /// Replays a fixture as `ingestd decode` would, BLE or USB.
-    init(_ fixture: Fixture) throws {
+    init(_ fixture: Fixture) async throws {
         if fixture.isUSB {
             try self.init(usbPath: fixture.path, options: try fixture.adapterOptions())
         } else {
-            try self.init(path: fixture.path)
+            try await self.init(path: fixture.path)
         }
     }
 
     /// Replays `path` through `CaptureReplay`, the code behind `ingestd decode` and `ingestd replay`.
-    init(path: String, adapters: [any Adapter] = BuiltinAdapters.bluetooth) throws {
+    init(path: String, adapters: [any Adapter] = BuiltinAdapters.bluetooth) async throws {
         let zone = try Captures.timeZone()
         let replay = CaptureReplay(adapters: adapters, forcedAdapterID: nil, timeZone: zone)
         let encoder = HealthRecordEncoder()
         var lines: [String] = []
-        summary = try replay.run(path: path) { records in lines += records.map(encoder.encode) }
+        summary = try await replay.run(path: path) { records in lines += records.map(encoder.encode) }
         self.lines = lines
 
-        // Second pass for the ordered rejections and the device traits.
+        // Second pass for the device traits.
         let reader = try CaptureFile.open(path: path)
         let router = try AdapterRouter(adapters: adapters, timeZone: zone)
         var decoder = HCITraceDecoder()
@@ -206,7 +208,7 @@ struct Replayed {
             }
         }
         router.finish(into: &output)
-        rejections = output.rejections
+        rejections = summary.rejectionLog
         self.traits = traits
     }
 }

@@ -25,7 +25,7 @@ struct DeviceListingTests {
         let rows = DeviceListing.rows(devices: [Self.thermometer, Self.stick, Self.hub], adapters: Self.adapters)
         #expect(rows.map(\.cells) == [
             ["1d6b:0002", "001/001", "-", "-", "-", "a USB hub (no adapter needed)"],
-            ["0fcf:1008", "001/002", "Dynastream Innovations", "ANT USBStick2", "123", "ant-plus"],
+            ["0fcf:1008", "001/002", "Dynastream Innovations", "ANT USBStick2", "123", "ant-plus (also any-dynastream)"],
             ["0c45:7401", "003/007", "-", "-", "-", "no adapter matches 0c45:7401"],
         ])
     }
@@ -39,8 +39,8 @@ struct DeviceListingTests {
     @Test func jsonRowsNameEveryField() {
         let rows = DeviceListing.rows(devices: [Self.stick, Self.thermometer], adapters: Self.adapters)
         #expect(rows.map(\.json) == [
-            #"{"usb":"0fcf:1008","vendorID":"0fcf","productID":"1008","bus":1,"address":2,"manufacturer":"Dynastream Innovations","product":"ANT USBStick2","serial":"123","class":0,"adapter":"ant-plus","reason":null}"#,
-            #"{"usb":"0c45:7401","vendorID":"0c45","productID":"7401","bus":3,"address":7,"manufacturer":null,"product":null,"serial":null,"class":0,"adapter":null,"reason":"no adapter matches 0c45:7401"}"#,
+            #"{"usb":"0fcf:1008","vendorID":"0fcf","productID":"1008","bus":1,"address":2,"manufacturer":"Dynastream Innovations","product":"ANT USBStick2","serial":"123","class":0,"adapter":"ant-plus","alsoMatching":["any-dynastream"],"reason":null}"#,
+            #"{"usb":"0c45:7401","vendorID":"0c45","productID":"7401","bus":3,"address":7,"manufacturer":null,"product":null,"serial":null,"class":0,"adapter":null,"alsoMatching":[],"reason":"no adapter matches 0c45:7401"}"#,
         ])
     }
 }

@@ -169,6 +169,6 @@ struct DaemonUMockdevTests {
         }
         #expect(result.status == 0, "\(result.stderr)")
         let stick = try #require(result.lines.first { $0.contains(#""usb":"0fcf:1008""#) })
-        #expect(stick.contains(#""adapter":"ant-plus","reason":null"#), "\(stick)")
+        #expect(stick.contains(#""adapter":"ant-plus","alsoMatching":[],"reason":null"#), "\(stick)")
     }
 }

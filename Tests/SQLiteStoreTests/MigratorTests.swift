@@ -296,8 +296,9 @@ struct SplitMix64 {
 
         let store = try HealthStore(path: path)
         defer { store.close() }
-        // Migrated through every later step too (3: people).
-        #expect(try store.db.prepare("PRAGMA user_version").firstRow { $0.int(at: 0) } == 3)
+        // Migrated through every later step too (5: people).
+        #expect(try store.db.prepare("PRAGMA user_version").firstRow { $0.int(at: 0) } == 5)
+        #expect(try store.sinks().isEmpty && store.readGrants().isEmpty)
         #expect(try store.grants().map(\.source) == ["phone"])
         #expect(try store.people().map(\.name) == [HealthStore.firstPersonName])
         #expect(try store.pendingCounts().isEmpty)

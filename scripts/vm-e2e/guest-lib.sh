@@ -3,6 +3,10 @@
 # Expects: INGESTD_BIN (the release binary), VM_DEVICES (Tests/VM), RESULTS (the results share).
 
 PYTHON=/usr/bin/python3
+# The stores live in a directory only root may enter: ingestd refuses a store in a directory every
+# user may write to (/tmp), as it should.
+STORES=/var/lib/ingestd-vm-stores
+mkdir -p -m 0700 "$STORES"
 PASSED=0
 FAILED=0
 FAILED_NAMES=()

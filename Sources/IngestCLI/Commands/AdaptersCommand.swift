@@ -63,6 +63,9 @@ struct AdapterListing {
         var produces: [QuantityType]
         var matches: [DeviceMatch]
         var live: ExternalAdapterStatusSnapshot.Entry?
+        /// Other adapters whose matches may claim the same devices (in precedence order: the
+        /// device's connection goes to the first that is not broken or in back-off).
+        var overlaps: [String] = []
     }
 
     var rows: [Row]
@@ -80,6 +83,12 @@ struct AdapterListing {
                             path: plugin.path, state: state, produces: plugin.descriptor?.produces ?? [],
                             matches: plugin.descriptor?.matches ?? [], live: entry))
         }
+        let descriptors = rows.map { AdapterDescriptor(id: $0.id, name: $0.name ?? $0.id, version: $0.version ?? "",
+                                                        summary: "", matches: $0.matches, produces: $0.produces) }
+        for index in rows.indices {
+            rows[index].overlaps = descriptors.indices.filter { $0 != index && descriptors[index].mayOverlap(descriptors[$0]) }
+                .map { rows[$0].id }
+        }
     }
 
     var table: String {
@@ -89,6 +98,12 @@ struct AdapterListing {
              row.produces.isEmpty ? "-" : row.produces.map(\.shortName).joined(separator: ",")]
         }
         var text = Table(header: ["ID", "KIND", "VERSION", "STATE", "MATCHES", "PRODUCES"], rows: body).rendered
+        let overlapping = rows.filter { !$0.overlaps.isEmpty }
+        if !overlapping.isEmpty {
+            text += "\nOverlapping claims (advertisements go to each; a connection or USB session to the first "
+                + "available, `--adapter DEVICE=ID` pins one):\n"
+                + overlapping.map { "\($0.id): also \($0.overlaps.joined(separator: ", "))" }.joined(separator: "\n") + "\n"
+        }
         let external = rows.compactMap(\.path)
         if !external.isEmpty {
             text += "\n" + rows.filter { $0.path != nil }.map { "\($0.id): \($0.path ?? "")" }.joined(separator: "\n") + "\n"
@@ -115,6 +130,9 @@ struct AdapterListing {
             }
             fields.append("\"produces\":[" + row.produces.map { JSONText.quoted($0.identifier) }.joined(separator: ",") + "]")
             fields.append("\"matches\":[" + row.matches.map { JSONText.quoted($0.description) }.joined(separator: ",") + "]")
+            if !row.overlaps.isEmpty {
+                fields.append("\"overlaps\":[" + row.overlaps.map(JSONText.quoted).joined(separator: ",") + "]")
+            }
             if let live = row.live {
                 fields.append("\"starts\":\(live.starts),\"failures\":\(live.failures),\"records\":\(live.records),"
                     + "\"rejectedLines\":\(live.rejectedLines),\"droppedAdvertisements\":\(live.droppedAdvertisements)")

@@ -12,8 +12,10 @@ struct AuthListCommand: StoreReportCommand {
     func run(_ context: CommandContext) async throws {
         let store = try options.store.open(context)
         defer { store.close() }
+        // Read grants of sinks (reading clients) are listed beside the write grants, as "sink:NAME".
         let decisions = try store.grants().map { ($0.source, $0.type, "granted") }
             + store.denials().map { ($0.source, $0.type, "denied") }
+            + store.readGrants().map { ("sink:" + $0.sink, $0.type, "read") }
         if json {
             for (source, type, state) in decisions {
                 context.stdout.writeLine(

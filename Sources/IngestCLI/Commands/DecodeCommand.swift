@@ -43,7 +43,8 @@ struct DecodeCommand: Command {
         let encoder = HealthRecordEncoder()
         let catalogue = ExternalAdapterSupport.loadCatalogue(directories: decoding.pluginDirectories, context: context)
         let usbAdapters = ExternalAdapterSupport.usbAdapters(catalogue)
-        let replay = CaptureReplay(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue), forcedAdapterID: decoding.adapter, timeZone: decoding.zone)
+        var replay = CaptureReplay(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue), forcedAdapterID: decoding.adapter, timeZone: decoding.zone)
+        replay.options = decoding.adapterSettings
         for (file, input) in zip(files, inputs) {
             let emit: ([HealthRecord]) throws -> Void = { records in
                 for record in records {
@@ -64,7 +65,7 @@ struct DecodeCommand: Command {
                                         // Nothing is stored, nothing held: the session behaves as in the capture.
                                         return DeliveryReceipt(stored: records.count, held: 0)
                                     })
-                : try replay.run(path: input.path, deliver: emit)
+                : try await replay.run(path: input.path, deliver: emit)
             for line in summary.lines(path: file) { context.stderr.writeLine(line) }
         }
     }

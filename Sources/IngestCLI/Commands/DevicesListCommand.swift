@@ -53,11 +53,15 @@ struct DeviceListingRow: Equatable, Sendable {
     var adapterID: String?
     /// Why no adapter takes the device; nil when one does.
     var reason: String?
+    /// The other adapters that match the device too (overlapping claims), in precedence order:
+    /// the device goes to the next of them when the first is broken or in restart back-off.
+    var alsoMatching: [String] = []
 
     /// The table cells: missing strings show as "-", the adapter column gives the id or the reason.
     var cells: [String] {
         [device.idString, place, device.manufacturer ?? "-", device.product ?? "-", device.serialNumber ?? "-",
-         adapterID ?? reason ?? "-"]
+         adapterID.map { $0 + (alsoMatching.isEmpty ? "" : " (also " + alsoMatching.joined(separator: ", ") + ")") }
+             ?? reason ?? "-"]
     }
 
     /// `001/002` as lsusb shows it, or `-` when unknown.
@@ -67,7 +71,8 @@ struct DeviceListingRow: Equatable, Sendable {
     }
 
     /// One JSON object: `usb`, `vendorID`, `productID`, `bus`, `address`, `manufacturer`,
-    /// `product`, `serial`, `class`, `adapter` (null when none) and `reason` (null when matched).
+    /// `product`, `serial`, `class`, `adapter` (null when none), `alsoMatching` (the other
+    /// adapters that match) and `reason` (null when matched).
     var json: String {
         func string(_ value: String?) -> String { value.map(JSONText.quoted) ?? "null" }
         func number(_ value: UInt8?) -> String { value.map { String($0) } ?? "null" }
@@ -77,20 +82,24 @@ struct DeviceListingRow: Equatable, Sendable {
         line += ",\"bus\":" + number(device.bus) + ",\"address\":" + number(device.address)
         line += ",\"manufacturer\":" + string(device.manufacturer) + ",\"product\":" + string(device.product)
         line += ",\"serial\":" + string(device.serialNumber) + ",\"class\":" + String(device.deviceClass)
-        line += ",\"adapter\":" + string(adapterID) + ",\"reason\":" + string(reason) + "}"
+        line += ",\"adapter\":" + string(adapterID)
+        line += ",\"alsoMatching\":[" + alsoMatching.map(JSONText.quoted).joined(separator: ",") + "]"
+        line += ",\"reason\":" + string(reason) + "}"
         return line
     }
 }
 
 /// Matches enumerated USB devices to adapters for `ingestd devices`.
 enum DeviceListing {
-    /// One row per device, ordered by bus and address; each names the first matching adapter, or
-    /// why none matches (hubs are named as such).
+    /// One row per device, ordered by bus and address; each names the first matching adapter and
+    /// the others that match too, or why none matches (hubs are named as such).
     static func rows(devices: [USBDeviceDescription], adapters: [AdapterDescriptor]) -> [DeviceListingRow] {
         devices.sorted { ($0.bus ?? 0, $0.address ?? 0, $0.idString) < ($1.bus ?? 0, $1.address ?? 0, $1.idString) }
             .map { device in
-                if let adapter = adapters.first(where: { $0.matches(device) }) {
-                    return DeviceListingRow(device: device, adapterID: adapter.id, reason: nil)
+                let matching = adapters.filter { $0.matches(device) }.map(\.id)
+                if let first = matching.first {
+                    return DeviceListingRow(device: device, adapterID: first, reason: nil,
+                                            alsoMatching: Array(matching.dropFirst()))
                 }
                 let reason = device.deviceClass == 0x09
                     ? "a USB hub (no adapter needed)"

@@ -74,8 +74,9 @@ struct ReplayCommand: Command {
         var records = 0
         let catalogue = ExternalAdapterSupport.loadCatalogue(directories: decoding.pluginDirectories, context: context)
         let usbAdapters = ExternalAdapterSupport.usbAdapters(catalogue)
-        let captures = CaptureReplay(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue), forcedAdapterID: decoding.adapter, timeZone: decoding.zone,
+        var captures = CaptureReplay(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue), forcedAdapterID: decoding.adapter, timeZone: decoding.zone,
                                      batchSize: batchSize)
+        captures.options = decoding.adapterSettings
         for (file, input) in zip(files, inputs) {
             let readPath = input?.path ?? file
             if file != "-", CaptureReplay.isCapture(path: readPath) {
@@ -87,7 +88,7 @@ struct ReplayCommand: Command {
                 let summary = CaptureReplay.isUSBCapture(path: readPath)
                     ? try captures.runUSB(path: readPath, adapters: usbAdapters, forcedDevice: decoding.usbDevice,
                                           options: decoding.adapterSettings, deliver: deliver)
-                    : try captures.run(path: readPath) { _ = try deliver($0) }
+                    : try await captures.run(path: readPath) { _ = try deliver($0) }
                 for line in summary.lines(path: file) { context.stderr.writeLine(line) }
                 continue
             }

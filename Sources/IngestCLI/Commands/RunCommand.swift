@@ -17,7 +17,7 @@ struct RunCommand: Command {
             the store; samples of a source not yet granted or denied are held ('ingestd auth pending'), and \
             the new source is logged once. A device's history is acknowledged or erased only after the \
             commit, and never while its samples are only held. SIGTERM or \
-            SIGINT stops cleanly (exit 0); SIGHUP re-reads grants and priorities. One daemon per store: it holds an exclusive \
+            SIGINT stops cleanly (exit 0); SIGHUP re-reads grants, priorities and sinks (see 'ingestd sinks'). One daemon per store: it holds an exclusive \
             lock on STORE.lock, and a second daemon on the same store names the first and exits 1. Without a Bluetooth \
             controller, USB carries on (and vice versa). Logs go to stderr (journald-friendly) and \
             never contain health values at info level.
@@ -31,6 +31,9 @@ struct RunCommand: Command {
         Option("listen", valueName: "SECONDS", help: "With --once: how long to listen to broadcasting devices (BLE and USB); a session still running then is stopped and what it gave is kept.", default: "10")
         PluginsOption.self
         AdapterSettingsOption.self
+        Option("adapter", valueName: "DEVICE=ID",
+               help: "Serve one device with one adapter only: a Bluetooth ADDRESS=ID or a USB VID:PID=ID (repeatable).",
+               repeatable: true)
         TimeZoneOption.self
         PendingLimitOptions.self
         AssignToleranceOption.self
@@ -44,6 +47,7 @@ struct RunCommand: Command {
     let listen: Double
     let plugins: [String]
     let adapterOptions: [String: String]
+    let pins: AdapterPins
     let zone: TimeZone
     let pendingLimits: PendingLimits
     let assignTolerance: Double
@@ -60,6 +64,12 @@ struct RunCommand: Command {
         adapterOptions = try AdapterSettingsOption(arguments).settings
         pendingLimits = try PendingLimitOptions(arguments).limits
         assignTolerance = try AssignToleranceOption(arguments).fraction
+        let pinValues: [String] = try arguments.values("adapter")
+        do {
+            pins = try AdapterPins(parsing: pinValues)
+        } catch {
+            throw UsageError.invalidValue(pinValues.joined(separator: " "), argument: "--adapter", reason: error.description)
+        }
         guard listen > 0 else { throw UsageError.invalidValue(String(listen), argument: "--listen", reason: "must be positive") }
     }
 
@@ -82,19 +92,25 @@ struct RunCommand: Command {
         for plugin in catalogue.plugins where plugin.brokenReason != nil {
             context.logger.warning("external adapter \(plugin.id) is broken: \(plugin.brokenReason ?? "")")
         }
+        let known = Set(ExternalAdapterSupport.bluetoothAdapters(catalogue).map(\.descriptor.id))
+            .union(ExternalAdapterSupport.usbAdapters(catalogue).map(\.descriptor.id))
+        if let unknown = pins.unknownIDs(known: known).first {
+            throw CommandFailure("--adapter: no adapter \"\(unknown)\" (ingestd adapters lists them)", exitCode: .usage)
+        }
         var backends: [any DeviceBackend] = []
         if !noUSB {
             backends += DaemonBackends.usb(adapters: ExternalAdapterSupport.usbAdapters(catalogue),
                                            options: adapterOptions, timeZone: zone,
-                                           onceListen: .milliseconds(Int(listen * 1000)))
+                                           onceListen: .milliseconds(Int(listen * 1000)), pins: pins)
         }
         if !noBLE {
             backends += DaemonBackends.bluetooth(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue),
                                                  controller: UInt16(hci), timeZone: zone,
-                                                 onceListen: .milliseconds(Int(listen * 1000)))
+                                                 onceListen: .milliseconds(Int(listen * 1000)), pins: pins,
+                                                 options: adapterOptions)
         }
         let daemon = Daemon(options: DaemonOptions(storePath: path, once: once, pendingLimits: pendingLimits,
-                                                   assignTolerance: assignTolerance),
+                                                   assignTolerance: assignTolerance, exitsWhenShutdownHangs: true),
                             backends: backends, logger: context.logger)
         try await daemon.run()
     }

@@ -8,7 +8,10 @@ import SQLiteStore
 struct WatchCommand: Command {
     static let configuration = CommandConfiguration(
         name: "watch", abstract: "Print one JSON line per commit and type as other processes write.",
-        discussion: "Lines look like {\"type\":…,\"count\":N,\"source\":…,\"anchor\":N}. Stop with Ctrl-C.")
+        discussion: """
+            Lines look like {"type":…,"count":N,"source":…,"anchor":N}; batches a sink's receiver \
+            acknowledged as {"delivered":{"sink":…,"type":…,"count":N,"anchor":N}}. Stop with Ctrl-C.
+            """)
     static let signature = Signature {
         Option("since", valueName: "ANCHOR", help: "Also print commits after this anchor (default: only new ones).")
         Option("interval", valueName: "MS", help: "How often to look for commits, in milliseconds.", default: "250")
@@ -49,7 +52,20 @@ struct WatchCommand: Command {
         }
         var printed = 0
         let scope = try person.scope(in: store)
+        // Delivered batches of sinks ({"delivered":{…}}): those after --since's anchor, else only new ones.
+        var lastDelivered = since == nil ? try store.lastDeliveredEventID() : 0
         while true {
+            for event in try store.deliveredEvents(afterID: lastDelivered) {
+                lastDelivered = event.id
+                if let since, event.anchor <= since { continue }
+                context.stdout.writeLine(
+                    "{\"delivered\":{\"sink\":\(JSONText.quoted(event.sink)),\"type\":\(JSONText.quoted(event.type)),\"count\":\(event.count),\"anchor\":\(event.anchor)}}")
+                printed += 1
+                if let count, printed >= count {
+                    context.stdout.flush()
+                    return
+                }
+            }
             for event in try store.commitEvents(afterCommit: lastCommit, person: scope) {
                 context.stdout.writeLine(
                     "{\"type\":\(JSONText.quoted(event.type)),\"count\":\(event.count),\"source\":\(JSONText.quoted(event.source)),\"anchor\":\(event.anchor)}")

@@ -57,9 +57,9 @@ public struct BluetoothLink: Sendable {
 }
 
 /// Bluetooth LE in the daemon: scans, routes advertisements through the same adapter router a
-/// replayed capture uses, connects to matched devices whose adapter needs GATT (reads device
-/// information, subscribes to the measurement characteristics), and commits what arrives in
-/// small batches (see ``EventBatcher``). No controller (or no kernel support) is logged once and
+/// replayed capture uses and commits their records in small batches (see ``EventBatcher``);
+/// connects to matched devices whose adapter holds conversations and runs the conversation
+/// (see `BluetoothBackend+Conversation.swift`), committing each batch it delivers. No controller (or no kernel support) is logged once and
 /// the daemon carries on.
 ///
 /// Public for IngestBench, which drives it in-process over the simulators.
@@ -73,6 +73,10 @@ public struct BluetoothBackend: DeviceBackend {
     public var onceListen: Duration
     /// After a connection ended normally, how long before connecting to the same device again.
     public var reconnectCooldown: Duration = .seconds(60)
+    /// Devices served by one adapter only (`--adapter ADDRESS=ID`).
+    public var pins: [BLEAddress: String] = [:]
+    /// Adapter configuration (`--adapter-option`), given to conversations.
+    public var options: [String: String] = [:]
     /// How long the first record of a batch waits for others before the batch is committed.
     public var batchDelay: Duration = EventBatcher.defaultDelay
 
@@ -99,7 +103,7 @@ public struct BluetoothBackend: DeviceBackend {
         logger.info("scanning on \(controllerName)")
         let router: AdapterRouter
         do {
-            router = try AdapterRouter(adapters: adapters, timeZone: timeZone)
+            router = try AdapterRouter(adapters: adapters, pins: pins, timeZone: timeZone)
         } catch {
             logger.error("\(error)")
             await scanner.stop()
@@ -121,56 +125,24 @@ public struct BluetoothBackend: DeviceBackend {
             for await event in scanner.events {
                 await batcher.add(event)
                 guard case .advertisement(let advertisement) = event, advertisement.eventType.isConnectable,
-                      let adapter = await batcher.adapter(for: advertisement.address) as? any ConnectingAdapter,
+                      let adapter = await batcher.adapter(for: advertisement.address), adapter.holdsConversations,
                       connections.claim(advertisement.address) else { continue }
                 var log = logger
                 log[metadataKey: "device"] = "\(advertisement.address)"
                 let deviceLogger = log
+                let traits = await batcher.traits(for: advertisement.address)
+                let timeZone = self.timeZone
+                let options = self.options
                 group.addTask {
-                    let ok = await Self.serve(advertisement, adapter: adapter, link: link, batcher: batcher,
-                                              advice: advice, logger: deviceLogger, sink: Self.logSink(deviceLogger))
+                    let ok = await Self.converse(with: advertisement, adapter: adapter, traits: traits, link: link,
+                                                 service: service, timeZone: timeZone, options: options, advice: advice,
+                                                 logger: deviceLogger)
                     connections.release(advertisement.address, succeeded: ok)
                 }
             }
             group.cancelAll()
         }
         await batcher.flush(finishing: true)
-    }
-
-    /// One GATT session: connect, subscribe, route events until the link ends. Returns whether it
-    /// got as far as subscribing.
-    private static func serve(_ advertisement: BLEAdvertisement, adapter: any ConnectingAdapter, link: BluetoothLink,
-                              batcher: EventBatcher, advice: ControllerAdvice, logger: Logger,
-                              sink: @escaping BlueZLogSink) async -> Bool {
-        let client: GATTClient
-        do {
-            client = try await link.connect(advertisement.address, advertisement.addressType, BluetoothLinkOptions(log: sink))
-        } catch {
-            logger.warning("connecting failed: \(error)")
-            advice.connectFailed(error)
-            return false
-        }
-        logger.info("connected (\(adapter.descriptor.id))")
-        let pump = Task {
-            for await event in client.events { await batcher.add(event) }
-        }
-        var subscribed = false
-        await withTaskCancellationHandler {
-            do {
-                try await client.prepare(reading: adapter.gattReads, subscribingTo: adapter.gattSubscriptions)
-                subscribed = true
-                _ = await client.waitUntilDisconnected()
-            } catch {
-                logger.warning("GATT session ended: \(error)")
-                await client.disconnect()
-            }
-        } onCancel: {
-            Task { await client.disconnect() }
-        }
-        await pump.value
-        await batcher.flush(finishing: false)
-        logger.info("disconnected")
-        return subscribed
     }
 
     static func logSink(_ logger: Logger) -> BlueZLogSink {
@@ -328,6 +300,10 @@ public actor EventBatcher {
     }
 
     func adapter(for address: BLEAddress) -> (any Adapter)? { router.adapter(for: address) }
+
+    func traits(for address: BLEAddress) -> BLEDeviceTraits {
+        router.traits(for: address) ?? BLEDeviceTraits(address: address)
+    }
 
     func flush(finishing: Bool) async {
         // External adapters answer asynchronously: collect what their processes wrote meanwhile.

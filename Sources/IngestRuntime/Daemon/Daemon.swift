@@ -28,13 +28,18 @@ public struct DaemonOptions: Sendable {
     var assignTolerance = PersonAssigner.defaultTolerance
     /// How long shutdown may take before the process exits anyway.
     var shutdownGrace: Duration = .milliseconds(1800)
+    /// Whether a shutdown that takes longer than ``shutdownGrace`` ends the process (`ingestd run`:
+    /// SIGTERM must end it even when a device call hangs). Off for a daemon run inside another
+    /// program (the tests, IngestBench), which an `exit` would end with it.
+    var exitsWhenShutdownHangs: Bool
 
     public init(storePath: String, once: Bool = false, pendingLimits: PendingLimits = PendingLimits(),
-                assignTolerance: Double = PersonAssigner.defaultTolerance) {
+                assignTolerance: Double = PersonAssigner.defaultTolerance, exitsWhenShutdownHangs: Bool = false) {
         self.storePath = storePath
         self.once = once
         self.pendingLimits = pendingLimits
         self.assignTolerance = assignTolerance
+        self.exitsWhenShutdownHangs = exitsWhenShutdownHangs
     }
 }
 
@@ -58,9 +63,12 @@ public struct Daemon {
         logger.notice("ingestd \(IngestdRelease.version) started; store \(options.storePath); backends: \(backends.map(\.name).joined(separator: ", "))")
         let signals = SignalWatcher(signals: [SIGTERM, SIGINT, SIGHUP])
         defer { signals.cancel() }
+        let delivery = DaemonDelivery.start(storePath: options.storePath, logger: logger)
+        defer { delivery.stop() }
 
         let backendCount = backends.count
         let grace = options.shutdownGrace
+        let exitsWhenShutdownHangs = options.exitsWhenShutdownHangs
         await withTaskGroup(of: Bool.self) { group in
             let once = options.once
             let logger = logger
@@ -77,6 +85,7 @@ public struct Daemon {
                 for await signal in signals.stream {
                     if signal == SIGHUP {
                         do { try await service.reloadAuthorization() } catch { logger.error("reloading grants failed: \(error)") }
+                        DaemonDelivery.reload(delivery, logger: logger)
                         continue
                     }
                     logger.notice("\(signal == SIGTERM ? "SIGTERM" : "SIGINT") received: stopping sessions")
@@ -93,11 +102,11 @@ public struct Daemon {
             }
             // Sessions get their cancellation; a session stuck in a device call must not hold the
             // exit past the grace period: every commit is atomic, so exiting then loses nothing acknowledged.
-            let watchdog = ShutdownWatchdog(grace: grace, logger: logger)
+            let watchdog = exitsWhenShutdownHangs ? ShutdownWatchdog(grace: grace, logger: logger) : nil
             group.cancelAll()
             signals.finish()
             while await group.next() != nil {}
-            watchdog.disarm()
+            watchdog?.disarm()
         }
         await service.close()
         let totals = await service.totals

@@ -12,7 +12,7 @@ import Synchronization
 ///
 /// Public for IngestBench (commit latency through `onCommit`).
 public actor IngestService {
-    private let store: HealthStore
+    let store: HealthStore
     private let pipeline: Pipeline
     private let logger: Logger
     private var closed = false

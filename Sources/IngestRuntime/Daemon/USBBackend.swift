@@ -21,6 +21,8 @@ struct USBBackend: DeviceBackend {
     var timeZone: TimeZone
     /// With `--once`: how long sessions may run before they are stopped.
     var onceListen: Duration
+    /// Devices pinned to one adapter (`--adapter VID:PID=ID`).
+    var pins = AdapterPins()
 
     func run(service: IngestService, logger: Logger, once: Bool) async {
         let context: LibUSBContext
@@ -31,7 +33,7 @@ struct USBBackend: DeviceBackend {
             return
         }
         let supervisor = USBSessionSupervisor(context: context, adapters: adapters, options: options,
-                                              timeZone: timeZone, service: service, logger: logger)
+                                              timeZone: timeZone, service: service, logger: logger, pins: pins)
         if once {
             await withTaskCancellationHandler {
                 supervisor.reconcile(present: (try? context.enumerate()) ?? [])
@@ -95,9 +97,9 @@ final class USBSessionSupervisor: Sendable {
     private let group = DispatchGroup()
 
     init(context: LibUSBContext, adapters: [any USBAdapter], options: [String: String], timeZone: TimeZone,
-         service: IngestService, logger: Logger) {
+         service: IngestService, logger: Logger, pins: AdapterPins = AdapterPins()) {
         self.context = context
-        self.runner = USBSessionRunner(adapters: adapters, options: options, timeZone: timeZone)
+        self.runner = USBSessionRunner(adapters: adapters, options: options, timeZone: timeZone, pins: pins)
         self.service = service
         self.logger = logger
     }

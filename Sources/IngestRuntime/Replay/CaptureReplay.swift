@@ -13,6 +13,10 @@ public struct CaptureReplay {
     var timeZone: TimeZone
     /// Records are handed out in batches of about this many.
     var batchSize = 1000
+    /// What conversations remember between the captured connections of one replay.
+    public var memory: any DeviceMemory = EphemeralDeviceMemory()
+    /// Adapter configuration (`--adapter-option`), given to conversations.
+    public var options: [String: String] = [:]
 
     public init(adapters: [any Adapter], forcedAdapterID: String?, timeZone: TimeZone, batchSize: Int = 1000) {
         self.adapters = adapters
@@ -30,12 +34,17 @@ public struct CaptureReplay {
         var correlations = 0
         var rejected: [String: Int] = [:]
         var rejectionExamples: [String: String] = [:]
+        /// The rejections in order, the first ``maximumRejectionLog`` of them.
+        var rejectionLog: [AdapterRejection] = []
+        static let maximumRejectionLog = 10_000
         var skipped: [String: Int] = [:]
         var unmatched: [BLEAddress: BLEDeviceTraits] = [:]
         var matched: [BLEAddress: String] = [:]
         var matchedUSB: [USBSessionReport] = []
         var unmatchedUSB: [USBDeviceDescription] = []
         var isUSB = false
+        /// Conversations run against captured connections (``ConversingAdapter``s).
+        var conversations: [ConversationReport] = []
     }
 
     /// Whether `path` is a usbmon capture (pcap/pcapng with link type 189 or 220).
@@ -157,6 +166,7 @@ public struct CaptureReplay {
             }
         }
         for rejection in output.rejections {
+            if summary.rejectionLog.count < Summary.maximumRejectionLog { summary.rejectionLog.append(rejection) }
             let key = "\(rejection.adapter): \(rejection.reason)"
             summary.rejected[key, default: 0] += 1
             if summary.rejectionExamples[key] == nil { summary.rejectionExamples[key] = rejection.detail }
@@ -167,8 +177,10 @@ public struct CaptureReplay {
         return records.isEmpty ? DeliveryReceipt(stored: 0, held: 0) : try deliver(records)
     }
 
-    /// Replays one capture, giving records to `deliver` in batches.
-    public func run(path: String, deliver: ([HealthRecord]) throws -> Void) throws -> Summary {
+    /// Replays one capture, giving records to `deliver` in batches. Devices served by a
+    /// ``ConversingAdapter`` get their conversation run against each captured connection
+    /// after the capture was read (see ``CaptureConversationLink``).
+    public func run(path: String, deliver: ([HealthRecord]) throws -> Void) async throws -> Summary {
         let reader: any CaptureReader
         do {
             reader = try CaptureFile.open(path: path)
@@ -190,6 +202,7 @@ public struct CaptureReplay {
             try deliver(records)
             return DeliveryReceipt(stored: records.count, held: 0)
         }
+        var connections = CapturedConnections()
         func drain(force: Bool) throws {
             guard force || output.records.count >= batchSize else { return }
             _ = try absorb(&output, into: &summary, deliver: deliverIgnoringReceipt)
@@ -199,7 +212,10 @@ public struct CaptureReplay {
                 summary.records += 1
                 events.removeAll(keepingCapacity: true)
                 decoder.process(record, into: &events)
-                for event in events { router.route(event, into: &output) }
+                for event in events {
+                    router.route(event, into: &output)
+                    connections.absorb(event, decoder: decoder)
+                }
                 try drain(force: false)
             }
         } catch let error as CaptureError {
@@ -214,11 +230,57 @@ public struct CaptureReplay {
             _ = try absorb(&flushed, into: &summary, deliver: deliverIgnoringReceipt)
         }
         try drain(force: true)
+        connections.finish()
+        for connection in connections.finished {
+            guard let adapter = router.adapter(for: connection.peer), adapter.holdsConversations else { continue }
+            summary.conversations.append(try await converse(
+                over: connection, adapter: adapter, traits: router.traits(for: connection.peer), summary: &summary,
+                deliver: deliver))
+        }
         summary.statistics = decoder.statistics
         summary.warnings = reader.warnings
         summary.unmatched = router.unmatched
         summary.matched = router.matchedDevices
         return summary
+    }
+}
+
+extension CaptureReplay {
+    /// Runs the adapter's conversation against one captured connection; its batches are
+    /// counted and delivered (their receipts say stored, as decoding and replay of a capture
+    /// never erase anything).
+    private func converse(over connection: CapturedConnections.Connection, adapter: any Adapter,
+                          traits: BLEDeviceTraits?, summary: inout Summary,
+                          deliver: ([HealthRecord]) throws -> Void) async throws -> ConversationReport {
+        let link = CaptureConversationLink(connection)
+        let id = adapter.descriptor.id
+        var report = ConversationReport(device: connection.peer, adapter: id, writesNotInCapture: 0,
+                                        truncated: connection.truncated)
+        var deliveryFailure: (any Error)?
+        guard let conversation = adapter.conversation(
+            for: traits ?? BLEDeviceTraits(address: connection.peer),
+            context: AdapterContext(timeZone: timeZone, source: id, replayClock: link.clock, memory: memory,
+                                    options: options))
+        else { return report }
+        do {
+            try await conversation.run(over: link) { output in
+                var collected = output
+                do {
+                    return try absorb(&collected, into: &summary) { records in
+                        try deliver(records)
+                        return DeliveryReceipt(stored: records.count, held: 0)
+                    }
+                } catch {
+                    deliveryFailure = error
+                    throw error
+                }
+            }
+        } catch {
+            if let deliveryFailure { throw deliveryFailure }
+            report.failure = "\(error)"
+        }
+        report.writesNotInCapture = link.writesNotInCapture
+        return report
     }
 }
 
@@ -252,6 +314,14 @@ extension CaptureReplay.Summary {
             lines.append("  USB device \(report.device) → adapter \(report.adapter)")
             lines.append("    writes not in the capture: \(report.writesNotInCapture)")
             if let failure = report.failure { lines.append("    session ended: \(failure)") }
+        }
+        for conversation in conversations {
+            lines.append("  conversation with \(conversation.device) → adapter \(conversation.adapter)")
+            lines.append("    writes not in the capture: \(conversation.writesNotInCapture)")
+            if let failure = conversation.failure { lines.append("    conversation ended: \(failure)") }
+            if conversation.truncated {
+                lines.append("    the connection's events past \(CapturedConnections.maximumEventsPerConnection) were not replayed")
+            }
         }
         for device in unmatchedUSB {
             lines.append("  unmatched USB device \(device) (give --usb VID:PID and --adapter ID to force one)")

@@ -28,7 +28,7 @@ scenario_ble() {
     section "BLE: run --once --listen 25 --no-usb on hci0, a peripheral over L2CAP LE"
     check "ble: bench up (btvirt, 2 controllers, 1 peripheral)" ble_bench || { bt_stop; return; }
     central_ready 0
-    local store=/tmp/ble.sqlite log=$RESULTS/ingestd-ble.log
+    local store=$STORES/ble.sqlite log=$RESULTS/ingestd-ble.log
     fresh_store $store gatt-health
     btmon -w "$RESULTS/ble.btsnoop" > /dev/null 2>&1 & local btmon=$!
     local began=$(date +%s)
@@ -64,7 +64,7 @@ scenario_ble_bluetoothd() {
     check "ble+bluetoothd: peripheral up" peripheral_start 1 heart-rate,weight,thermometer,blood-pressure 180d,181d,1809,1810 \
         --name VM-Health --serial VM-1 --bpm 72 --kg 70.5 --celsius 37.2 --systolic 120 --diastolic 80 --pulse 66 \
         || { cleanup_all; kill "$dbus"; bt_stop; return; }
-    local store=/tmp/ble-bluetoothd.sqlite log=$RESULTS/ingestd-ble-bluetoothd.log
+    local store=$STORES/ble-bluetoothd.sqlite log=$RESULTS/ingestd-ble-bluetoothd.log
     fresh_store $store gatt-health
     INGESTD_LOG_LEVEL=info timeout 120 "$INGESTD_BIN" run --once --listen 25 --no-usb --hci 0 --store $store > "$log" 2>&1
     check "ble+bluetoothd (idle): --once exits 0" [ $? = 0 ]
@@ -90,7 +90,7 @@ scenario_ble_controller_state() {
     section "BLE: the daemon's controller powered off, then with LE disabled"
     check "controller-state: bench up" ble_bench || { bt_stop; return; }
     mgmt --index 0 power off > /dev/null
-    local store=/tmp/ble-down.sqlite log=$RESULTS/ingestd-ble-down.log
+    local store=$STORES/ble-down.sqlite log=$RESULTS/ingestd-ble-down.log
     fresh_store $store gatt-health
     INGESTD_LOG_LEVEL=info timeout 90 "$INGESTD_BIN" run --once --listen 8 --no-usb --hci 0 --store $store > "$log" 2>&1
     check "controller-state (off): --once exits 0" [ $? = 0 ]

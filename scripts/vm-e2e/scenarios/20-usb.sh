@@ -29,7 +29,7 @@ scenario_usb_ant() {
     section "USB: ANT+ stick (FunctionFS), run --no-ble until SIGINT"
     check "usb-ant: stick plugged in" gadget_start ant ant --bpm 64 --kg 72.35 || { gadget_stop ant; return; }
     check "usb-ant: lsusb lists it (0fcf:1008)" wait_for 10 lsusb -d 0fcf:1008
-    local store=/tmp/usb-ant.sqlite log=$RESULTS/ingestd-usb-ant.log
+    local store=$STORES/usb-ant.sqlite log=$RESULTS/ingestd-usb-ant.log
     fresh_store $store ant-plus
     INGESTD_LOG_LEVEL=info "$INGESTD_BIN" run --no-ble --store $store "${ANT_KEY_OPTION[@]}" \
         --adapter-option ant-batch-seconds=2 > "$log" 2>&1 &
@@ -48,7 +48,7 @@ scenario_usb_ant() {
 scenario_usb_once() {
     section "USB: run --once --listen 8 with a streaming ANT+ stick and a TEMPer"
     gadget_start ant ant --bpm 64 --kg 72.35 || { gadget_stop ant; return; }
-    local store=/tmp/usb-once.sqlite log=$RESULTS/ingestd-usb-once.log
+    local store=$STORES/usb-once.sqlite log=$RESULTS/ingestd-usb-once.log
     fresh_store $store ant-plus
     local began=$(date +%s)
     INGESTD_LOG_LEVEL=info timeout 90 "$INGESTD_BIN" run --once --listen 8 --no-ble --store $store "${ANT_KEY_OPTION[@]}" \
@@ -64,7 +64,7 @@ scenario_usb_once() {
 scenario_usb_temper() {
     section "USB: TEMPer thermometer, run --once --listen 6"
     gadget_start temper temper --celsius 21.5 || { gadget_stop temper; return; }
-    local store=/tmp/usb-temper.sqlite log=$RESULTS/ingestd-usb-temper.log
+    local store=$STORES/usb-temper.sqlite log=$RESULTS/ingestd-usb-temper.log
     fresh_store $store temper
     INGESTD_LOG_LEVEL=info timeout 90 "$INGESTD_BIN" run --once --listen 6 --no-ble --store $store \
         --adapter-option temper-interval=1 > "$log" 2>&1
@@ -87,7 +87,7 @@ omron_days_match() {
 scenario_usb_omron() {
     section "USB: Omron HJ-720IT answering from the vendor session, run --once"
     gadget_start omron omron --capture "$OMRON_CAPTURES/pedometerLog1-session.pcapng" || { gadget_stop omron; return; }
-    local store=/tmp/usb-omron.sqlite log=$RESULTS/ingestd-usb-omron.log
+    local store=$STORES/usb-omron.sqlite log=$RESULTS/ingestd-usb-omron.log
     fresh_store $store omron-hj720it
     INGESTD_LOG_LEVEL=info timeout 180 "$INGESTD_BIN" run --once --listen 150 --no-ble --store $store "${OMRON_OPTIONS[@]}" \
         > "$log" 2>&1
@@ -102,7 +102,7 @@ scenario_usb_omron_unplug() {
     section "USB: Omron pulled out (gadget unbound) when day 3 is asked for"
     gadget_start omron omron --capture "$OMRON_CAPTURES/pedometerLog1-session.pcapng" --unplug-at-day 3 \
         || { gadget_stop omron; return; }
-    local store=/tmp/usb-unplug.sqlite log=$RESULTS/ingestd-usb-unplug.log
+    local store=$STORES/usb-unplug.sqlite log=$RESULTS/ingestd-usb-unplug.log
     fresh_store $store omron-hj720it
     INGESTD_LOG_LEVEL=info "$INGESTD_BIN" run --no-ble --store $store "${OMRON_OPTIONS[@]}" > "$log" 2>&1 &
     local daemon=$!

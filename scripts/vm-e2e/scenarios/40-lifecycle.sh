@@ -4,7 +4,7 @@
 # stop_with SIGNAL: the daemon (both backends) with a BLE peripheral connected and an ANT stick
 # streaming, then SIGNAL; exit status and time from the signal to the exit.
 stop_with() {
-    local signal=$1 store=/tmp/signal-$1.sqlite log=$RESULTS/ingestd-$1.log
+    local signal=$1 store=$STORES/signal-$1.sqlite log=$RESULTS/ingestd-$1.log
     fresh_store $store gatt-health ant-plus
     INGESTD_LOG_LEVEL=info "$INGESTD_BIN" run --hci 0 --store $store "${ANT_KEY_OPTION[@]}" > "$log" 2>&1 &
     local daemon=$!
@@ -59,7 +59,7 @@ omron_plug_in() {
 scenario_kill_restart() {
     section "kill -9 in the middle of Omron history downloads, then restarts"
     check "kill: pedometer plugged in" omron_plug_in || { gadget_stop omron; return; }
-    local store=/tmp/kill.sqlite
+    local store=$STORES/kill.sqlite
     fresh_store $store omron-hj720it
     kill_mid_download $store "$RESULTS/ingestd-kill-1.log"
     check "kill: the first download was killed before its commit" \
