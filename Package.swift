@@ -62,6 +62,8 @@ let package = Package(
         .target(name: "ExternalAdapters", dependencies: ["AdapterKit", "ExternalAdapterProtocol", "HealthModel", "Logging", "Transport"]),
         // Normalize, validate, authorize, hand to the store; the SampleStore port.
         .target(name: "Pipeline", dependencies: ["HealthModel"]),
+        // Export formats (FHIR R4 Bundle, CSV, JSON lines) as streaming writers over HealthModel records.
+        .target(name: "Export", dependencies: ["HealthModel"]),
         // A small Swift face on sqlite3 and the default SampleStore.
         .target(name: "SQLiteStore", dependencies: ["CSQLite", "HealthModel", "Pipeline"]),
         // Sinks: cursors over the change feed, the delivery engine, MQTT (libmosquitto), HTTP push (libcurl).
@@ -74,7 +76,7 @@ let package = Package(
         ]),
         // Commands and wiring; only `ingestd`'s main imports it.
         .target(name: "IngestCLI", dependencies: [
-            "ArgumentParsing", "IngestRuntime", "Logging", "ExternalAdapterProtocol", "BLEWire", "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
+            "ArgumentParsing", "IngestRuntime", "Logging", "ExternalAdapterProtocol", "BLEWire", "Export", "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
             "LibUSBTransport", "BlueZTransport", "ExternalAdapters", "Delivery",
         ]),
         // The ordered registry of built-in adapters (exact matches before generic ones).
@@ -99,6 +101,9 @@ let package = Package(
         // process runner, log collection, the Omron CSV export, the fragmentation verifier.
         .target(name: "TestSupport", dependencies: ["BLEWire", "Transport"], path: "Tests/TestSupport"),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
+        // Export writers on real records; FHIR Bundles validated by the fhir.resources package (R4) in a venv;
+        // `ingestd export` run as a process (a large export in bounded memory, measured from /proc).
+        .testTarget(name: "ExportTests", dependencies: ["Export", "HealthModel", "SQLiteStore", "Pipeline", "TestSupport", "ingestd"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "SQLiteStore", "HealthModel"]),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Pipeline", "HealthModel"]),
         // Real receivers: a Mosquitto broker and a Python HTTP server started on 127.0.0.1 by the tests,

@@ -34,23 +34,28 @@ extension HealthStore {
         d.local_identifier, d.udi_device_identifier, x.sync_id, x.sync_version
         """
 
+    /// A sample from a row whose first 17 columns are `sampleColumns`; nil for a malformed uuid.
     func readSample(_ row: Statement, type: QuantityType) throws -> QuantitySample? {
         guard let uuid = Self.uuid(from: row.bytes(at: 1) ?? []) else { return nil }
         var metadata = Metadata()
         if let json = row.string(at: 6) {
             metadata = try HealthRecordDecoder(defaultSource: "").decodeMetadata(json)
         }
-        var device: Device?
-        if !row.isNull(at: 7) || !row.isNull(at: 8) || !row.isNull(at: 9) || !row.isNull(at: 13) {
-            device = Device(name: row.string(at: 7), manufacturer: row.string(at: 8), model: row.string(at: 9),
-                            hardwareVersion: row.string(at: 10), firmwareVersion: row.string(at: 11),
-                            softwareVersion: row.string(at: 12), localIdentifier: row.string(at: 13),
-                            udiDeviceIdentifier: row.string(at: 14))
-        }
+        let device = Self.readDevice(row, at: 7)
         return QuantitySample(
             uuid: uuid, type: type, quantity: Quantity(value: row.double(at: 2), unit: type.canonicalUnit),
             start: Date(timeIntervalSince1970: row.double(at: 3)), end: Date(timeIntervalSince1970: row.double(at: 4)),
             source: row.string(at: 5) ?? "", device: device, metadata: metadata)
+    }
+
+    /// The device in the eight device columns from `first` (name, manufacturer, model, hardware,
+    /// firmware and software versions, local identifier, UDI); nil when none of them is set.
+    static func readDevice(_ row: Statement, at first: Int) -> Device? {
+        guard (first..<first + 8).contains(where: { !row.isNull(at: $0) }) else { return nil }
+        return Device(name: row.string(at: first), manufacturer: row.string(at: first + 1), model: row.string(at: first + 2),
+                      hardwareVersion: row.string(at: first + 3), firmwareVersion: row.string(at: first + 4),
+                      softwareVersion: row.string(at: first + 5), localIdentifier: row.string(at: first + 6),
+                      udiDeviceIdentifier: row.string(at: first + 7))
     }
 
     /// Samples of `type` overlapping [from, to) (an instantaneous sample at `from` is included),
