@@ -111,7 +111,7 @@ let package = Package(
         .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "SQLiteStore", "Pipeline", "HealthModel", "ingestd"],
                     exclude: ["Receivers"]),
         // Runs the built ingestd binary (SIGKILL mid-replay, then replay again).
-        .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd", "TestSupport"]),
+        .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd", "TestSupport"], exclude: ["Captures"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing", "Logging"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
         // The commands in-process (the CLI's own tests), and the runtime end to end through them.

@@ -1,4 +1,5 @@
 import Transport
+import HealthModel
 
 /// The Bluetooth SIG assigned numbers this module reads.
 public enum GATTHealthUUID {
@@ -70,7 +71,7 @@ public enum GATTMetadataKey {
     /// Bioelectrical impedance in ohms (number), on the body fat sample of a body composition reading.
     public static let bodyImpedance = "IngestBodyImpedance"
     /// The user index the device assigned the reading to (number; multi-user scales, BP monitors).
-    public static let deviceUserID = "IngestDeviceUserID"
+    public static let deviceUserID = MetadataKey.deviceUserID
     /// The device's own wall-clock time stamp (string, `2012-12-05T11:50:27`) when it was not used
     /// as the sample time because it lay in the future of the receive time.
     public static let deviceTime = "IngestDeviceTime"

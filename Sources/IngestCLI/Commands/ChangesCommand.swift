@@ -15,6 +15,7 @@ struct ChangesCommand: Command {
     static let signature = Signature {
         Option("since", valueName: "ANCHOR", help: "Only changes after this anchor (default 0: everything).", default: "0")
         Option("type", valueName: "T", help: "Only this quantity type.")
+        PersonOption.self
         JSONOption.self
         StoreOption.self
     }
@@ -23,6 +24,7 @@ struct ChangesCommand: Command {
     let type: QuantityType?
     let json: Bool
     let storeFile: StoreOption
+    let person: PersonOption
 
     init(_ arguments: ParsedValues) throws {
         let anchor: Int = try arguments.value("since") ?? 0
@@ -31,12 +33,13 @@ struct ChangesCommand: Command {
         type = try (try arguments.value("type") as String?).map(CommonArguments.quantityType)
         json = try JSONOption(arguments).isOn
         storeFile = try StoreOption(arguments)
+        person = try PersonOption(arguments)
     }
 
     func run(_ context: CommandContext) async throws {
         let store = try storeFile.open(context, readOnly: true)
         defer { store.close() }
-        let (entries, anchor) = try store.changes(since: since, type: type)
+        let (entries, anchor) = try store.changes(since: since, type: type, person: try person.scope(in: store))
         let encoder = HealthRecordEncoder()
         for entry in entries {
             switch entry {

@@ -91,6 +91,15 @@ enum CommonArguments {
             text, argument: option, reason: "expected an ISO 8601 date-time with offset or YYYY-MM-DD")
     }
 
+    /// `--date-of-birth YYYY-MM-DD` (of `profile set` and `people add`): a date not in the future.
+    static func dateOfBirth(_ arguments: ParsedValues) throws -> CalendarDate? {
+        let dateOfBirth = try arguments.value("date-of-birth", expected: "a date YYYY-MM-DD") { CalendarDate($0) }
+        if let dateOfBirth, let date = startOfDay(dateOfBirth, in: TimeZone(identifier: "UTC") ?? .current), date > Date() {
+            throw UsageError.invalidValue(dateOfBirth.description, argument: "--date-of-birth", reason: "is in the future")
+        }
+        return dateOfBirth
+    }
+
     static func startOfDay(_ day: CalendarDate, in zone: TimeZone) -> Date? {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone

@@ -19,6 +19,7 @@ public struct Ingestd: Command {
             ChangesCommand.self, WatchCommand.self,
             ExportCommand.self,
             AuthCommand.self, PriorityCommand.self, SourcesCommand.self, StatusCommand.self, ProfileCommand.self,
+            PeopleCommand.self, UnassignedCommand.self, AssignCommand.self,
             AdaptersCommand.self, DevicesCommand.self, UnitsCommand.self, TypesCommand.self, UdevRulesCommand.self, SinksCommand.self,
         ],
         defaultSubcommand: RunCommand.self

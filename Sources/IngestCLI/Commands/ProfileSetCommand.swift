@@ -13,15 +13,17 @@ struct ProfileSetCommand: Command {
                allowedValues: ["female", "male", "other", "notSet"])
         Option("height", valueName: "H", help: "Height (with --unit).")
         UnitOption.self
+        PersonOption.self
         StoreOption.self
     }
     let dateOfBirth: CalendarDate?
     let sex: BiologicalSex?
     let height: Quantity?
     let storeFile: StoreOption
+    let person: PersonOption
 
     init(_ arguments: ParsedValues) throws {
-        dateOfBirth = try arguments.value("date-of-birth", expected: "a date YYYY-MM-DD") { CalendarDate($0) }
+        dateOfBirth = try CommonArguments.dateOfBirth(arguments)
         sex = try arguments.value("biological-sex", expected: "female, male or other") { BiologicalSex(named: $0) }
         let heightValue: Double? = try arguments.value("height")
         let unitText = try UnitOption(arguments).text
@@ -39,10 +41,7 @@ struct ProfileSetCommand: Command {
             height = nil
         }
         storeFile = try StoreOption(arguments)
-        if let dateOfBirth, let date = CommonArguments.startOfDay(dateOfBirth, in: TimeZone(identifier: "UTC") ?? .current),
-           date > Date() {
-            throw UsageError.invalidValue(dateOfBirth.description, argument: "--date-of-birth", reason: "is in the future")
-        }
+        person = try PersonOption(arguments)
         if dateOfBirth == nil, sex == nil, height == nil {
             throw UsageError.invalid("nothing to set: give --date-of-birth, --biological-sex or --height")
         }
@@ -51,10 +50,11 @@ struct ProfileSetCommand: Command {
     func run(_ context: CommandContext) async throws {
         let store = try storeFile.open(context)
         defer { store.close() }
-        var profile = try store.profile()
+        let owner = try person.resolve(in: store)
+        var profile = owner.profile
         if let dateOfBirth { profile.dateOfBirth = dateOfBirth }
         if let sex { profile.biologicalSex = sex }
         if let height { profile.height = height }
-        try store.setProfile(profile)
+        try store.setProfile(profile, of: owner)
     }
 }

@@ -5,14 +5,25 @@ import Pipeline
 import SQLiteStore
 
 /// `ingestd profile show`.
-struct ProfileShowCommand: StoreReportCommand {
-    static let configuration = CommandConfiguration(name: "show", abstract: "Print the profile.")
+struct ProfileShowCommand: Command {
+    static let configuration = CommandConfiguration(name: "show", abstract: "Print a person's profile.")
+    static let signature = Signature {
+        PersonOption.self
+        StoreReportOptions.self
+    }
+    let person: PersonOption
     let options: StoreReportOptions
+    var json: Bool { options.json }
+
+    init(_ arguments: ParsedValues) throws {
+        person = try PersonOption(arguments)
+        options = try StoreReportOptions(arguments)
+    }
 
     func run(_ context: CommandContext) async throws {
         let store = try options.store.open(context)
         defer { store.close() }
-        let profile = try store.profile()
+        let profile = try person.resolve(in: store).profile
         if json {
             var line = "{\"dateOfBirth\":" + (profile.dateOfBirth.map { JSONText.quoted($0.description) } ?? "null")
             line += ",\"biologicalSex\":" + JSONText.quoted(profile.biologicalSex.rawValue)

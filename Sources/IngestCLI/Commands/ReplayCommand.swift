@@ -32,6 +32,7 @@ struct ReplayCommand: Command {
         CaptureDecodingOptions.declared(adapterHelp: "For captures: use this adapter for every device.")
         JSONOption.self
         PendingLimitOptions.self
+        AssignToleranceOption.self
     }
 
     let files: [String]
@@ -41,11 +42,13 @@ struct ReplayCommand: Command {
     let json: Bool
     let decoding: CaptureDecodingOptions
     let pendingLimits: PendingLimits
+    let assignTolerance: Double
 
     init(_ arguments: ParsedValues) throws {
         files = try arguments.values("files")
         decoding = try CaptureDecodingOptions(arguments)
         pendingLimits = try PendingLimitOptions(arguments).limits
+        assignTolerance = try AssignToleranceOption(arguments).fraction
         storeFile = try StoreOption(arguments)
         source = try arguments.value("source") ?? "replay"
         batchSize = try arguments.value("batch-size") ?? 1000
@@ -64,6 +67,7 @@ struct ReplayCommand: Command {
         defer { store.close() }
         store.pendingLimits = pendingLimits
         let pipeline = try Pipeline(store: store)
+        pipeline.assignTolerance = assignTolerance
         let decoder = HealthRecordDecoder(defaultSource: source)
         var report = IngestReport()
         var malformed = 0
@@ -207,6 +211,11 @@ struct IngestSummaryPrinter {
             let typeList = types.map { QuantityType.named($0)?.shortName ?? $0 }.joined(separator: ", ")
             let command = AuthorizationPolicy.grantCommand(source: source, types: types.compactMap { QuantityType.named($0) })
             context.stderr.writeLine("note: \(count) sample\(count == 1 ? "" : "s") from \(source) refused: denied (\(typeList)) with 'ingestd auth deny'; allow with: \(command)")
+        }
+        if report.unassigned > 0 {
+            let n = report.unassigned
+            context.stderr.writeLine("note: \(n) stored sample\(n == 1 ? "" : "s") could not be told to belong to one person: "
+                + "see 'ingestd unassigned', move with 'ingestd assign'")
         }
         if malformedLines > 0 {
             context.stderr.writeLine("note: \(malformedLines) malformed line\(malformedLines == 1 ? "" : "s") skipped")

@@ -36,6 +36,7 @@ struct RunCommand: Command {
                repeatable: true)
         TimeZoneOption.self
         PendingLimitOptions.self
+        AssignToleranceOption.self
     }
 
     let storeFile: StoreOption
@@ -49,6 +50,7 @@ struct RunCommand: Command {
     let pins: AdapterPins
     let zone: TimeZone
     let pendingLimits: PendingLimits
+    let assignTolerance: Double
 
     init(_ arguments: ParsedValues) throws {
         storeFile = try StoreOption(arguments)
@@ -61,6 +63,7 @@ struct RunCommand: Command {
         zone = try TimeZoneOption(arguments).zone
         adapterOptions = try AdapterSettingsOption(arguments).settings
         pendingLimits = try PendingLimitOptions(arguments).limits
+        assignTolerance = try AssignToleranceOption(arguments).fraction
         let pinValues: [String] = try arguments.values("adapter")
         do {
             pins = try AdapterPins(parsing: pinValues)
@@ -107,7 +110,7 @@ struct RunCommand: Command {
                                                  options: adapterOptions)
         }
         let daemon = Daemon(options: DaemonOptions(storePath: path, once: once, pendingLimits: pendingLimits,
-                                                   exitsWhenShutdownHangs: true),
+                                                   assignTolerance: assignTolerance, exitsWhenShutdownHangs: true),
                             backends: backends, logger: context.logger)
         try await daemon.run()
     }

@@ -15,6 +15,7 @@ struct SamplesCommand: Command {
         Option("source", valueName: "ID", help: "Only samples of this source.")
         UnitOption.self
         Option("limit", valueName: "N", help: "At most N samples (0: no limit).", default: "0")
+        PersonOption.self
         JSONOption.self
         StoreOption.self
     }
@@ -27,6 +28,7 @@ struct SamplesCommand: Command {
     let limit: Int
     let json: Bool
     let storeFile: StoreOption
+    let person: PersonOption
 
     init(_ arguments: ParsedValues) throws {
         type = try CommonArguments.quantityType(try arguments.required("type"))
@@ -38,6 +40,7 @@ struct SamplesCommand: Command {
         limit = try arguments.value("limit") ?? 0
         json = try JSONOption(arguments).isOn
         storeFile = try StoreOption(arguments)
+        person = try PersonOption(arguments)
         guard limit >= 0 else { throw UsageError.invalidValue(String(limit), argument: "--limit", reason: "must not be negative") }
     }
 
@@ -45,7 +48,8 @@ struct SamplesCommand: Command {
         let outputUnit = try CommonArguments.outputUnit(unit, for: type)
         let store = try storeFile.open(context, readOnly: true)
         defer { store.close() }
-        let samples = try store.samples(type: type, from: from, to: to, source: source, limit: limit)
+        let samples = try store.samples(type: type, from: from, to: to, source: source,
+                                        person: try person.scope(in: store), limit: limit)
         let encoder = HealthRecordEncoder()
         if json {
             for sample in samples {

@@ -28,6 +28,7 @@ struct StatsCommand: Command {
                allowedValues: ["hour", "day", "week", "month"])
         TimeRangeOptions.self
         UnitOption.self
+        PersonOption.self
         JSONOption.self
         StoreOption.self
     }
@@ -41,6 +42,7 @@ struct StatsCommand: Command {
     let unit: String?
     let json: Bool
     let storeFile: StoreOption
+    let person: PersonOption
 
     init(_ arguments: ParsedValues) throws {
         type = try CommonArguments.quantityType(try arguments.required("type"))
@@ -53,6 +55,7 @@ struct StatsCommand: Command {
         unit = try UnitOption(arguments).text
         json = try JSONOption(arguments).isOn
         storeFile = try StoreOption(arguments)
+        person = try PersonOption(arguments)
         if statistic == "sum", !type.aggregationStyle.isCumulative {
             throw UsageError.invalid(
                 "--sum is only for cumulative types; \(type.shortName) is \(type.aggregationStyle) (use --average, --min, --max or --latest)")
@@ -105,7 +108,8 @@ struct StatsCommand: Command {
         defer { store.close() }
         let buckets: [StatisticsBucket]
         do {
-            buckets = try store.statistics(operation, type: type, from: from, to: to, granularity: by, zone: zone)
+            buckets = try store.statistics(operation, type: type, from: from, to: to, granularity: by, zone: zone,
+                                           person: try person.scope(in: store))
         } catch StatisticsError.tooManyBuckets(let limit) {
             throw UsageError.invalid("the range makes more than \(limit) buckets; narrow it or use longer buckets")
         }

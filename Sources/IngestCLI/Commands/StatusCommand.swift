@@ -17,6 +17,7 @@ struct StatusCommand: StoreReportCommand {
         defer { store.close() }
         let rows = try store.sourceTypeStatus()
         let held = try store.pendingCounts()
+        let unassigned = try store.unassignedCount()
         let since = Date().addingTimeInterval(-86_400)
         let rejections = try store.rejections(since: since)
         var denied: [String: Set<String>] = [:]
@@ -34,6 +35,7 @@ struct StatusCommand: StoreReportCommand {
             for (source, count) in held.sorted(by: { $0.key < $1.key }) {
                 context.stdout.writeLine("{\"held\":\(count),\"source\":\(JSONText.quoted(source))}")
             }
+            if unassigned > 0 { context.stdout.writeLine("{\"unassigned\":\(unassigned)}") }
             for (key, count) in rejections.sorted(by: { $0.key < $1.key }) {
                 context.stdout.writeLine(
                     "{\"rejected\":\(count),\"source\":\(JSONText.quoted(key.source)),\"type\":\(JSONText.quoted(key.type)),\"reason\":\(JSONText.quoted(key.reason))}")
@@ -54,6 +56,10 @@ struct StatusCommand: StoreReportCommand {
             context.stdout.write(Table(header: ["SOURCE", "HELD"], rows: held.sorted { $0.key < $1.key }.map {
                 [$0.key, "\($0.value)"]
             }).rendered)
+        }
+        if unassigned > 0 {
+            context.stdout.writeLine("")
+            context.stdout.writeLine("\(unassigned) sample\(unassigned == 1 ? "" : "s") belong to nobody yet (ingestd unassigned; ingestd assign)")
         }
         if !rejections.isEmpty {
             context.stdout.writeLine("")

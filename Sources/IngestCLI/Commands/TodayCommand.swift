@@ -15,6 +15,7 @@ struct TodayCommand: Command {
     static let signature = Signature {
         Option("date", valueName: "YYYY-MM-DD", help: "Another day instead of today.")
         TimeZoneOption.self
+        PersonOption.self
         JSONOption.self
         StoreOption.self
     }
@@ -24,6 +25,7 @@ struct TodayCommand: Command {
     let zoneName: String
     let json: Bool
     let storeFile: StoreOption
+    let person: PersonOption
 
     init(_ arguments: ParsedValues) throws {
         let zoneOption = try TimeZoneOption(arguments)
@@ -32,6 +34,7 @@ struct TodayCommand: Command {
         date = try arguments.value("date", expected: "a date YYYY-MM-DD") { CalendarDate($0) }
         json = try JSONOption(arguments).isOn
         storeFile = try StoreOption(arguments)
+        person = try PersonOption(arguments)
     }
 
     func run(_ context: CommandContext) async throws {
@@ -57,10 +60,11 @@ struct TodayCommand: Command {
         if FileManager.default.fileExists(atPath: path) {
             let store = try CommonArguments.openStore(path, context: context)
             defer { store.close() }
-            steps = try store.statistics(.sum, type: .stepCount, from: start, to: end, granularity: nil, zone: zone)
-                .first?.value ?? 0
-            meters = try store.statistics(
-                .sum, type: .distanceWalkingRunning, from: start, to: end, granularity: nil, zone: zone).first?.value ?? 0
+            let scope = try person.scope(in: store)
+            steps = try store.statistics(.sum, type: .stepCount, from: start, to: end, granularity: nil, zone: zone,
+                                         person: scope).first?.value ?? 0
+            meters = try store.statistics(.sum, type: .distanceWalkingRunning, from: start, to: end, granularity: nil,
+                                          zone: zone, person: scope).first?.value ?? 0
         }
         let stepsText = JSONNumber.format(steps.rounded())
         let kilometres = (meters / 1000 * 1000).rounded() / 1000

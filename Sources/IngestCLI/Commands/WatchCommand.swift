@@ -16,6 +16,7 @@ struct WatchCommand: Command {
         Option("since", valueName: "ANCHOR", help: "Also print commits after this anchor (default: only new ones).")
         Option("interval", valueName: "MS", help: "How often to look for commits, in milliseconds.", default: "250")
         Option("count", valueName: "N", help: "Exit after N lines (for scripts and tests).")
+        PersonOption.self
         StoreOption.self
     }
 
@@ -23,12 +24,14 @@ struct WatchCommand: Command {
     let interval: Int
     let count: Int?
     let storeFile: StoreOption
+    let person: PersonOption
 
     init(_ arguments: ParsedValues) throws {
         since = try (arguments.value("since") as Int?).map(Int64.init)
         interval = try arguments.value("interval") ?? 250
         count = try arguments.value("count")
         storeFile = try StoreOption(arguments)
+        person = try PersonOption(arguments)
         if let since, since < 0 {
             throw UsageError.invalidValue(String(since), argument: "--since", reason: "must not be negative")
         }
@@ -48,6 +51,7 @@ struct WatchCommand: Command {
             lastCommit = try store.commitID(forAnchor: Int64.max)
         }
         var printed = 0
+        let scope = try person.scope(in: store)
         // Delivered batches of sinks ({"delivered":{…}}): those after --since's anchor, else only new ones.
         var lastDelivered = since == nil ? try store.lastDeliveredEventID() : 0
         while true {
@@ -62,7 +66,7 @@ struct WatchCommand: Command {
                     return
                 }
             }
-            for event in try store.commitEvents(afterCommit: lastCommit) {
+            for event in try store.commitEvents(afterCommit: lastCommit, person: scope) {
                 context.stdout.writeLine(
                     "{\"type\":\(JSONText.quoted(event.type)),\"count\":\(event.count),\"source\":\(JSONText.quoted(event.source)),\"anchor\":\(event.anchor)}")
                 lastCommit = max(lastCommit, event.commitID)

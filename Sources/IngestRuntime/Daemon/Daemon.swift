@@ -24,6 +24,8 @@ public struct DaemonOptions: Sendable {
     var once = false
     /// Retention and per-source bounds of the pending area.
     var pendingLimits = PendingLimits()
+    /// The body-mass rule's tolerance of person assignment (0.10 = ±10 %).
+    var assignTolerance = PersonAssigner.defaultTolerance
     /// How long shutdown may take before the process exits anyway.
     var shutdownGrace: Duration = .milliseconds(1800)
     /// Whether a shutdown that takes longer than ``shutdownGrace`` ends the process (`ingestd run`:
@@ -32,10 +34,11 @@ public struct DaemonOptions: Sendable {
     var exitsWhenShutdownHangs: Bool
 
     public init(storePath: String, once: Bool = false, pendingLimits: PendingLimits = PendingLimits(),
-                exitsWhenShutdownHangs: Bool = false) {
+                assignTolerance: Double = PersonAssigner.defaultTolerance, exitsWhenShutdownHangs: Bool = false) {
         self.storePath = storePath
         self.once = once
         self.pendingLimits = pendingLimits
+        self.assignTolerance = assignTolerance
         self.exitsWhenShutdownHangs = exitsWhenShutdownHangs
     }
 }
@@ -54,7 +57,8 @@ public struct Daemon {
     }
 
     public func run() async throws {
-        let service = try IngestService(storePath: options.storePath, logger: logger, pendingLimits: options.pendingLimits)
+        let service = try IngestService(storePath: options.storePath, logger: logger, pendingLimits: options.pendingLimits,
+                                        assignTolerance: options.assignTolerance)
         do { try await service.purgeExpiredPending() } catch { logger.error("removing expired held samples failed: \(error)") }
         logger.notice("ingestd \(IngestdRelease.version) started; store \(options.storePath); backends: \(backends.map(\.name).joined(separator: ", "))")
         let signals = SignalWatcher(signals: [SIGTERM, SIGINT, SIGHUP])

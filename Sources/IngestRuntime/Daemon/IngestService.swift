@@ -26,11 +26,14 @@ public actor IngestService {
     /// - Parameter onCommit: called after each batch's transaction committed, with the batch and
     ///   its report (before `ingest` returns).
     /// - Parameter pendingLimits: retention and per-source bounds of the pending area.
+    /// - Parameter assignTolerance: the body-mass rule's tolerance of person assignment.
     public init(storePath: String, logger: Logger, pendingLimits: PendingLimits = PendingLimits(),
+                assignTolerance: Double = PersonAssigner.defaultTolerance,
                 onCommit: (@Sendable (_ records: [HealthRecord], _ report: IngestReport) -> Void)? = nil) throws {
         store = try HealthStore(path: storePath)
         store.pendingLimits = pendingLimits
         pipeline = try Pipeline(store: store)
+        pipeline.assignTolerance = assignTolerance
         self.logger = logger
         self.onCommit = onCommit
     }
@@ -55,6 +58,9 @@ public actor IngestService {
             log.notice("new source \(source) (\(names)): its samples are held until you decide; allow with: \(grant); refuse with: \(deny)")
         }
         logPendingLosses(report.pending, log: log)
+        if report.unassigned > 0 {
+            log.notice("\(report.unassigned) sample\(report.unassigned == 1 ? "" : "s") could not be told to belong to one person: see 'ingestd unassigned'")
+        }
         for (key, count) in report.rejections.sorted(by: { $0.key < $1.key }) {
             if key.reason == "denied" {
                 // Explicitly denied (`ingestd auth deny`): the user's decision, counted and logged quietly.
