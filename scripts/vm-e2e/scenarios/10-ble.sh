@@ -37,7 +37,7 @@ scenario_ble() {
     kill $btmon 2> /dev/null; wait $btmon 2> /dev/null
     note "ingestd exit $status after $took s"
     check "ble: --once exits 0 after --listen" [ $status = 0 ]
-    check "ble: the peripheral connected over L2CAP ATT" log_has "$log" 'connected \(gatt-health\)'
+    check "ble: the peripheral connected over L2CAP ATT" log_has "$log" 'connected \(gatt-health[,)]'
     check "ble: its GATT session did not fail" log_lacks "$log" 'GATT session ended|connecting failed' 
     ble_store_holds_the_readings $store ble
     check "ble: device information read (manufacturer in the store)" \
@@ -68,7 +68,7 @@ scenario_ble_bluetoothd() {
     fresh_store $store gatt-health
     INGESTD_LOG_LEVEL=info timeout 120 "$INGESTD_BIN" run --once --listen 25 --no-usb --hci 0 --store $store > "$log" 2>&1
     check "ble+bluetoothd (idle): --once exits 0" [ $? = 0 ]
-    check "ble+bluetoothd (idle): connected beside bluetoothd" log_has "$log" 'connected \(gatt-health\)'
+    check "ble+bluetoothd (idle): connected beside bluetoothd" log_has "$log" 'connected \(gatt-health[,)]'
     ble_store_holds_the_readings $store "ble+bluetoothd (idle)"
     # bluetoothd discovering (a desktop's Bluetooth settings open):
     background bluetoothctl --timeout 90 scan on > "$RESULTS/bluetoothctl.log" 2>&1
