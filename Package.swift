@@ -5,6 +5,18 @@ import PackageDescription
 /// Fuzz targets are compiled as libraries so that libFuzzer can bring its own `main`.
 let fuzzSettings: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
 
+/// The built-in adapters: one module per folder `Plugins/<name>/` (its README.md left out), built on the adapter
+/// contract and compiled into ingestd through `BuiltinAdapters`. Adding a device is its folder, this line and its
+/// line in `Plugins/BuiltinAdapters/BuiltinAdapters.swift` (see Plugins/README.md).
+let builtinAdapterModules = [
+    "XiaomiScale", "BTHome", "GATTHealthProfiles", "DSD6Band",  // Bluetooth LE
+    "ANTPlus", "OmronPedometer", "TEMPer",  // USB
+]
+let builtinAdapterTargets: [Target] = builtinAdapterModules.map { name in
+    .target(name: name, dependencies: ["AdapterKit", "HealthModel", "Transport"], path: "Plugins/\(name)",
+            exclude: ["README.md"])
+}
+
 let package = Package(
     name: "ingestd",
     platforms: [.macOS(.v15)],
@@ -19,6 +31,8 @@ let package = Package(
         .systemLibrary(name: "CLibUSB", pkgConfig: "libusb-1.0", providers: [.apt(["libusb-1.0-0-dev"])]),
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // The health model: pure values, Foundation only.
         .target(name: "HealthModel"),
@@ -49,45 +63,39 @@ let package = Package(
         .target(name: "ExternalAdapters", dependencies: ["AdapterKit", "ExternalAdapterProtocol", "HealthModel", "Logging", "Transport"]),
         // Normalize, validate, authorize, hand to the store; the SampleStore port.
         .target(name: "Pipeline", dependencies: ["HealthModel"]),
+        // Export formats (FHIR R4 Bundle, CSV, JSON lines) as streaming writers over HealthModel records.
+        .target(name: "Export", dependencies: ["HealthModel"]),
         // A small Swift face on sqlite3 and the default SampleStore.
         .target(name: "SQLiteStore", dependencies: ["CSQLite", "HealthModel", "Pipeline"]),
         // Apple Health exports (export.zip / export.xml) streamed into records: zip central directory,
         // inflate (zlib), a pull XML reader, the export's record mapping.
         .target(name: "AppleHealthImport", dependencies: ["CZlib", "HealthModel"]),
-        // Commands and wiring (with the daemon runtime and the replay engine, for now).
+        // Sinks: cursors over the change feed, the delivery engine, MQTT (libmosquitto), HTTP push (libcurl).
+        .target(name: "Delivery", dependencies: ["HealthModel", "SQLiteStore", "CMosquitto", "CCurl"]),
+        // The runtime: the daemon and its device backends, the ingest service, the capture replay
+        // engine, the capture recorders, input files, the adapter catalogue (built-in + external).
+        .target(name: "IngestRuntime", dependencies: [
+            "AdapterKit", "BLEWire", "BlueZTransport", "BuiltinAdapters", "CaptureFormats", "ExternalAdapters", "HealthModel",
+            "LibUSBTransport", "Logging", "Pipeline", "SQLiteStore", "Transport", "Delivery",
+        ]),
+        // Commands and wiring; only `ingestd`'s main imports it.
         .target(name: "IngestCLI", dependencies: [
-            "ArgumentParsing", "Logging", "ExternalAdapterProtocol", "BLEWire", "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
-            "LibUSBTransport", "BlueZTransport", "ExternalAdapters", "AppleHealthImport",
+            "ArgumentParsing", "IngestRuntime", "Logging", "ExternalAdapterProtocol", "BLEWire", "Export", "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
+            "LibUSBTransport", "BlueZTransport", "ExternalAdapters", "Delivery", "AppleHealthImport",
         ]),
         // The ordered registry of built-in adapters (exact matches before generic ones).
         .target(
             name: "BuiltinAdapters",
-            dependencies: ["AdapterKit", "XiaomiScale", "BTHome", "GATTHealthProfiles", "ANTPlus", "OmronPedometer", "TEMPer"],
+            dependencies: ["AdapterKit"] + builtinAdapterModules.map { .target(name: $0) },
             path: "Plugins/BuiltinAdapters"
         ),
-        // USB device adapters (built in): ANT+ sticks, the Omron HJ-720IT pedometer, TEMPer thermometers.
-        .target(name: "ANTPlus", dependencies: ["AdapterKit", "HealthModel", "Transport"],
-                path: "Plugins/ANTPlus", exclude: ["README.md"]),
-        .target(name: "OmronPedometer", dependencies: ["AdapterKit", "HealthModel", "Transport"],
-                path: "Plugins/OmronPedometer", exclude: ["README.md"]),
-        .target(name: "TEMPer", dependencies: ["AdapterKit", "HealthModel", "Transport"],
-                path: "Plugins/TEMPer", exclude: ["README.md"]),
         .executableTarget(name: "ingestd", dependencies: ["ArgumentParsing", "IngestCLI"]),
-        // Bluetooth SIG standard health profiles (weight, body composition, thermometer, heart rate, RSC, BP, glucose, PLX).
-        .target(name: "GATTHealthProfiles", dependencies: ["AdapterKit", "HealthModel", "Transport"], path: "Plugins/GATTHealthProfiles",
-                exclude: ["README.md"]),
         .executableTarget(
             name: "IngestBench",
             dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CSQLite", "BLEWire", "CaptureFormats",
                            "BuiltinAdapters", "AdapterKit", "Transport",
-                           "IngestCLI", "BLESimulators", "BlueZTransport", "Logging"]
+                           "IngestRuntime", "BLESimulators", "BlueZTransport", "Logging", "Delivery"]
         ),
-
-        // Built-in advertisement adapters: Xiaomi Mi scales and BTHome v2.
-        .target(name: "XiaomiScale", dependencies: ["AdapterKit", "HealthModel", "Transport"], path: "Plugins/XiaomiScale",
-                exclude: ["README.md"]),
-        .target(name: "BTHome", dependencies: ["AdapterKit", "HealthModel", "Transport"], path: "Plugins/BTHome",
-                exclude: ["README.md"]),
 
         // The Xiaomi scale adapter built as an external adapter executable (ExternalAdapterMain).
         .executableTarget(name: "ingestd-adapter-xiaomi-scale", dependencies: ["AdapterKit", "ExternalAdapterProtocol", "XiaomiScale"],
@@ -99,15 +107,23 @@ let package = Package(
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel", "TestSupport"]),
         .testTarget(name: "AppleHealthImportTests", dependencies: ["AppleHealthImport", "HealthModel", "TestSupport"],
                     exclude: ["Fixtures"]),
+        // Export writers on real records; FHIR Bundles validated by the fhir.resources package (R4) in a venv;
+        // `ingestd export` run as a process (a large export in bounded memory, measured from /proc).
+        .testTarget(name: "ExportTests", dependencies: ["Export", "HealthModel", "SQLiteStore", "Pipeline", "TestSupport", "ingestd"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "SQLiteStore", "HealthModel"]),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Pipeline", "HealthModel"]),
+        // Real receivers: a Mosquitto broker and a Python HTTP server started on 127.0.0.1 by the tests,
+        // the engine in process and the built ingestd (kill -9 mid-delivery).
+        .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "SQLiteStore", "Pipeline", "HealthModel", "ingestd"],
+                    exclude: ["Receivers"]),
         // Runs the built ingestd binary (SIGKILL mid-replay, then replay again).
-        .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd", "TestSupport"]),
+        .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd", "TestSupport"], exclude: ["Captures"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing", "Logging"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
+        // The commands in-process (the CLI's own tests), and the runtime end to end through them.
         .testTarget(name: "IngestCLITests", dependencies: [
-            "IngestCLI", "ArgumentParsing", "Logging", "BLEWire", "HealthModel", "AdapterKit", "BuiltinAdapters", "BLESimulators", "BlueZTransport", "SQLiteStore", "Transport",
-            "CaptureFormats",
+            "IngestCLI", "IngestRuntime", "ArgumentParsing", "Logging", "BLEWire", "HealthModel", "AdapterKit", "BuiltinAdapters",
+            "BLESimulators", "BlueZTransport", "SQLiteStore", "Transport", "CaptureFormats", "ExternalAdapters",
         ]),
         .testTarget(
             name: "AdvertisementAdaptersTests",
@@ -125,12 +141,11 @@ let package = Package(
         .testTarget(
             name: "USBAdaptersTests",
             dependencies: ["ANTPlus", "OmronPedometer", "TEMPer", "AdapterKit", "HealthModel", "Transport", "Pipeline",
-                           "SQLiteStore", "CaptureFormats", "TestSupport"],
-            exclude: ["Captures"]
+                           "SQLiteStore", "CaptureFormats", "TestSupport"]
         ),
         // Runs the built ingestd on usbmon captures other software made (tolerant replay): Omron vendor sessions,
         // generated ANT+ channel-mode captures.
-        .testTarget(name: "USBReplayTests", dependencies: ["ingestd", "TestSupport"], exclude: ["Captures"]),
+        .testTarget(name: "USBReplayTests", dependencies: ["ingestd", "TestSupport"]),
         .testTarget(
             name: "ExternalAdaptersTests",
             dependencies: ["ExternalAdapters", "ExternalAdapterProtocol", "Logging", "AdapterKit", "XiaomiScale", "HealthModel", "Transport", "Pipeline",
@@ -170,11 +185,11 @@ let package = Package(
         .testTarget(
             name: "AdapterTests",
             dependencies: [
-                "IngestCLI", "BuiltinAdapters", "AdapterKit", "BLEWire", "CaptureFormats", "HealthModel", "Transport",
-                "GATTHealthProfiles", "XiaomiScale", "ingestd", "TestSupport",
+                "IngestRuntime", "BuiltinAdapters", "AdapterKit", "BLEWire", "CaptureFormats", "HealthModel", "Transport",
+                "GATTHealthProfiles", "XiaomiScale", "DSD6Band", "ingestd", "TestSupport",
             ],
             exclude: ["Captures"]
         ),
-    ],
+    ] + builtinAdapterTargets,
     swiftLanguageModes: [.v6]
 )

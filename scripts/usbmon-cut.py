@@ -9,7 +9,7 @@ are moved after those OUT transfers: umockdev replays strictly in the captured o
 device sent meanwhile) would otherwise find the capture expecting a read.
 
 Python 3 standard library only. Example (an Omron HJ-720IT session cut before day 5 of its history):
-  scripts/usbmon-cut.py Tests/USBAdaptersTests/Captures/omron-hj720it/pedometerLog1-session.pcapng \\
+  scripts/usbmon-cut.py Tests/AdapterTests/Captures/omron-hj720it/pedometerLog1-session.pcapng \\
       Tests/LibUSBTransportTests/Fixtures/omron-cut-mid-history.pcapng --before-out 0747544400000501 \\
       --writes-before-reads
 """

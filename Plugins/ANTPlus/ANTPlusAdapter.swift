@@ -8,14 +8,10 @@ import Transport
 public struct ANTPlusAdapter: USBAdapter {
     public static let identifier = "ant-plus"
 
-    /// The clock that stamps received pages and paces the batches.
-    public let now: @Sendable () -> Date
     /// How to read a `@FILE` network key (injected by tests).
     public let readFile: @Sendable (String) throws -> String
 
-    public init(now: @escaping @Sendable () -> Date = { Date() },
-                readFile: @escaping @Sendable (String) throws -> String = { try String(contentsOfFile: $0, encoding: .utf8) }) {
-        self.now = now
+    public init(readFile: @escaping @Sendable (String) throws -> String = { try String(contentsOfFile: $0, encoding: .utf8) }) {
         self.readFile = readFile
     }
 
@@ -33,13 +29,12 @@ public struct ANTPlusAdapter: USBAdapter {
                             options: [String: String]) -> any USBAdapterSession {
         let configuration: Result<ANTPlusConfiguration, ANTSessionError>
         do {
-            // A replayed capture transmits nothing: the key is not needed (the session takes the capture's).
-            configuration = .success(try ANTPlusConfiguration(options: options, readFile: readFile,
-                                                              keyRequired: context.replayClock == nil))
+            // A missing key is decided by the session once it sees the device: a capture's playback does not need one.
+            configuration = .success(try ANTPlusConfiguration(options: options, readFile: readFile))
         } catch {
             configuration = .failure(error)
         }
-        return ANTPlusSession(context: context, configuration: configuration, now: context.replayClock ?? now)
+        return ANTPlusSession(context: context, configuration: configuration, now: context.now)
     }
 }
 
@@ -54,13 +49,15 @@ public enum ANTReceiveMode: String, Hashable, Sendable {
 
 /// The ANT adapter's options.
 public struct ANTPlusConfiguration: Hashable, Sendable {
-    public var networkKey: ANTNetworkKey
+    /// Nil when the options name none: a live stick then cannot be started (`ANTNetworkKeyError.missing`), a
+    /// capture's playback uses the key the capture shows or `ANTNetworkKey.placeholder`.
+    public var networkKey: ANTNetworkKey?
     public var mode: ANTReceiveMode
     /// Seconds between committed batches.
     public var batchInterval: TimeInterval
     public var receiver: ANTPlusReceiver.Settings
 
-    public init(networkKey: ANTNetworkKey, mode: ANTReceiveMode = .scan, batchInterval: TimeInterval = 10,
+    public init(networkKey: ANTNetworkKey?, mode: ANTReceiveMode = .scan, batchInterval: TimeInterval = 10,
                 receiver: ANTPlusReceiver.Settings = ANTPlusReceiver.Settings()) {
         self.networkKey = networkKey
         self.mode = mode
@@ -68,16 +65,14 @@ public struct ANTPlusConfiguration: Hashable, Sendable {
         self.receiver = receiver
     }
 
-    /// `ant-network-key` / `ant-network-key-file` (required unless `keyRequired` is false, when a
-    /// capture is replayed: then a missing key is `ANTNetworkKey.placeholder`), `ant-mode=scan|channels`,
+    /// `ant-network-key` / `ant-network-key-file` (optional here, see `networkKey`), `ant-mode=scan|channels`,
     /// `ant-batch-seconds=N`.
-    public init(options: [String: String], readFile: (String) throws -> String, keyRequired: Bool = true)
-        throws(ANTSessionError) {
-        let key: ANTNetworkKey
+    public init(options: [String: String], readFile: (String) throws -> String) throws(ANTSessionError) {
+        let key: ANTNetworkKey?
         do {
             key = try ANTNetworkKey(options: options, readFile: readFile)
-        } catch .missing where !keyRequired {
-            key = .placeholder
+        } catch .missing {
+            key = nil
         } catch {
             throw .networkKey(error)
         }

@@ -32,11 +32,13 @@ public enum ANTSessionError: Error, Hashable, Sendable, CustomStringConvertible 
 /// One ANT stick: reset, network key, channel set-up with extended messages (so every page names its sensor),
 /// then reception until `shouldStop`, committing a batch every `batchInterval` and at the end.
 ///
-/// Replaying a capture (`context.replayClock` set) the session transmits nothing real, and the capture may come
+/// On a device handle that plays back a capture (`USBDeviceHandle.answersWrites` false,
+/// `priorHostWrites` the capturing host's writes) the session transmits nothing real, and the capture may come
 /// from other software with its own start-up: the network key is the one the capture shows (or a placeholder;
-/// never printed), a command the capture does not answer or refused is noted and passed over instead of ending
-/// the session, channels are not re-opened, and data without extended data is attributed through the channel ids
-/// the capturing software configured (set channel id, 0x51) or the stick reported.
+/// never printed, and none need be configured), a command the capture does not answer or refused is noted and
+/// passed over instead of ending the session, channels are neither re-opened nor closed, and data without
+/// extended data is attributed through the channel ids the capturing software configured (set channel id, 0x51)
+/// or the stick reported. The session learns all this from the handle, not from being told it is replayed.
 public final class ANTPlusSession: USBAdapterSession {
     static let readTimeout: Duration = .milliseconds(500)
     static let writeTimeout: Duration = .seconds(1)
@@ -59,27 +61,27 @@ public final class ANTPlusSession: USBAdapterSession {
     private var reportedChannels: [UInt8: ANTChannelID] = [:]
     /// Replay: the channel ids the capturing software set (0x51 commands with a device type).
     private var capturedChannels: [UInt8: ANTChannelID] = [:]
-    /// Whether a capture is replayed (the context has a replay clock).
-    private let replaying: Bool
+    /// Whether the device's answers follow what the session writes (`USBDeviceHandle.answersWrites`; false for a
+    /// capture's playback). Set when the session starts on its device.
+    private var deviceAnswersWrites = true
 
     public init(context: AdapterContext, configuration: Result<ANTPlusConfiguration, ANTSessionError>,
                 now: @escaping @Sendable () -> Date) {
         self.context = context
         self.configuration = configuration
         self.now = now
-        self.replaying = context.replayClock != nil
         let settings = (try? configuration.get().receiver) ?? ANTPlusReceiver.Settings()
         self.receiver = ANTPlusReceiver(source: context.source, settings: settings)
     }
 
     public func run(_ device: any USBDeviceHandle, deliver: (AdapterOutput) throws -> DeliveryReceipt,
                     shouldStop: () -> Bool) throws {
-        let configuration = try replayConfiguration(device)
+        let (configuration, networkKey) = try resolvedConfiguration(device)
         let link = try ANTLink(device: device)
         try link.open()
         defer { link.close() }
 
-        try startUp(link, configuration: configuration)
+        try startUp(link, configuration: configuration, networkKey: networkKey)
         var lastBatch = now()
         var deviceGone = false
         while !shouldStop() {
@@ -103,15 +105,23 @@ public final class ANTPlusSession: USBAdapterSession {
         if !deviceGone { shutDown(link, configuration: configuration) }
     }
 
-    /// The configuration; when replaying a capture, with the capture's network key, and the channel ids the
-    /// capturing software set are learnt.
-    private func replayConfiguration(_ device: any USBDeviceHandle) throws -> ANTPlusConfiguration {
-        var configuration = try self.configuration.get()
-        guard replaying, let link = try? ANTLink(device: device),
-              let setUp = ANTCapturedSetUp(device: device, endpoint: link.outEndpoint) else { return configuration }
-        if let key = setUp.networkKey { configuration.networkKey = key }
-        capturedChannels = setUp.channels
-        return configuration
+    /// The configuration and the network key to send. When another host set the stick up before (a capture's
+    /// playback shows its writes), its network key is used and the channel ids it set are learnt. Without a key
+    /// from either, a device that answers writes cannot be started (`networkKey(.missing)`); a playback gets the
+    /// placeholder, which it answers as it answers anything.
+    private func resolvedConfiguration(_ device: any USBDeviceHandle) throws -> (ANTPlusConfiguration, ANTNetworkKey) {
+        let configuration = try self.configuration.get()
+        deviceAnswersWrites = device.answersWrites
+        var networkKey = configuration.networkKey
+        if let outEndpoint = try? ANTLink(device: device).outEndpoint,
+           let hostWrites = device.priorHostWrites(endpoint: outEndpoint) {
+            let setUp = ANTCapturedSetUp(hostWrites: hostWrites)
+            if let key = setUp.networkKey { networkKey = key }
+            capturedChannels = setUp.channels
+        }
+        if let networkKey { return (configuration, networkKey) }
+        guard !deviceAnswersWrites else { throw ANTSessionError.networkKey(.missing) }
+        return (configuration, .placeholder)
     }
 
     private func deliverPending(_ deliver: (AdapterOutput) throws -> DeliveryReceipt) throws {
@@ -124,13 +134,13 @@ public final class ANTPlusSession: USBAdapterSession {
 
     // MARK: Start-up
 
-    private func startUp(_ link: ANTLink, configuration: ANTPlusConfiguration) throws {
+    private func startUp(_ link: ANTLink, configuration: ANTPlusConfiguration, networkKey: ANTNetworkKey) throws {
         try link.send(ANTCommand.reset())
         // The stick announces itself after a reset; some do not, which is not an error.
         for _ in 0..<4 {
             if try waitFor(link, matching: { $0.id == ANTMessageID.startupMessage }) { break }
         }
-        try command(link, ANTCommand.setNetworkKey(network: 0, key: configuration.networkKey))
+        try command(link, ANTCommand.setNetworkKey(network: 0, key: networkKey))
         switch configuration.mode {
         case .scan:
             try configureChannel(link, 0, deviceType: 0, period: ANTPlusDeviceType.period(ANTPlusDeviceType.heartRate))
@@ -168,8 +178,8 @@ public final class ANTPlusSession: USBAdapterSession {
             return true
         }
         let name = ANTMessageID.name(message.id)
-        if replaying, failure != nil || !answered {
-            // Another program's capture: its start-up differs from ours, which is no reason to stop reading it.
+        if !deviceAnswersWrites, failure != nil || !answered {
+            // A playback of another program's capture: its start-up differs from ours, no reason to stop reading it.
             output.skip(failure == nil ? "ant command not answered in the capture" : "ant command refused in the capture")
             return
         }
@@ -201,8 +211,8 @@ public final class ANTPlusSession: USBAdapterSession {
     }
 
     private func shutDown(_ link: ANTLink, configuration: ANTPlusConfiguration) {
-        // A replayed capture is not a stick to close channels on.
-        guard !replaying else { return }
+        // A playback is not a stick to close channels on.
+        guard deviceAnswersWrites else { return }
         let channels: [UInt8] = configuration.mode == .scan ? [0] : channelTypes.keys.sorted()
         for channel in channels { try? link.send(ANTCommand.closeChannel(channel)) }
     }
@@ -249,7 +259,7 @@ public final class ANTPlusSession: USBAdapterSession {
                 return
             }
             if event.messageID == ANTChannelEvent.radioEvent, event.code == ANTChannelEvent.eventChannelClosed,
-               channelTypes[event.channel] != nil, !replaying {
+               channelTypes[event.channel] != nil, deviceAnswersWrites {
                 // A pairing channel closed (search ended): search again.
                 try? link.send(ANTCommand.openChannel(event.channel))
             }
@@ -280,12 +290,6 @@ struct ANTCapturedSetUp {
     var networkKey: ANTNetworkKey?
     /// Per channel, the first set channel id with a device type (a wildcard type says nothing).
     var channels: [UInt8: ANTChannelID] = [:]
-
-    /// The set-up in a replayed device's capture; nil for a device that is not a replay.
-    init?(device: any USBDeviceHandle, endpoint: UInt8) {
-        guard let replayed = device as? any USBReplayedDevice else { return nil }
-        self.init(hostWrites: replayed.capturedHostWrites(endpoint: endpoint))
-    }
 
     init(hostWrites: [[UInt8]]) {
         var decoder = ANTStreamDecoder()

@@ -1,6 +1,7 @@
 import ANTPlus
 import AdapterKit
 import BTHome
+import DSD6Band
 import GATTHealthProfiles
 import OmronPedometer
 import TEMPer
@@ -10,12 +11,14 @@ import XiaomiScale
 ///
 /// Order matters: a device goes to the first adapter that matches it, so exact matches (a Xiaomi
 /// scale, recognised by its name and service data) come before generic ones (any device exposing
-/// a standard GATT health service). Adding an adapter is one folder under `Plugins/` and one line here.
+/// a standard GATT health service). Adding an adapter is one folder under `Plugins/`, one line here, its module in
+/// `builtinAdapterModules` (Package.swift) and its captures (Plugins/README.md, "Adding a built-in adapter").
 public enum BuiltinAdapters {
     /// Bluetooth LE adapters, exact before generic.
     public static let bluetooth: [any Adapter] = [
         XiaomiScaleAdapter(),
         BTHomeAdapter(),
+        DSD6BandAdapter(),
         GATTHealthAdapter(),
     ]
 

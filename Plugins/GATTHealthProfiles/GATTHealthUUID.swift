@@ -1,4 +1,5 @@
 import Transport
+import HealthModel
 
 /// The Bluetooth SIG assigned numbers this module reads.
 public enum GATTHealthUUID {
@@ -44,6 +45,14 @@ public enum GATTHealthUUID {
     public static let hardwareRevision = BLEUUID(0x2A27)
     public static let firmwareRevision = BLEUUID(0x2A26)
     public static let softwareRevision = BLEUUID(0x2A28)
+
+    // MARK: Conversation characteristics
+    /// Record Access Control Point (write + indicate) of the Glucose service.
+    public static let recordAccessControlPoint = BLEUUID(0x2A52)
+    /// Current Time (0x2A2B) of the Current Time service 0x1805.
+    public static let currentTime = BLEUUID(0x2A2B)
+    /// User Control Point (write + indicate) of the User Data Service 0x181C.
+    public static let userControlPoint = BLEUUID(0x2A9F)
 }
 
 /// Metadata keys this adapter writes besides HealthKit's typed ones (sync identity, time zone,
@@ -62,7 +71,7 @@ public enum GATTMetadataKey {
     /// Bioelectrical impedance in ohms (number), on the body fat sample of a body composition reading.
     public static let bodyImpedance = "IngestBodyImpedance"
     /// The user index the device assigned the reading to (number; multi-user scales, BP monitors).
-    public static let deviceUserID = "IngestDeviceUserID"
+    public static let deviceUserID = MetadataKey.deviceUserID
     /// The device's own wall-clock time stamp (string, `2012-12-05T11:50:27`) when it was not used
     /// as the sample time because it lay in the future of the receive time.
     public static let deviceTime = "IngestDeviceTime"

@@ -8,12 +8,8 @@ import Transport
 public struct OmronPedometerAdapter: USBAdapter {
     public static let identifier = "omron-hj720it"
 
-    /// The clock that says which date the device's "today" (day 0) is.
-    public let now: @Sendable () -> Date
-
-    public init(now: @escaping @Sendable () -> Date = { Date() }) {
-        self.now = now
-    }
+    /// The context's clock says which date the device's "today" (day 0) is.
+    public init() {}
 
     public var descriptor: AdapterDescriptor {
         AdapterDescriptor(
@@ -33,7 +29,7 @@ public struct OmronPedometerAdapter: USBAdapter {
         } catch {
             configuration = .failure(error)
         }
-        return OmronPedometerSession(context: context, configuration: configuration, now: context.replayClock ?? now)
+        return OmronPedometerSession(context: context, configuration: configuration, now: context.now)
     }
 }
 

@@ -8,16 +8,13 @@ import Transport
 public struct TEMPerAdapter: USBAdapter {
     public static let identifier = "temper"
 
-    public let now: @Sendable () -> Date
     /// Waits between readings (injected by tests).
     public let sleep: @Sendable (Duration) -> Void
 
-    public init(now: @escaping @Sendable () -> Date = { Date() },
-                sleep: @escaping @Sendable (Duration) -> Void = { duration in
+    public init(sleep: @escaping @Sendable (Duration) -> Void = { duration in
                     Thread.sleep(forTimeInterval: Double(duration.components.seconds)
                                  + Double(duration.components.attoseconds) / 1e18)
                 }) {
-        self.now = now
         self.sleep = sleep
     }
 
@@ -40,7 +37,7 @@ public struct TEMPerAdapter: USBAdapter {
         } catch {
             configuration = .failure(error)
         }
-        return TEMPerSession(context: context, configuration: configuration, now: context.replayClock ?? now, sleep: sleep)
+        return TEMPerSession(context: context, configuration: configuration, now: context.now, sleep: sleep)
     }
 }
 

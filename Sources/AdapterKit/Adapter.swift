@@ -11,6 +11,8 @@ public protocol Adapter: Sendable {
     var descriptor: AdapterDescriptor { get }
     /// A session for one BLE device the descriptor matched.
     func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any AdapterSession
+    /// Whether the adapter can take a device now (default true; see ``AdapterPins``).
+    var isAvailable: Bool { get }
 }
 
 /// Per-device decoding state. Fed transport events in order; writes records and rejections.
@@ -45,14 +47,23 @@ public struct AdapterContext: Sendable {
     public var timeZone: TimeZone
     /// The sample source (the adapter id).
     public var source: String
-    /// When replaying a capture: the capture's clock (the time of the last captured answer), which
-    /// a session uses instead of the wall clock for "now" (e.g. which day a pedometer calls today).
-    public var replayClock: (@Sendable () -> Date)?
+    /// "Now" for the session (stamping what arrives, which day a pedometer calls today): the wall
+    /// clock live, the capture's clock (the time of the last captured answer) when a capture is
+    /// replayed. Sessions read the time here only, so they never need to know which it is.
+    public var now: @Sendable () -> Date
+    /// What the adapter remembers about devices between connections (this adapter's own
+    /// entries); nil where nothing can be kept.
+    public var memory: (any DeviceMemory)?
+    /// Adapter configuration (`--adapter-option KEY=VALUE`), e.g. a user index and consent code.
+    public var options: [String: String]
 
-    public init(timeZone: TimeZone, source: String, replayClock: (@Sendable () -> Date)? = nil) {
+    public init(timeZone: TimeZone, source: String, now: @escaping @Sendable () -> Date = { Date() },
+                memory: (any DeviceMemory)? = nil, options: [String: String] = [:]) {
         self.timeZone = timeZone
         self.source = source
-        self.replayClock = replayClock
+        self.now = now
+        self.memory = memory
+        self.options = options
     }
 }
 

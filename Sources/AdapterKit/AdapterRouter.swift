@@ -2,32 +2,53 @@ import Foundation
 import HealthModel
 import Transport
 
-/// Sends each device's transport events to the session of the adapter that matches it.
+/// Sends each device's transport events to the sessions of the adapters that match it.
 ///
-/// The same router serves a replayed capture and a live transport. Adapters are tried in registry
-/// order (exact matches before generic ones); `forcedAdapter` takes every device. A device that no
-/// adapter matches is remembered with its name and UUIDs for the summary.
+/// The same router serves a replayed capture and a live transport. Every adapter that matches
+/// a device gets its own session and the device's advertisements (each adapter is its own
+/// source; grants and deduplication apply as usual). Connections belong to one adapter: the
+/// first by precedence (registry order, exact before generic, external before built-in) that
+/// is available (an external adapter in restart back-off or broken is not), unless the device
+/// is pinned (``AdapterPins``) or `forcedAdapter` takes every device. When that adapter holds
+/// conversations (``Adapter/holdsConversations``) the conversation has the connection and no
+/// session sees its events; otherwise the adapter's session gets them. A device that no adapter
+/// matches is remembered with its name and UUIDs for the summary.
 public final class AdapterRouter {
+    private struct Entry {
+        var adapter: any Adapter
+        var session: any AdapterSession
+    }
+
     private let adapters: [any Adapter]
     private let forced: (any Adapter)?
+    private let pins: [BLEAddress: String]
     private let timeZone: TimeZone
     private var traits: [BLEAddress: BLEDeviceTraits] = [:]
-    private var sessions: [BLEAddress: (adapter: any Adapter, session: any AdapterSession)] = [:]
+    /// Per device, the matching adapters' sessions in precedence order.
+    private var sessions: [BLEAddress: [Entry]] = [:]
     private var connections: [UInt16: BLEAddress] = [:]
     /// Devices seen that no adapter took, with what they advertised.
     public private(set) var unmatched: [BLEAddress: BLEDeviceTraits] = [:]
 
-    /// - Parameter forcedAdapterID: when set, that adapter takes every device (`--adapter`).
-    public init(adapters: [any Adapter], forcedAdapterID: String? = nil, timeZone: TimeZone) throws(AdapterRouterError) {
+    /// - Parameters:
+    ///   - forcedAdapterID: when set, that adapter takes every device (`--adapter ID` of replay).
+    ///   - pins: devices served by one adapter only (`--adapter ADDRESS=ID`).
+    public init(adapters: [any Adapter], forcedAdapterID: String? = nil, pins: [BLEAddress: String] = [:],
+                timeZone: TimeZone) throws(AdapterRouterError) {
         self.adapters = adapters
         self.timeZone = timeZone
+        self.pins = pins
+        let known = adapters.map(\.descriptor.id)
         if let forcedAdapterID {
             guard let adapter = adapters.first(where: { $0.descriptor.id == forcedAdapterID }) else {
-                throw .unknownAdapter(forcedAdapterID, known: adapters.map(\.descriptor.id))
+                throw .unknownAdapter(forcedAdapterID, known: known)
             }
             forced = adapter
         } else {
             forced = nil
+        }
+        for id in Set(pins.values).sorted() where !known.contains(id) {
+            throw .unknownAdapter(id, known: known)
         }
     }
 
@@ -36,30 +57,30 @@ public final class AdapterRouter {
         switch event {
         case .advertisement(let advertisement):
             traits[advertisement.address, default: BLEDeviceTraits(address: advertisement.address)].absorb(advertisement)
-            session(for: advertisement.address)?.receive(event, into: &output)
+            for entry in entries(for: advertisement.address) { entry.session.receive(event, into: &output) }
         case .connected(let connection):
             connections[connection.handle] = connection.peerAddress
-            session(for: connection.peerAddress)?.receive(event, into: &output)
+            connectionSession(for: connection.peerAddress)?.receive(event, into: &output)
         case .disconnected(let disconnection):
             let address = disconnection.peerAddress ?? connections[disconnection.handle]
             connections[disconnection.handle] = nil
-            if let address { session(for: address)?.receive(event, into: &output) }
+            if let address { connectionSession(for: address)?.receive(event, into: &output) }
         case .gattValue(let value):
             guard let address = value.peerAddress ?? connections[value.connection] else { return }
             if let service = value.serviceUUID {
                 traits[address, default: BLEDeviceTraits(address: address)].serviceUUIDs.insert(service)
             }
-            session(for: address)?.receive(event, into: &output)
+            connectionSession(for: address)?.receive(event, into: &output)
         case .subscriptionChanged(let subscription):
             guard let address = subscription.peerAddress ?? connections[subscription.connection] else { return }
-            session(for: address)?.receive(event, into: &output)
+            connectionSession(for: address)?.receive(event, into: &output)
         }
     }
 
     /// Ends every session (at the end of a capture, or on shutdown).
     public func finish(into output: inout AdapterOutput) {
         for address in sessions.keys.sorted() {
-            sessions[address]?.session.finish(into: &output)
+            for entry in sessions[address] ?? [] { entry.session.finish(into: &output) }
         }
     }
 
@@ -69,10 +90,12 @@ public final class AdapterRouter {
     public func finish(into output: inout AdapterOutput, flushingAt limit: Int,
                        flush: (AdapterOutput) throws -> Void) throws {
         for address in sessions.keys.sorted() {
-            try sessions[address]?.session.finish(into: &output, flushingAt: limit, flush: flush)
-            if output.records.count >= limit {
-                try flush(output)
-                output = AdapterOutput()
+            for entry in sessions[address] ?? [] {
+                try entry.session.finish(into: &output, flushingAt: limit, flush: flush)
+                if output.records.count >= limit {
+                    try flush(output)
+                    output = AdapterOutput()
+                }
             }
         }
     }
@@ -82,29 +105,67 @@ public final class AdapterRouter {
     /// next advertisement.
     public func poll(into output: inout AdapterOutput) {
         for address in sessions.keys.sorted() {
-            sessions[address]?.session.poll(into: &output)
+            for entry in sessions[address] ?? [] { entry.session.poll(into: &output) }
         }
     }
 
-    /// The adapter id serving each matched device.
-    public var matchedDevices: [BLEAddress: String] { sessions.mapValues(\.adapter.descriptor.id) }
+    /// The adapter id serving each matched device (the one its connections go to).
+    public var matchedDevices: [BLEAddress: String] {
+        sessions.compactMapValues { entries in primary(of: entries)?.adapter.descriptor.id }
+    }
 
-    /// The adapter serving `address`, once one matched it.
-    public func adapter(for address: BLEAddress) -> (any Adapter)? { sessions[address]?.adapter }
+    /// Every adapter matching each device, in precedence order (more than one: overlapping claims).
+    public var matchingAdapters: [BLEAddress: [String]] { sessions.mapValues { $0.map(\.adapter.descriptor.id) } }
 
-    private func session(for address: BLEAddress) -> (any AdapterSession)? {
-        if let existing = sessions[address] { return existing.session }
-        guard let known = traits[address] else { return nil }
-        let adapter = forced ?? adapters.first { $0.descriptor.matches(known) }
-        guard let adapter else {
-            unmatched[address] = known
-            return nil
+    /// The adapter that gets `address`'s connections, once one matched it.
+    public func adapter(for address: BLEAddress) -> (any Adapter)? {
+        sessions[address].flatMap(primary(of:))?.adapter
+    }
+
+    /// What the device advertised so far (name, services, companies), once it was heard.
+    public func traits(for address: BLEAddress) -> BLEDeviceTraits? { traits[address] }
+
+    /// The first available entry, else the first.
+    private func primary(of entries: [Entry]) -> Entry? {
+        entries.first { $0.adapter.isAvailable } ?? entries.first
+    }
+
+    /// The session for a connection's events: none when the adapter holds conversations (the
+    /// conversation has the connection), but the device is matched all the same.
+    private func connectionSession(for address: BLEAddress) -> (any AdapterSession)? {
+        guard let entry = primary(of: entries(for: address)) else { return nil }
+        return entry.adapter.holdsConversations ? nil : entry.session
+    }
+
+    /// The device's sessions, made for every adapter that matches it now (a later
+    /// advertisement may add an adapter, e.g. once a scan response gave the name).
+    private func entries(for address: BLEAddress) -> [Entry] {
+        guard let known = traits[address] else { return sessions[address] ?? [] }
+        let candidates: [any Adapter]
+        if let forced {
+            candidates = [forced]
+        } else if let pinned = pins[address] {
+            candidates = adapters.filter { $0.descriptor.id == pinned }
+        } else {
+            candidates = adapters.filter { $0.descriptor.matches(known) }
         }
-        unmatched[address] = nil
-        let id = adapter.descriptor.id
-        let session = adapter.makeSession(for: known, context: AdapterContext(timeZone: timeZone, source: id))
-        sessions[address] = (adapter, session)
-        return session
+        var entries = sessions[address] ?? []
+        if entries.count < candidates.count {
+            for adapter in candidates where !entries.contains(where: { $0.adapter.descriptor.id == adapter.descriptor.id }) {
+                let id = adapter.descriptor.id
+                entries.append(Entry(adapter: adapter,
+                                     session: adapter.makeSession(for: known, context: AdapterContext(timeZone: timeZone, source: id))))
+            }
+            let order = candidates.map(\.descriptor.id)
+            entries.sort { (order.firstIndex(of: $0.adapter.descriptor.id) ?? 0) < (order.firstIndex(of: $1.adapter.descriptor.id) ?? 0) }
+            sessions[address] = entries
+        }
+        if entries.isEmpty {
+            unmatched[address] = known
+        } else {
+            unmatched[address] = nil
+        }
+        return entries
     }
 }
 

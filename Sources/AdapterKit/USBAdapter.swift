@@ -10,6 +10,23 @@ public protocol USBAdapter: Sendable {
     /// (e.g. `clear-after-sync`, the ANT+ network key) from the command line or a config file.
     func makeSession(for device: USBDeviceDescription, context: AdapterContext,
                      options: [String: String]) -> any USBAdapterSession
+    /// Whether the adapter can take a device now: false while broken or in restart back-off,
+    /// and the next matching adapter gets the device.
+    var isAvailable: Bool { get }
+}
+
+extension USBAdapter {
+    public var isAvailable: Bool { true }
+}
+
+extension Array where Element == any USBAdapter {
+    /// The adapter for a USB device: the pinned one, else the first available that matches
+    /// (in precedence order), else the first that matches.
+    public func adapter(for device: USBDeviceDescription, pins: AdapterPins = AdapterPins()) -> (any USBAdapter)? {
+        if let pinned = pins.adapterID(for: device) { return first { $0.descriptor.id == pinned } }
+        let matching = filter { $0.descriptor.matches(device) }
+        return matching.first { $0.isAvailable } ?? matching.first
+    }
 }
 
 /// One conversation with one USB device.
@@ -19,9 +36,23 @@ public protocol USBAdapterSession: AnyObject {
     /// which returns only after the batch is committed (or throws when it could not be): anything
     /// the device must be told after a commit (erase its memory) happens after `deliver` returns,
     /// and only when its receipt says nothing is merely held (`DeliveryReceipt.deviceMayForget`).
-    /// `USBError.noDevice` ends the session: the device was pulled out.
+    /// `USBError.noDevice` ends the session: the device was pulled out. The session reads the time
+    /// from `AdapterContext.now` and learns whether `device` is a capture's playback from the handle
+    /// (`priorHostWrites(endpoint:)`, `answersWrites`), never from being told it is replayed.
     func run(_ device: any USBDeviceHandle, deliver: (AdapterOutput) throws -> DeliveryReceipt,
              shouldStop: () -> Bool) throws
+    /// Runs the session on the device `open` opens (the caller closes what `open` returned). A
+    /// session that reaches the device by other means (an external adapter's process opens it
+    /// itself) runs without calling `open`. The default opens the device and calls `run(_:deliver:shouldStop:)`.
+    func run(opening open: () throws -> any USBDeviceHandle, deliver: (AdapterOutput) throws -> DeliveryReceipt,
+             shouldStop: () -> Bool) throws
+}
+
+extension USBAdapterSession {
+    public func run(opening open: () throws -> any USBDeviceHandle, deliver: (AdapterOutput) throws -> DeliveryReceipt,
+                    shouldStop: () -> Bool) throws {
+        try run(try open(), deliver: deliver, shouldStop: shouldStop)
+    }
 }
 
 /// What became of a delivered batch after its commit: samples stored in the store proper, and

@@ -104,6 +104,16 @@ public struct SimulatedProfile: Hashable, Sendable {
     public static let vendorCharacteristic = BLEUUID(high: 0x6E40_0003_B5A3_F393, low: 0xE0A9_E50E_24DC_CA9E)
 }
 
+/// What a simulated peripheral demands before it lets its values be read, written or subscribed to.
+public enum SimulatedSecurity: Hashable, Sendable {
+    /// Nothing.
+    case none
+    /// An encrypted link: Insufficient Encryption (0x0F) until ``SimulatedPeripheral/encryptLink()``.
+    case encryption
+    /// An authenticated (passkey) bond: Insufficient Authentication (0x05) even once encrypted.
+    case passkey
+}
+
 /// One row of the simulated attribute table.
 public struct SimulatedAttribute: Hashable, Sendable {
     public var handle: UInt16
@@ -152,11 +162,20 @@ public actor SimulatedPeripheral: ConditionWaiting {
     private var requestsAnswered = 0
     private var readerTask: Task<Void, Never>?
     var waiters = ConditionWaiters()
+    private let responder: (any SimulatedResponder)?
+    private let security: SimulatedSecurity
+    /// Whether the client had the link encrypted.
+    public private(set) var encrypted = false
+    /// Value handle → characteristic UUID, for the responder.
+    private let characteristicsByValueHandle: [UInt16: BLEUUID]
 
     /// Takes ownership of `descriptor`; serves `profile` with the given receive MTU.
-    public init(descriptor: Int32, profile: SimulatedProfile, behaviour: Behaviour = .normal, serverMTU: UInt16 = 23)
+    /// - Parameter responder: answers writes to characteristic values (a vendor protocol).
+    public init(descriptor: Int32, profile: SimulatedProfile, behaviour: Behaviour = .normal, serverMTU: UInt16 = 23,
+                responder: (any SimulatedResponder)? = nil, security: SimulatedSecurity = .none)
         throws(SimulatorSetupError)
     {
+        self.security = security
         do {
             channel = try PacketChannel(adopting: descriptor, threadName: "simulated-peripheral")
         } catch {
@@ -169,6 +188,14 @@ public actor SimulatedPeripheral: ConditionWaiting {
         self.updates = updates
         configurationOwners = owners
         values = Dictionary(uniqueKeysWithValues: table.map { ($0.handle, $0.value) })
+        self.responder = responder
+        var byHandle: [UInt16: BLEUUID] = [:]
+        for attribute in table where attribute.type == .characteristic && attribute.value.count >= 5 {
+            if let uuid = BLEUUID(littleEndianBytes: attribute.value.dropFirst(3)) {
+                byHandle[attribute.value.uint16LE(at: 1)] = uuid
+            }
+        }
+        characteristicsByValueHandle = byHandle
     }
 
     /// The value handle of the first characteristic with this UUID.
@@ -178,6 +205,9 @@ public actor SimulatedPeripheral: ConditionWaiting {
         }) else { return nil }
         return attributes[declaration].value.uint16LE(at: 1)
     }
+
+    /// The client raised the link's security ("Just Works" pairing succeeded).
+    public func encryptLink() { encrypted = true }
 
     /// Starts answering.
     public func start() {
@@ -259,6 +289,10 @@ public actor SimulatedPeripheral: ConditionWaiting {
             sendNextIndication()
             return
         }
+        if opcode == .writeCommand, pdu.count >= 3 {
+            respond(toWriteOf: Array(pdu[3...]), handle: pdu.uint16LE(at: 1))
+            return
+        }
         if opcode.isCommand { return }  // commands: no response
         if behaviour == .silent { return }
         if case .disconnect(let limit) = behaviour, requestsAnswered >= limit {
@@ -267,11 +301,36 @@ public actor SimulatedPeripheral: ConditionWaiting {
         }
         requestsAnswered += 1
         let response = answer(opcode: opcode, pdu)
+        defer {
+            if opcode == .writeRequest, pdu.count >= 3, response.pdu.first == ATTOpcode.writeResponse.rawValue,
+               configurationOwners[pdu.uint16LE(at: 1)] == nil {
+                respond(toWriteOf: Array(pdu[3...]), handle: pdu.uint16LE(at: 1))
+            }
+        }
         try? channel.send(response.pdu)
         for (handle, value) in response.notifications { try? channel.send([ATTOpcode.handleValueNotification.rawValue] + handle.bytesLE + value) }
         if !response.indications.isEmpty {
             indicationQueue += response.indications
             sendNextIndication()
+        }
+    }
+
+    /// Hands a written value to the responder and sends its replies.
+    private func respond(toWriteOf value: [UInt8], handle: UInt16) {
+        guard let responder, let uuid = characteristicsByValueHandle[handle] else { return }
+        values[handle] = value
+        for reply in responder.respond(toWriteOf: value, characteristic: uuid) {
+            guard let replyHandle = valueHandle(of: reply.characteristic) else { continue }
+            if reply.indicate {
+                indicationQueue.append((replyHandle, reply.value))
+                sendNextIndication()
+            } else {
+                try? channel.send([ATTOpcode.handleValueNotification.rawValue] + replyHandle.bytesLE + reply.value)
+            }
+            if reply.closesLink {
+                channel.close()
+                return
+            }
         }
     }
 
@@ -292,7 +351,23 @@ public actor SimulatedPeripheral: ConditionWaiting {
         Answer(pdu: ATTPDU.errorResponse(request: request.rawValue, handle: handle, code: code))
     }
 
+    /// The refusal of a request on a protected attribute (a characteristic value or descriptor).
+    private func securityRefusal(opcode: ATTOpcode, _ pdu: [UInt8]) -> Answer? {
+        guard security != .none, [.readRequest, .readBlobRequest, .writeRequest].contains(opcode), pdu.count >= 3 else {
+            return nil
+        }
+        let handle = pdu.uint16LE(at: 1)
+        guard let attribute = attributes.first(where: { $0.handle == handle }),
+              attribute.type != .primaryService, attribute.type != .characteristic else { return nil }
+        switch security {
+        case .none: return nil
+        case .encryption: return encrypted ? nil : error(opcode, handle, .insufficientEncryption)
+        case .passkey: return error(opcode, handle, .insufficientAuthentication)
+        }
+    }
+
     private func answer(opcode: ATTOpcode, _ pdu: [UInt8]) -> Answer {
+        if let refusal = securityRefusal(opcode: opcode, pdu) { return refusal }
         switch opcode {
         case .exchangeMTURequest:
             guard pdu.count == 3 else { return error(opcode, 0, .invalidPDU) }
@@ -353,7 +428,11 @@ public actor SimulatedPeripheral: ConditionWaiting {
             var result = Answer(pdu: [ATTOpcode.writeResponse.rawValue])
             if let valueHandle = configurationOwners[handle] {
                 guard written.count == 2 else { return error(opcode, handle, .invalidAttributeValueLength) }
-                let pendingUpdates = updates[valueHandle] ?? []
+                var pendingUpdates = updates[valueHandle] ?? []
+                if written[0] & 0x03 != 0, let responder, let uuid = characteristicsByValueHandle[valueHandle] {
+                    pendingUpdates += responder.respond(toSubscriptionOf: uuid)
+                        .filter { $0.characteristic == uuid }.map(\.value)
+                }
                 if written[0] & 0x02 != 0 {
                     result.indications = pendingUpdates.map { (valueHandle, $0) }
                     updates[valueHandle] = []

@@ -181,6 +181,11 @@ public enum ATTPDU {
         [ATTOpcode.writeRequest.rawValue] + handle.littleEndianBytes(count: 2) + value
     }
 
+    /// A Write Command (no response).
+    public static func writeCommand(handle: UInt16, value: [UInt8]) -> [UInt8] {
+        [ATTOpcode.writeCommand.rawValue] + handle.littleEndianBytes(count: 2) + value
+    }
+
     public static func errorResponse(request: UInt8, handle: UInt16, code: ATTErrorCode) -> [UInt8] {
         [ATTOpcode.errorResponse.rawValue, request] + handle.littleEndianBytes(count: 2) + [code.rawValue]
     }

@@ -16,7 +16,8 @@ public enum BluetoothUnavailable: Error, Hashable, Sendable, CustomStringConvert
     case controllerBusy(index: UInt16)
     /// The controller is blocked by rfkill (ERFKILL).
     case blockedByRFKill(index: UInt16)
-    /// The controller is down (ENETDOWN): power it on (`bluetoothctl power on`).
+    /// The controller is down (ENETDOWN): power it on (`btmgmt --index N power on`, or
+    /// `bluetoothctl power on` where bluetoothd runs).
     case controllerDown(index: UInt16)
     /// Any other failure of a socket call.
     case systemCallFailed(operation: String, errno: Int32)
@@ -50,7 +51,8 @@ public enum BluetoothUnavailable: Error, Hashable, Sendable, CustomStringConvert
         case .blockedByRFKill(let index):
             "Bluetooth unavailable: hci\(index) is blocked by rfkill (rfkill unblock bluetooth)"
         case .controllerDown(let index):
-            "Bluetooth unavailable: hci\(index) is down (bluetoothctl power on)"
+            "Bluetooth unavailable: hci\(index) is powered off; power it on with "
+                + "`btmgmt --index \(index) power on` (or `bluetoothctl power on` where bluetoothd runs)"
         case .systemCallFailed(let operation, let code):
             "Bluetooth unavailable: \(operation) failed (\(Self.text(code)))"
         }

@@ -69,6 +69,7 @@ public actor GATTClient {
     private let log: BlueZLogSink
     private let now: @Sendable () -> Date
     private let tap: PacketTap?
+    private let securityRaiser: (@Sendable (BLESecurityLevel) async throws -> Void)?
     private let eventContinuation: AsyncStream<TransportEvent>.Continuation
     private var started = false
     private var pending: PendingRequest?
@@ -84,9 +85,12 @@ public actor GATTClient {
     /// - Parameters:
     ///   - now: the clock stamped on events.
     ///   - tap: sees every ATT PDU sent and received.
+    ///   - securityRaiser: raises the link's security (`BT_SECURITY` on a real socket); nil
+    ///     where the link cannot be encrypted.
     public init(channel: PacketChannel, peer: GATTPeer, configuration: GATTClientConfiguration = GATTClientConfiguration(),
                 log: @escaping BlueZLogSink = { _ in }, now: @escaping @Sendable () -> Date = { Date() },
-                tap: PacketTap? = nil) {
+                tap: PacketTap? = nil, securityRaiser: (@Sendable (BLESecurityLevel) async throws -> Void)? = nil) {
+        self.securityRaiser = securityRaiser
         self.channel = channel
         self.peer = peer
         self.configuration = configuration
@@ -94,6 +98,18 @@ public actor GATTClient {
         self.now = now
         self.tap = tap
         (events, eventContinuation) = AsyncStream.makeStream(of: TransportEvent.self, bufferingPolicy: .unbounded)
+    }
+
+    /// Asks for an encrypted link (the device answered Insufficient Authentication or
+    /// Encryption); the kernel pairs "Just Works" or uses the stored bond.
+    public func raiseSecurity(to level: BLESecurityLevel) async throws(GATTError) {
+        guard let securityRaiser else { throw .securityUnavailable }
+        do {
+            try await securityRaiser(level)
+        } catch {
+            throw .securityRefused("\(error)")
+        }
+        log(BlueZLogRecord(level: .info, kind: "gatt-security", message: "\(peer.address): asked for an encrypted link"))
     }
 
     /// Emits `connected` and starts reading PDUs.
@@ -396,6 +412,28 @@ public actor GATTClient {
             }
         }
         return try await subscribeToAll(characteristics: subscribingTo)
+    }
+
+    /// Writes a characteristic's value: a Write Request answered by a Write Response
+    /// (`withResponse`), or a Write Command. The value must fit one PDU (MTU - 3 bytes); longer
+    /// values are refused with ``GATTError/valueTooLong(length:limit:)``. Emits a `gattValue`
+    /// of kind `write` or `writeWithoutResponse`, as a capture shows it.
+    public func write(_ value: [UInt8], to characteristic: GATTCharacteristic, withResponse: Bool) async throws(GATTError) {
+        let limit = Int(mtu) - 3
+        guard value.count <= limit else { throw .valueTooLong(length: value.count, limit: limit) }
+        if withResponse {
+            _ = try await request(ATTPDU.writeRequest(handle: characteristic.valueHandle, value: value),
+                                  expecting: .writeResponse)
+        } else {
+            guard started else { throw .notStarted }
+            if let linkEnd { throw .disconnected(linkEnd) }
+            do throws(PacketChannelError) {
+                try send(ATTPDU.writeCommand(handle: characteristic.valueHandle, value: value))
+            } catch {
+                throw .channel(error)
+            }
+        }
+        emitValue(handle: characteristic.valueHandle, value: value, kind: withResponse ? .write : .writeWithoutResponse)
     }
 
     private func writeClientConfiguration(of characteristic: GATTCharacteristic, value: UInt16) async throws(GATTError) {

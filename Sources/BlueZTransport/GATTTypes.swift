@@ -134,6 +134,12 @@ public enum GATTError: Error, Hashable, Sendable, CustomStringConvertible {
     case notStarted
     /// The characteristic has no Client Characteristic Configuration descriptor.
     case noClientConfiguration(characteristic: BLEUUID)
+    /// The link cannot be encrypted (no socket to ask, e.g. a test pipe without a raiser).
+    case securityUnavailable
+    /// The kernel refused to raise the link's security.
+    case securityRefused(String)
+    /// A value longer than one write PDU carries at the current MTU.
+    case valueTooLong(length: Int, limit: Int)
 
     public var description: String {
         switch self {
@@ -145,6 +151,9 @@ public enum GATTError: Error, Hashable, Sendable, CustomStringConvertible {
             "malformed \(opcode) at offset \(offset): \(reason); PDU [\(bytes.hexString)]"
         case .channel(let error): "cannot send the ATT request: \(error)"
         case .notStarted: "the GATT client was not started"
+        case .securityUnavailable: "this link cannot be encrypted"
+        case .securityRefused(let why): "raising the link's security failed: \(why)"
+        case .valueTooLong(let length, let limit): "a \(length)-byte value does not fit one write (at most \(limit) bytes)"
         case .noClientConfiguration(let uuid): "characteristic \(uuid) has no Client Characteristic Configuration descriptor"
         }
     }

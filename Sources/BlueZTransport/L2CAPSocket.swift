@@ -144,6 +144,19 @@ public enum L2CAPSocket {
     }
 }
 
+extension PacketChannel {
+    /// Asks the kernel for `level` on this L2CAP socket (`BT_SECURITY`): on a connected LE link
+    /// it starts pairing ("Just Works" without a passkey agent) or encryption with a stored bond.
+    public func raiseSecurity(to level: BLESecurityLevel) throws(PacketChannelError) {
+        try withDescriptor { (descriptor: Int32) -> Result<Void, PacketChannelError> in
+            var value = bt_security(level: level.rawValue, key_size: 0)
+            guard setsockopt(descriptor, SOL_BLUETOOTH, BT_SECURITY, &value, socklen_t(MemoryLayout<bt_security>.size)) == 0
+            else { return .failure(.writeFailed(errno: errno)) }
+            return .success(())
+        }.get()
+    }
+}
+
 extension GATTClient {
     /// Connects to a peripheral on the ATT channel and returns a started client (its `connected`
     /// event is already on ``events``).
@@ -158,7 +171,8 @@ extension GATTClient {
     ) async throws(L2CAPConnectError) -> GATTClient {
         let (channel, peer) = try await L2CAPSocket.connect(
             to: address, addressType: addressType, controller: controller, security: security, timeout: connectTimeout)
-        let client = GATTClient(channel: channel, peer: peer, configuration: configuration, log: log, tap: tap)
+        let client = GATTClient(channel: channel, peer: peer, configuration: configuration, log: log, tap: tap,
+                                securityRaiser: { level in try channel.raiseSecurity(to: level) })
         await client.start()
         return client
     }

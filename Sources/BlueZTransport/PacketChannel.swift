@@ -124,6 +124,15 @@ public final class PacketChannel: Sendable {
         try result.get()
     }
 
+    /// Runs `body` with the open descriptor (a socket option), serialised with writes and the
+    /// close; `.failure(.closed)` once the channel is closed.
+    package func withDescriptor<T>(_ body: (Int32) -> Result<T, PacketChannelError>) -> Result<T, PacketChannelError> {
+        state.withLock { state in
+            guard let descriptor = state.descriptor, !state.closeRequested else { return .failure(.closed) }
+            return body(descriptor)
+        }
+    }
+
     /// Asks the reader thread to stop; it closes the descriptor and ends ``events`` with
     /// ``PacketChannelEnd/closedLocally`` (unless the stream had already ended). Idempotent.
     public func close() {

@@ -27,7 +27,7 @@ import Transport
 ///   change), else it ends with `replayExhausted`.
 ///
 /// Time never comes from the wall clock: `timestamp` is the capture time of the last answer.
-public final class ReplayUSBDevice: USBReplayedDevice, Sendable {
+public final class ReplayUSBDevice: USBDeviceHandle, Sendable {
     public let device: USBDeviceDescription
     /// The bus and address of the replayed device in the capture.
     public let bus: UInt16
@@ -137,7 +137,12 @@ public final class ReplayUSBDevice: USBReplayedDevice, Sendable {
     /// identical transfer ahead in the capture and were accepted without moving.
     public var writesNotInCapture: Int { timeline.withLock { $0.writesNotInCapture } }
 
+    /// The data of every captured OUT transfer (bulk or interrupt) to `endpoint`, in capture order.
     public func capturedHostWrites(endpoint: UInt8) -> [[UInt8]] { hostWrites[endpoint] ?? [] }
+    /// The captured host's writes to `endpoint` (a playback always has a record, possibly empty).
+    public func priorHostWrites(endpoint: UInt8) -> [[UInt8]]? { capturedHostWrites(endpoint: endpoint) }
+    /// A playback answers what was captured, whatever the session writes.
+    public var answersWrites: Bool { false }
 
     /// Whether every captured transfer of the device has been consumed (standard control
     /// requests the session never made do not count); tolerant: whether no IN completion or OUT

@@ -352,6 +352,10 @@ public final class RecordingUSBDeviceHandle: USBDeviceHandle, @unchecked Sendabl
         }
     }
 
+    /// The wrapped handle's (recording changes nothing about what it is).
+    public func priorHostWrites(endpoint: UInt8) -> [[UInt8]]? { inner.priorHostWrites(endpoint: endpoint) }
+    public var answersWrites: Bool { inner.answersWrites }
+
     public func close() {
         inner.close()
     }

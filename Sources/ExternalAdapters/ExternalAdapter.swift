@@ -132,6 +132,9 @@ public final class ExternalAdapter: Adapter, USBAdapter, Sendable {
     /// `.ok` or `.restarting(…)`.
     public var state: ExternalAdapterState { supervisor.state }
 
+    /// False while the plugin waits in restart back-off: a device goes to the next adapter.
+    public var isAvailable: Bool { if case .ok = state { true } else { false } }
+
     /// A session running the plugin for one BLE device; the process starts now.
     public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any AdapterSession {
         ExternalAdapterSession(adapter: self, device: .ble(device), timeZone: context.timeZone)
@@ -212,6 +215,12 @@ public final class ExternalUSBSession: USBAdapterSession {
     deinit { runner.stop() }
 
     public func run(_ device: any USBDeviceHandle, deliver: (AdapterOutput) throws -> DeliveryReceipt,
+                    shouldStop: () -> Bool) throws {
+        try run(deliver: deliver, shouldStop: shouldStop)
+    }
+
+    /// The plugin opens the device itself: `open` is not called.
+    public func run(opening open: () throws -> any USBDeviceHandle, deliver: (AdapterOutput) throws -> DeliveryReceipt,
                     shouldStop: () -> Bool) throws {
         try run(deliver: deliver, shouldStop: shouldStop)
     }

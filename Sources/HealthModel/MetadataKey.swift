@@ -14,6 +14,9 @@ public enum MetadataKey {
     public static let deviceSerialNumber = "HKDeviceSerialNumber"
     /// Name of the food in a food correlation (String).
     public static let foodType = "HKFoodType"
+    /// The user slot a multi-user device gave the reading (number: the UDS user index or a vendor
+    /// user id); ingestd's key, used to assign the reading to the person with that slot.
+    public static let deviceUserID = "IngestDeviceUserID"
 
     /// The constant names that some producers write instead of the raw values; accepted on input.
     static let longSpellings: [String: String] = [

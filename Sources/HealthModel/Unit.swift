@@ -19,14 +19,9 @@ public struct Unit: Hashable, Sendable, CustomStringConvertible {
 
     /// A unit made of `factors`; repeated atoms are merged and zero exponents dropped.
     public init(factors: [UnitFactor]) {
-        var merged: [UnitFactor] = []
-        for factor in factors {
-            if let index = merged.firstIndex(where: { $0.sameBase(as: factor) }) {
-                merged[index].exponent += factor.exponent
-            } else {
-                merged.append(factor)
-            }
-        }
+        var merged = UnitFactor.merged(
+            factors, adding: { (total, exponent) throws(Never) -> Int in total + exponent },
+            admittingBase: { (_) throws(Never) in })
         merged.removeAll { $0.exponent == 0 }
         if merged.count > 1 {
             // `count` is the neutral scalar: `count/min` keeps it, `count*kg` is just `kg` with a count.
@@ -205,6 +200,26 @@ public struct UnitFactor: Hashable, Sendable {
     }
 
     func sameBase(as other: UnitFactor) -> Bool { prefix == other.prefix && atom == other.atom }
+
+    /// `factors` with those of the same prefixed atom combined into one, in first-seen order:
+    /// `add` sums two exponents (and may refuse the sum), `admitBase` is told how many distinct
+    /// bases there are before another one is added (and may refuse it).
+    static func merged<Failure: Error>(
+        _ factors: [UnitFactor],
+        adding add: (Int, Int) throws(Failure) -> Int,
+        admittingBase admitBase: (Int) throws(Failure) -> Void
+    ) throws(Failure) -> [UnitFactor] {
+        var merged: [UnitFactor] = []
+        for factor in factors {
+            if let index = merged.firstIndex(where: { $0.sameBase(as: factor) }) {
+                merged[index].exponent = try add(merged[index].exponent, factor.exponent)
+            } else {
+                try admitBase(merged.count)
+                merged.append(factor)
+            }
+        }
+        return merged
+    }
 
     func printed(exponent: Int) -> String {
         let base = (prefix?.symbol ?? "") + atom.symbol

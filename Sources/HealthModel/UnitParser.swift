@@ -31,23 +31,20 @@ struct UnitParser {
         try checkAffine(factors)
         // The merged exponent of each atom must stay in bounds too, so the canonical string
         // (which prints merged exponents) always parses back.
-        var merged: [UnitFactor] = []
-        for factor in factors {
-            if let index = merged.firstIndex(where: { $0.sameBase(as: factor) }) {
-                let (sum, overflow) = merged[index].exponent.addingReportingOverflow(factor.exponent)
-                guard !overflow, Self.isWithinBounds(sum) else {
-                    throw .exponentOutOfRange(overflow ? "\(merged[index].exponent)+\(factor.exponent)" : String(sum),
-                                              limit: Self.maximumExponent, in: source)
-                }
-                merged[index].exponent = sum
-            } else {
-                // Bounded so that merging (here and in `Unit(factors:)`) stays linear in the input.
-                guard merged.count < Self.maximumDistinctFactors else {
-                    throw .tooManyFactors(limit: Self.maximumDistinctFactors, in: source)
-                }
-                merged.append(factor)
+        let source = self.source
+        _ = try UnitFactor.merged(factors, adding: { (total, exponent) throws(UnitError) -> Int in
+            let (sum, overflow) = total.addingReportingOverflow(exponent)
+            guard !overflow, Self.isWithinBounds(sum) else {
+                throw .exponentOutOfRange(overflow ? "\(total)+\(exponent)" : String(sum),
+                                          limit: Self.maximumExponent, in: source)
             }
-        }
+            return sum
+        }, admittingBase: { (count) throws(UnitError) in
+            // Bounded so that merging (here and in `Unit(factors:)`) stays linear in the input.
+            guard count < Self.maximumDistinctFactors else {
+                throw .tooManyFactors(limit: Self.maximumDistinctFactors, in: source)
+            }
+        })
         return factors
     }
 

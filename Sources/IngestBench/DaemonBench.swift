@@ -5,7 +5,7 @@ import BlueZTransport
 import BuiltinAdapters
 import Foundation
 import HealthModel
-import IngestCLI
+import IngestRuntime
 import Logging
 import Pipeline
 import SQLiteStore

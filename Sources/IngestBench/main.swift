@@ -13,10 +13,13 @@ struct BenchOptions {
     var statsRepeats = 5
     var directory: String?
     /// Runs only some parts (for profiling): `pipeline`, `raw`, `ingest` (both), `stats`, `capture`,
-    /// `cli`, `import` or `daemon`.
+    /// `cli`, `import`, `daemon` or `sink`.
     var only: String?
     /// The Apple Health export generator the `import` part runs (python3).
     var exportGenerator = "../shared/tools/gen_apple_health_export.py"
+    /// Samples of the delivery backlog (MQTT and HTTP) and of the daemon's drain.
+    var sinkBacklog = 100_000
+    var sinkDrain = 1_000_000
 
     static let usage = """
         usage: IngestBench [--quick] [--samples N] [--stats-samples N] [--batch N] [--repeats N]
@@ -27,10 +30,11 @@ struct BenchOptions {
           --repeats N        ingest runs (both arms interleaved by batch); medians are reported (default 3)
           --stats-repeats N  runs of each statistics arm; the median is reported (default 5)
           --dir PATH         where the temporary databases go (default: a new folder in $TMPDIR)
-          --only PART        run only pipeline, raw, ingest, stats, capture, cli, import or daemon
+          --only PART        run only pipeline, raw, ingest, stats, capture, cli, import, daemon or sink
           --export-generator PATH  the Apple Health export generator for the import part
                              (default ../shared/tools/gen_apple_health_export.py)
-          --quick            a fast smoke run: 50000 samples, 52560 step samples, 1 and 3 runs
+          --quick            a fast smoke run: 50000 samples, 52560 step samples, 1 and 3 runs,
+                             sinks 10000 backlog and 50000 drained
         The pipeline first runs once alone; the peak resident set (VmHWM) is read right after it.
         """
 
@@ -57,9 +61,9 @@ struct BenchOptions {
             case "--only":
                 index += 1
                 guard index < arguments.count,
-                    ["pipeline", "raw", "ingest", "stats", "capture", "cli", "import", "daemon"].contains(arguments[index])
+                    ["pipeline", "raw", "ingest", "stats", "capture", "cli", "import", "daemon", "sink"].contains(arguments[index])
                 else {
-                    throw BenchError("--only needs pipeline, raw, ingest, stats, capture, cli, import or daemon\n\(Self.usage)")
+                    throw BenchError("--only needs pipeline, raw, ingest, stats, capture, cli, import, daemon or sink\n\(Self.usage)")
                 }
                 only = arguments[index]
             case "--export-generator":
@@ -71,6 +75,8 @@ struct BenchOptions {
                 statsSamples = 52_560
                 repeats = 1
                 statsRepeats = 3
+                sinkBacklog = 10_000
+                sinkDrain = 50_000
             case "--help", "-h":
                 print(Self.usage)
                 exit(0)
@@ -103,6 +109,13 @@ func runBenchmark(_ options: BenchOptions) throws {
     }
     if options.only == nil || options.only == "cli" || options.only == "import" {
         try cliBenchmarks(options, directory: directory, parts: options.only.map { [$0] } ?? ["cli", "import"])
+    }
+    if options.only == nil || options.only == "sink" {
+        do {
+            try SinkBench.run(backlog: options.sinkBacklog, drainSamples: options.sinkDrain, directory: directory)
+        } catch {
+            SinkBench.note("delivery benchmarks failed: \(error)")
+        }
     }
 }
 

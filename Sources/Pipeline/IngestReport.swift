@@ -111,6 +111,8 @@ public struct IngestReport: Sendable {
     /// conflicted, and that uuid: for per-line reports. Not carried over by `merge`, whose
     /// indexes would mean nothing.
     public var conflicts: [(record: Int, uuid: UUID)] = []
+    /// Samples stored without a person (the assignment rules could not tell whose they are).
+    public var unassigned = 0
 
     public init() {}
 
@@ -128,6 +130,7 @@ public struct IngestReport: Sendable {
         pending.merge(other.pending)
         for (key, text) in other.examples where examples[key] == nil { examples[key] = text }
         events += other.events
+        unassigned += other.unassigned
         if let a = other.anchor { anchor = max(anchor ?? a, a) }
     }
 

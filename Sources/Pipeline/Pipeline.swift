@@ -1,7 +1,7 @@
 import Foundation
 import HealthModel
 
-/// The ingest pipeline: normalize → validate → authorize → (store: deduplicate → write).
+/// The ingest pipeline: normalize → validate → authorize → assign a person → (store: deduplicate → write).
 ///
 /// Authorization has three outcomes per (source, type): granted samples are written, denied ones
 /// are rejected (`denied`), and those of an undecided pair are held in the store's pending area
@@ -20,6 +20,8 @@ public final class Pipeline {
     private var policy: AuthorizationPolicy
     /// Called after each commit with its "records processed" events.
     public var onRecordsProcessed: (@Sendable ([RecordsProcessed]) -> Void)?
+    /// The relative tolerance of the body-mass rule of person assignment (0.10 = ±10 %).
+    public var assignTolerance = PersonAssigner.defaultTolerance
 
     /// - Parameter now: the ingest clock (tests and replays pass their own).
     public init(store: any SampleStore, now: @escaping @Sendable () -> Date = { Date() }) throws {
@@ -49,7 +51,8 @@ public final class Pipeline {
             }
         }
         var report = batch.report
-        let receipt = try store.write(batch.accepted, held: batch.held, releasing: releasing,
+        let people = try assignPeople(batch.accepted)
+        let receipt = try store.write(batch.accepted, people: people, held: batch.held, releasing: releasing,
                                       rejections: report.rejections)
         report.pending = receipt.pending
         var firstMember = 0
@@ -62,6 +65,7 @@ public final class Pipeline {
                     report.conflicts.append((batch.acceptedRecords[index], member.uuid))
                 } else {
                     batch.tally.count(outcome, slot: batch.memberSlots[firstMember + offset])
+                    if people[index] == nil, outcome == .written || outcome == .replaced { report.unassigned += 1 }
                 }
             }
             firstMember += members
@@ -71,6 +75,17 @@ public final class Pipeline {
         report.anchor = receipt.anchor
         if !receipt.events.isEmpty { onRecordsProcessed?(receipt.events) }
         return report
+    }
+
+    /// The assignment stage: the person of every accepted record (nil: unassigned), with the
+    /// household read fresh for the batch (another process may have added people or owners).
+    private func assignPeople(_ accepted: [NormalizedRecord]) throws -> [Int64?] {
+        guard !accepted.isEmpty else { return [] }
+        let store = self.store
+        var assigner = PersonAssigner(household: try store.loadHousehold(), tolerance: assignTolerance) {
+            try store.personOfWeighing(source: $0, syncIdentifier: $1)
+        }
+        return try assigner.assign(accepted).map(\.person)
     }
 
     /// Normalizes, validates and authorizes every record of a batch.

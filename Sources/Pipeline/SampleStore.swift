@@ -8,10 +8,16 @@ import HealthModel
 public protocol SampleStore: AnyObject {
     /// The authorization grants in force now (re-read by the caller when they may have changed).
     func loadAuthorization() throws -> AuthorizationPolicy
+    /// The people, device owners, scale user slots and recent body masses the assignment stage uses.
+    func loadHousehold() throws -> Household
+    /// The person of the stored body mass with this source and sync identifier (nil: none stored,
+    /// or stored unassigned): where the derived readings of that weighing go.
+    func personOfWeighing(source: String, syncIdentifier: String) throws -> Int64?
     /// Writes validated, normalized, authorized records in one transaction and says what became of each.
+    /// `people[i]` is the person of `batch[i]` (nil: unassigned).
     /// In the same transaction: `held` (records of undecided (source, type) pairs) go to the pending
     /// area, and the pending rows `releasing` (being brought in by a grant) are removed from it.
-    func write(_ batch: [NormalizedRecord], held: [NormalizedRecord], releasing: [Int64],
+    func write(_ batch: [NormalizedRecord], people: [Int64?], held: [NormalizedRecord], releasing: [Int64],
                rejections: [RejectionKey: Int]) throws -> CommitReceipt
 }
 
@@ -98,11 +104,14 @@ public struct RecordsProcessed: Sendable, Equatable {
     public var source: String
     public var count: Int
     public var anchor: Int64
+    /// The person the samples were assigned to (nil: unassigned).
+    public var person: String?
 
-    public init(type: String, source: String, count: Int, anchor: Int64) {
+    public init(type: String, source: String, count: Int, anchor: Int64, person: String? = nil) {
         self.type = type
         self.source = source
         self.count = count
         self.anchor = anchor
+        self.person = person
     }
 }

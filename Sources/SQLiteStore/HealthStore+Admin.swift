@@ -184,18 +184,17 @@ extension HealthStore {
 
     // MARK: Profile
 
-    /// The characteristic types, kept once per store.
+    /// The characteristic types of the first person (the single user of a one-person store);
+    /// `profile(of:)` reads anybody's.
     public func profile() throws -> UserProfile {
-        let statement = try db.prepare("SELECT value FROM profile WHERE key = 'profile'")
-        guard let text = try statement.firstRow({ $0.string(at: 0) }) ?? nil else { return UserProfile() }
-        return try JSONDecoder().decode(UserProfile.self, from: Data(text.utf8))
+        guard let first = try people().first else { return UserProfile() }
+        return first.profile
     }
 
+    /// Sets the characteristics of the first person (the single user of a one-person store).
     public func setProfile(_ profile: UserProfile) throws {
-        let data = try JSONEncoder().encode(profile)
-        let statement = try db.prepare("INSERT OR REPLACE INTO profile(key, value) VALUES ('profile', ?)")
-        try statement.bind(String(decoding: data, as: UTF8.self), at: 1)
-        try statement.execute()
+        guard let first = try people().first else { return }
+        try setProfile(profile, of: first)
     }
 
     // MARK: Rejections

@@ -15,6 +15,8 @@ public struct CommitEvent: Sendable, Equatable {
     public var source: String
     public var count: Int
     public var anchor: Int64
+    /// The person the samples went to (nil: unassigned).
+    public var person: String?
 }
 
 /// The raw material of statistics: a sample's interval, value (canonical unit) and source.
@@ -26,35 +28,40 @@ public struct StoredPoint: Sendable {
 }
 
 extension HealthStore {
-    private static let sampleColumns = """
+    static let sampleColumns = """
         x.id, x.uuid, x.value, x.start_time, x.end_time, s.name, x.metadata,
         d.name, d.manufacturer, d.model, d.hardware_version, d.firmware_version, d.software_version,
         d.local_identifier, d.udi_device_identifier, x.sync_id, x.sync_version
         """
 
-    private func readSample(_ row: Statement, type: QuantityType) throws -> QuantitySample? {
+    /// A sample from a row whose first 17 columns are `sampleColumns`; nil for a malformed uuid.
+    func readSample(_ row: Statement, type: QuantityType) throws -> QuantitySample? {
         guard let uuid = Self.uuid(from: row.bytes(at: 1) ?? []) else { return nil }
         var metadata = Metadata()
         if let json = row.string(at: 6) {
             metadata = try HealthRecordDecoder(defaultSource: "").decodeMetadata(json)
         }
-        var device: Device?
-        if !row.isNull(at: 7) || !row.isNull(at: 8) || !row.isNull(at: 9) || !row.isNull(at: 13) {
-            device = Device(name: row.string(at: 7), manufacturer: row.string(at: 8), model: row.string(at: 9),
-                            hardwareVersion: row.string(at: 10), firmwareVersion: row.string(at: 11),
-                            softwareVersion: row.string(at: 12), localIdentifier: row.string(at: 13),
-                            udiDeviceIdentifier: row.string(at: 14))
-        }
+        let device = Self.readDevice(row, at: 7)
         return QuantitySample(
             uuid: uuid, type: type, quantity: Quantity(value: row.double(at: 2), unit: type.canonicalUnit),
             start: Date(timeIntervalSince1970: row.double(at: 3)), end: Date(timeIntervalSince1970: row.double(at: 4)),
             source: row.string(at: 5) ?? "", device: device, metadata: metadata)
     }
 
+    /// The device in the eight device columns from `first` (name, manufacturer, model, hardware,
+    /// firmware and software versions, local identifier, UDI); nil when none of them is set.
+    static func readDevice(_ row: Statement, at first: Int) -> Device? {
+        guard (first..<first + 8).contains(where: { !row.isNull(at: $0) }) else { return nil }
+        return Device(name: row.string(at: first), manufacturer: row.string(at: first + 1), model: row.string(at: first + 2),
+                      hardwareVersion: row.string(at: first + 3), firmwareVersion: row.string(at: first + 4),
+                      softwareVersion: row.string(at: first + 5), localIdentifier: row.string(at: first + 6),
+                      udiDeviceIdentifier: row.string(at: first + 7))
+    }
+
     /// Samples of `type` overlapping [from, to) (an instantaneous sample at `from` is included),
-    /// optionally of one source, sorted by start date, at most `limit` (0 = no limit).
+    /// optionally of one source, of the people in `person`, sorted by start date, at most `limit` (0 = no limit).
     public func samples(type: QuantityType, from: Date? = nil, to: Date? = nil, source: String? = nil,
-                        limit: Int = 0) throws -> [QuantitySample] {
+                        person: PersonScope = .everyone, limit: Int = 0) throws -> [QuantitySample] {
         guard let typeID = typeIDs[type.identifier] else { return [] }
         var sql = """
             SELECT \(Self.sampleColumns) FROM samples x JOIN sources s ON s.id = x.source
@@ -63,6 +70,7 @@ extension HealthStore {
         if from != nil { sql += " AND (x.end_time > ?2 OR x.start_time >= ?2)" }
         if to != nil { sql += " AND x.start_time < ?3" }
         if source != nil { sql += " AND s.name = ?4" }
+        sql += person.condition("x")
         sql += " ORDER BY x.start_time, x.end_time, x.id"
         if limit > 0 { sql += " LIMIT \(limit)" }
         let statement = try db.prepare(sql)
@@ -78,8 +86,8 @@ extension HealthStore {
     }
 
     /// The raw points of `type` overlapping [from, to), for statistics, sorted by start.
-    public func points(type: QuantityType, from: Date?, to: Date?) throws -> [StoredPoint] {
-        guard let statement = try pointsStatement(type: type, from: from, to: to) else { return [] }
+    public func points(type: QuantityType, from: Date?, to: Date?, person: PersonScope = .everyone) throws -> [StoredPoint] {
+        guard let statement = try pointsStatement(type: type, from: from, to: to, person: person) else { return [] }
         var result: [StoredPoint] = []
         var lastSource: Int64?
         var lastName = "?"
@@ -97,12 +105,13 @@ extension HealthStore {
 
     /// The query behind `points`: start, end, value and source id of the samples of `type`
     /// overlapping [from, to), by start; nil when the store has never seen the type.
-    func pointsStatement(type: QuantityType, from: Date?, to: Date?) throws -> Statement? {
+    func pointsStatement(type: QuantityType, from: Date?, to: Date?, person: PersonScope) throws -> Statement? {
         guard let typeID = typeIDs[type.identifier] else { return nil }
-        var sql = "SELECT start_time, end_time, value, source FROM samples WHERE type = ?1"
-        if from != nil { sql += " AND (end_time > ?2 OR start_time >= ?2)" }
-        if to != nil { sql += " AND start_time < ?3" }
-        sql += " ORDER BY start_time"
+        var sql = "SELECT x.start_time, x.end_time, x.value, x.source FROM samples x WHERE x.type = ?1"
+        if from != nil { sql += " AND (x.end_time > ?2 OR x.start_time >= ?2)" }
+        if to != nil { sql += " AND x.start_time < ?3" }
+        sql += person.condition("x")
+        sql += " ORDER BY x.start_time"
         let statement = try db.prepare(sql)
         try statement.bind(typeID, at: 1)
         if let from { try statement.bind(from.timeIntervalSince1970, at: 2) }
@@ -110,8 +119,10 @@ extension HealthStore {
         return statement
     }
 
-    /// The anchored query: samples added and tombstones written after `anchor`, oldest first.
-    public func changes(since anchor: Int64 = 0, type: QuantityType? = nil, limit: Int = 0)
+    /// The anchored query: samples added and tombstones written after `anchor`, oldest first,
+    /// of the people in `person` (a tombstone belongs to the person the sample had).
+    public func changes(since anchor: Int64 = 0, type: QuantityType? = nil, person: PersonScope = .everyone,
+                        includeDeletions: Bool = true, limit: Int = 0)
         throws -> (entries: [ChangeEntry], anchor: Int64) {
         try refreshIDs()
         var entries: [(anchor: Int64, deleted: Bool, entry: ChangeEntry)] = []
@@ -120,6 +131,7 @@ extension HealthStore {
             JOIN types t ON t.id = x.type LEFT JOIN devices d ON d.id = x.device WHERE x.id > ?1
             """
         if type != nil { sql += " AND t.identifier = ?2" }
+        sql += person.condition("x")
         sql += " ORDER BY x.id"
         let added = try db.prepare(sql)
         try added.bind(anchor, at: 1)
@@ -132,14 +144,15 @@ extension HealthStore {
         }
         var tombSQL = "SELECT x.anchor, x.uuid, t.identifier FROM tombstones x JOIN types t ON t.id = x.type WHERE x.anchor > ?1"
         if type != nil { tombSQL += " AND t.identifier = ?2" }
+        tombSQL += person.condition("x")
         let deleted = try db.prepare(tombSQL)
         try deleted.bind(anchor, at: 1)
         if let type { try deleted.bind(type.identifier, at: 2) }
-        try deleted.forEachRow { row in
+        if includeDeletions { try deleted.forEachRow { row in
             guard let uuid = Self.uuid(from: row.bytes(at: 1) ?? []) else { return }
             let a = row.int64(at: 0)
             entries.append((a, true, .deleted(uuid: uuid, type: row.string(at: 2) ?? "", anchor: a)))
-        }
+        } }
         // At one anchor the deletion comes before the insert that replaced it.
         entries.sort { ($0.anchor, $0.deleted ? 0 : 1) < ($1.anchor, $1.deleted ? 0 : 1) }
         if limit > 0, entries.count > limit { entries = Array(entries.prefix(limit)) }
@@ -147,18 +160,19 @@ extension HealthStore {
         return (entries.map(\.entry), newAnchor)
     }
 
-    /// Commit events after commit `afterCommit` (for `ingestd watch`), oldest first.
-    public func commitEvents(afterCommit: Int64) throws -> [CommitEvent] {
+    /// Commit events after commit `afterCommit` (for `ingestd watch`) of the people in `person`, oldest first.
+    public func commitEvents(afterCommit: Int64, person: PersonScope = .everyone) throws -> [CommitEvent] {
         try refreshIDs()
         let statement = try db.prepare("""
-            SELECT c.id, t.identifier, s.name, k.count, c.anchor FROM commits c
+            SELECT c.id, t.identifier, s.name, SUM(k.count), c.anchor, p.name FROM commits c
             JOIN commit_counts k ON k.commit_id = c.id JOIN types t ON t.id = k.type JOIN sources s ON s.id = k.source
-            WHERE c.id > ? ORDER BY c.id, t.identifier, s.name
+            LEFT JOIN people p ON p.id = k.person
+            WHERE c.id > ?\(person.condition("k")) GROUP BY c.id, k.type, k.source, k.person ORDER BY c.id, t.identifier, s.name, p.name
             """)
         try statement.bind(afterCommit, at: 1)
         return try statement.mapRows { row in
             CommitEvent(commitID: row.int64(at: 0), type: row.string(at: 1) ?? "", source: row.string(at: 2) ?? "",
-                        count: row.int(at: 3), anchor: row.int64(at: 4))
+                        count: row.int(at: 3), anchor: row.int64(at: 4), person: row.string(at: 5))
         }
     }
 

@@ -5,13 +5,14 @@ extension HealthStore {
     /// HealthKit's statistics collection query over the store: fetches the samples of `type`
     /// overlapping `[from, to)`, ranks their sources by the type's priority order, and computes
     /// `operation` per calendar bucket of `granularity` in `zone` (one bucket without
-    /// `granularity`). Without `from`/`to` the range is taken from the samples found; no samples
+    /// `granularity`), over the samples of `person` (the commands always pass one person:
+    /// statistics never merge two people). Without `from`/`to` the range is taken from the samples found; no samples
     /// and no range give no buckets. This is what `ingestd stats` and `ingestd today` run.
     public func statistics(
         _ operation: StatisticsOperation, type: QuantityType, from: Date?, to: Date?,
-        granularity: BucketGranularity?, zone: TimeZone
+        granularity: BucketGranularity?, zone: TimeZone, person: PersonScope = .everyone
     ) throws -> [StatisticsBucket] {
-        let samples = try statisticsSamples(type: type, from: from, to: to)
+        let samples = try statisticsSamples(type: type, from: from, to: to, person: person)
         let engine = StatisticsEngine()
         let buckets: CalendarBuckets
         switch (from, to, granularity) {
@@ -43,8 +44,9 @@ extension HealthStore {
     /// The samples of `type` overlapping `[from, to)` as the statistics engine takes them, each
     /// with its source's rank in `priority(for: type)` (sources not listed rank last). Read
     /// straight from the rows: the rank is looked up once per run of samples of one source.
-    public func statisticsSamples(type: QuantityType, from: Date?, to: Date?) throws -> [StatisticsSample] {
-        let statement = try pointsStatement(type: type, from: from, to: to)
+    public func statisticsSamples(type: QuantityType, from: Date?, to: Date?,
+                                  person: PersonScope = .everyone) throws -> [StatisticsSample] {
+        let statement = try pointsStatement(type: type, from: from, to: to, person: person)
         let priority = try priority(for: type)
         guard let statement else { return [] }
         var rankByName: [String: Int] = [:]

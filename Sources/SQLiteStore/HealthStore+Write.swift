@@ -28,8 +28,9 @@ extension HealthStore: SampleStore {
     /// `INSERT OR IGNORE` that changes nothing is a duplicate.
     /// Held records go to the pending area in the same transaction, after the `releasing` pending
     /// rows were removed from it.
-    public func write(_ batch: [NormalizedRecord], held: [NormalizedRecord], releasing: [Int64],
+    public func write(_ batch: [NormalizedRecord], people: [Int64?], held: [NormalizedRecord], releasing: [Int64],
                       rejections: [RejectionKey: Int]) throws -> CommitReceipt {
+        precondition(people.isEmpty || people.count == batch.count, "one person (or nil) per record")
         let now = Date()
         return try db.transaction(.immediate) {
             try removePending(ids: releasing)
@@ -42,44 +43,54 @@ extension HealthStore: SampleStore {
             var outcomes: [[WriteOutcome]] = []
             outcomes.reserveCapacity(batch.count)
             try batch.withUnsafeBufferPointer { batch in
-                for index in batch.indices { outcomes.append(try writer.insert(batch[index])) }
+                for index in batch.indices {
+                    outcomes.append(try writer.insert(batch[index], person: people.isEmpty ? nil : people[index]))
+                }
             }
             try recordRejections(rejections, now: now)
             let anchor = try currentAnchor()
-            var events: [RecordsProcessed] = []
-            let counts = writer.counts
-            if !counts.isEmpty {
-                let commit = try db.cachedStatement("INSERT INTO commits(anchor, committed_at) VALUES (?, ?)")
-                try commit.bind(anchor, at: 1)
-                try commit.bind(now.timeIntervalSince1970, at: 2)
-                try commit.execute()
-                let commitID = db.lastInsertRowID
-                let count = try db.cachedStatement(
-                    "INSERT INTO commit_counts(commit_id, type, source, count) VALUES (?, ?, ?, ?)")
-                let firstWritten = try db.cachedStatement(
-                    "INSERT OR IGNORE INTO source_types(source, type, first_written) VALUES (?, ?, ?)")
-                for key in counts.keys.sorted(by: { ($0.type, $0.source) < ($1.type, $1.source) }) {
-                    let n = counts[key] ?? 0
-                    try count.bind(commitID, at: 1)
-                    try count.bind(key.type, at: 2)
-                    try count.bind(key.source, at: 3)
-                    try count.bind(n, at: 4)
-                    try count.execute()
-                    try firstWritten.bind(key.source, at: 1)
-                    try firstWritten.bind(key.type, at: 2)
-                    try firstWritten.bind(now.timeIntervalSince1970, at: 3)
-                    try firstWritten.execute()
-                    events.append(RecordsProcessed(type: typeNames[key.type] ?? "?", source: sourceName(key.source),
-                                                   count: n, anchor: anchor))
-                }
-            }
+            let events = try recordCommit(writer.counts, anchor: anchor, now: now)
             return CommitReceipt(outcomes: outcomes, anchor: anchor, events: events, pending: pending)
         }
     }
 
+    /// Logs one commit with its counts per (type, source, person) for `watch`, marks the first
+    /// write of each (source, type), and returns the "records processed" events.
+    func recordCommit(_ counts: [PairKey: Int], anchor: Int64, now: Date) throws -> [RecordsProcessed] {
+        var events: [RecordsProcessed] = []
+        guard !counts.isEmpty else { return events }
+        let commit = try db.cachedStatement("INSERT INTO commits(anchor, committed_at) VALUES (?, ?)")
+        try commit.bind(anchor, at: 1)
+        try commit.bind(now.timeIntervalSince1970, at: 2)
+        try commit.execute()
+        let commitID = db.lastInsertRowID
+        let count = try db.cachedStatement(
+            "INSERT INTO commit_counts(commit_id, type, source, count, person) VALUES (?, ?, ?, ?, ?)")
+        let firstWritten = try db.cachedStatement(
+            "INSERT OR IGNORE INTO source_types(source, type, first_written) VALUES (?, ?, ?)")
+        for key in counts.keys.sorted(by: { ($0.type, $0.source, $0.person ?? 0) < ($1.type, $1.source, $1.person ?? 0) }) {
+            let n = counts[key] ?? 0
+            try count.bind(commitID, at: 1)
+            try count.bind(key.type, at: 2)
+            try count.bind(key.source, at: 3)
+            try count.bind(n, at: 4)
+            if let person = key.person { try count.bind(person, at: 5) } else { try count.bindNull(at: 5) }
+            try count.execute()
+            try firstWritten.bind(key.source, at: 1)
+            try firstWritten.bind(key.type, at: 2)
+            try firstWritten.bind(now.timeIntervalSince1970, at: 3)
+            try firstWritten.execute()
+            events.append(RecordsProcessed(type: typeNames[key.type] ?? "?", source: sourceName(key.source),
+                                           count: n, anchor: anchor, person: try key.person.map { try personName($0) }))
+        }
+        return events
+    }
+
+    /// A (type, source, person) of the commit log; a nil person is the unassigned set.
     struct PairKey: Hashable {
         var type: Int64
         var source: Int64
+        var person: Int64? = nil
     }
 
     func sourceName(_ id: Int64) -> String {
@@ -108,8 +119,8 @@ extension HealthStore: SampleStore {
 
     static let insertSQL = """
         INSERT OR IGNORE INTO samples(uuid, type, value, start_time, end_time, source, device, device_local_id,
-                                      sync_id, sync_version, metadata, correlation)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                      sync_id, sync_version, metadata, correlation, person)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
 
     static func uuid(from bytes: [UInt8]) -> UUID? {
@@ -148,8 +159,8 @@ struct BatchWriter {
         return all
     }
 
-    private mutating func countStored(type: Int64, source: Int64) {
-        let key = HealthStore.PairKey(type: type, source: source)
+    private mutating func countStored(type: Int64, source: Int64, person: Int64?) {
+        let key = HealthStore.PairKey(type: type, source: source, person: person)
         for index in pairCounts.indices where pairCounts[index].key == key {
             pairCounts[index].count += 1
             return
@@ -234,37 +245,41 @@ struct BatchWriter {
 
     /// Inserts one record (borrowed: its sample is not copied) and says what became of each
     /// member sample.
-    mutating func insert(_ record: borrowing NormalizedRecord) throws -> [WriteOutcome] {
+    mutating func insert(_ record: borrowing NormalizedRecord, person: Int64?) throws -> [WriteOutcome] {
         switch record {
         case .sample(let sample):
             // Shared one-element arrays: returning one costs a retain, not an allocation.
-            switch try insert(sample, correlation: nil) {
+            switch try insert(sample, correlation: nil, person: person) {
             case .written: Self.writtenOutcome
             case .duplicate: Self.duplicateOutcome
             case .replaced: Self.replacedOutcome
             case .uuidConflict: [.uuidConflict]
             }
         case .correlation(let correlation):
-            try insert(correlation)
+            try insert(correlation, person: person)
         }
     }
 
-    /// Inserts one sample; the unique indexes decide whether it is new.
-    mutating func insert(_ sample: QuantitySample, correlation: Int64?) throws -> WriteOutcome {
+    /// Inserts one sample for `person` (nil: unassigned); the unique indexes decide whether it is
+    /// new. A newer sync version of a stored sample keeps the stored sample's person (an
+    /// assignment made by hand is not undone by the device re-sending the reading).
+    mutating func insert(_ sample: QuantitySample, correlation: Int64?, person: Int64?) throws -> WriteOutcome {
+        var person = person
         let db = store.db
         let type = try typeID(sample.type.identifier)
         let source = try sourceID(sample.source)
         var correlation = correlation
-        var replacing: (id: Int64, uuid: [UInt8])?
+        var replacing: (id: Int64, uuid: [UInt8], person: Int64?)?
         if let syncID = sample.metadata.syncIdentifier {
             let find = try db.cachedStatement(
-                "SELECT id, sync_version, uuid, correlation FROM samples WHERE source = ? AND type = ? AND sync_id = ?")
+                "SELECT id, sync_version, uuid, correlation, person FROM samples WHERE source = ? AND type = ? AND sync_id = ?")
             try find.bind(source, at: 1)
             try find.bind(type, at: 2)
             try find.bind(syncID, at: 3)
             let existing = try find.firstRow { row in
                 (id: row.int64(at: 0), version: row.isNull(at: 1) ? 0 : row.int64(at: 1),
-                 uuid: row.bytes(at: 2) ?? [], correlation: row.isNull(at: 3) ? nil : Optional(row.int64(at: 3)))
+                 uuid: row.bytes(at: 2) ?? [], correlation: row.isNull(at: 3) ? nil : Optional(row.int64(at: 3)),
+                 person: row.isNull(at: 4) ? nil : Optional(row.int64(at: 4)))
             }
             if let existing {
                 guard Int64(sample.metadata.syncVersion ?? 0) > existing.version else { return .duplicate }
@@ -273,7 +288,8 @@ struct BatchWriter {
                 let delete = try db.cachedStatement("DELETE FROM samples WHERE id = ?")
                 try delete.bind(existing.id, at: 1)
                 try delete.execute()
-                replacing = (existing.id, existing.uuid)
+                replacing = (existing.id, existing.uuid, existing.person)
+                if let stored = existing.person { person = stored }
                 // Replacing a member also replaces it inside its correlation (HealthKit's rule).
                 if correlation == nil { correlation = existing.correlation }
             }
@@ -300,21 +316,23 @@ struct BatchWriter {
             try insert.bind(metadataJSON(sample.metadata), at: 11)
         }
         if let correlation { try insert.bind(correlation, at: 12) } else { try insert.bindNull(at: 12) }
+        if let person { try insert.bind(person, at: 13) } else { try insert.bindNull(at: 13) }
         try insert.execute()
         guard db.changes > 0 else {
             // Ignored: either the identity is stored (a duplicate) or the uuid names another sample.
             guard let holder = try uuidHolder(sample.uuid) else { return .duplicate }
             return holder.holdsSameContent(as: sample, type: type, source: source) ? .duplicate : .uuidConflict
         }
-        countStored(type: type, source: source)
+        countStored(type: type, source: source, person: person)
         guard let replacing else { return .written }
         let tombstone = try db.cachedStatement(
-            "INSERT INTO tombstones(anchor, uuid, type, source, deleted_at) VALUES (?, ?, ?, ?, ?)")
+            "INSERT INTO tombstones(anchor, uuid, type, source, deleted_at, person) VALUES (?, ?, ?, ?, ?, ?)")
         try tombstone.bind(db.lastInsertRowID, at: 1)
         try tombstone.bind(replacing.uuid, at: 2)
         try tombstone.bind(type, at: 3)
         try tombstone.bind(source, at: 4)
         try tombstone.bind(now.timeIntervalSince1970, at: 5)
+        if let old = replacing.person { try tombstone.bind(old, at: 6) } else { try tombstone.bindNull(at: 6) }
         try tombstone.execute()
         return .replaced
     }
@@ -351,7 +369,7 @@ struct BatchWriter {
 
     /// Inserts a correlation and its members. A correlation already stored (same source, type and
     /// dates) keeps its row; its members are deduplicated one by one.
-    mutating func insert(_ correlation: Correlation) throws -> [WriteOutcome] {
+    mutating func insert(_ correlation: Correlation, person: Int64?) throws -> [WriteOutcome] {
         let db = store.db
         let source = try sourceID(correlation.source)
         let insertCorrelation = try db.cachedStatement("""
@@ -380,7 +398,7 @@ struct BatchWriter {
         var outcomes: [WriteOutcome] = []
         outcomes.reserveCapacity(correlation.objects.count)
         for member in correlation.objects {
-            outcomes.append(try insert(member, correlation: correlationID))
+            outcomes.append(try insert(member, correlation: correlationID, person: person))
         }
         return outcomes
     }

@@ -19,6 +19,8 @@ public final class HealthStore {
     var sourceIDs: [String: Int64] = [:]
     var sourceNames: [Int64: String] = [:]
     var deviceIDs: [Device: Int64] = [:]
+    /// Person names by id (for commit events).
+    var personNames: [Int64: String] = [:]
     /// The retention period and per-source bounds of the pending area (held samples of undecided sources).
     public var pendingLimits = PendingLimits()
     /// When this connection last removed expired pending records (at most hourly, inside a write).
@@ -55,7 +57,23 @@ public final class HealthStore {
     static let migrator = Migrator(applicationID: applicationID, migrations: [
         Migration(version: 1, name: "initial schema", sql: schemaV1),
         Migration(version: 2, name: "pending area and explicit denials", sql: schemaV2),
+        Migration(version: 3, name: "what adapters remember per device", sql: schemaV3),
+        Migration(version: 4, name: "sinks, read grants, cursors, dead letters", sql: schemaV4),
+        Migration(version: 5, name: "people", sql: schemaV5),
     ])
+
+    /// Per adapter and device: small values an adapter keeps between connections (the last
+    /// record sequence number of a glucose meter).
+    static let schemaV3 = """
+        CREATE TABLE device_memory(
+            adapter TEXT NOT NULL,
+            device TEXT NOT NULL,
+            key TEXT NOT NULL,
+            value TEXT NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY(adapter, device, key)
+        ) WITHOUT ROWID;
+        """
 
     static let schemaV1 = """
         CREATE TABLE types(
@@ -198,6 +216,92 @@ public final class HealthStore {
             expired INTEGER NOT NULL DEFAULT 0
         ) WITHOUT ROWID;
         """
+
+    /// Delivery: each sink is a named reading client with its read grants (per type, `*` for
+    /// all, default deny), its cursor (the change-feed anchor through which the receiver
+    /// acknowledged), its dead letters, and a log of delivered batches for `ingestd watch`.
+    static let schemaV4 = """
+        CREATE TABLE sinks(
+            name TEXT PRIMARY KEY,
+            url TEXT NOT NULL,
+            -- The kind's options as JSON (owned by the Delivery module; secrets only as references).
+            options TEXT NOT NULL,
+            -- Seconds between scheduled deliveries; NULL = immediate.
+            every REAL,
+            cursor INTEGER NOT NULL DEFAULT 0,
+            created_at REAL NOT NULL,
+            last_success REAL,
+            last_error TEXT,
+            last_error_at REAL
+        ) WITHOUT ROWID;
+        CREATE TABLE read_grants(
+            sink TEXT NOT NULL REFERENCES sinks(name) ON DELETE CASCADE,
+            type TEXT NOT NULL,
+            granted_at REAL NOT NULL,
+            PRIMARY KEY(sink, type)
+        ) WITHOUT ROWID;
+        CREATE TABLE dead_letters(
+            id INTEGER PRIMARY KEY,
+            sink TEXT NOT NULL REFERENCES sinks(name) ON DELETE CASCADE,
+            anchor INTEGER NOT NULL,
+            uuid BLOB NOT NULL,
+            type TEXT NOT NULL,
+            -- The sample as its JSON line, or {"deleted":uuid,"type":…} for a deletion.
+            record TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            at REAL NOT NULL,
+            -- 1 after `sinks retry`: sent again before the feed.
+            retry INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX dead_letters_by_sink ON dead_letters(sink, retry, id);
+        CREATE TABLE deliveries(
+            id INTEGER PRIMARY KEY,
+            sink TEXT NOT NULL,
+            type TEXT NOT NULL,
+            count INTEGER NOT NULL,
+            anchor INTEGER NOT NULL,
+            at REAL NOT NULL
+        );
+        """
+
+    /// People (issue 15): every sample belongs to one person (`samples.person`) or is unassigned
+    /// (NULL). The single-user profile becomes the first person, `me`, who receives every stored
+    /// sample, so an old store answers as before. Tombstones and commit counts carry the person
+    /// too, for per-person change feeds and `watch`.
+    static let schemaV5 = """
+        CREATE TABLE people(
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            -- The characteristics (UserProfile JSON).
+            profile TEXT NOT NULL DEFAULT '{}',
+            -- The weight (kg) given by 'people add --weight', for shared-scale assignment.
+            body_mass REAL,
+            -- The person's user slot on multi-user scales (UDS user index, vendor user id).
+            scale_user_index INTEGER UNIQUE,
+            created_at REAL NOT NULL
+        );
+        INSERT INTO people(name, profile, created_at)
+            VALUES ('\(firstPersonName)', COALESCE((SELECT value FROM profile WHERE key = 'profile'), '{}'),
+                    (julianday('now') - 2440587.5) * 86400.0);
+        DELETE FROM profile;
+        -- Owners of devices, by the identifier given (lowercased): BLE address, serial number, local identifier.
+        CREATE TABLE device_owners(
+            device TEXT PRIMARY KEY,
+            label TEXT NOT NULL,
+            person INTEGER NOT NULL REFERENCES people(id),
+            assigned_at REAL NOT NULL
+        ) WITHOUT ROWID;
+        ALTER TABLE samples ADD COLUMN person INTEGER REFERENCES people(id);
+        UPDATE samples SET person = (SELECT id FROM people WHERE name = '\(firstPersonName)');
+        CREATE INDEX samples_by_person_type_time ON samples(person, type, start_time);
+        ALTER TABLE tombstones ADD COLUMN person INTEGER;
+        UPDATE tombstones SET person = (SELECT id FROM people WHERE name = '\(firstPersonName)');
+        ALTER TABLE commit_counts ADD COLUMN person INTEGER;
+        UPDATE commit_counts SET person = (SELECT id FROM people WHERE name = '\(firstPersonName)');
+        """
+
+    /// The name of the person a store starts with (and an old single-user store's profile becomes).
+    public static let firstPersonName = "me"
 
     func typeID(_ identifier: String) throws -> Int64 {
         if let id = typeIDs[identifier] { return id }

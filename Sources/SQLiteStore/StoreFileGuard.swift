@@ -85,26 +85,31 @@ enum StoreFileGuard {
 
     /// Makes an existing `file` 0600 if the user owns it; refuses a loose one owned by others.
     /// A missing file is fine (it is created 0600).
+    ///
+    /// The file is inspected by path (`lstat`, `chmod`), never opened: closing a descriptor of a
+    /// database file drops every POSIX lock this process holds on it, so opening the store (or
+    /// its `-wal`/`-shm`) behind the back of SQLite connections already open in the same process
+    /// (the daemon's ingest service and its sink workers) broke their locking: a sink re-read on
+    /// SIGHUP failed with SQLITE_IOERR_SHORT_READ.
     private static func tighten(_ file: String) throws(StoreFileError) {
-        let descriptor = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
-        guard descriptor >= 0 else {
+        var status = stat()
+        guard lstat(file, &status) == 0 else {
             let code = errno
             if code == ENOENT { return }
-            if code == ELOOP { throw .symlinkInSharedDirectory(path: file, directory: directory(of: file)) }
-            // Unreadable by us: SQLite's open reports it (permission denied) with the store's name.
+            // Not inspectable by us: SQLite's open reports it (permission denied) with the store's name.
             if code == EACCES { return }
             throw .cannotInspect(path: file, errno: code)
         }
-        defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw .cannotInspect(path: file, errno: errno) }
+        if (status.st_mode & S_IFMT) == S_IFLNK {
+            throw .symlinkInSharedDirectory(path: file, directory: directory(of: file))
+        }
         guard (status.st_mode & S_IFMT) == S_IFREG else { throw .notARegularFile(path: file) }
         let mode = UInt32(status.st_mode)
         guard mode & 0o077 != 0 else { return }
         guard status.st_uid == geteuid() else {
             throw .looseModeNotOwned(path: file, mode: mode, owner: UInt32(status.st_uid))
         }
-        guard fchmod(descriptor, 0o600) == 0 else { throw .cannotInspect(path: file, errno: errno) }
+        guard chmod(file, 0o600) == 0 else { throw .cannotInspect(path: file, errno: errno) }
     }
 
     private static func status(of path: String, following: Bool) throws(StoreFileError) -> stat {

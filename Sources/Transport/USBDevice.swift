@@ -131,11 +131,19 @@ public protocol USBDeviceHandle: AnyObject {
     func read(endpoint: UInt8, length: Int, timeout: Duration) throws(USBError) -> [UInt8]
     /// Releases claimed interfaces (re-attaching kernel drivers) and closes the device.
     func close()
+    /// What another host sent `endpoint` before this session (OUT transfers, in order), so a session can adopt a
+    /// set-up that host made (an ANT network key, channel ids): for a handle playing back a usbmon capture, the
+    /// captured host's writes; nil for a live device (the default), which has no such record.
+    func priorHostWrites(endpoint: UInt8) -> [[UInt8]]?
+    /// Whether the device's answers follow what the session writes: true for a live device (the default); false
+    /// for a handle playing back a capture, which answers what was captured whatever is written, so a command it
+    /// leaves unanswered or refuses is no failure, and writes that only change device state (closing channels at
+    /// shutdown) achieve nothing.
+    var answersWrites: Bool { get }
 }
 
-/// A device handle that replays a capture rather than talking to hardware. A session may look at
-/// what the capturing host sent, e.g. to learn the channel set-up another program made.
-public protocol USBReplayedDevice: USBDeviceHandle {
-    /// The data of every captured OUT transfer (bulk or interrupt) to `endpoint`, in capture order.
-    func capturedHostWrites(endpoint: UInt8) -> [[UInt8]]
+extension USBDeviceHandle {
+    /// A live device: nothing was sent before this session, and its answers follow what the session writes.
+    public func priorHostWrites(endpoint: UInt8) -> [[UInt8]]? { nil }
+    public var answersWrites: Bool { true }
 }

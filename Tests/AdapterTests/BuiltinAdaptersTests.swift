@@ -1,17 +1,18 @@
 import AdapterKit
 import BuiltinAdapters
+import CaptureFormats
 import Foundation
 import GATTHealthProfiles
-@testable import IngestCLI
+@testable import IngestRuntime
 import Testing
 import Transport
 import XiaomiScale
 
-/// The registry against its fixtures: every adapter has captures, ids are unique, every match
+/// The registry against its fixtures, BLE and USB: every adapter has captures, ids are unique, every match
 /// entry is met by a device in the adapter's own captures, and the order sends each device to
 /// its own adapter.
 @Suite struct BuiltinAdaptersTests {
-    private var ids: [String] { BuiltinAdapters.bluetooth.map(\.descriptor.id) }
+    private var ids: [String] { Captures.adapterIDs }
 
     @Test func idsAreUniqueAndKebabCase() {
         #expect(Set(ids).count == ids.count, "\(ids)")
@@ -23,7 +24,8 @@ import XiaomiScale
     @Test func everyAdapterHasACaptureAndEveryFolderAnAdapter() {
         let fixtures = Captures.all
         for id in ids {
-            let good = fixtures.filter { $0.folder == id && !$0.isBad && $0.expectedRecordsPath != nil }
+            let good = fixtures.filter { $0.folder == id && !$0.isBad
+                && ($0.expectedRecordsPath != nil || Captures.comparedWithVendorExports[id] != nil) }
             #expect(!good.isEmpty, "adapter \(id) has no capture with expected records in Captures/\(id)/")
             let origin = Captures.directory.appendingPathComponent(id).appendingPathComponent("ORIGIN").path
             #expect(FileManager.default.fileExists(atPath: origin), "Captures/\(id)/ has no ORIGIN")
@@ -32,7 +34,8 @@ import XiaomiScale
             #expect(ids.contains(folder), "Captures/\(folder)/ belongs to no registered adapter")
         }
         // Every capture has what it is compared with.
-        for fixture in fixtures where fixture.folder != Captures.unsupportedFolder {
+        for fixture in fixtures where fixture.folder != Captures.unsupportedFolder
+            && Captures.comparedWithVendorExports[fixture.folder] == nil {
             if fixture.isBad {
                 #expect(fixture.expectedErrorPath != nil, "\(fixture.testDescription) has no .expected-error")
             } else {
@@ -44,11 +47,11 @@ import XiaomiScale
     /// Each BLE match entry of each adapter is met by a device of that adapter's own captures,
     /// and the full registry routes every device of a folder to that folder's adapter.
     @Test(arguments: BuiltinAdapters.bluetooth.map(\.descriptor.id))
-    func everyMatchEntryMatchesItsOwnCaptures(_ id: String) throws {
+    func everyMatchEntryMatchesItsOwnCaptures(_ id: String) async throws {
         let adapter = try #require(BuiltinAdapters.bluetooth.first { $0.descriptor.id == id })
         var devices: [BLEDeviceTraits] = []
         for fixture in Captures.all where fixture.folder == id {
-            let replayed = try Replayed(path: fixture.path)
+            let replayed = try await Replayed(path: fixture.path)
             devices += replayed.traits.values
             for (address, chosen) in replayed.summary.matched {
                 #expect(chosen == id, "\(fixture.testDescription): device \(address) went to \(chosen)")
@@ -64,15 +67,40 @@ import XiaomiScale
         }
     }
 
+    /// Each USB match entry of each USB adapter is met by a device described in that adapter's own captures,
+    /// and the registry's order gives every such device to that adapter.
+    @Test(arguments: BuiltinAdapters.usb.map(\.descriptor.id))
+    func everyUSBMatchEntryMatchesItsOwnCaptures(_ id: String) throws {
+        let adapter = try #require(BuiltinAdapters.usb.first { $0.descriptor.id == id })
+        var devices: [USBDeviceDescription] = []
+        for fixture in Captures.all where fixture.folder == id {
+            #expect(fixture.isUSB, "\(fixture.testDescription) is not a usbmon capture")
+            let events = try USBMonReader(path: fixture.path).readAll()
+            devices += USBCaptureDevices(events: events).devices.compactMap { $0.description() }
+        }
+        #expect(!devices.isEmpty, "Captures/\(id)/ describes no USB device")
+        for device in devices {
+            #expect(BuiltinAdapters.usb.first { $0.descriptor.matches(device) }?.descriptor.id == id, "\(device)")
+        }
+        let usbMatches = adapter.descriptor.matches.compactMap { match -> USBMatch? in
+            if case .usb(let usb) = match { usb } else { nil }
+        }
+        #expect(!usbMatches.isEmpty)
+        for match in usbMatches {
+            let met = devices.contains { $0.vendorID == match.vendorID && (match.productID ?? $0.productID) == $0.productID }
+            #expect(met, "\(id): no captured device meets \(match)")
+        }
+    }
+
     /// A Mi scale advertises the standard weight (0x181D) or body composition (0x181B) service
     /// data, which the generic GATT adapter also takes; the registry must offer it to the Xiaomi
     /// adapter first.
-    @Test func xiaomiComesBeforeGenericGATTForAMiScale() throws {
+    @Test func xiaomiComesBeforeGenericGATTForAMiScale() async throws {
         let xiaomi = try #require(ids.firstIndex(of: XiaomiScaleAdapter.id))
         let gatt = try #require(ids.firstIndex(of: GATTHealthAdapter.id))
         #expect(xiaomi < gatt)
         for fixture in Captures.all where fixture.folder == XiaomiScaleAdapter.id {
-            let replayed = try Replayed(path: fixture.path)
+            let replayed = try await Replayed(path: fixture.path)
             for (address, traits) in replayed.traits {
                 #expect(GATTHealthAdapter().descriptor.matches(traits),
                         "\(fixture.testDescription): the generic adapter would take \(address) too")

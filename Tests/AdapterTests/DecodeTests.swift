@@ -4,12 +4,13 @@ import Testing
 
 /// The built `ingestd` binary, run as a user would: `ingestd decode FILE --json --tz Europe/Berlin`.
 @Suite struct DecodeTests {
-    /// One capture per adapter, plus a malformed one.
+    /// One capture per adapter (BLE and USB, with the capture's adapter options), plus a malformed one.
     @Test(arguments: ["gatt-health/thermometer", "gatt-health/blood-pressure-fragmented",
-                      "xiaomi-scale/mi-scale-v1", "bthome/bthome-mass"])
+                      "xiaomi-scale/mi-scale-v1", "bthome/bthome-mass", "ant-plus/scale", "temper/temper2"])
     func binaryPrintsTheExpectedRecords(_ name: String) throws {
         let fixture = try #require(Captures.all.first { $0.testDescription == name })
-        let output = try IngestdProcess.runBlocking(["decode", fixture.path, "--json", "--tz", Captures.zoneName])
+        let output = try IngestdProcess.runBlocking(["decode", fixture.path, "--json", "--tz", Captures.zoneName]
+                                                    + fixture.adapterOptionArguments())
         #expect(output.status == 0, "\(output.stderr)")
         let lines = output.stdout.split(separator: "\n").map(String.init)
         try expectSameRecords(lines, try fixture.expectedRecords(), name)
@@ -19,7 +20,7 @@ import Testing
     /// Every held-back capture with expected records (every profile, both fragmentations) in
     /// one `ingestd decode FILE... --json` run: the output is each file's records in turn.
     @Test func binaryDecodesEveryProfileToThePublishedValues() throws {
-        let fixtures = Captures.withExpectedRecords
+        let fixtures = Captures.withExpectedRecords.filter { !$0.isUSB }
         #expect(fixtures.count >= 20)
         let output = try IngestdProcess.runBlocking(["decode"] + fixtures.map(\.path) + ["--json", "--tz", Captures.zoneName])
         #expect(output.status == 0, "\(output.stderr)")
@@ -37,11 +38,49 @@ import Testing
     }
 
     @Test func binaryDecodesAnUnsupportedDeviceToNothing() throws {
-        let path = Captures.directory.appendingPathComponent("unsupported/dsd6_btsnoop_hci.log").path
+        let path = Captures.directory.appendingPathComponent("unsupported/hidrate-spark_wban-python_btsnoop_hci.log").path
         let output = try IngestdProcess.runBlocking(["decode", path, "--json"])
         #expect(output.status == 0, "\(output.stderr)")
         #expect(output.stdout.isEmpty)
-        #expect(output.stderr.contains("571 records, 12 advertisements, 1 connections, 28 notifications"),
+        #expect(output.stderr.contains("3046 records, 2565 advertisements, 2 connections, 21 notifications"),
                 "\(output.stderr)")
+    }
+
+    /// The real DS-D6 log: the band's conversation runs against the captured connection and
+    /// gives the band's answer to AT+TOPACE=0 (5446 steps), once, for its day.
+    @Test func binaryReplaysTheBandsConversationFromARealLog() throws {
+        let fixture = try #require(Captures.all.first { $0.testDescription == "dsd6-band/real-repeated-syncs" })
+        let output = try IngestdProcess.runBlocking(["decode", fixture.path, "--json", "--tz", Captures.zoneName])
+        #expect(output.status == 0, "\(output.stderr)")
+        let lines = output.stdout.split(separator: "\n")
+        #expect(lines.count == 1)
+        #expect(lines.first?.contains("\"type\":\"HKQuantityTypeIdentifierStepCount\",\"value\":5446,") == true,
+                "\(output.stdout)")
+        #expect(output.stderr.contains("conversation with F9:E5:10:60:E8:60 → adapter dsd6-band"), "\(output.stderr)")
+        #expect(!output.stderr.contains("conversation ended"), "\(output.stderr)")
+    }
+
+    /// Both real DS-D6 logs replayed twice into a store: each step count the band reported
+    /// arrives once, as one StepCount for the band's day (0 on 2020-05-17, 5446 on 2020-05-19).
+    @Test func replayingTheBandsLogsTwiceStoresEachCountOnce() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dsd6-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = directory.appendingPathComponent("health.sqlite").path
+        let logs = Captures.all.filter { $0.folder == "dsd6-band" }.map(\.path)
+        #expect(logs.count == 2)
+        let grant = try IngestdProcess.runBlocking(["auth", "grant", "dsd6-band", "stepCount", "--store", store])
+        #expect(grant.status == 0, "\(grant.stderr)")
+        for _ in 0..<2 {
+            let replay = try IngestdProcess.runBlocking(["replay"] + logs + ["--store", store, "--tz", Captures.zoneName])
+            #expect(replay.status == 0, "\(replay.stderr)")
+        }
+        let samples = try IngestdProcess.runBlocking(["samples", "stepCount", "--json", "--store", store])
+        let lines = samples.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2, "\(samples.stdout)")
+        #expect(lines.contains { $0.contains("\"value\":0,") && $0.contains("\"start\":\"2020-05-16T23:00:00Z\"") },
+                "\(samples.stdout)")
+        #expect(lines.contains { $0.contains("\"value\":5446,") && $0.contains("\"start\":\"2020-05-18T23:00:00Z\"") },
+                "\(samples.stdout)")
     }
 }

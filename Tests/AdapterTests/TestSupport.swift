@@ -4,12 +4,12 @@ import BuiltinAdapters
 import CaptureFormats
 import Foundation
 import HealthModel
-@testable import IngestCLI
+@testable import IngestRuntime
 import Testing
 import Transport
 
-/// The fixtures in `Captures/<adapter-id>/` (see each folder's ORIGIN and
-/// `scripts/make-adapter-captures.py`).
+/// The fixtures in `Captures/<adapter-id>/`, BLE and USB (see each folder's ORIGIN and the
+/// `make-captures.py` beside the synthetic ones).
 enum Captures {
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Captures")
@@ -18,6 +18,16 @@ enum Captures {
     /// The zone the expected files were written for (`ingestd decode --tz Europe/Berlin`).
     static let zoneName = "Europe/Berlin"
     static let captureExtensions: Set<String> = ["btsnoop", "pcapng", "pcap"]
+    /// Folders whose captures are compared with something other than an `.expected.jsonl`, and by which tests:
+    /// the Omron vendor sessions are checked day by day against the vendor software's own CSV export.
+    static let comparedWithVendorExports: [String: String] = [
+        "omron-hj720it": "DecodeOmronVendorCaptureTests, OmronPedometerSessionTests (pedometerDataN.csv)",
+    ]
+
+    /// Every built-in adapter id, BLE then USB, in registry order.
+    static var adapterIDs: [String] {
+        BuiltinAdapters.bluetooth.map(\.descriptor.id) + BuiltinAdapters.usb.map(\.descriptor.id)
+    }
 
     /// The sub-folders, sorted.
     static var folders: [String] {
@@ -68,7 +78,29 @@ struct Fixture: Sendable, CustomTestStringConvertible {
     var path: String
 
     var isBad: Bool { name.hasPrefix("bad-") }
+    /// A real device's log (not generated): it may hold other devices' advertisements too.
+    var isReal: Bool { name.hasPrefix("real-") }
     var testDescription: String { "\(folder)/\(name)" }
+    /// Whether this is a usbmon capture (replayed through the USB adapters).
+    var isUSB: Bool { CaptureReplay.isUSBCapture(path: path) }
+
+    /// The `--adapter-option` values the expected output was written for: `<name>.adapter-options`, one
+    /// `key=value` a line (none when the file is absent).
+    func adapterOptions() throws -> [String: String] {
+        guard let path = sibling(".adapter-options") else { return [:] }
+        var options: [String: String] = [:]
+        for line in try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n") {
+            let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
+            let pair = try #require(parts.count == 2 ? parts : nil, "\(path): not key=value: \(line)")
+            options[pair[0]] = pair[1]
+        }
+        return options
+    }
+
+    /// The `--adapter-option` arguments of `ingestd decode` for this capture.
+    func adapterOptionArguments() throws -> [String] {
+        try adapterOptions().sorted { $0.key < $1.key }.flatMap { ["--adapter-option", "\($0.key)=\($0.value)"] }
+    }
 
     private func sibling(_ suffix: String) -> String? {
         let path = URL(fileURLWithPath: self.path).deletingLastPathComponent()
@@ -117,16 +149,40 @@ struct Replayed {
                 .map { "trace: \($0.key.rawValue) \($0.value)" }
     }
 
+    /// Replays a usbmon capture through `CaptureReplay.runUSB` (the code behind `ingestd decode` of a USB
+    /// capture) with the built-in USB adapters; USB sessions report rejections only as counts in the summary.
+    init(usbPath path: String, options: [String: String]) throws {
+        let replay = CaptureReplay(adapters: [], forcedAdapterID: nil, timeZone: try Captures.timeZone())
+        let encoder = HealthRecordEncoder()
+        var lines: [String] = []
+        summary = try replay.runUSB(path: path, adapters: BuiltinAdapters.usb, forcedDevice: nil, options: options) { records in
+            lines += records.map(encoder.encode)
+            return DeliveryReceipt(stored: records.count, held: 0)
+        }
+        self.lines = lines
+        rejections = []
+        traits = [:]
+    }
+
+    /// Replays a fixture as `ingestd decode` would, BLE or USB.
+    init(_ fixture: Fixture) async throws {
+        if fixture.isUSB {
+            try self.init(usbPath: fixture.path, options: try fixture.adapterOptions())
+        } else {
+            try await self.init(path: fixture.path)
+        }
+    }
+
     /// Replays `path` through `CaptureReplay`, the code behind `ingestd decode` and `ingestd replay`.
-    init(path: String, adapters: [any Adapter] = BuiltinAdapters.bluetooth) throws {
+    init(path: String, adapters: [any Adapter] = BuiltinAdapters.bluetooth) async throws {
         let zone = try Captures.timeZone()
         let replay = CaptureReplay(adapters: adapters, forcedAdapterID: nil, timeZone: zone)
         let encoder = HealthRecordEncoder()
         var lines: [String] = []
-        summary = try replay.run(path: path) { records in lines += records.map(encoder.encode) }
+        summary = try await replay.run(path: path) { records in lines += records.map(encoder.encode) }
         self.lines = lines
 
-        // Second pass for the ordered rejections and the device traits.
+        // Second pass for the device traits.
         let reader = try CaptureFile.open(path: path)
         let router = try AdapterRouter(adapters: adapters, timeZone: zone)
         var decoder = HCITraceDecoder()
@@ -152,7 +208,7 @@ struct Replayed {
             }
         }
         router.finish(into: &output)
-        rejections = output.rejections
+        rejections = summary.rejectionLog
         self.traits = traits
     }
 }

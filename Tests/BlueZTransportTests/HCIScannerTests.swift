@@ -43,6 +43,11 @@ enum ScaleReports {
         rssi: -62)
 }
 
+/// How long the scanner waits for the simulated controller's reply to a command. The production
+/// default (2 s) is for real controllers; the simulator is an actor that shares two cores with every
+/// suite running in parallel, so the tests that are not about timeouts wait longer.
+private let patientCommandTimeout: Duration = .seconds(15)
+
 @Suite struct HCIScannerTests {
     /// A scanner and a simulated controller facing each other.
     struct Rig {
@@ -51,7 +56,7 @@ enum ScaleReports {
         let logs = LogCollector()
 
         init(script: SimulatedController.Script = .init(),
-             configuration: HCIScannerConfiguration = HCIScannerConfiguration(silencePeriod: nil)) throws {
+             configuration: HCIScannerConfiguration = HCIScannerConfiguration(silencePeriod: nil, commandTimeout: patientCommandTimeout)) throws {
             let (engineEnd, controllerEnd) = try SocketPair.make()
             controller = try SimulatedController(descriptor: controllerEnd, script: script)
             let logs = self.logs
@@ -89,7 +94,7 @@ enum ScaleReports {
                                                  script: .init(reportBatches: [[ScaleReports.miScale]]))
         let seen = PacketLog()
         let scanner = HCIScanner(channel: try PacketChannel(adopting: engineEnd),
-                                 configuration: HCIScannerConfiguration(silencePeriod: nil), tap: seen.record)
+                                 configuration: HCIScannerConfiguration(silencePeriod: nil, commandTimeout: patientCommandTimeout), tap: seen.record)
         await controller.start()
         try await scanner.start()
         _ = try await take(1, from: scanner.events)
@@ -256,7 +261,7 @@ enum ScaleReports {
         // tries again, the controller accepts, and our own scan's reports arrive.
         let rig = try Rig(
             script: .init(statusOverrides: [0x200B: [0x0C]], reportBatches: [[ScaleReports.weightScale]]),
-            configuration: HCIScannerConfiguration(silencePeriod: .milliseconds(100)))
+            configuration: HCIScannerConfiguration(silencePeriod: .milliseconds(100), commandTimeout: patientCommandTimeout))
         try await rig.start()
         #expect(await rig.scanner.state == .sharing)
         let advertisement = try await take(1, from: rig.scanner.events).first?.advertisement
@@ -269,7 +274,7 @@ enum ScaleReports {
     @Test func silentControllerIsRestartedAndReportsResume() async throws {
         let rig = try Rig(
             script: .init(reportBatches: [[ScaleReports.miScale], [ScaleReports.weightScale]]),
-            configuration: HCIScannerConfiguration(silencePeriod: .milliseconds(100)))
+            configuration: HCIScannerConfiguration(silencePeriod: .milliseconds(100), commandTimeout: patientCommandTimeout))
         try await rig.start()
         let events = try await take(2, from: rig.scanner.events).compactMap(\.advertisement)
         #expect(events.map(\.address) == [ScaleReports.miScaleAddress, ScaleReports.weightScaleAddress])
@@ -289,7 +294,7 @@ enum ScaleReports {
     @Test func aControllerThatStaysQuietIsLoggedOncePerIncident() async throws {
         let rig = try Rig(
             script: .init(reportBatches: [[ScaleReports.miScale]]),
-            configuration: HCIScannerConfiguration(silencePeriod: .milliseconds(50)))
+            configuration: HCIScannerConfiguration(silencePeriod: .milliseconds(50), commandTimeout: patientCommandTimeout))
         try await rig.start()
         _ = try await take(1, from: rig.scanner.events)
         // Three restarts: the first enable plus three more.

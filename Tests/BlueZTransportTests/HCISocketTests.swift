@@ -63,4 +63,12 @@ let BTPROTO_HCI_VALUE: Int32 = 1
         #expect(BluetoothUnavailable(errno: EIO, operation: "bind", controller: 0) == .systemCallFailed(operation: "bind", errno: EIO))
         #expect(BluetoothUnavailable.noController(index: 0).description == "Bluetooth unavailable: no controller hci0; BLE devices are not read")
     }
+
+    /// Without bluetoothd nobody powers the controller on: the message names the command that works without it
+    /// (found in the VM tests, where the old hint `bluetoothctl power on` cannot work).
+    @Test func aPoweredOffControllerNamesTheCommandThatPowersItOn() {
+        let text = BluetoothUnavailable.controllerDown(index: 1).description
+        #expect(text.contains("hci1 is powered off"), "\(text)")
+        #expect(text.contains("`btmgmt --index 1 power on`"), "\(text)")
+    }
 }

@@ -174,8 +174,11 @@ struct ReplayUSBDeviceTolerantTests {
         let replay = Self.withAnExtraExchange.replay()
         #expect(replay.capturedHostWrites(endpoint: 0x01) == [[0xA0], [0xEE], [0xB0]])
         #expect(replay.capturedHostWrites(endpoint: 0x02).isEmpty)
+        // Through the transport-level questions every handle answers: a playback, with the host's writes.
         let handle: any USBDeviceHandle = replay
-        #expect((handle as? any USBReplayedDevice)?.capturedHostWrites(endpoint: 0x01).count == 3)
+        #expect(handle.priorHostWrites(endpoint: 0x01) == [[0xA0], [0xEE], [0xB0]])
+        #expect(handle.priorHostWrites(endpoint: 0x02) == [])
+        #expect(!handle.answersWrites)
     }
 
     /// The strict mode stays the default and still refuses the same conversation.

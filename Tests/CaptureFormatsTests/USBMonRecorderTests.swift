@@ -146,6 +146,16 @@ final class ScriptedHandle: USBDeviceHandle {
         #expect(second.end == .replayExhausted("the capture ends before the transfer on endpoint 0x81 submitted at byte 1092 completed"))
     }
 
+    /// Recording a playback keeps it a playback for the session: the wrapped handle's prior host writes and
+    /// `answersWrites` come through the wrapper.
+    @Test func aRecordedPlaybackStillShowsItsHostWritesAndAnswersNoWrites() throws {
+        let original = try ReplayUSBDevice.open(path: USBFixture.antPcapng, vendorID: 0x0FCF, productID: 0x1008)
+        let (recording, _) = makeRecording(original)
+        #expect(!recording.answersWrites)
+        #expect(recording.priorHostWrites(endpoint: 0x01) == original.capturedHostWrites(endpoint: 0x01))
+        #expect(recording.priorHostWrites(endpoint: 0x01)?.isEmpty == false)
+    }
+
     /// Every event of the real captures, turned back into a frame, reads back as the same event.
     @Test func framesOfRealCapturesReadBackUnchanged() throws {
         for path in [USBFixture.antPcapng, USBFixture.omron, USBFixture.keyboard] {

@@ -122,7 +122,7 @@ struct ExternalAdapterPipelineTests {
         #expect(try setup.store.samples(type: .bodyMass).isEmpty)
     }
 
-    @Test("Built-in adapters come first; --adapter routes the device to the plugin")
+    @Test("Every matching adapter hears the broadcast (each its own source); --adapter routes it to the plugin alone")
     func routingWithBuiltIns() throws {
         let setup = try setUp()
         defer {
@@ -130,7 +130,8 @@ struct ExternalAdapterPipelineTests {
             try? FileManager.default.removeItem(atPath: setup.storeDirectory)
         }
         let adapters: [any Adapter] = [XiaomiScaleAdapter()] + setup.catalogue.adapters
-        #expect(try replay(setup.capture, adapters: adapters).records.flatMap(\.samples).map(\.source) == ["xiaomi-scale"])
+        #expect(try replay(setup.capture, adapters: adapters).records.flatMap(\.samples).map(\.source).sorted()
+                == ["py-scale", "xiaomi-scale"])
         #expect(try replay(setup.capture, adapters: adapters, forced: "py-scale").records.flatMap(\.samples).map(\.source) == ["py-scale"])
     }
 }

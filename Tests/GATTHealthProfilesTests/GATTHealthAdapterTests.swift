@@ -32,7 +32,8 @@ struct GATTHealthAdapterTests {
     }
 
     /// An advertised Weight Scale service selects the adapter before any connection; the
-    /// advertised name becomes the device name of the samples.
+    /// connection's values are the conversation's (not routed to the session), and the
+    /// advertised name becomes the device name of the samples the session makes of them.
     @Test func advertisementSelectsTheAdapterThroughTheRouter() throws {
         let zone = try #require(TimeZone(identifier: "UTC"))
         let router = try AdapterRouter(adapters: [GATTHealthAdapter()], timeZone: zone)
@@ -53,10 +54,15 @@ struct GATTHealthAdapterTests {
         router.route(.connected(BLEConnection(
             time: captureStart, handle: 1, peerAddress: testAddress, peerAddressType: .public, role: .central)),
             into: &output)
-        router.route(.gattValue(GATTValue(
+        let indication = GATTValue(
             time: captureStart, connection: 1, peerAddress: testAddress, serviceUUID: BLEUUID(0x181D),
-            characteristicUUID: BLEUUID(0x2A9D), handle: 3, value: hex("00 8C 3C"), kind: .indication)),
-            into: &output)
+            characteristicUUID: BLEUUID(0x2A9D), handle: 3, value: hex("00 8C 3C"), kind: .indication)
+        router.route(.gattValue(indication), into: &output)
+        #expect(output.records.isEmpty, "a connection's values belong to the conversation")
+
+        let traits = try #require(router.traits(for: testAddress))
+        let session = GATTHealthAdapter().makeSession(for: traits, context: AdapterContext(timeZone: zone, source: "gatt-health"))
+        session.receive(.gattValue(indication), into: &output)
         let sample = try #require(output.records.first?.samples.first)
         #expect(sample.type == .bodyMass)
         #expect(sample.quantity == Quantity(value: 77.5, unit: .kilogram))
@@ -68,7 +74,7 @@ struct GATTHealthAdapterTests {
     }
 
     /// A device seen only through GATT (no advertisement in the capture) is matched by the
-    /// service of its first attribute value.
+    /// service of its first attribute value (its values then go to the conversation).
     @Test func discoveredServiceSelectsTheAdapter() throws {
         let router = try AdapterRouter(adapters: [GATTHealthAdapter()], timeZone: try #require(TimeZone(identifier: "UTC")))
         var output = AdapterOutput()
@@ -81,6 +87,6 @@ struct GATTHealthAdapterTests {
             characteristicUUID: BLEUUID(0x2A37), handle: 0x10, value: [0x00, 72], kind: .notification)),
             into: &output)
         #expect(router.matchedDevices == [testAddress: "gatt-health"])
-        #expect(output.records.first?.samples.first?.quantity == Quantity(value: 72, unit: .countPerMinute))
+        #expect(output.records.isEmpty)
     }
 }

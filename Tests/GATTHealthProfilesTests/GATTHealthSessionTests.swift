@@ -6,19 +6,33 @@ import Testing
 import Transport
 @testable import GATTHealthProfiles
 
-/// Drives the adapter through `AdapterRouter` with synthetic transport events (a connection,
-/// then attribute values with their characteristic UUIDs) and compares the whole records.
+/// Drives the adapter with synthetic transport events (advertisements through `AdapterRouter`,
+/// then a connection and attribute values with their characteristic UUIDs to the session, as
+/// the conversation hands them over) and compares the whole records.
 struct GATTHealthSessionTests {
     typealias HUnit = HealthModel.Unit
 
-    /// A router with only this adapter, an output, and helpers to feed it.
+    /// A router with only this adapter, the device's session, an output, and helpers to feed them.
     final class Harness {
         let router: AdapterRouter
         var output = AdapterOutput()
         let handle: UInt16 = 0x0040
+        private let zone: TimeZone
+        /// Made at the first connection event, with what the router heard advertised.
+        private var deviceSession: (any AdapterSession)?
 
         init() throws {
-            router = try AdapterRouter(adapters: [GATTHealthAdapter()], timeZone: try berlin())
+            zone = try berlin()
+            router = try AdapterRouter(adapters: [GATTHealthAdapter()], timeZone: zone)
+        }
+
+        private var session: any AdapterSession {
+            if let deviceSession { return deviceSession }
+            let made = GATTHealthAdapter().makeSession(
+                for: router.traits(for: testAddress) ?? BLEDeviceTraits(address: testAddress),
+                context: AdapterContext(timeZone: zone, source: GATTHealthAdapter.id))
+            deviceSession = made
+            return made
         }
 
         /// An advertisement of the Weight Scale service (AD: flags 0x06, 16-bit UUID 0x181D).
@@ -29,14 +43,14 @@ struct GATTHealthSessionTests {
         }
 
         func connect(at time: Date = captureStart) {
-            router.route(.connected(BLEConnection(
+            session.receive(.connected(BLEConnection(
                 time: time, handle: handle, peerAddress: testAddress, peerAddressType: .public, role: .central)),
                 into: &output)
         }
 
         func disconnect(at time: Date) {
-            router.route(.disconnected(BLEDisconnection(time: time, handle: handle, peerAddress: nil, reason: 0x13)),
-                         into: &output)
+            session.receive(.disconnected(BLEDisconnection(time: time, handle: handle, peerAddress: nil, reason: 0x13)),
+                            into: &output)
         }
 
         func value(_ frame: String, characteristic: UInt16?, service: UInt16, at time: Date = captureStart,
@@ -46,13 +60,16 @@ struct GATTHealthSessionTests {
 
         func value(_ value: [UInt8], characteristic: UInt16?, service: UInt16, at time: Date = captureStart,
                    kind: GATTValueKind = .indication) {
-            router.route(.gattValue(GATTValue(
+            session.receive(.gattValue(GATTValue(
                 time: time, connection: handle, peerAddress: nil, serviceUUID: BLEUUID(service),
                 characteristicUUID: characteristic.map(BLEUUID.init), handle: 0x0010, value: value, kind: kind)),
                 into: &output)
         }
 
-        func finish() { router.finish(into: &output) }
+        func finish() {
+            router.finish(into: &output)
+            deviceSession?.finish(into: &output)
+        }
 
         /// The records with every UUID replaced by a fixed one, for whole-value comparison.
         var records: [HealthRecord] { output.records.map(stripUUIDs) }

@@ -33,7 +33,7 @@ import Testing
         let out = CapturingWriter()
         let err = CapturingWriter()
         let context = CommandContext(stdout: out, stderr: err, environment: ["HOME": directory.path], label: "ingestd")
-        let status = await CommandLineRunner.run(root: Adapters.self, arguments: arguments, context: context)
+        let status = await CommandLineRunner.run(root: AdaptersCommand.self, arguments: arguments, context: context)
         return (status, out.lines, err.lines)
     }
 
@@ -92,5 +92,22 @@ import Testing
         let json = await run(["--plugins", directory.path, "--status", status, "--json"])
         let line = try #require(json.stdout.first { $0.hasPrefix("{\"id\":\"acme\"") })
         #expect(line.contains("\"state\":\"ok\""))
+    }
+
+    /// Adapters that may claim the same device are named in both listings.
+    @Test func overlappingClaimsAreShown() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try plugin("my-scale", """
+            #!/bin/sh
+            printf '%s\\n' '{"protocol":1,"id":"my-scale","name":"My scale","version":"1","produces":["bodyMass"],"matches":[{"ble":{"serviceUUIDs":["181D"]}}]}'
+            """)
+        let status = directory.appendingPathComponent("none.json").path
+        let json = await run(["--plugins", directory.path, "--status", status, "--json"])
+        let mine = try #require(json.stdout.first { $0.hasPrefix("{\"id\":\"my-scale\"") })
+        #expect(mine.hasSuffix("\"overlaps\":[\"xiaomi-scale\",\"gatt-health\"]}"), "\(mine)")
+        let acme = try #require(json.stdout.first { $0.hasPrefix("{\"id\":\"acme\"") })
+        #expect(!acme.contains("overlaps"))
+        let table = await run(["--plugins", directory.path, "--status", status])
+        #expect(table.stdout.contains("my-scale: also xiaomi-scale, gatt-health"), "\(table.stdout)")
     }
 }

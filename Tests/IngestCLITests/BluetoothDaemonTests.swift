@@ -10,6 +10,7 @@ import SQLiteStore
 import Testing
 import Transport
 @testable import IngestCLI
+@testable import IngestRuntime
 
 /// The daemon's Bluetooth path end to end over socketpairs: a simulated controller advertises a
 /// Mi Scale (broadcast only) and a standard weight scale (connectable); the daemon routes the
@@ -40,7 +41,11 @@ import Transport
     }
 
     @discardableResult
+    /// `requestTimeout` is the GATT client's patience with the simulated peripheral: generous by
+    /// default, so a loaded machine (tests run in parallel on two cores) does not fail a session
+    /// that is merely slow; the test of a silent peripheral shortens it.
     private func runDaemon(store: String, peripherals: Peripherals, listen: Duration,
+                           requestTimeout: Duration = .seconds(5),
                            log: RecordingLogHandler = RecordingLogHandler()) async throws -> SimulatedController {
         let (hostEnd, controllerEnd) = try SocketPair.make()
         let controller = try SimulatedController(descriptor: controllerEnd,
@@ -56,7 +61,7 @@ import Transport
                 peripherals.add(peripheral)
                 let client = GATTClient(channel: try PacketChannel(adopting: clientEnd),
                                         peer: GATTPeer(address: address, addressType: type, connectionHandle: 0x0040),
-                                        configuration: GATTClientConfiguration(requestTimeout: .seconds(1)), log: options.log)
+                                        configuration: GATTClientConfiguration(requestTimeout: requestTimeout), log: options.log)
                 await client.start()
                 return client
             })
@@ -73,7 +78,7 @@ import Transport
         await scenario.run(["auth", "grant", "xiaomi-scale", "bodyMass"])
         await scenario.run(["auth", "grant", "gatt-health", "bodyMass"])
         let peripherals = Peripherals()
-        _ = try await runDaemon(store: scenario.store, peripherals: peripherals, listen: .seconds(5))
+        _ = try await runDaemon(store: scenario.store, peripherals: peripherals, listen: .seconds(12))
         #expect(peripherals.count == 1, "one connection to the weight scale, not one per advertisement")
 
         let store = try HealthStore(path: scenario.store)
@@ -85,13 +90,42 @@ import Transport
         #expect(bySource["gatt-health"]?.first?.device?.localIdentifier == Self.weightScale.description)
     }
 
+    /// A controller with LE disabled (found in the VM tests: nothing enables it without bluetoothd): the kernel
+    /// refuses each LE connection with ECONNREFUSED. The daemon says once, not per device, which command fixes it.
+    @Test func refusedLEConnectionsNameTheCommandThatEnablesLEOnce() async throws {
+        let scenario = try Scenario()
+        let scales = [BLEAddress("D0:01:02:03:04:05")!, BLEAddress("D0:01:02:03:04:06")!]
+        let data = ADStructure.flags(0x06) + ADStructure.serviceUUIDs16([0x181D])
+        let reports = scales.map { AdvertisingReportBuilder.legacy(eventType: 0x00, address: $0, data: data) }
+        let (hostEnd, controllerEnd) = try SocketPair.make()
+        let controller = try SimulatedController(descriptor: controllerEnd,
+                                                 script: SimulatedController.Script(reportBatches: [reports]))
+        await controller.start()
+        let link = BluetoothLink(
+            openScanner: { options in HCIScanner(channel: try PacketChannel(adopting: hostEnd), log: options.log) },
+            connect: { address, _, _ in throw L2CAPConnectError.connectFailed(address, errno: ECONNREFUSED) })
+        let backend = BluetoothBackend(adapters: BuiltinAdapters.bluetooth, link: link, controllerName: "hci2",
+                                       timeZone: TimeZone(identifier: "UTC")!, onceListen: .seconds(2))
+        let handler = RecordingLogHandler()
+        let daemon = Daemon(options: DaemonOptions(storePath: scenario.store, once: true), backends: [backend],
+                            logger: Logger(label: "test", handler: handler))
+        try await daemon.run()
+        let messages = handler.records.map(\.message)
+        #expect(messages.filter { $0.contains("connecting failed") }.count == 2, "\(messages)")
+        let advice = messages.filter { $0.contains("le on") }
+        #expect(advice.count == 1, "\(messages)")
+        #expect(advice.first?.contains("hci2 refused an LE connection (ECONNREFUSED)") == true, "\(advice)")
+        #expect(advice.first?.contains("`btmgmt --index 2 le on`") == true, "\(advice)")
+    }
+
     @Test func aPeripheralThatNeverAnswersEndsItsSessionAndTheBroadcastIsStillCommitted() async throws {
         let scenario = try Scenario()
         await scenario.run(["auth", "grant", "xiaomi-scale", "bodyMass"])
         await scenario.run(["auth", "grant", "gatt-health", "bodyMass"])
         let peripherals = Peripherals()
         peripherals.behaviour = .silent
-        _ = try await runDaemon(store: scenario.store, peripherals: peripherals, listen: .seconds(4))
+        _ = try await runDaemon(store: scenario.store, peripherals: peripherals, listen: .seconds(4),
+                                requestTimeout: .seconds(1))
         let store = try HealthStore(path: scenario.store)
         defer { store.close() }
         let samples = try store.samples(type: .bodyMass)
@@ -103,7 +137,7 @@ import Transport
     @Test func undecidedScalesAreHeldAndEachNewSourceIsLoggedOnce() async throws {
         let scenario = try Scenario()
         let log = RecordingLogHandler()
-        try await runDaemon(store: scenario.store, peripherals: Peripherals(), listen: .seconds(5), log: log)
+        try await runDaemon(store: scenario.store, peripherals: Peripherals(), listen: .seconds(12), log: log)
         let store = try HealthStore(path: scenario.store)
         defer { store.close() }
         #expect(try store.samples(type: .bodyMass).isEmpty)

@@ -1,6 +1,9 @@
 import AdapterKit
+import BuiltinAdapters
+import ExternalAdapters
 import HealthModel
 @testable import IngestCLI
+import IngestRuntime
 import Testing
 import Transport
 
@@ -10,37 +13,64 @@ struct DeviceListingTests {
         product: "ANT USBStick2", serialNumber: "123")
     static let hub = USBDeviceDescription(vendorID: 0x1D6B, productID: 0x0002, bus: 1, address: 1, deviceClass: 0x09)
     static let thermometer = USBDeviceDescription(vendorID: 0x0C45, productID: 0x7401, bus: 3, address: 7)
+    static let unknown = USBDeviceDescription(vendorID: 0x1234, productID: 0x5678, bus: 4, address: 9)
 
-    static func adapter(_ id: String, _ matches: [DeviceMatch]) -> AdapterDescriptor {
-        AdapterDescriptor(id: id, name: id, version: "1", summary: "", matches: matches, produces: [])
+    /// An external adapter as the catalogue would hold it (its process is only started by a session, which the
+    /// listing never makes).
+    static func plugin(_ id: String, _ matches: [DeviceMatch]) -> ExternalPlugin {
+        let descriptor = AdapterDescriptor(id: id, name: id, version: "1", summary: "", matches: matches, produces: [])
+        return ExternalPlugin(id: id, path: "/plugins/ingestd-adapter-\(id)",
+                              adapter: ExternalAdapter(descriptor: descriptor, executable: "/plugins/ingestd-adapter-\(id)"),
+                              brokenReason: nil)
     }
 
-    static let adapters = [
-        adapter("gatt-weight-scale", [.ble(BLEMatch(serviceUUIDs: [BLEUUID(0x181D)]))]),
-        adapter("ant-plus", [.usb(USBMatch(vendorID: 0x0FCF, productID: 0x1008)), .usb(USBMatch(vendorID: 0x0FCF, productID: 0x1009))]),
-        adapter("any-dynastream", [.usb(USBMatch(vendorID: 0x0FCF))]),
-    ]
+    /// The runner `ingestd devices` builds: the catalogue's external USB adapters, then the built-in ones.
+    static func runner(_ plugins: [ExternalPlugin] = []) -> USBSessionRunner {
+        USBSessionRunner(adapters: AdapterCatalogue.usbAdapters(ExternalAdapterCatalogue(plugins: plugins)),
+                         options: [:], timeZone: .gmt)
+    }
 
-    @Test func eachDeviceGetsTheFirstMatchingAdapterOrTheReasonForNone() {
-        let rows = DeviceListing.rows(devices: [Self.thermometer, Self.stick, Self.hub], adapters: Self.adapters)
+    @Test func eachDeviceGetsTheBuiltInAdapterOrTheReasonForNone() {
+        let rows = DeviceListing.rows(devices: [Self.thermometer, Self.unknown, Self.stick, Self.hub], runner: Self.runner())
         #expect(rows.map(\.cells) == [
             ["1d6b:0002", "001/001", "-", "-", "-", "a USB hub (no adapter needed)"],
             ["0fcf:1008", "001/002", "Dynastream Innovations", "ANT USBStick2", "123", "ant-plus"],
-            ["0c45:7401", "003/007", "-", "-", "-", "no adapter matches 0c45:7401"],
+            ["0c45:7401", "003/007", "-", "-", "-", "temper"],
+            ["1234:5678", "004/009", "-", "-", "-", "no adapter matches 1234:5678"],
         ])
     }
 
-    @Test func aVendorWideMatchTakesOtherProducts() {
+    /// The daemon's order: an external adapter matching a device takes it before the built-in one.
+    @Test func anExternalAdapterTakesADeviceBeforeTheBuiltInOne() {
+        let runner = Self.runner([Self.plugin("py-ant", [.usb(USBMatch(vendorID: 0x0FCF, productID: 0x1008))])])
+        let rows = DeviceListing.rows(devices: [Self.stick, Self.thermometer], runner: runner)
+        #expect(rows.map(\.adapterID) == ["py-ant", "temper"])
+    }
+
+    @Test func aVendorWideExternalMatchTakesOtherProductsAndAUSBOnlyOneNoBluetooth() {
         var other = Self.stick
         other.productID = 0x100C
-        #expect(DeviceListing.rows(devices: [other], adapters: Self.adapters).first?.adapterID == "any-dynastream")
+        let runner = Self.runner([
+            Self.plugin("ble-only", [.ble(BLEMatch(serviceUUIDs: [BLEUUID(0x181D)]))]),
+            Self.plugin("any-dynastream", [.usb(USBMatch(vendorID: 0x0FCF))]),
+        ])
+        #expect(DeviceListing.rows(devices: [other, Self.unknown], runner: runner).map(\.adapterID) == ["any-dynastream", nil])
+    }
+
+    /// Overlapping claims: the device goes to the first adapter, and the row names the others.
+    @Test func aDeviceClaimedTwiceNamesTheOtherAdapter() {
+        let runner = Self.runner([Self.plugin("any-dynastream", [.usb(USBMatch(vendorID: 0x0FCF))])])
+        let rows = DeviceListing.rows(devices: [Self.stick], runner: runner)
+        #expect(rows.map(\.adapterID) == ["any-dynastream"])
+        #expect(rows.map(\.alsoMatching) == [["ant-plus"]])
+        #expect(rows.map(\.cells).first?.last == "any-dynastream (also ant-plus)")
     }
 
     @Test func jsonRowsNameEveryField() {
-        let rows = DeviceListing.rows(devices: [Self.stick, Self.thermometer], adapters: Self.adapters)
+        let rows = DeviceListing.rows(devices: [Self.stick, Self.unknown], runner: Self.runner())
         #expect(rows.map(\.json) == [
-            #"{"usb":"0fcf:1008","vendorID":"0fcf","productID":"1008","bus":1,"address":2,"manufacturer":"Dynastream Innovations","product":"ANT USBStick2","serial":"123","class":0,"adapter":"ant-plus","reason":null}"#,
-            #"{"usb":"0c45:7401","vendorID":"0c45","productID":"7401","bus":3,"address":7,"manufacturer":null,"product":null,"serial":null,"class":0,"adapter":null,"reason":"no adapter matches 0c45:7401"}"#,
+            #"{"usb":"0fcf:1008","vendorID":"0fcf","productID":"1008","bus":1,"address":2,"manufacturer":"Dynastream Innovations","product":"ANT USBStick2","serial":"123","class":0,"adapter":"ant-plus","alsoMatching":[],"reason":null}"#,
+            #"{"usb":"1234:5678","vendorID":"1234","productID":"5678","bus":4,"address":9,"manufacturer":null,"product":null,"serial":null,"class":0,"adapter":null,"alsoMatching":[],"reason":"no adapter matches 1234:5678"}"#,
         ])
     }
 }

@@ -5,12 +5,13 @@ import Synchronization
 import Testing
 import Transport
 @testable import IngestCLI
+@testable import IngestRuntime
 
 /// `ingestd capture --usb` without hardware: the capture's session code runs on a replayed or
 /// scripted device through the recorder, and what it writes must replay to the same result.
 @Suite struct USBCaptureSessionTests {
     static let omronSession = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("USBAdaptersTests/Captures/omron-hj720it/pedometerLog1-session.pcapng").path
+        .appendingPathComponent("AdapterTests/Captures/omron-hj720it/pedometerLog1-session.pcapng").path
 
     @Test func anOmronSessionRecordedWhileReplayingDecodesToTheSameSamples() async throws {
         let scenario = try Scenario()
@@ -23,7 +24,7 @@ import Transport
         let adapter = try #require(BuiltinAdapters.usb.first { $0.descriptor.matches(replay.device) })
         // The fixture ends with the memory clear (CTD) the session sends when asked to.
         let session = USBCaptureSession(adapter: adapter, options: ["clear-after-sync": "true"],
-                                        timeZone: TimeZone(identifier: "UTC")!, replayClock: { Date(microsecondsSince1970: clock()) })
+                                        timeZone: TimeZone(identifier: "UTC")!, clock: { Date(microsecondsSince1970: clock()) })
         let ended = session.run(replay, recorder: recorder, shouldStop: { false }, progress: { _ in })
         try recorder.close()
         #expect(ended == nil)

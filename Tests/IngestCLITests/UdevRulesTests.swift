@@ -32,7 +32,7 @@ import BuiltinAdapters
         let lines = Set(unit.split(separator: "\n").map(String.init))
         for required in ["User=ingestd", "StateDirectory=ingestd", "AmbientCapabilities=CAP_NET_RAW CAP_NET_ADMIN",
                          "ProtectSystem=strict", "ProtectHome=yes", "PrivateTmp=yes", "NoNewPrivileges=yes",
-                         "RestrictAddressFamilies=AF_UNIX AF_BLUETOOTH AF_NETLINK"] {
+                         "RestrictAddressFamilies=AF_UNIX AF_BLUETOOTH AF_NETLINK AF_INET AF_INET6"] {
             #expect(lines.contains(required), "missing \(required)")
         }
         #expect(!unit.contains("CAP_SYS_ADMIN"))

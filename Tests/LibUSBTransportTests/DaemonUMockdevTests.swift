@@ -8,7 +8,7 @@ import Testing
 struct DaemonUMockdevTests {
     static let firstPort = UMockdev.deviceSyspath
     static let secondPort = "/sys/devices/pci0000:00/0000:00:14.0/usb1/1-2"
-    /// The made-up key the ANT captures were generated with (scripts/ant-usbmon-capture.py --key).
+    /// The made-up key the ANT captures were generated with (Tests/AdapterTests/Captures/ant-plus/make-captures.py --key).
     static let key = "0123456789abcdef"
 
     let directory: URL
@@ -140,6 +140,27 @@ struct DaemonUMockdevTests {
         #expect(daemon.log.contains("committed 44 stepCount from omron-hj720it"), "\(daemon.log)")
     }
 
+    /// `run --once` with a receiving stick present: its session never ends by itself, so it is stopped after `--listen`
+    /// and what it gave is committed (before, the daemon waited for the session forever).
+    @Test func onceStopsAStreamingStickAfterListeningAndKeepsWhatItGave() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await grant("ant-plus")
+        let daemon = try UMockdevDaemon(device: "fake_ant.umockdev", captures: [(Self.firstPort, "ant-daemon-session.pcapng")],
+                                        ingestd: ingestd,
+                                        ["run", "--once", "--listen", "4", "--no-ble", "--store", store,
+                                         "--adapter-option", "ant-network-key=\(Self.key)"])
+        let ended = await daemon.wait(upTo: 60) { !daemon.isRunning }
+        guard ended else {
+            _ = try await daemon.terminate()
+            Issue.record("run --once was still running 60 s after --listen 4: \(daemon.log)")
+            return
+        }
+        #expect(daemon.process.terminationStatus == 0, "\(daemon.log)")
+        #expect(daemon.log.contains("--once: listened 4.0 s (--listen); stopping the sessions still running"), "\(daemon.log)")
+        #expect(daemon.log.contains("device=0fcf:1008@1/2 session finished"), "\(daemon.log)")
+        try await expectTheStickSamples()
+    }
+
     @Test func devicesNamesTheANTAdapterForTheFakeStick() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let ingestd = self.ingestd
@@ -148,6 +169,6 @@ struct DaemonUMockdevTests {
         }
         #expect(result.status == 0, "\(result.stderr)")
         let stick = try #require(result.lines.first { $0.contains(#""usb":"0fcf:1008""#) })
-        #expect(stick.contains(#""adapter":"ant-plus","reason":null"#), "\(stick)")
+        #expect(stick.contains(#""adapter":"ant-plus","alsoMatching":[],"reason":null"#), "\(stick)")
     }
 }

@@ -12,9 +12,9 @@ struct DevicesCommandTests {
     /// What the registry says about the stick: the first USB adapter matching it, or the reason.
     static var expectedAdapterJSON: String {
         if let adapter = BuiltinAdapters.usb.first(where: { $0.descriptor.matches(stick) }) {
-            return #""adapter":"\#(adapter.descriptor.id)","reason":null"#
+            return #""adapter":"\#(adapter.descriptor.id)","alsoMatching":[],"reason":null"#
         }
-        return #""adapter":null,"reason":"no adapter matches 0fcf:1008""#
+        return #""adapter":null,"alsoMatching":[],"reason":"no adapter matches 0fcf:1008""#
     }
 
     @Test func listsTheFakeStickWithItsStringsAndAdapter() throws {
@@ -22,7 +22,7 @@ struct DevicesCommandTests {
         let result = try UMockdev.run(ingestd, device: "fake_ant.umockdev", capture: "fake_ant.pcapng", ["devices", "--json"])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         #expect(result.lines == [
-            #"{"usb":"1d6b:0002","vendorID":"1d6b","productID":"0002","bus":1,"address":1,"manufacturer":null,"product":null,"serial":null,"class":9,"adapter":null,"reason":"a USB hub (no adapter needed)"}"#,
+            #"{"usb":"1d6b:0002","vendorID":"1d6b","productID":"0002","bus":1,"address":1,"manufacturer":null,"product":null,"serial":null,"class":9,"adapter":null,"alsoMatching":[],"reason":"a USB hub (no adapter needed)"}"#,
             #"{"usb":"0fcf:1008","vendorID":"0fcf","productID":"1008","bus":1,"address":2,"manufacturer":"Dynastream Innovations","product":"ANT USBStick2","serial":"123","class":0,"#
                 + Self.expectedAdapterJSON + "}",
         ])

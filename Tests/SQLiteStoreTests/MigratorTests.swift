@@ -296,8 +296,11 @@ struct SplitMix64 {
 
         let store = try HealthStore(path: path)
         defer { store.close() }
-        #expect(try store.db.prepare("PRAGMA user_version").firstRow { $0.int(at: 0) } == 2)
+        // Migrated through every later step too (5: people).
+        #expect(try store.db.prepare("PRAGMA user_version").firstRow { $0.int(at: 0) } == 5)
+        #expect(try store.sinks().isEmpty && store.readGrants().isEmpty)
         #expect(try store.grants().map(\.source) == ["phone"])
+        #expect(try store.people().map(\.name) == [HealthStore.firstPersonName])
         #expect(try store.pendingCounts().isEmpty)
         try store.deny(source: "neighbour", types: [.bodyMass])
         let policy = try store.loadAuthorization()

@@ -6,15 +6,17 @@ import HealthModel
 import Testing
 import Transport
 
-/// Forwards to a replayed capture (keeping it a `USBReplayedDevice`) and logs what the session writes.
-final class RecordingReplay: USBReplayedDevice {
+/// Forwards to a replayed capture (keeping what makes it a playback: its prior host writes, `answersWrites` false)
+/// and logs what the session writes.
+final class RecordingReplay: USBDeviceHandle {
     let inner: ReplayUSBDevice
     private(set) var written: [[UInt8]] = []
 
     init(_ inner: ReplayUSBDevice) { self.inner = inner }
 
     var device: USBDeviceDescription { inner.device }
-    func capturedHostWrites(endpoint: UInt8) -> [[UInt8]] { inner.capturedHostWrites(endpoint: endpoint) }
+    func priorHostWrites(endpoint: UInt8) -> [[UInt8]]? { inner.priorHostWrites(endpoint: endpoint) }
+    var answersWrites: Bool { inner.answersWrites }
     func claimInterface(_ number: UInt8, detachKernelDriver: Bool) throws(USBError) {
         try inner.claimInterface(number, detachKernelDriver: detachKernelDriver)
     }
@@ -34,13 +36,13 @@ final class RecordingReplay: USBReplayedDevice {
     func close() { inner.close() }
 }
 
-/// The ANT session replaying captures that other software made (context with a replay clock): no network key
-/// needed, the capture's own key and channel ids used, a start-up that differs from ours passed over.
+/// The ANT session on playbacks of captures that other software made (a device handle with prior host writes that
+/// does not answer writes, and the capture's clock in the context): no network key needed, the capture's own key
+/// and channel ids used, a start-up that differs from ours passed over.
 struct ANTPlusSessionReplayTests {
-    /// The generated channel-mode captures (scripts/ant-usbmon-capture.py) kept with the decode tests.
+    /// The generated channel-mode captures (`Captures/ant-plus/make-captures.py`) in the adapter's capture folder.
     static func capture(_ name: String) -> String {
-        Fixtures.directory.deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("USBReplayTests/Captures/ant-plus/\(name).pcapng").path
+        Fixtures.url("ant-plus/\(name).pcapng").path
     }
 
     struct Run {
@@ -56,9 +58,9 @@ struct ANTPlusSessionReplayTests {
 
     static func run(_ device: any USBDeviceHandle, clock: @escaping @Sendable () -> Date,
                     options: [String: String] = [:]) -> Run {
-        let adapter = ANTPlusAdapter(now: { Date(timeIntervalSince1970: 0) })
+        let adapter = ANTPlusAdapter()
         let session = adapter.makeSession(
-            for: device.device, context: AdapterContext(timeZone: .current, source: "ant-plus", replayClock: clock),
+            for: device.device, context: AdapterContext(timeZone: .current, source: "ant-plus", now: clock),
             options: options)
         var run = Run()
         do {
@@ -83,7 +85,7 @@ struct ANTPlusSessionReplayTests {
         #expect(run.samples.allSatisfy { $0.device?.localIdentifier == "ant+/120/12345" })
         // The key the session sent is the one the capture shows (so the capture's exchange matched), and nothing
         // was sent after the capture ended (no close channel).
-        let capturedKey = try #require(device.capturedHostWrites(endpoint: 0x01).first { $0.count > 2 && $0[2] == 0x46 })
+        let capturedKey = try #require(device.inner.capturedHostWrites(endpoint: 0x01).first { $0.count > 2 && $0[2] == 0x46 })
         #expect(device.written.contains(capturedKey))
         #expect(device.written.first == ANTCommand.reset().bytes)
         #expect(!device.written.contains(ANTCommand.closeChannel(0).bytes))
@@ -103,6 +105,7 @@ struct ANTPlusSessionReplayTests {
 
     @Test func aMalformedKeyIsStillRefusedWhenReplaying() {
         let device = ScriptedUSBDevice(device: ANTPlusSessionTests.stick(), steps: [])
+        device.answersWrites = false
         let run = Self.run(device, clock: { Date(timeIntervalSince1970: 0) }, options: ["ant-network-key": "0123"])
         #expect(run.error as? ANTSessionError == .networkKey(.wrongLength(digits: 4)))
     }
@@ -119,6 +122,7 @@ struct ANTPlusSessionReplayTests {
         ]
         let device = ScriptedUSBDevice(device: ANTPlusSessionTests.stick(), steps: steps,
                                        afterScript: .replayExhausted("capture ended"))
+        device.answersWrites = false
         let run = Self.run(device, clock: { Date(timeIntervalSince1970: 1_700_000_000) })
         #expect(run.error == nil, "\(String(describing: run.error))")
         #expect(device.problems.isEmpty, "\(device.problems)")

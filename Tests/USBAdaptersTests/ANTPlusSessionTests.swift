@@ -64,8 +64,9 @@ struct ANTPlusSessionTests {
     static func run(_ device: ScriptedUSBDevice, clock: TestClock,
                     options: [String: String] = ["ant-network-key": keyHex],
                     readFile: @escaping @Sendable (String) throws -> String = { _ in "" }) -> Run {
-        let adapter = ANTPlusAdapter(now: { clock.now }, readFile: readFile)
-        let session = adapter.makeSession(for: device.device, context: AdapterContext(timeZone: .current, source: "ant-plus"),
+        let adapter = ANTPlusAdapter(readFile: readFile)
+        let session = adapter.makeSession(for: device.device,
+                                          context: AdapterContext(timeZone: .current, source: "ant-plus", now: { clock.now }),
                                           options: options)
         var run = Run()
         do {

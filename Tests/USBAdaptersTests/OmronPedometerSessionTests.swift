@@ -36,8 +36,8 @@ struct OmronPedometerSessionTests {
                     commit: (AdapterOutput) throws -> DeliveryReceipt = { .storedAll($0) }) throws -> Run {
         let fake = try device ?? OmronExchangeDevice(capture: Fixtures.url("omron-hj720it/pedometerLog\(log).pcapng"))
         let now = date(downloadTimes[log] ?? "")
-        let adapter = OmronPedometerAdapter(now: { now })
-        let session = adapter.makeSession(for: fake.device, context: AdapterContext(timeZone: utc, source: "omron-hj720it"),
+        let adapter = OmronPedometerAdapter()
+        let session = adapter.makeSession(for: fake.device, context: AdapterContext(timeZone: utc, source: "omron-hj720it", now: { now }),
                                           options: options)
         var run = Run(device: fake)
         do {
@@ -131,9 +131,11 @@ struct OmronPedometerSessionTests {
     func replayUSBDeviceRunsTheSessionOnEachCapture(log: Int, days: String) throws {
         let replay = try ReplayUSBDevice.open(path: Fixtures.url("omron-hj720it/pedometerLog\(log)-session.pcapng").path)
         #expect(replay.device.vendorID == 0x0590 && replay.device.productID == 0x0028)
-        let adapter = OmronPedometerAdapter(now: { Date(timeIntervalSince1970: Double(replay.timestamp ?? 0) / 1_000_000) })
+        let adapter = OmronPedometerAdapter()
         #expect(adapter.descriptor.matches(replay.device))
-        let session = adapter.makeSession(for: replay.device, context: AdapterContext(timeZone: Self.utc, source: "omron-hj720it"),
+        let captureClock: @Sendable () -> Date = { Date(timeIntervalSince1970: Double(replay.timestamp ?? 0) / 1_000_000) }
+        let session = adapter.makeSession(for: replay.device,
+                                          context: AdapterContext(timeZone: Self.utc, source: "omron-hj720it", now: captureClock),
                                           options: ["clear-after-sync": "true", "omron-days": days])
         var outputs: [AdapterOutput] = []
         let recorder = RecordingUSBDevice(wrapping: replay)
@@ -355,8 +357,8 @@ struct OmronPedometerSessionTests {
     @Test func aDevicePulledOutMidHistoryKeepsTheCompleteDays() throws {
         let inner = try OmronExchangeDevice(capture: Fixtures.url("omron-hj720it/pedometerLog1.pcapng"))
         let device = UnpluggedDevice(wrapping: inner, after: [0x07, 0x47, 0x54, 0x44, 0x00, 0x00, 0x05, 0x03])
-        let session = OmronPedometerAdapter(now: { Self.date("2009-05-20T11:30:00Z") }).makeSession(
-            for: device.device, context: AdapterContext(timeZone: Self.utc, source: "omron-hj720it"), options: [:])
+        let session = OmronPedometerAdapter().makeSession(
+            for: device.device, context: AdapterContext(timeZone: Self.utc, source: "omron-hj720it", now: { Self.date("2009-05-20T11:30:00Z") }), options: [:])
         var run = Run(device: inner)
         do {
             try session.run(device, deliver: { run.outputs.append($0); return .storedAll($0) }, shouldStop: { false })
@@ -372,8 +374,8 @@ struct OmronPedometerSessionTests {
 
     @Test func dayZeroMayBeGivenForAReplayOnAnotherDay() throws {
         let device = try OmronExchangeDevice(capture: Fixtures.url("omron-hj720it/pedometerLog3.pcapng"))
-        let session = OmronPedometerAdapter(now: { Self.date("2031-01-01T12:00:00Z") }).makeSession(
-            for: device.device, context: AdapterContext(timeZone: Self.utc, source: "omron-hj720it"),
+        let session = OmronPedometerAdapter().makeSession(
+            for: device.device, context: AdapterContext(timeZone: Self.utc, source: "omron-hj720it", now: { Self.date("2031-01-01T12:00:00Z") }),
             options: ["omron-days": "new", "omron-today": "2009-05-21"])
         var run = Run(device: device)
         try session.run(device, deliver: { run.outputs.append($0); return .storedAll($0) }, shouldStop: { false })

@@ -40,11 +40,11 @@ struct TEMPerSessionTests {
     static func run(_ device: ScriptedUSBDevice, options: [String: String] = [:], stopAfter: Int = 1) -> Run {
         let clock = TestClock(start)
         let slept = SleepCounter()
-        let adapter = TEMPerAdapter(now: { clock.now }, sleep: { duration in
+        let adapter = TEMPerAdapter(sleep: { duration in
             slept.add()
             clock.advance(by: Double(duration.components.seconds))
         })
-        let session = adapter.makeSession(for: device.device, context: AdapterContext(timeZone: .current, source: "temper"),
+        let session = adapter.makeSession(for: device.device, context: AdapterContext(timeZone: .current, source: "temper", now: { clock.now }),
                                           options: options)
         var run = Run()
         do {

@@ -2,11 +2,11 @@ import Foundation
 import TestSupport
 import Testing
 
-/// `ingestd decode` on usbmon captures of an ANT stick as other software records them (scripts/ant-usbmon-capture.py):
+/// `ingestd decode` on usbmon captures of an ANT stick as other software records them (Tests/AdapterTests/Captures/ant-plus/make-captures.py):
 /// a channel-mode start-up of its own (specific channel ids, periods, lib config, capability and channel-id requests)
 /// where ingestd's live session uses scan mode, and no network key given: the replay transmits nothing real.
 @Suite(.serialized) struct DecodeANTPlusCaptureTests {
-    static let folder = "USBReplayTests/Captures/ant-plus"
+    static let folder = "AdapterTests/Captures/ant-plus"
 
     static func decode(_ name: String, _ extra: [String] = ["--adapter-option", "ant-batch-seconds=3600"])
         async throws -> (output: IngestdProcess.Output, samples: [DecodedSample]) {

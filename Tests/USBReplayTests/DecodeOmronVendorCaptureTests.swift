@@ -7,7 +7,7 @@ import Testing
 /// between the exchanges ingestd makes, and the tolerant replay passes over them. Every day the capture holds must
 /// come out as the vendor exported it.
 @Suite(.serialized) struct DecodeOmronVendorCaptureTests {
-    static let folder = "USBAdaptersTests/Captures/omron-hj720it"
+    static let folder = "AdapterTests/Captures/omron-hj720it"
 
     struct Decoded {
         var output: IngestdProcess.Output

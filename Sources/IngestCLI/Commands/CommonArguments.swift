@@ -4,17 +4,10 @@ import HealthModel
 import Pipeline
 import SQLiteStore
 
-/// Options and parsing shared by the store commands.
+/// Conversions of command-line text shared by the commands and their option groups (`Options/`):
+/// time zones, dates, USB ids, adapter settings, source ids, quantity types, output units; and
+/// opening the store with clear errors.
 enum CommonArguments {
-    static let store = Option(
-        "store", valueName: "PATH",
-        help: "The store file (default: $XDG_DATA_HOME/ingestd/health.sqlite, i.e. ~/.local/share/ingestd/health.sqlite).")
-    static let tz = Option("tz", valueName: "ZONE", help: "IANA time zone for dates and buckets (default: the system zone).")
-    static let from = Option("from", valueName: "T", help: "Start, inclusive: ISO 8601 date-time with offset, or YYYY-MM-DD (start of that day in --tz).")
-    static let to = Option("to", valueName: "T", help: "End, exclusive: ISO 8601 date-time with offset, or YYYY-MM-DD (start of that day in --tz).")
-    static let unit = Option("unit", valueName: "U", help: "Print values in this HKUnit (default: the type's canonical unit).")
-    static let json = Flag("json", help: "One JSON object per line.")
-
     /// Opens the store named by `--store` (or the default), mapping open failures to clear errors.
     static func openStore(_ path: String?, context: CommandContext, readOnly: Bool = false) throws -> HealthStore {
         let resolved = path ?? HealthStore.defaultPath(environment: context.environment)
@@ -47,36 +40,6 @@ enum CommonArguments {
         }
     }
 
-    static let pendingDays = Option(
-        "pending-days", valueName: "N",
-        help: "Keep samples of undecided sources this many days before discarding them.",
-        default: String(PendingLimits.defaultRetentionDays))
-    static let pendingMaxRecords = Option(
-        "pending-max-records", valueName: "N",
-        help: "Held records per undecided source at most; past it the oldest are dropped (and counted).",
-        default: String(PendingLimits.defaultMaxRecordsPerSource))
-    static let pendingMaxBytes = Option(
-        "pending-max-bytes", valueName: "N",
-        help: "Bytes of held records per undecided source at most; past it the oldest are dropped (and counted).",
-        default: String(PendingLimits.defaultMaxBytesPerSource))
-
-    /// The pending-area limits from `--pending-days`, `--pending-max-records` and `--pending-max-bytes`.
-    static func pendingLimits(_ arguments: ParsedValues) throws -> PendingLimits {
-        let days: Int = try arguments.value("pending-days") ?? PendingLimits.defaultRetentionDays
-        let records: Int = try arguments.value("pending-max-records") ?? PendingLimits.defaultMaxRecordsPerSource
-        let bytes: Int = try arguments.value("pending-max-bytes") ?? PendingLimits.defaultMaxBytesPerSource
-        guard days > 0, days <= 36_500 else {
-            throw UsageError.invalidValue(String(days), argument: "--pending-days", reason: "must be 1...36500")
-        }
-        guard records > 0 else {
-            throw UsageError.invalidValue(String(records), argument: "--pending-max-records", reason: "must be positive")
-        }
-        guard bytes > 0 else {
-            throw UsageError.invalidValue(String(bytes), argument: "--pending-max-bytes", reason: "must be positive")
-        }
-        return PendingLimits(retention: TimeInterval(days) * 86_400, maxRecordsPerSource: records, maxBytesPerSource: bytes)
-    }
-
     /// Why the user may not open `path` (or create it in its directory), in `strerror` words,
     /// e.g. "permission denied"; nil when access(2) sees no problem.
     static func accessProblem(_ path: String, write: Bool) -> String? {
@@ -87,11 +50,6 @@ enum CommonArguments {
         let reason = String(cString: strerror(errno))
         return (reason.prefix(1).lowercased() + reason.dropFirst()) + (exists ? "" : " (in \(target))")
     }
-
-    static let usb = Option("usb", valueName: "VID:PID", help: "For usbmon captures without descriptors: the device's ids (hex).")
-    static let adapterOption = Option(
-        "adapter-option", valueName: "KEY=VALUE",
-        help: "Adapter configuration, e.g. clear-after-sync=true or ant-network-key=HEX (repeatable).", repeatable: true)
 
     /// `VID:PID` in hex, e.g. `0590:0028`.
     static func usbIDs(_ text: String?) throws -> (UInt16, UInt16)? {
@@ -131,6 +89,15 @@ enum CommonArguments {
         if let day = CalendarDate(text), let date = startOfDay(day, in: zone) { return date }
         throw UsageError.invalidValue(
             text, argument: option, reason: "expected an ISO 8601 date-time with offset or YYYY-MM-DD")
+    }
+
+    /// `--date-of-birth YYYY-MM-DD` (of `profile set` and `people add`): a date not in the future.
+    static func dateOfBirth(_ arguments: ParsedValues) throws -> CalendarDate? {
+        let dateOfBirth = try arguments.value("date-of-birth", expected: "a date YYYY-MM-DD") { CalendarDate($0) }
+        if let dateOfBirth, let date = startOfDay(dateOfBirth, in: TimeZone(identifier: "UTC") ?? .current), date > Date() {
+            throw UsageError.invalidValue(dateOfBirth.description, argument: "--date-of-birth", reason: "is in the future")
+        }
+        return dateOfBirth
     }
 
     static func startOfDay(_ day: CalendarDate, in zone: TimeZone) -> Date? {

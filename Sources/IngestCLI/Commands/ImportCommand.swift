@@ -28,10 +28,10 @@ struct ImportCommand: Command {
     )
     static let signature = Signature {
         Positional("FILE", key: "file", help: "export.zip or export.xml.")
-        CommonArguments.store
+        StoreOption.self
         Flag("grant", help: "Grant every source the types it has in the export (denied pairs stay denied).")
         Option("batch-size", valueName: "N", help: "Records per transaction.", default: "2000")
-        CommonArguments.json
+        JSONOption.self
     }
 
     let file: String
@@ -42,10 +42,10 @@ struct ImportCommand: Command {
 
     init(_ arguments: ParsedValues) throws {
         file = try arguments.value("file") ?? ""
-        storePath = try arguments.value("store")
+        storePath = try StoreOption(arguments).path
         grant = arguments.flag("grant")
         batchSize = try arguments.value("batch-size") ?? 2000
-        json = arguments.flag("json")
+        json = try JSONOption(arguments).isOn
         guard batchSize > 0 else { throw UsageError.invalidValue(String(batchSize), argument: "--batch-size", reason: "must be at least 1") }
     }
 

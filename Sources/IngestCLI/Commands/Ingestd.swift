@@ -1,7 +1,8 @@
 import ArgumentParsing
+import IngestRuntime
 /// The root of the `ingestd` command tree.
 public struct Ingestd: Command {
-    public static let version = "0.1.0"
+    public static let version = IngestdRelease.version
 
     public static let configuration = CommandConfiguration(
         name: "ingestd",
@@ -14,11 +15,14 @@ public struct Ingestd: Command {
             """,
         version: version,
         subcommands: [
-            Run.self, Replay.self, ImportCommand.self, Decode.self, Capture.self, Samples.self, Stats.self, Today.self, Changes.self, Watch.self,
-            Auth.self, Priority.self, Sources.self, Status.self, ProfileCommand.self,
-            Adapters.self, Devices.self, Units.self, Types.self, UdevRulesCommand.self,
+            RunCommand.self, ReplayCommand.self, ImportCommand.self, DecodeCommand.self, CaptureCommand.self, SamplesCommand.self, StatsCommand.self, TodayCommand.self,
+            ChangesCommand.self, WatchCommand.self,
+            ExportCommand.self,
+            AuthCommand.self, PriorityCommand.self, SourcesCommand.self, StatusCommand.self, ProfileCommand.self,
+            PeopleCommand.self, UnassignedCommand.self, AssignCommand.self,
+            AdaptersCommand.self, DevicesCommand.self, UnitsCommand.self, TypesCommand.self, UdevRulesCommand.self, SinksCommand.self,
         ],
-        defaultSubcommand: Run.self
+        defaultSubcommand: RunCommand.self
     )
 
     public init(_ arguments: ParsedValues) throws {}

@@ -42,6 +42,8 @@ final class ScriptedUSBDevice: USBDeviceHandle {
     private let secondsPerRead: TimeInterval
     /// What a read gets once the script is played.
     private let afterScript: USBError
+    /// False to stand for a capture's playback (`USBDeviceHandle.answersWrites`); a live device by default.
+    var answersWrites = true
     private(set) var problems: [String] = []
     private(set) var written: [[UInt8]] = []
     private(set) var claimed: [(interface: UInt8, detach: Bool)] = []

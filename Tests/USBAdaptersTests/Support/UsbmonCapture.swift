@@ -58,10 +58,11 @@ struct UsbmonCapture {
     }
 }
 
-/// Where the test fixtures are.
+/// Where the test fixtures are: every adapter's captures, in `Tests/AdapterTests/Captures/<adapter-id>/`.
 enum Fixtures {
     static let directory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Captures")
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("AdapterTests/Captures")
 
     static func url(_ relativePath: String) -> URL {
         directory.appendingPathComponent(relativePath)

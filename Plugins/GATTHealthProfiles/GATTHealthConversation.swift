@@ -1,0 +1,316 @@
+import AdapterKit
+import Foundation
+import HealthModel
+import Transport
+
+extension GATTHealthAdapter: ConversingAdapter {
+    public func makeConversation(for device: BLEDeviceTraits, context: AdapterContext) -> any GATTConversation {
+        GATTHealthConversation(device: device, context: context,
+                               steps: SubscribingConversation(session: makeSession(for: device, context: context),
+                                                              source: context.source),
+                               reads: gattReads, subscriptions: gattSubscriptions)
+    }
+}
+
+/// The conversation of the standard health profiles: the declared reads, the Current Time
+/// written where the device lets it be set, the declared subscriptions, the stored glucose
+/// records fetched through the Record Access Control Point, then whatever the device
+/// indicates or notifies until it disconnects. See README.md ("Conversations").
+final class GATTHealthConversation: GATTConversation {
+    /// How long the meter may stay silent during a record transfer.
+    static let recordTimeout: Duration = .seconds(30)
+    /// The memory key of the user index a scale gave at registration.
+    static let userIndexKey = "uds-user-index"
+    /// The memory key of the last glucose record sequence number received and committed.
+    static let lastSequenceKey = "glucose-last-sequence"
+    /// At most this many values are read during one record transfer (a meter holds a few
+    /// hundred to a few thousand records).
+    static let maximumTransferValues = 100_000
+
+    private let device: BLEDeviceTraits
+    private let context: AdapterContext
+    private let steps: SubscribingConversation
+    private let reads: Set<BLEUUID>
+    private let subscriptions: Set<BLEUUID>
+
+    init(device: BLEDeviceTraits, context: AdapterContext, steps: SubscribingConversation, reads: Set<BLEUUID>,
+         subscriptions: Set<BLEUUID>) {
+        self.device = device
+        self.context = context
+        self.steps = steps
+        self.reads = reads
+        self.subscriptions = subscriptions
+    }
+
+    func run(over link: any GATTConversationLink, deliver: (AdapterOutput) async throws -> DeliveryReceipt) async throws {
+        var output = AdapterOutput()
+        let database = try await link.discover()
+        try await steps.readAll(reads, over: link, into: &output)
+        if let currentTime = database.characteristic(GATTHealthUUID.currentTime), currentTime.properties & 0x08 != 0,
+           context.options[GATTHealthOption.setTime] != "false" {
+            try await setCurrentTime(over: link, into: &output)
+        }
+        try await steps.subscribeAll(subscriptions, over: link, into: &output)
+        if database.characteristic(GATTHealthUUID.userControlPoint) != nil {
+            try await identifyUser(over: link, into: &output)
+        }
+        if !output.records.isEmpty || !output.rejections.isEmpty || !output.skipped.isEmpty {
+            _ = try await deliver(output)
+            output = AdapterOutput()
+        }
+        if database.characteristic(GATTHealthUUID.recordAccessControlPoint) != nil,
+           database.characteristic(GATTHealthUUID.glucoseMeasurement) != nil {
+            try await fetchStoredGlucoseRecords(over: link, deliver: deliver)
+        }
+        try await steps.receiveUntilDisconnected(over: link, deliver: deliver)
+    }
+
+    // MARK: - Current Time
+
+    /// Writes the conversation's clock, in the context's zone, to Current Time (0x2A2B); a
+    /// refusal is noted (the readings then carry the device's own clock).
+    private func setCurrentTime(over link: any GATTConversationLink, into output: inout AdapterOutput)
+        async throws(GATTConversationError)
+    {
+        let now = await link.now()
+        do {
+            try await link.write(CurrentTime.bytes(for: now, in: context.timeZone), to: GATTHealthUUID.currentTime,
+                                 withResponse: true)
+        } catch {
+            if case .disconnected = error { throw error }
+            output.reject(context.source, reason: "current-time-refused",
+                          detail: "\(link.peerAddress): \(error)", time: now)
+        }
+    }
+
+    // MARK: - User Data Service
+
+    /// Gives the configured user's consent code (`uds-user-index`, `uds-consent-code`), or with
+    /// a consent code alone registers a new user and remembers its index for the next contact.
+    /// The scale then sends that user's measurements; each carries its user index
+    /// (`IngestDeviceUserID`). Without a consent code nothing is written (the scale sends only
+    /// what it sends unasked).
+    private func identifyUser(over link: any GATTConversationLink, into output: inout AdapterOutput)
+        async throws(GATTConversationError)
+    {
+        guard let codeText = context.options[GATTHealthOption.consentCode] else { return }
+        let now = await link.now()
+        guard let code = UInt16(codeText), code <= 9999 else {
+            output.reject(context.source, reason: "bad-option",
+                          detail: "\(GATTHealthOption.consentCode)=\(codeText): a consent code is 0…9999", time: now)
+            return
+        }
+        let deviceKey = device.address.description
+        var index: UInt8?
+        if let indexText = context.options[GATTHealthOption.userIndex] {
+            guard let configured = UInt8(indexText), configured < 0xFF else {
+                output.reject(context.source, reason: "bad-option",
+                              detail: "\(GATTHealthOption.userIndex)=\(indexText): a user index is 0…254", time: now)
+                return
+            }
+            index = configured
+        } else if let remembered = await context.memory?.recall(Self.userIndexKey, device: deviceKey).flatMap({ UInt8($0) }) {
+            index = remembered
+        }
+        let request: [UInt8] = if let index {
+            [0x02, index, UInt8(code & 0xFF), UInt8(code >> 8)]  // Consent
+        } else {
+            [0x01, UInt8(code & 0xFF), UInt8(code >> 8)]  // Register New User
+        }
+        do {
+            try await link.subscribe(to: GATTHealthUUID.userControlPoint, mode: .indications)
+            try await link.write(request, to: GATTHealthUUID.userControlPoint, withResponse: true)
+            let response = try await link.nextValue(timeout: Self.recordTimeout) { value in
+                value.characteristicUUID == GATTHealthUUID.userControlPoint && value.value.first == 0x20
+            }
+            let bytes = response.value
+            guard bytes.count >= 3, bytes[1] == request[0] else {
+                output.reject(context.source, reason: "uds-bad-response",
+                              detail: "\(link.peerAddress): \(hexString(bytes))", time: response.time)
+                return
+            }
+            guard bytes[2] == 0x01 else {
+                output.reject(context.source, reason: "uds-refused",
+                              detail: "\(link.peerAddress) refused user \(index.map(String.init) ?? "registration"): "
+                                  + "result 0x\(String(bytes[2], radix: 16)) (0x05: wrong consent code)",
+                              time: response.time)
+                return
+            }
+            if index == nil, bytes.count >= 4 {
+                try? await context.memory?.remember(String(bytes[3]), for: Self.userIndexKey, device: deviceKey)
+            }
+        } catch {
+            if case .disconnected = error { throw error }
+            output.reject(context.source, reason: "uds-refused", detail: "\(link.peerAddress): \(error)", time: now)
+        }
+    }
+
+    // MARK: - Record Access Control Point
+
+    /// Asks the meter for its stored records (all of them at first contact, afterwards those
+    /// after the last sequence number committed), delivers each record as it arrives and
+    /// remembers its sequence number once committed, until the meter's RACP response.
+    private func fetchStoredGlucoseRecords(over link: any GATTConversationLink,
+                                           deliver: (AdapterOutput) async throws -> DeliveryReceipt) async throws {
+        let deviceKey = device.address.description
+        let remembered = await context.memory?.recall(Self.lastSequenceKey, device: deviceKey).flatMap { UInt16($0) }
+        var request = RecordAccessRequest.reportRecords(after: remembered)
+        var retriedAfterBusy = false
+        var fellBackToAll = false
+        while true {
+            do {
+                try await link.subscribe(to: GATTHealthUUID.recordAccessControlPoint, mode: .indications)
+                try await link.write(request.bytes, to: GATTHealthUUID.recordAccessControlPoint, withResponse: true)
+            } catch {
+                // 0xFE: a procedure is already in progress: abort it and ask once more.
+                if case .attError(_, _, 0xFE) = error, !retriedAfterBusy {
+                    retriedAfterBusy = true
+                    try? await link.write(RecordAccessRequest.abort.bytes, to: GATTHealthUUID.recordAccessControlPoint,
+                                          withResponse: true)
+                    _ = try? await link.nextValue(timeout: Self.recordTimeout) { value in
+                        value.characteristicUUID == GATTHealthUUID.recordAccessControlPoint
+                    }
+                    continue
+                }
+                var output = AdapterOutput()
+                output.reject(context.source, reason: "racp-refused", detail: "\(link.peerAddress): \(error)",
+                              time: await link.now())
+                _ = try await deliver(output)
+                return
+            }
+            let outcome = try await receiveRecords(over: link, deviceKey: deviceKey, deliver: deliver)
+            switch outcome {
+            case .finished:
+                return
+            case .unsupportedFilter where !fellBackToAll:
+                // A meter without "greater than or equal": everything again (duplicates are dropped by their identity).
+                fellBackToAll = true
+                request = .reportRecords(after: nil)
+            case .unsupportedFilter:
+                return
+            }
+        }
+    }
+
+    private enum TransferOutcome { case finished, unsupportedFilter }
+
+    private func receiveRecords(over link: any GATTConversationLink, deviceKey: String,
+                                deliver: (AdapterOutput) async throws -> DeliveryReceipt) async throws -> TransferOutcome {
+        for _ in 0..<Self.maximumTransferValues {
+            let value: GATTValue
+            do {
+                value = try await link.nextValue(timeout: Self.recordTimeout) { value in
+                    value.characteristicUUID == GATTHealthUUID.glucoseMeasurement
+                        || value.characteristicUUID == GATTHealthUUID.glucoseMeasurementContext
+                        || value.characteristicUUID == GATTHealthUUID.recordAccessControlPoint
+                }
+            } catch {
+                if case .timedOut = error {
+                    var output = AdapterOutput()
+                    output.reject(context.source, reason: "racp-no-response",
+                                  detail: "\(link.peerAddress): \(error) during the record transfer",
+                                  time: await link.now())
+                    _ = try await deliver(output)
+                    return .finished
+                }
+                throw error  // disconnected: the records delivered so far are kept, the rest comes next time
+            }
+            if value.characteristicUUID == GATTHealthUUID.recordAccessControlPoint {
+                switch RecordAccessResponse(value.value) {
+                case .some(.finished), .some(.noRecords): return .finished
+                case .some(.filterNotSupported): return .unsupportedFilter
+                case .some(.failed(let code)):
+                    var output = AdapterOutput()
+                    output.reject(context.source, reason: "racp-failed",
+                                  detail: "\(link.peerAddress): response code 0x\(String(code, radix: 16)); value \(hexString(value.value))",
+                                  time: value.time)
+                    _ = try await deliver(output)
+                    return .finished
+                case .none:
+                    continue  // not a response to our request (a numeric count, an abort answer)
+                }
+            }
+            var output = AdapterOutput()
+            steps.session.receive(.gattValue(value), into: &output)
+            _ = try await deliver(output)
+            if value.characteristicUUID == GATTHealthUUID.glucoseMeasurement, value.value.count >= 3,
+               output.rejections.isEmpty {
+                let sequence = UInt16(value.value[1]) | UInt16(value.value[2]) << 8
+                try? await context.memory?.remember(String(sequence), for: Self.lastSequenceKey, device: deviceKey)
+            }
+        }
+        return .finished
+    }
+}
+
+/// The adapter's options (`--adapter-option KEY=VALUE`).
+public enum GATTHealthOption {
+    /// `false`: never write the device's Current Time.
+    public static let setTime = "set-time"
+    /// The user index on a multi-user scale (User Data Service), 0…254.
+    public static let userIndex = "uds-user-index"
+    /// That user's consent code, 0…9999 (alone: register a new user with it).
+    public static let consentCode = "uds-consent-code"
+}
+
+/// A request written to the Record Access Control Point (0x2A52): op code, operator, operand.
+enum RecordAccessRequest {
+    /// Report Stored Records (op 0x01): all (operator 0x01), or those with a sequence number
+    /// greater than or equal to the one after `after` (operator 0x03, filter type 0x01).
+    case reportRecords(after: UInt16?)
+    /// Abort Operation (op 0x03, operator 0x00).
+    case abort
+
+    var bytes: [UInt8] {
+        switch self {
+        case .reportRecords(let after):
+            guard let after, after < UInt16.max else { return [0x01, 0x01] }
+            let first = after + 1
+            return [0x01, 0x03, 0x01, UInt8(first & 0xFF), UInt8(first >> 8)]
+        case .abort:
+            return [0x03, 0x00]
+        }
+    }
+}
+
+/// The meter's answer on the Record Access Control Point to a Report Stored Records request:
+/// Response Code (op 0x06, operator 0x00, request op code, response code).
+enum RecordAccessResponse: Equatable {
+    /// 0x01 success: every requested record was sent.
+    case finished
+    /// 0x06 no records found.
+    case noRecords
+    /// 0x04 operator not supported, 0x09 operand not supported.
+    case filterNotSupported
+    /// Any other code (0x02 op code not supported, 0x03 invalid operator, 0x05 invalid operand,
+    /// 0x07 abort unsuccessful, 0x08 procedure not completed).
+    case failed(UInt8)
+
+    /// nil for anything but a response to Report Stored Records.
+    init?(_ bytes: [UInt8]) {
+        guard bytes.count == 4, bytes[0] == 0x06, bytes[1] == 0x00, bytes[2] == 0x01 else { return nil }
+        switch bytes[3] {
+        case 0x01: self = .finished
+        case 0x06: self = .noRecords
+        case 0x04, 0x09: self = .filterNotSupported
+        default: self = .failed(bytes[3])
+        }
+    }
+}
+
+/// The Current Time characteristic's value (0x2A2B, 10 bytes): Exact Time 256 (year uint16,
+/// month, day, hours, minutes, seconds, day of week 1 = Monday … 7 = Sunday, fractions of
+/// 1/256 s) and Adjust Reason (bit 0 manual time update).
+enum CurrentTime {
+    static func bytes(for date: Date, in zone: TimeZone) -> [UInt8] {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .weekday, .nanosecond], from: date)
+        let year = UInt16(clamping: c.year ?? 0)
+        let weekday = c.weekday.map { UInt8(($0 + 5) % 7 + 1) } ?? 0  // Foundation: 1 = Sunday
+        let fractions = UInt8(clamping: (c.nanosecond ?? 0) / 3_906_250)
+        return [UInt8(year & 0xFF), UInt8(year >> 8), UInt8(clamping: c.month ?? 0), UInt8(clamping: c.day ?? 0),
+                UInt8(clamping: c.hour ?? 0), UInt8(clamping: c.minute ?? 0), UInt8(clamping: c.second ?? 0),
+                weekday, fractions, 0x01]
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import HealthModel
+import Transport
+
+/// An adapter whose devices hand over their data only through a conversation: it writes
+/// commands, waits for replies and reads, step by step, over a ``GATTConversationLink``.
+///
+/// The daemon runs the conversation over the BlueZ GATT client once it connected to a matched,
+/// connectable device; replay runs the same conversation against the connection found in a
+/// capture (``GATTConversationLink`` answered from the captured values). Advertisements of the
+/// device still go to the adapter's ``AdapterSession`` (`makeSession`).
+public protocol ConversingAdapter: Adapter {
+    /// A conversation with one connected device.
+    func makeConversation(for device: BLEDeviceTraits, context: AdapterContext) -> any GATTConversation
+}
+
+/// One conversation with one connected device.
+public protocol GATTConversation: AnyObject {
+    /// Talks to the device over `link` until it has handed over what it has. Hands each batch of
+    /// records to `deliver`, which returns after the commit with its receipt: a command that
+    /// erases or acknowledges data on the device is sent only after `deliver` returned a receipt
+    /// whose `deviceMayForget` is true. Errors of the link (``GATTConversationError``) end the
+    /// conversation; records delivered before stay delivered.
+    func run(over link: any GATTConversationLink,
+             deliver: (AdapterOutput) async throws -> DeliveryReceipt) async throws
+}
+
+/// How a conversation is told about a characteristic's new values.
+public enum GATTNotificationMode: String, Hashable, Sendable {
+    /// Handle Value Notifications (not acknowledged).
+    case notifications
+    /// Handle Value Indications (each confirmed).
+    case indications
+}
+
+/// What a conversation can ask of a connected device. Live, the daemon's GATT client answers;
+/// in replay, a capture does (its writes matched tolerantly, its values answered in order).
+public protocol GATTConversationLink: AnyObject, Sendable {
+    /// The device's address.
+    var peerAddress: BLEAddress { get }
+    /// Discovers the services, characteristics and descriptors (once; later calls return the
+    /// same table).
+    func discover() async throws(GATTConversationError) -> GATTDatabase
+    /// The ATT MTU in use: writes longer than `mtu - 3` bytes must be split by the conversation
+    /// (vendor protocols do) or written with a long write.
+    func mtu() async -> Int
+    /// Reads a characteristic's value (long values whole).
+    func read(_ characteristic: BLEUUID) async throws(GATTConversationError) -> [UInt8]
+    /// Writes a characteristic's value, with a Write Request (`withResponse`) or a Write Command.
+    func write(_ value: [UInt8], to characteristic: BLEUUID, withResponse: Bool) async throws(GATTConversationError)
+    /// Enables notifications or indications of a characteristic.
+    func subscribe(to characteristic: BLEUUID, mode: GATTNotificationMode) async throws(GATTConversationError)
+    /// Disables them.
+    func unsubscribe(from characteristic: BLEUUID) async throws(GATTConversationError)
+    /// Waits for the next notification or indication that `matching` accepts, at most `timeout`.
+    /// Values that arrive meanwhile and do not match stay queued (bounded) for later waits.
+    func nextValue(timeout: Duration, matching: @escaping @Sendable (GATTValue) -> Bool)
+        async throws(GATTConversationError) -> GATTValue
+    /// Ends the connection.
+    func disconnect() async
+    /// The time on the conversation's clock: the wall clock live, the capture's clock in replay.
+    func now() async -> Date
+}
+
+/// Why a conversation step failed. Each case carries what it was about.
+public enum GATTConversationError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The device answered with an ATT Error Response (`code` as in the ATT specification:
+    /// 0x05 insufficient authentication, 0x0F insufficient encryption, …).
+    case attError(operation: String, characteristic: BLEUUID, code: UInt8)
+    /// Nothing (or nothing matching) came within the timeout.
+    case timedOut(waitingFor: String, after: Duration)
+    /// The link ended (the device disconnected or went out of range).
+    case disconnected(String)
+    /// Discovery found no such characteristic.
+    case characteristicMissing(BLEUUID)
+    /// The characteristic does not allow the operation (its property bits).
+    case operationNotPermitted(operation: String, characteristic: BLEUUID)
+    /// The device wants an authenticated (passkey) bond: it stays refused after the link was
+    /// encrypted "Just Works". The text names the device and what to do.
+    case pairingNeeded(device: BLEAddress, operation: String, characteristic: BLEUUID)
+    /// Replay only: the capture holds no answer for this step.
+    case notInCapture(String)
+    /// Any other failure of the transport, described.
+    case transport(String)
+
+    public var description: String {
+        switch self {
+        case .attError(let operation, let characteristic, let code):
+            "\(operation) of \(characteristic) refused by the device: ATT error 0x\(String(code, radix: 16))"
+                + (code == 0x05 || code == 0x0F || code == 0x08 || code == 0x0C
+                    ? " (the device wants an encrypted link: pair it)" : "")
+        case .timedOut(let what, let after): "no \(what) within \(after)"
+        case .disconnected(let why): "the device disconnected (\(why))"
+        case .characteristicMissing(let uuid): "the device has no characteristic \(uuid)"
+        case .operationNotPermitted(let operation, let uuid): "characteristic \(uuid) does not allow \(operation)"
+        case .pairingNeeded(let device, let operation, let characteristic):
+            "\(device) refuses the \(operation) of \(characteristic) even on an encrypted link: it needs pairing with a "
+                + "passkey; pair it once with `bluetoothctl pair \(device)` (enter the code the device shows), then "
+                + "ingestd connects with that bond"
+        case .notInCapture(let what): "the capture holds no \(what)"
+        case .transport(let detail): detail
+        }
+    }
+}
+
+extension GATTDatabase {
+    /// The first characteristic with this UUID.
+    public func characteristic(_ uuid: BLEUUID) -> Characteristic? {
+        characteristics.first { $0.uuid == uuid }
+    }
+}

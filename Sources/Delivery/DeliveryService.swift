@@ -1,0 +1,144 @@
+import Foundation
+import SQLiteStore
+import Synchronization
+
+/// The daemon's delivery: one worker thread per sink, each with its own store connection and
+/// receiver connection, delivering within ~100 ms of a commit (or on the sink's `--every`
+/// schedule), retrying forever with backoff while ingestion goes on. `reload` re-reads the sinks
+/// (SIGHUP); `stop` ends every worker.
+public final class DeliveryService: Sendable {
+    /// How often an idle worker looks for new commits.
+    public static let pollInterval = 0.1
+    private let storePath: String
+    private let secrets: SecretResolver
+    private let softwareVersion: String
+    private let retry: RetryPolicy
+    private let onEvent: @Sendable (DeliveryEvent) -> Void
+    private let onProblem: @Sendable (String) -> Void
+    private let workers = Mutex<[SinkWorker]>([])
+
+    public init(storePath: String, secrets: SecretResolver = SecretResolver(), softwareVersion: String,
+                retry: RetryPolicy = RetryPolicy(maximumAttempts: nil),
+                onEvent: @escaping @Sendable (DeliveryEvent) -> Void,
+                onProblem: @escaping @Sendable (String) -> Void) {
+        self.storePath = storePath
+        self.secrets = secrets
+        self.softwareVersion = softwareVersion
+        self.retry = retry
+        self.onEvent = onEvent
+        self.onProblem = onProblem
+    }
+
+    /// Starts a worker per sink in the store; returns the names of the sinks started.
+    @discardableResult
+    public func start() throws -> [String] {
+        let store = try HealthStore(path: storePath)
+        defer { store.close() }
+        var started: [SinkWorker] = []
+        for state in try store.sinks() {
+            do {
+                let configuration = try SinkConfiguration(state.definition)
+                let worker = SinkWorker(configuration: configuration, storePath: storePath, secrets: secrets,
+                                        softwareVersion: softwareVersion, retry: retry, onEvent: onEvent, onProblem: onProblem)
+                worker.start()
+                started.append(worker)
+            } catch {
+                onProblem("sink \(state.definition.name): \(error)")
+            }
+        }
+        workers.withLock { $0 = started }
+        return started.map(\.configuration.name)
+    }
+
+    /// Stops every worker (each finishes or abandons its attempt; the cursor only ever moved on acknowledgements).
+    public func stop() {
+        let current = workers.withLock { list in
+            defer { list = [] }
+            return list
+        }
+        for worker in current { worker.requestStop() }
+        for worker in current { worker.waitUntilStopped(timeout: 5) }
+    }
+
+    /// Re-reads the sinks: stops the workers and starts them again from the store.
+    @discardableResult
+    public func reload() throws -> [String] {
+        stop()
+        return try start()
+    }
+}
+
+/// One sink's worker thread.
+final class SinkWorker: Sendable {
+    let configuration: SinkConfiguration
+    private let storePath: String
+    private let secrets: SecretResolver
+    private let softwareVersion: String
+    private let retry: RetryPolicy
+    private let onEvent: @Sendable (DeliveryEvent) -> Void
+    private let onProblem: @Sendable (String) -> Void
+    private let stopRequested = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(configuration: SinkConfiguration, storePath: String, secrets: SecretResolver, softwareVersion: String,
+         retry: RetryPolicy, onEvent: @escaping @Sendable (DeliveryEvent) -> Void,
+         onProblem: @escaping @Sendable (String) -> Void) {
+        self.configuration = configuration
+        self.storePath = storePath
+        self.secrets = secrets
+        self.softwareVersion = softwareVersion
+        self.retry = retry
+        self.onEvent = onEvent
+        self.onProblem = onProblem
+    }
+
+    func start() {
+        let thread = Thread { [self] in
+            run()
+            finished.signal()
+        }
+        thread.name = "ingestd.sink.\(configuration.name)"
+        thread.start()
+    }
+
+    func requestStop() { stopRequested.store(true, ordering: .relaxed) }
+
+    func waitUntilStopped(timeout: Double) {
+        _ = finished.wait(timeout: .now() + timeout)
+    }
+
+    private var shouldStop: Bool { stopRequested.load(ordering: .relaxed) }
+
+    private func run() {
+        let store: HealthStore
+        let deliverer: SinkDeliverer
+        do {
+            store = try HealthStore(path: storePath)
+            let transport = SinkTransports.make(configuration, secrets: secrets, softwareVersion: softwareVersion)
+            deliverer = try SinkDeliverer(configuration: configuration, store: store, transport: transport, onEvent: onEvent)
+        } catch {
+            onProblem("sink \(configuration.name): \(error)")
+            return
+        }
+        defer {
+            deliverer.close()
+            store.close()
+        }
+        var seenAnchor: Int64 = -1
+        var lastRun: Date?
+        while !shouldStop {
+            let latest = (try? store.latestAnchor()) ?? seenAnchor
+            let retryQueued = (try? store.hasDeadLettersToRetry(sink: configuration.name)) ?? false
+            var due = latest != seenAnchor || retryQueued
+            if let every = configuration.every, let lastRun, Date().timeIntervalSince(lastRun) < every { due = false }
+            if !due {
+                deliverer.idle(milliseconds: 0)
+                Thread.sleep(forTimeInterval: DeliveryService.pollInterval)
+                continue
+            }
+            lastRun = Date()
+            let outcome = deliverer.deliverBacklog(retry: retry, shouldStop: { [self] in shouldStop })
+            if case .caughtUp = outcome { seenAnchor = latest }
+        }
+    }
+}

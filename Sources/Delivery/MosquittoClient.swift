@@ -1,0 +1,187 @@
+import CMosquitto
+import Foundation
+
+/// The library is initialised once per process (its first use).
+private let mosquittoLibrary: Int32 = mosquitto_lib_init()
+
+/// What libmosquitto's callbacks report, kept for the thread that drives the loop.
+final class MosquittoCallbackState {
+    /// At most this many incoming messages are kept between polls (only status topics are subscribed).
+    static let incomingLimit = 64
+    var connackCode: Int32?
+    var outstanding = Set<Int32>()
+    var connectionLost = false
+    var incoming: [(topic: String, payload: String)] = []
+}
+
+/// A blocking MQTT client over libmosquitto, driven by `mosquitto_loop` on the caller's thread (no
+/// library thread): connect, publish with QoS 1 and wait for every PUBACK, subscribe, poll.
+final class MosquittoClient {
+    private let handle: OpaquePointer
+    private let state = MosquittoCallbackState()
+    let target: String
+    let isVersion5: Bool
+
+    struct Settings {
+        var clientID: String
+        var version: MQTTProtocolVersion
+        var username: String?
+        var password: String?
+        var caFile: String?
+        var useTLS: Bool
+        var will: (topic: String, payload: String)?
+    }
+
+    init(settings: Settings, target: String) throws(SinkDeliveryError) {
+        _ = mosquittoLibrary
+        self.target = target
+        isVersion5 = settings.version == .v5
+        let userdata = Unmanaged.passUnretained(state).toOpaque()
+        guard let handle = mosquitto_new(settings.clientID, true, userdata) else {
+            throw .unreachable(target: target, reason: "cannot create an MQTT client (out of memory or bad client id)")
+        }
+        self.handle = handle
+        mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, isVersion5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311)
+        mosquitto_max_inflight_messages_set(handle, 1000)
+        // A batch is a burst of small PUBLISHes followed by a wait for their PUBACKs: without
+        // Nagle's algorithm the last ones are not held back waiting for the broker's ACK.
+        mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, 1)
+        mosquitto_connect_callback_set(handle) { _, userdata, code in
+            guard let userdata else { return }
+            Unmanaged<MosquittoCallbackState>.fromOpaque(userdata).takeUnretainedValue().connackCode = code
+        }
+        mosquitto_publish_callback_set(handle) { _, userdata, mid in
+            guard let userdata else { return }
+            Unmanaged<MosquittoCallbackState>.fromOpaque(userdata).takeUnretainedValue().outstanding.remove(mid)
+        }
+        mosquitto_disconnect_callback_set(handle) { _, userdata, _ in
+            guard let userdata else { return }
+            Unmanaged<MosquittoCallbackState>.fromOpaque(userdata).takeUnretainedValue().connectionLost = true
+        }
+        mosquitto_message_callback_set(handle) { _, userdata, message in
+            guard let userdata, let message, let topic = message.pointee.topic else { return }
+            let state = Unmanaged<MosquittoCallbackState>.fromOpaque(userdata).takeUnretainedValue()
+            guard state.incoming.count < MosquittoCallbackState.incomingLimit else { return }
+            let length = Int(max(0, min(message.pointee.payloadlen, 4096)))
+            var payload = ""
+            if let bytes = message.pointee.payload, length > 0 {
+                payload = String(decoding: UnsafeRawBufferPointer(start: bytes, count: length), as: UTF8.self)
+            }
+            state.incoming.append((String(cString: topic), payload))
+        }
+        do {
+            if let username = settings.username {
+                try check(mosquitto_username_pw_set(handle, username, settings.password), doing: "setting the credentials")
+            }
+            if settings.useTLS || settings.caFile != nil {
+                let caPath = settings.caFile == nil ? "/etc/ssl/certs" : nil
+                try check(mosquitto_tls_set(handle, settings.caFile, caPath, nil, nil, nil), doing: "setting up TLS")
+            }
+            if let will = settings.will {
+                let bytes = Array(will.payload.utf8)
+                try check(mosquitto_will_set(handle, will.topic, Int32(bytes.count), bytes, 1, true), doing: "setting the last will")
+            }
+        } catch {
+            mosquitto_destroy(handle)
+            throw error
+        }
+    }
+
+    deinit {
+        mosquitto_destroy(handle)
+    }
+
+    private func check(_ code: Int32, doing what: String) throws(SinkDeliveryError) {
+        guard code == MOSQ_ERR_SUCCESS.rawValue else {
+            throw .unreachable(target: target, reason: "\(what): \(Self.errorText(code))")
+        }
+    }
+
+    static func errorText(_ code: Int32) -> String {
+        if code == MOSQ_ERR_ERRNO.rawValue { return String(cString: strerror(errno)) }
+        return String(cString: mosquitto_strerror(code))
+    }
+
+    /// Connects and waits for the broker's CONNACK.
+    func connect(host: String, port: Int, keepalive: Int32, timeout: Double) throws(SinkDeliveryError) {
+        state.connackCode = nil
+        state.connectionLost = false
+        let code = mosquitto_connect(handle, host, Int32(port), keepalive)
+        guard code == MOSQ_ERR_SUCCESS.rawValue else {
+            throw .unreachable(target: target, reason: Self.errorText(code))
+        }
+        let deadline = Date().addingTimeInterval(timeout)
+        while state.connackCode == nil {
+            let loop = mosquitto_loop(handle, 100, 1)
+            if state.connackCode != nil { break }
+            if loop != MOSQ_ERR_SUCCESS.rawValue {
+                throw .unreachable(target: target, reason: "connection closed before the broker answered: \(Self.errorText(loop))")
+            }
+            if Date() > deadline { throw .timedOut(target: target, seconds: timeout, waitingFor: "CONNACK") }
+        }
+        let answer = state.connackCode ?? 0
+        guard answer == 0 else {
+            let reason = isVersion5 ? String(cString: mosquitto_reason_string(answer)) : String(cString: mosquitto_connack_string(answer))
+            throw .connectionRefused(target: target, reason: "\(reason) (code \(answer))")
+        }
+    }
+
+    /// Queues a QoS 1 message; its PUBACK is awaited by `waitForAcknowledgements`.
+    func publish(topic: String, payload: String, retain: Bool) throws(SinkDeliveryError) {
+        var mid: Int32 = 0
+        let code: Int32 = payload.utf8.withContiguousStorageIfAvailable { bytes in
+            mosquitto_publish(handle, &mid, topic, Int32(bytes.count), bytes.baseAddress, 1, retain)
+        } ?? {
+            let bytes = Array(payload.utf8)
+            return mosquitto_publish(handle, &mid, topic, Int32(bytes.count), bytes, 1, retain)
+        }()
+        guard code == MOSQ_ERR_SUCCESS.rawValue else {
+            throw .unreachable(target: target, reason: "publishing to \(topic): \(Self.errorText(code))")
+        }
+        state.outstanding.insert(mid)
+        // Let the network move now and then so the outgoing queue never grows without bound.
+        if state.outstanding.count % 200 == 0 { try pump(milliseconds: 0) }
+    }
+
+    /// Drives the connection until every published message was acknowledged; throws if the
+    /// connection breaks or no acknowledgement arrives for `timeout` seconds.
+    func waitForAcknowledgements(timeout: Double) throws(SinkDeliveryError) {
+        var lastProgress = Date()
+        var remaining = state.outstanding.count
+        while !state.outstanding.isEmpty {
+            try pump(milliseconds: 100)
+            if state.outstanding.count < remaining {
+                remaining = state.outstanding.count
+                lastProgress = Date()
+            } else if Date().timeIntervalSince(lastProgress) > timeout {
+                let waiting = state.outstanding.count
+                state.outstanding.removeAll()
+                throw .timedOut(target: target, seconds: timeout, waitingFor: "PUBACK for \(waiting) message(s)")
+            }
+        }
+    }
+
+    /// One pass of the network loop.
+    func pump(milliseconds: Int32) throws(SinkDeliveryError) {
+        let code = mosquitto_loop(handle, milliseconds, 1)
+        if code != MOSQ_ERR_SUCCESS.rawValue || state.connectionLost {
+            state.outstanding.removeAll()
+            throw .unreachable(target: target, reason: "connection lost: \(Self.errorText(code == 0 ? MOSQ_ERR_CONN_LOST.rawValue : code))")
+        }
+    }
+
+    func subscribe(_ topic: String) throws(SinkDeliveryError) {
+        try check(mosquitto_subscribe(handle, nil, topic, 1), doing: "subscribing to \(topic)")
+    }
+
+    /// Incoming messages since the last call.
+    func takeIncoming() -> [(topic: String, payload: String)] {
+        defer { state.incoming.removeAll() }
+        return state.incoming
+    }
+
+    func disconnect() {
+        mosquitto_disconnect(handle)
+        _ = mosquitto_loop(handle, 50, 1)
+    }
+}

@@ -1,0 +1,193 @@
+import Foundation
+import HealthModel
+import SQLiteStore
+
+/// What the engine reports as it works; the command line turns these into log lines.
+public enum DeliveryEvent: Sendable {
+    /// The receiver acknowledged `count` records of `type`; the cursor is at `anchor`.
+    case delivered(sink: String, type: String, count: Int, anchor: Int64)
+    /// The receiver refused `count` records for good; they are in the sink's dead letters.
+    case deadLettered(sink: String, count: Int, reason: String)
+    /// An attempt failed; the next one comes after `retryIn` seconds (nil: giving up).
+    case failed(sink: String, attempt: Int, error: SinkDeliveryError, retryIn: Double?)
+}
+
+/// How often and how long to retry a failing receiver: exponential backoff with jitter.
+public struct RetryPolicy: Sendable {
+    /// Consecutive failed attempts after which `deliverBacklog` gives up; nil retries forever.
+    public var maximumAttempts: Int?
+    public var initialDelay: Double
+    public var maximumDelay: Double
+
+    public init(maximumAttempts: Int?, initialDelay: Double = 1, maximumDelay: Double = 300) {
+        self.maximumAttempts = maximumAttempts
+        self.initialDelay = initialDelay
+        self.maximumDelay = maximumDelay
+    }
+
+    /// The wait after the `failures`-th consecutive failure: min(max, initial × 2^(n-1)), times
+    /// a random factor in 0.5...1 so that many gateways do not retry in step.
+    public func delay(afterFailures failures: Int, random: Double = Double.random(in: 0.5...1)) -> Double {
+        let exponent = Double(min(max(failures - 1, 0), 30))
+        return min(maximumDelay, initialDelay * pow(2, exponent)) * random
+    }
+}
+
+/// How a backlog delivery ended.
+public enum BacklogOutcome: Sendable, Equatable {
+    /// Nothing is left to send (records refused for good are in dead letters).
+    case caughtUp(delivered: Int, deadLettered: Int)
+    /// The receiver stayed unreachable through every retry; this was the last failure.
+    case unreachable(SinkDeliveryError)
+    /// `shouldStop` asked to stop.
+    case stopped
+}
+
+/// Delivers one sink's feed: reads batches of its granted types after its cursor, sends them,
+/// and moves the cursor only after the receiver acknowledged (at-least-once). Not thread-safe:
+/// one deliverer, its store connection and its transport belong to one thread. The connection's
+/// commits are made `synchronous=NORMAL` (they only move cursors: a lost one re-sends a batch).
+public final class SinkDeliverer {
+    public let configuration: SinkConfiguration
+    private let store: HealthStore
+    private let transport: any SinkTransport
+    private let onEvent: (DeliveryEvent) -> Void
+    private(set) var cursor: Int64
+
+    public init(configuration: SinkConfiguration, store: HealthStore, transport: any SinkTransport,
+                onEvent: @escaping (DeliveryEvent) -> Void = { _ in }) throws {
+        self.configuration = configuration
+        self.store = store
+        self.transport = transport
+        self.onEvent = onEvent
+        cursor = try store.sink(named: configuration.name).cursor
+        try store.relaxDurabilityForDelivery()
+    }
+
+    private var name: String { configuration.name }
+    private var batchSize: Int { max(1, configuration.options.batchSize) }
+
+    private func storeStep<T>(_ body: () throws -> T) throws(SinkDeliveryError) -> T {
+        do { return try body() } catch { throw .store(String(describing: error)) }
+    }
+
+    /// Sends one batch (queued dead letters first, then the feed); returns how many records it
+    /// handled, 0 when there was nothing to send.
+    @discardableResult
+    public func deliverNextBatch() throws(SinkDeliveryError) -> (delivered: Int, deadLettered: Int) {
+        let retries = try storeStep { try store.deadLetters(sink: name, retryingOnly: true, limit: batchSize) }
+        if !retries.isEmpty {
+            let records = retries.map(OutgoingRecord.init)
+            switch try transport.send(records, dailyTotals: try dailyTotals(records)) {
+            case .accepted:
+                try storeStep {
+                    try store.acknowledge(sink: name, through: nil, delivered: counts(records),
+                                          resolvedDeadLetters: retries.map(\.id))
+                }
+                announce(records, anchor: cursor)
+                return (records.count, 0)
+            case .rejected(let reason):
+                try storeStep { try store.refuseAgain(sink: name, deadLetters: retries.map(\.id), reason: reason) }
+                onEvent(.deadLettered(sink: name, count: records.count, reason: reason))
+                return (0, records.count)
+            }
+        }
+        let batch = try storeStep { try store.feedBatch(after: cursor, types: configuration.readTypes, limit: batchSize) }
+        guard !batch.entries.isEmpty else {
+            if batch.throughAnchor > cursor {
+                try storeStep { try store.advanceCursor(sink: name, to: batch.throughAnchor) }
+                cursor = batch.throughAnchor
+            }
+            return (0, 0)
+        }
+        let records = batch.entries.map(OutgoingRecord.init)
+        switch try transport.send(records, dailyTotals: try dailyTotals(records)) {
+        case .accepted:
+            try storeStep { try store.acknowledge(sink: name, through: batch.throughAnchor, delivered: counts(records)) }
+            cursor = batch.throughAnchor
+            announce(records, anchor: cursor)
+            return (records.count, 0)
+        case .rejected(let reason):
+            try storeStep {
+                try store.acknowledge(sink: name, through: batch.throughAnchor, delivered: [:],
+                                      rejected: records.map { $0.rejected(reason: reason) })
+            }
+            cursor = batch.throughAnchor
+            onEvent(.deadLettered(sink: name, count: records.count, reason: reason))
+            return (0, records.count)
+        }
+    }
+
+    private func counts(_ records: [OutgoingRecord]) -> [String: Int] {
+        records.reduce(into: [:]) { $0[$1.type, default: 0] += 1 }
+    }
+
+    private func announce(_ records: [OutgoingRecord], anchor: Int64) {
+        for (type, count) in counts(records).sorted(by: { $0.key < $1.key }) {
+            onEvent(.delivered(sink: name, type: type, count: count, anchor: anchor))
+        }
+    }
+
+    /// Today's totals (local time zone) of the cumulative types in `records`, when the transport wants them.
+    private func dailyTotals(_ records: [OutgoingRecord]) throws(SinkDeliveryError) -> [String: Double] {
+        guard transport.wantsDailyTotals else { return [:] }
+        let types = Set(records.compactMap { $0.sample?.type }.filter { $0.aggregationStyle.isCumulative })
+        guard !types.isEmpty else { return [:] }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = .current
+        let start = calendar.startOfDay(for: Date())
+        guard let end = calendar.date(byAdding: .day, value: 1, to: start) else { return [:] }
+        var totals: [String: Double] = [:]
+        for type in types {
+            let buckets = try storeStep {
+                try store.statistics(.sum, type: type, from: start, to: end, granularity: nil, zone: .current)
+            }
+            totals[type.identifier] = buckets.first?.value ?? 0
+        }
+        return totals
+    }
+
+    /// Delivers until nothing is left, retrying failures with `retry`'s backoff; records each
+    /// failure on the sink (its last error) and gives up after `retry.maximumAttempts`.
+    public func deliverBacklog(retry: RetryPolicy, shouldStop: () -> Bool = { false }) -> BacklogOutcome {
+        var failures = 0
+        var delivered = 0
+        var deadLettered = 0
+        while !shouldStop() {
+            do {
+                let step = try deliverNextBatch()
+                failures = 0
+                delivered += step.delivered
+                deadLettered += step.deadLettered
+                if step.delivered == 0, step.deadLettered == 0 {
+                    return .caughtUp(delivered: delivered, deadLettered: deadLettered)
+                }
+            } catch {
+                failures += 1
+                try? store.recordDeliveryFailure(sink: name, message: error.description)
+                if let maximum = retry.maximumAttempts, failures >= maximum {
+                    onEvent(.failed(sink: name, attempt: failures, error: error, retryIn: nil))
+                    return .unreachable(error)
+                }
+                let delay = retry.delay(afterFailures: failures)
+                onEvent(.failed(sink: name, attempt: failures, error: error, retryIn: delay))
+                let until = Date().addingTimeInterval(delay)
+                while Date() < until, !shouldStop() {
+                    transport.idle(milliseconds: 50)
+                    Thread.sleep(forTimeInterval: min(0.05, max(0, until.timeIntervalSinceNow)))
+                }
+            }
+        }
+        return .stopped
+    }
+
+    /// Lets the transport handle incoming traffic while idle.
+    public func idle(milliseconds: Int) {
+        transport.idle(milliseconds: milliseconds)
+    }
+
+    /// Closes the transport.
+    public func close() {
+        transport.close()
+    }
+}

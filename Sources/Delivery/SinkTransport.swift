@@ -1,0 +1,77 @@
+import Foundation
+
+/// What a receiver said about a whole batch it answered.
+public enum SendResult: Sendable, Equatable {
+    /// Every record was acknowledged (MQTT PUBACK for each message, HTTP 2xx).
+    case accepted
+    /// The receiver refused the records for good (HTTP 4xx other than 408 and 429): they go to
+    /// dead letters with this reason and delivery goes on.
+    case rejected(reason: String)
+}
+
+/// Why a delivery attempt failed and will be retried with backoff. Messages never contain a
+/// secret (targets are shown without credentials).
+public enum SinkDeliveryError: Error, Equatable, CustomStringConvertible {
+    /// The receiver could not be reached or the connection broke.
+    case unreachable(target: String, reason: String)
+    /// The MQTT broker refused the connection (wrong credentials, not authorized, …).
+    case connectionRefused(target: String, reason: String)
+    /// No acknowledgement within the time allowed.
+    case timedOut(target: String, seconds: Double, waitingFor: String)
+    /// The HTTP receiver answered with a status that is retried (5xx, 408, 429).
+    case serverError(target: String, status: Int, body: String)
+    /// The HTTP receiver redirected: ingestd never follows redirects.
+    case redirectRefused(target: String, status: Int, location: String)
+    /// The sink's configuration cannot be used (unreadable secret file, missing variable, …).
+    case configuration(SinkConfigurationError)
+    /// The store failed while reading the feed or recording progress.
+    case store(String)
+
+    public var description: String {
+        switch self {
+        case .unreachable(let target, let reason): "\(target) unreachable: \(reason)"
+        case .connectionRefused(let target, let reason): "\(target) refused the connection: \(reason)"
+        case .timedOut(let target, let seconds, let what):
+            "\(target): no \(what) within \(JSONTextFormat.seconds(seconds)) s"
+        case .serverError(let target, let status, let body):
+            "\(target) answered HTTP \(status)" + (body.isEmpty ? "" : ": \(body)")
+        case .redirectRefused(let target, let status, let location):
+            "\(target) answered HTTP \(status) redirecting to \(location.isEmpty ? "(no location)" : location): redirects are refused, give the final URL"
+        case .configuration(let error): error.description
+        case .store(let message): "store: \(message)"
+        }
+    }
+}
+
+/// Formats seconds for messages: `2` or `0.5`.
+enum JSONTextFormat {
+    static func seconds(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(format: "%.1f", value)
+    }
+}
+
+/// A connection to one receiver. Used by one thread at a time; `send` blocks until the receiver
+/// acknowledged or refused the batch, or throws when it could not say.
+public protocol SinkTransport: AnyObject {
+    /// Whether `send` wants today's totals of cumulative types (Home Assistant states).
+    var wantsDailyTotals: Bool { get }
+    /// Sends `records` in order; `dailyTotals` maps type identifiers to today's total (canonical unit).
+    func send(_ records: [OutgoingRecord], dailyTotals: [String: Double]) throws(SinkDeliveryError) -> SendResult
+    /// Lets the connection handle incoming traffic while there is nothing to send (keepalive,
+    /// Home Assistant's `online`), for at most `milliseconds`.
+    func idle(milliseconds: Int)
+    /// Ends the connection (MQTT: publishes `offline` first).
+    func close()
+}
+
+/// Makes the transport of a sink's kind.
+public enum SinkTransports {
+    /// The transport for `configuration`; `secrets` resolves password and header references.
+    public static func make(_ configuration: SinkConfiguration, secrets: SecretResolver,
+                            softwareVersion: String) -> any SinkTransport {
+        switch configuration.target.kind {
+        case .mqtt: MQTTSinkTransport(configuration, secrets: secrets, softwareVersion: softwareVersion)
+        case .http: HTTPSinkTransport(configuration, secrets: secrets)
+        }
+    }
+}

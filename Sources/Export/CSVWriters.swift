@@ -1,0 +1,160 @@
+import Foundation
+import HealthModel
+
+/// RFC 4180 fields: a field with a comma, a quote, CR or LF is quoted, quotes doubled.
+enum CSVField {
+    static func append(_ field: String, to text: inout String) {
+        if field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) {
+            text += "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        } else {
+            text += field
+        }
+    }
+
+    static func appendRow(_ fields: [String], to text: inout String) {
+        for (position, field) in fields.enumerated() {
+            if position > 0 { text += "," }
+            append(field, to: &text)
+        }
+        text += "\r\n"
+    }
+}
+
+/// The long CSV layout: one row per sample, values in the type's canonical unit; the members of
+/// a correlation are rows of their own that name the correlation's type and uuid.
+public struct CSVLongWriter: ExportWriter {
+    /// The header row's column names, in order.
+    public static let columns = [
+        "uuid", "type", "value", "unit", "start", "end", "source",
+        "device_name", "device_manufacturer", "device_model", "device_local_identifier",
+        "correlation_type", "correlation_uuid",
+    ]
+
+    public private(set) var summary = ExportSummary()
+
+    public init() {}
+
+    public mutating func writeHeader(to output: inout String) {
+        CSVField.appendRow(Self.columns, to: &output)
+    }
+
+    public mutating func write(_ record: HealthRecord, to output: inout String) {
+        switch record {
+        case .sample(let sample):
+            write(sample, correlation: nil, to: &output)
+        case .correlation(let correlation):
+            for member in correlation.objects { write(member, correlation: correlation, to: &output) }
+        }
+    }
+
+    public mutating func writeFooter(to output: inout String) {}
+
+    private mutating func write(_ sample: QuantitySample, correlation: Correlation?, to output: inout String) {
+        let device = sample.device ?? correlation?.device
+        CSVField.appendRow([
+            sample.uuid.uuidString, sample.type.identifier, JSONNumber.format(sample.quantity.value),
+            sample.quantity.unit.unitString, ISO8601DateTime.string(from: sample.start),
+            ISO8601DateTime.string(from: sample.end), sample.source,
+            device?.name ?? "", device?.manufacturer ?? "", device?.model ?? "", device?.localIdentifier ?? "",
+            correlation?.type.identifier ?? "", correlation?.uuid.uuidString ?? "",
+        ], to: &output)
+        summary.written += 1
+    }
+}
+
+/// openScale's CSV import layout for body measurements: one row per weighing (the samples of one
+/// source that share a start time), columns named as openScale's own CSV export names them
+/// (`dateTime` as `dd.MM.yyyy HH:mm` in the chosen zone, `weight` kg, `fat` %, `lbm` kg,
+/// `waist` cm, `comment`). openScale needs a weight in every row: a reading without one is
+/// skipped and counted, as are types without an openScale column.
+public struct OpenScaleCSVWriter: ExportWriter {
+    /// The header row's column names, in order.
+    public static let columns = ["dateTime", "weight", "fat", "lbm", "waist", "comment"]
+    /// Readings held at one start time at most (one per source); more are written early.
+    static let maximumOpenReadings = 64
+
+    private struct Reading {
+        var start: Date
+        var source: String
+        var values: [String: Double] = [:]
+        var types: [String: String] = [:]
+    }
+
+    /// Column → (type, HKUnit to write in, factor).
+    private static let columnsByType: [String: (column: String, unit: HealthModel.Unit, factor: Double)] = {
+        func unit(_ text: String) -> HealthModel.Unit { (try? HealthModel.Unit(from: text)) ?? .count }
+        return [
+            QuantityType.bodyMass.identifier: ("weight", unit("kg"), 1),
+            QuantityType.bodyFatPercentage.identifier: ("fat", unit("%"), 100),
+            QuantityType.leanBodyMass.identifier: ("lbm", unit("kg"), 1),
+            QuantityType.waistCircumference.identifier: ("waist", unit("cm"), 1),
+        ]
+    }()
+
+    public private(set) var summary = ExportSummary()
+    private let dateFormatter: DateFormatter
+    private var open: [Reading] = []
+
+    /// A writer whose `dateTime` column is local time in `timeZone`.
+    public init(timeZone: TimeZone) {
+        dateFormatter = DateFormatter()
+        dateFormatter.locale = Locale(identifier: "en_US_POSIX")
+        dateFormatter.calendar = Calendar(identifier: .gregorian)
+        dateFormatter.timeZone = timeZone
+        dateFormatter.dateFormat = "dd.MM.yyyy HH:mm"
+    }
+
+    public mutating func writeHeader(to output: inout String) {
+        CSVField.appendRow(Self.columns, to: &output)
+    }
+
+    public mutating func write(_ record: HealthRecord, to output: inout String) {
+        for sample in record.samples { add(sample, to: &output) }
+    }
+
+    public mutating func writeFooter(to output: inout String) {
+        flush(to: &output)
+    }
+
+    private mutating func add(_ sample: QuantitySample, to output: inout String) {
+        guard let mapping = Self.columnsByType[sample.type.identifier] else {
+            summary.skip(sample.type.identifier, because: .noOpenScaleColumn)
+            return
+        }
+        guard let converted = try? sample.type.canonicalUnit.convert(sample.quantity.value, to: mapping.unit),
+              (converted * mapping.factor).isFinite else {
+            summary.skip(sample.type.identifier, because: .notANumber)
+            return
+        }
+        // Records arrive by start time: a later start closes every open reading.
+        if let first = open.first, first.start != sample.start { flush(to: &output) }
+        var index = open.firstIndex { $0.source == sample.source && $0.values[mapping.column] == nil }
+        if index == nil {
+            if open.count >= Self.maximumOpenReadings { flush(to: &output) }
+            open.append(Reading(start: sample.start, source: sample.source))
+            index = open.count - 1
+        }
+        guard let index else { return }
+        open[index].values[mapping.column] = converted * mapping.factor
+        open[index].types[mapping.column] = sample.type.identifier
+    }
+
+    private mutating func flush(to output: inout String) {
+        for reading in open {
+            guard let weight = reading.values["weight"] else {
+                for type in reading.types.values { summary.skip(type, because: .noWeightInReading) }
+                continue
+            }
+            func field(_ column: String) -> String { reading.values[column].map { JSONNumber.format(Self.rounded($0)) } ?? "" }
+            CSVField.appendRow([
+                dateFormatter.string(from: reading.start), JSONNumber.format(Self.rounded(weight)),
+                field("fat"), field("lbm"), field("waist"), "ingestd " + reading.source,
+            ], to: &output)
+            summary.written += 1
+        }
+        open.removeAll(keepingCapacity: true)
+    }
+
+    /// openScale keeps floats: two decimals are what it shows and stores meaningfully.
+    static func rounded(_ value: Double) -> Double { (value * 100).rounded() / 100 }
+}

@@ -1,0 +1,22 @@
+import ArgumentParsing
+import Foundation
+import HealthModel
+import Pipeline
+import SQLiteStore
+
+/// `ingestd auth revoke`.
+struct AuthRevokeCommand: Command {
+    static let configuration = CommandConfiguration(
+        name: "revoke", abstract: "Stop SOURCE writing TYPEs (or --all of its grants). Stored samples stay.",
+        usage: "SOURCE TYPE...|--all")
+    static let signature = AuthGrantChange.signature(sourceHelp: "The source id.", allHelp: "Every grant of the source.")
+    let change: AuthGrantChange
+
+    init(_ arguments: ParsedValues) throws { change = try AuthGrantChange(arguments) }
+
+    func run(_ context: CommandContext) async throws {
+        try change.apply(context, verb: "revoked", allWord: "every grant") { store in
+            try store.revoke(source: change.source, types: change.types, all: change.all)
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import ArgumentParsing
+import SQLiteStore
+
+/// `ingestd devices assign DEVICE PERSON`: the device's later samples are the person's.
+struct DevicesAssignCommand: Command {
+    static let configuration = CommandConfiguration(
+        name: "assign", abstract: "Make PERSON the owner of DEVICE: its samples are theirs from now on.",
+        discussion: """
+            DEVICE is what the samples name the device by: a BLE address, a serial number or an \
+            adapter-given local identifier (see 'ingestd samples --json'), matched case-insensitively. \
+            Samples already stored unassigned stay so; move them with 'ingestd assign --all-from DEVICE PERSON'.
+            """)
+    static let signature = Signature {
+        Positional("DEVICE", help: "BLE address, serial number or local identifier.")
+        Positional("PERSON", help: "The owner's name.")
+        StoreOption.self
+    }
+    let device: String
+    let personName: String
+    let storeFile: StoreOption
+
+    init(_ arguments: ParsedValues) throws {
+        device = try arguments.required("device")
+        personName = try arguments.required("person")
+        storeFile = try StoreOption(arguments)
+    }
+
+    func run(_ context: CommandContext) async throws {
+        let store = try storeFile.open(context)
+        defer { store.close() }
+        do {
+            try store.assignDevice(device, to: try store.person(named: personName))
+        } catch let error as PeopleError {
+            throw error.usageError
+        }
+        context.stderr.writeLine("\(device) belongs to \(personName)")
+    }
+}

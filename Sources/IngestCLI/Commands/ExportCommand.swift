@@ -1,0 +1,168 @@
+import ArgumentParsing
+import Export
+import Foundation
+import HealthModel
+import SQLiteStore
+
+/// `ingestd export --format fhir|csv|jsonl`: the store's records as a FHIR R4 transaction Bundle,
+/// CSV or JSON lines, streamed from a cursor to stdout or `--out FILE`.
+struct ExportCommand: Command {
+    static let configuration = CommandConfiguration(
+        name: "export", abstract: "Export stored samples as FHIR R4 Observations, CSV or JSON lines.",
+        discussion: """
+            fhir: one transaction Bundle; each sample an Observation (LOINC code, UCUM unit, the sample \
+            uuid as identifier) created only if none with that identifier exists; a blood pressure is one \
+            panel Observation with systolic and diastolic components. Types without a LOINC code are \
+            skipped and listed on stderr. csv: one row per sample (--layout long), or openScale's import \
+            columns for body measurements (--layout openscale, times in --tz). jsonl: ingestd's sample \
+            format. Records overlapping [--from, --to) are exported, oldest first, in constant memory.
+            """)
+    static let signature = Signature {
+        Option("format", valueName: "fhir|csv|jsonl", help: "Output format.",
+               allowedValues: ExportFormat.allCases.map(\.rawValue), required: true)
+        Option("types", valueName: "T,…", help: "Only these types, comma-separated (default: all); bloodPressure or food selects a correlation's members.",
+               repeatable: true)
+        TimeRangeOptions.self
+        Option("layout", valueName: "long|openscale", help: "CSV layout (csv only).", default: "long",
+               allowedValues: ["long", "openscale"])
+        Option("out", valueName: "FILE", help: "Write to FILE (created 0600, replaced only when complete) instead of stdout.")
+        StoreOption.self
+    }
+
+    let format: ExportFormat
+    let types: [QuantityType]?
+    let from: Date?
+    let to: Date?
+    let zone: TimeZone
+    let layout: String
+    let outPath: String?
+    let storePath: String?
+
+    init(_ arguments: ParsedValues) throws {
+        let formatName: String = try arguments.required("format")
+        guard let format = ExportFormat(rawValue: formatName) else {
+            throw UsageError.invalidValue(formatName, argument: "--format", reason: "expected fhir, csv or jsonl")
+        }
+        self.format = format
+        let names = try arguments.values("types", as: String.self)
+            .flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+            .filter { !$0.isEmpty }
+        types = names.isEmpty ? nil : try names.flatMap(Self.selectedTypes)
+        let range = try TimeRangeOptions(arguments)
+        zone = range.zone
+        from = range.from
+        to = range.to
+        layout = try arguments.value("layout") ?? "long"
+        outPath = try arguments.value("out")
+        storePath = try StoreOption(arguments).path
+        if let from, let to, from >= to { throw UsageError.invalid("--from must be before --to") }
+        if layout != "long", format != .csv { throw UsageError.invalid("--layout is for --format csv only") }
+    }
+
+    /// A quantity type by name, or a correlation type's member types (`bloodPressure`, `food`).
+    static func selectedTypes(_ name: String) throws -> [QuantityType] {
+        switch CorrelationType.named(name) {
+        case .bloodPressure: [.bloodPressureSystolic, .bloodPressureDiastolic]
+        case .food: QuantityType.catalogue.filter(\.isDietary)
+        case nil: [try CommonArguments.quantityType(name)]
+        }
+    }
+
+    func makeWriter() -> any ExportWriter {
+        switch format {
+        case .fhir: FHIRBundleWriter()
+        case .jsonl: JSONLinesWriter()
+        case .csv where layout == "openscale": OpenScaleCSVWriter(timeZone: zone)
+        case .csv: CSVLongWriter()
+        }
+    }
+
+    func run(_ context: CommandContext) async throws {
+        let store = try CommonArguments.openStore(storePath, context: context, readOnly: true)
+        defer { store.close() }
+        let destination = try outPath.map { try ExportFile(path: $0) }
+        var writer = makeWriter()
+        var buffer = ""
+        let chunkSize = 64 * 1024
+        func drain() throws {
+            if let destination { try destination.write(buffer) } else { context.stdout.write(buffer) }
+            buffer.removeAll(keepingCapacity: true)
+        }
+        let readSummary: ExportReadSummary
+        do {
+            writer.writeHeader(to: &buffer)
+            readSummary = try store.forEachRecord(types: types, from: from, to: to) { record in
+                writer.write(record, to: &buffer)
+                if buffer.utf8.count >= chunkSize {
+                    try drain()
+                    if destination == nil, context.stdout.isReaderGone { throw ExportStopped.readerGone }
+                }
+            }
+            writer.writeFooter(to: &buffer)
+            try drain()
+            try destination?.commit()
+        } catch ExportStopped.readerGone {
+            return
+        } catch let error as ExportReadError {
+            destination?.discard()
+            throw CommandFailure.dataError(error.description)
+        } catch {
+            destination?.discard()
+            throw error
+        }
+        context.stdout.flush()
+        let summary = writer.summary
+        context.stderr.writeLine("exported \(summary.written) \(format == .csv ? "rows" : "records") as \(format.rawValue)"
+                                 + (outPath.map { " to \($0)" } ?? ""))
+        for line in summary.skippedLines { context.stderr.writeLine(line) }
+        for (identifier, count) in readSummary.unknownTypes.sorted(by: { $0.key < $1.key }) {
+            context.stderr.writeLine("skipped \(count) stored samples of \(identifier), a type this build does not know")
+        }
+    }
+
+    private enum ExportStopped: Error { case readerGone }
+}
+
+/// `--out FILE`: written as `FILE.partial` (0600), renamed over FILE only when the export is complete.
+private final class ExportFile {
+    let path: String
+    let partialPath: String
+    private var descriptor: Int32
+
+    init(path: String) throws {
+        self.path = path
+        partialPath = path + ".partial"
+        descriptor = open(partialPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard descriptor >= 0 else {
+            throw CommandFailure.failure("cannot write '\(partialPath)': \(String(cString: strerror(errno)))")
+        }
+    }
+
+    func write(_ text: String) throws {
+        do {
+            try FileHandle(fileDescriptor: descriptor, closeOnDealloc: false).write(contentsOf: Data(text.utf8))
+        } catch {
+            throw CommandFailure.failure("cannot write '\(partialPath)': \(error.localizedDescription)")
+        }
+    }
+
+    func commit() throws {
+        guard fsync(descriptor) == 0, close(descriptor) == 0 else {
+            let reason = String(cString: strerror(errno))
+            discard()
+            throw CommandFailure.failure("cannot write '\(partialPath)': \(reason)")
+        }
+        descriptor = -1
+        guard rename(partialPath, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(partialPath)
+            throw CommandFailure.failure("cannot replace '\(path)': \(reason)")
+        }
+    }
+
+    func discard() {
+        if descriptor >= 0 { close(descriptor) }
+        descriptor = -1
+        unlink(partialPath)
+    }
+}

@@ -1,0 +1,98 @@
+import ArgumentParsing
+import Foundation
+import HealthModel
+import SQLiteStore
+
+/// `ingestd people add NAME`: a new member of the household.
+struct PeopleAddCommand: Command {
+    static let configuration = CommandConfiguration(
+        name: "add", abstract: "Add a person, with their characteristics and scale slot.",
+        discussion: """
+            --unit may be given twice: a length unit goes with --height, a mass unit with --weight \
+            (e.g. --height 168 --unit cm --weight 60 --unit kg). --weight is where the body-mass \
+            rule starts until the person's first assigned weighing.
+            """)
+    static let signature = Signature {
+        Positional("NAME", help: "The person's name (used by --person).")
+        Option("date-of-birth", valueName: "YYYY-MM-DD", help: "Date of birth.")
+        Option("biological-sex", valueName: "female|male|other", help: "Biological sex.",
+               allowedValues: ["female", "male", "other", "notSet"])
+        Option("height", valueName: "N", help: "Height (with a length --unit).")
+        Option("weight", valueName: "N", help: "Body mass (with a mass --unit).")
+        Option("unit", valueName: "U", help: "The unit of --height or --weight (once for each).", repeatable: true)
+        Option("scale-user-index", valueName: "N",
+               help: "The person's user slot on multi-user scales (UDS user index, vendor user id), 0...254.")
+        StoreOption.self
+    }
+    let name: String
+    let profile: UserProfile
+    let weightKilograms: Double?
+    let scaleUserIndex: Int?
+    let storeFile: StoreOption
+
+    init(_ arguments: ParsedValues) throws {
+        name = try arguments.required("name")
+        if let problem = Person.problem(withName: name) {
+            throw UsageError.invalidValue(name, argument: "NAME", reason: problem)
+        }
+        let units: [String] = try arguments.values("unit")
+        let height: Double? = try arguments.value("height")
+        let weight: Double? = try arguments.value("weight")
+        var lengthUnit: HealthModel.Unit?
+        var massUnit: HealthModel.Unit?
+        for text in units {
+            guard let unit = try? HealthModel.Unit(from: text) else {
+                throw UsageError.invalidValue(text, argument: "--unit", reason: "not a unit")
+            }
+            if unit.isCompatible(with: .meter), height != nil, lengthUnit == nil {
+                lengthUnit = unit
+            } else if unit.isCompatible(with: .gram), weight != nil, massUnit == nil {
+                massUnit = unit
+            } else {
+                throw UsageError.invalidValue(text, argument: "--unit",
+                                              reason: "not the length unit of --height nor the mass unit of --weight")
+            }
+        }
+        var profile = UserProfile()
+        profile.dateOfBirth = try CommonArguments.dateOfBirth(arguments)
+        profile.biologicalSex = try arguments.value("biological-sex", expected: "female, male or other") {
+            BiologicalSex(named: $0)
+        } ?? .notSet
+        if let height {
+            guard let lengthUnit else { throw UsageError.invalid("--height needs a length --unit (cm, m, in, ft)") }
+            guard let metres = try? lengthUnit.convert(height, to: .meter),
+                  QuantityType.height.plausibleRange.contains(metres) else {
+                throw UsageError.invalidValue(String(height), argument: "--height", reason: "not a plausible height")
+            }
+            profile.height = Quantity(value: height, unit: lengthUnit)
+        }
+        if let weight {
+            guard let massUnit else { throw UsageError.invalid("--weight needs a mass --unit (kg, lb)") }
+            guard let kilograms = try? massUnit.convert(weight, to: QuantityType.bodyMass.canonicalUnit),
+                  QuantityType.bodyMass.plausibleRange.contains(kilograms) else {
+                throw UsageError.invalidValue(String(weight), argument: "--weight", reason: "not a plausible body mass")
+            }
+            weightKilograms = kilograms
+        } else {
+            weightKilograms = nil
+        }
+        self.profile = profile
+        scaleUserIndex = try arguments.value("scale-user-index")
+        if let scaleUserIndex, !(0...254).contains(scaleUserIndex) {
+            throw UsageError.invalidValue(String(scaleUserIndex), argument: "--scale-user-index", reason: "must be 0...254")
+        }
+        storeFile = try StoreOption(arguments)
+    }
+
+    func run(_ context: CommandContext) async throws {
+        let store = try storeFile.open(context)
+        defer { store.close() }
+        do {
+            try store.addPerson(name: name, profile: profile, bodyMassKilograms: weightKilograms,
+                                scaleUserIndex: scaleUserIndex)
+        } catch let error as PeopleError {
+            throw error.usageError
+        }
+        context.stderr.writeLine("added \(name)")
+    }
+}

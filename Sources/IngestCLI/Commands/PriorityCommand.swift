@@ -1,0 +1,36 @@
+import ArgumentParsing
+import Foundation
+import HealthModel
+import Pipeline
+import SQLiteStore
+
+/// `ingestd priority TYPE SOURCE...`: which source wins where sources overlap.
+struct PriorityCommand: Command {
+    static let configuration = CommandConfiguration(
+        name: "priority", abstract: "Show or set the source order of a type (first wins where sources overlap).",
+        discussion: "Without SOURCE, prints the current order: explicit first, then by when each source first wrote the type.")
+    static let signature = Signature {
+        Positional("TYPE", help: "Quantity type.")
+        Positional("SOURCE", key: "sources", arity: .zeroOrMore, help: "Sources, highest priority first.")
+        StoreOption.self
+    }
+    let type: QuantityType
+    let sources: [String]
+    let storeFile: StoreOption
+
+    init(_ arguments: ParsedValues) throws {
+        type = try CommonArguments.quantityType(try arguments.required("type"))
+        sources = try (arguments.values("sources") as [String]).map { try CommonArguments.sourceID($0, argument: "SOURCE") }
+        storeFile = try StoreOption(arguments)
+        if Set(sources).count != sources.count { throw UsageError.invalid("a source is listed twice") }
+    }
+
+    func run(_ context: CommandContext) async throws {
+        let store = try storeFile.open(context)
+        defer { store.close() }
+        if !sources.isEmpty { try store.setPriority(type: type, sources: sources) }
+        for (rank, source) in try store.priority(for: type).enumerated() {
+            context.stdout.writeLine("\(rank + 1) \(source)")
+        }
+    }
+}

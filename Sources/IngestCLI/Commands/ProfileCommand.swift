@@ -1,0 +1,15 @@
+import ArgumentParsing
+import Foundation
+import HealthModel
+import Pipeline
+import SQLiteStore
+
+/// `ingestd profile`: the characteristic types, kept once per store.
+struct ProfileCommand: Command {
+    static let configuration = CommandConfiguration(
+        name: "profile", abstract: "Show or set a person's characteristics (date of birth, biological sex, height).",
+        subcommands: [ProfileShowCommand.self, ProfileSetCommand.self], defaultSubcommand: ProfileShowCommand.self)
+
+    init(_ arguments: ParsedValues) throws {}
+
+}

@@ -1,0 +1,230 @@
+import AdapterKit
+import ArgumentParsing
+import BuiltinAdapters
+import Foundation
+import IngestRuntime
+import HealthModel
+import Pipeline
+import SQLiteStore
+
+/// `ingestd replay FILE...`: JSON-lines records (and, through the adapters, captures) into the store.
+struct ReplayCommand: Command {
+    static let configuration = CommandConfiguration(
+        name: "replay",
+        abstract: "Ingest files through the pipeline into the store.",
+        discussion: """
+            FILE is a JSON-lines file of samples and correlations in ingestd's format (one per line; \
+            '-' reads stdin), or a captured device log (btsnoop, pcap, pcapng) that the adapters decode \
+            as 'ingestd decode' does. Every record passes the pipeline: units are normalized, values validated, \
+            the (source, type) authorized ('ingestd auth grant'; undecided pairs are held for 'ingestd auth \
+            pending', denied ones refused) and duplicates dropped by the store. \
+            A malformed line (or one whose uuid is already stored for a different sample) is reported \
+            with its line number and skipped; a sample the pipeline rejects as invalid is counted and \
+            described. Either way the rest is ingested and the exit status is 65. Replaying a file \
+            twice changes nothing the second time.
+            """
+    )
+    static let signature = Signature {
+        Positional("FILE", key: "files", arity: .oneOrMore, help: "Files to ingest ('-' for stdin).")
+        StoreOption.self
+        Option("source", valueName: "ID", help: "Source for records that name none.", default: "replay")
+        Option("batch-size", valueName: "N", help: "Records per transaction.", default: "1000")
+        CaptureDecodingOptions.declared(adapterHelp: "For captures: use this adapter for every device.")
+        JSONOption.self
+        PendingLimitOptions.self
+        AssignToleranceOption.self
+    }
+
+    let files: [String]
+    let storeFile: StoreOption
+    let source: String
+    let batchSize: Int
+    let json: Bool
+    let decoding: CaptureDecodingOptions
+    let pendingLimits: PendingLimits
+    let assignTolerance: Double
+
+    init(_ arguments: ParsedValues) throws {
+        files = try arguments.values("files")
+        decoding = try CaptureDecodingOptions(arguments)
+        pendingLimits = try PendingLimitOptions(arguments).limits
+        assignTolerance = try AssignToleranceOption(arguments).fraction
+        storeFile = try StoreOption(arguments)
+        source = try arguments.value("source") ?? "replay"
+        batchSize = try arguments.value("batch-size") ?? 1000
+        json = try JSONOption(arguments).isOn
+        guard batchSize > 0 else { throw UsageError.invalidValue(String(batchSize), argument: "--batch-size", reason: "must be at least 1") }
+    }
+
+    func run(_ context: CommandContext) async throws {
+        // Missing files and directories end with 66 before anything is stored; FIFOs are copied
+        // so the format can be sniffed and the stream still read whole.
+        let inputs: [InputStreamSpool?] = try files.map { file in
+            file == "-" ? nil : try InputStreamSpool(path: file)
+        }
+        defer { inputs.forEach { $0?.release() } }
+        let store = try storeFile.open(context)
+        defer { store.close() }
+        store.pendingLimits = pendingLimits
+        let pipeline = try Pipeline(store: store)
+        pipeline.assignTolerance = assignTolerance
+        let decoder = HealthRecordDecoder(defaultSource: source)
+        var report = IngestReport()
+        var malformed = 0
+        var records = 0
+        let catalogue = ExternalAdapterSupport.loadCatalogue(directories: decoding.pluginDirectories, context: context)
+        let usbAdapters = ExternalAdapterSupport.usbAdapters(catalogue)
+        var captures = CaptureReplay(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue), forcedAdapterID: decoding.adapter, timeZone: decoding.zone,
+                                     batchSize: batchSize)
+        captures.options = decoding.adapterSettings
+        for (file, input) in zip(files, inputs) {
+            let readPath = input?.path ?? file
+            if file != "-", CaptureReplay.isCapture(path: readPath) {
+                let deliver: ([HealthRecord]) throws -> DeliveryReceipt = { records in
+                    let batchReport = try ingest(records, pipeline: pipeline, lines: nil, file: file, context: context)
+                    report.merge(batchReport)
+                    return DeliveryReceipt(batchReport)
+                }
+                let summary = CaptureReplay.isUSBCapture(path: readPath)
+                    ? try captures.runUSB(path: readPath, adapters: usbAdapters, forcedDevice: decoding.usbDevice,
+                                          options: decoding.adapterSettings, deliver: deliver)
+                    : try await captures.run(path: readPath) { _ = try deliver($0) }
+                for line in summary.lines(path: file) { context.stderr.writeLine(line) }
+                continue
+            }
+            let reader = try LineReader(path: readPath)
+            let fileSize = (try? FileManager.default.attributesOfItem(atPath: readPath)[.size] as? Int) ?? 0
+            let progress = ProgressLine(label: "replay \(file)", totalBytes: fileSize, context: context)
+            defer { progress.finish() }
+            var bytesRead = 0
+            var batch: [HealthRecord] = []
+            batch.reserveCapacity(batchSize)
+            var batchLines: [Int] = []
+            batchLines.reserveCapacity(batchSize)
+            var lineNumber = 0
+            reading: while let line = try reader.nextLine() {
+                lineNumber += 1
+                let bytes: ArraySlice<UInt8>
+                switch line {
+                case .text(let text):
+                    bytes = text
+                    bytesRead += text.count + 1
+                case .overlong(let length):
+                    malformed += 1
+                    context.stderr.writeLine("error: \(file):\(lineNumber): line of \(length) bytes is longer than the limit of \(reader.maximumLineLength) bytes; skipped")
+                    continue reading
+                case .abandoned(let skipped):
+                    malformed += 1
+                    context.stderr.writeLine("error: \(file):\(lineNumber): no newline in \(skipped) bytes (the line limit is \(reader.maximumLineLength) bytes); the rest of the file is not read")
+                    break reading
+                }
+                if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+                do {
+                    batch.append(try decoder.decodeLine(Data(bytes)))
+                    batchLines.append(lineNumber)
+                } catch {
+                    malformed += 1
+                    context.stderr.writeLine("error: \(file):\(lineNumber): \(error.description)")
+                    continue
+                }
+                if batch.count >= batchSize {
+                    report.merge(try ingest(batch, pipeline: pipeline, lines: batchLines, file: file, context: context))
+                    records += batch.count
+                    batch.removeAll(keepingCapacity: true)
+                    batchLines.removeAll(keepingCapacity: true)
+                    progress.update(bytes: bytesRead, records: records)
+                    if records % 100_000 < batchSize {
+                        context.logger.info("\(file): \(records) records ingested")
+                    }
+                }
+            }
+            if !batch.isEmpty {
+                report.merge(try ingest(batch, pipeline: pipeline, lines: batchLines, file: file, context: context))
+                records += batch.count
+            }
+        }
+        IngestSummaryPrinter(report: report, malformedLines: malformed).print(to: context, json: json)
+        // Every problem was reported above, one line each: end with 65 without another message.
+        if malformed > 0 || report.totals.invalid > 0 { throw ExitCode.dataError }
+    }
+
+    /// Ingests one batch; `lines` (the line number of every record, for JSON lines) lets a uuid
+    /// conflict be reported against its line.
+    private func ingest(
+        _ batch: [HealthRecord], pipeline: Pipeline, lines: [Int]?, file: String, context: CommandContext
+    ) throws -> IngestReport {
+        do {
+            let report = try pipeline.ingest(batch)
+            if let lines {
+                for conflict in report.conflicts where conflict.record < lines.count {
+                    context.stderr.writeLine(
+                        "error: \(file):\(lines[conflict.record]): \(RejectionReason.uuidConflict(conflict.uuid)) (not stored)")
+                }
+            }
+            return report
+        } catch let error as SQLiteError where error.isDiskFull {
+            throw CommandFailure.failure("the disk is full: the last batch was not stored (nothing half-written); free space and replay again")
+        }
+    }
+}
+
+/// Prints an ingest report: per type written/duplicate/replaced/held/denied/invalid, rejection
+/// reasons, and the grant and deny commands for held (undecided) types.
+struct IngestSummaryPrinter {
+    var report: IngestReport
+    var malformedLines = 0
+
+    func print(to context: CommandContext, json: Bool) {
+        let types = report.perType.keys.sorted()
+        if json {
+            for type in types {
+                let c = report.perType[type] ?? TypeCounts()
+                context.stdout.writeLine(
+                    "{\"type\":\(JSONText.quoted(type)),\"written\":\(c.written),\"duplicate\":\(c.duplicate),"
+                        + "\"replaced\":\(c.replaced),\"denied\":\(c.denied),\"invalid\":\(c.invalid),\"held\":\(c.held)}")
+            }
+        } else {
+            let rows = types.map { type -> [String] in
+                let c = report.perType[type] ?? TypeCounts()
+                let name = QuantityType.named(type)?.shortName ?? type
+                return [name, "\(c.written)", "\(c.duplicate)", "\(c.replaced)", "\(c.held)", "\(c.denied)", "\(c.invalid)"]
+            }
+            let t = report.totals
+            let total = ["total", "\(t.written)", "\(t.duplicate)", "\(t.replaced)", "\(t.held)", "\(t.denied)", "\(t.invalid)"]
+            context.stdout.write(Table(header: ["TYPE", "WRITTEN", "DUPLICATE", "REPLACED", "HELD", "DENIED", "INVALID"],
+                                       rows: rows + [total]).rendered)
+        }
+        for (key, count) in report.rejections.sorted(by: { $0.key < $1.key }) where key.reason != "denied" {
+            let example = report.examples[key].map { ": \($0)" } ?? ""
+            context.stderr.writeLine("warning: \(count) \(key.type) sample\(count == 1 ? "" : "s") from \(key.source) rejected (\(key.reason))\(example)")
+        }
+        for source in report.held.keys.sorted() {
+            let types = (report.held[source] ?? []).compactMap { QuantityType.named($0) }
+            let typeList = types.map(\.shortName).sorted().joined(separator: ", ")
+            context.stderr.writeLine("note: samples from \(source) (\(typeList)) are held until you decide (ingestd auth pending); "
+                + "allow with: \(AuthorizationPolicy.grantCommand(source: source, types: types)); "
+                + "refuse with: \(AuthorizationPolicy.denyCommand(source: source, types: []))")
+        }
+        for (source, count) in report.pending.dropped.sorted(by: { $0.key < $1.key }) {
+            context.stderr.writeLine("warning: dropped the \(count) oldest held records of \(source): over its pending bound")
+        }
+        for (source, count) in report.pending.expired.sorted(by: { $0.key < $1.key }) {
+            context.stderr.writeLine("note: removed \(count) records of \(source) held longer than the retention period")
+        }
+        for source in report.denied.keys.sorted() {
+            let types = (report.denied[source] ?? []).sorted()
+            let count = report.rejections.filter { $0.key.source == source && $0.key.reason == "denied" }.values.reduce(0, +)
+            let typeList = types.map { QuantityType.named($0)?.shortName ?? $0 }.joined(separator: ", ")
+            let command = AuthorizationPolicy.grantCommand(source: source, types: types.compactMap { QuantityType.named($0) })
+            context.stderr.writeLine("note: \(count) sample\(count == 1 ? "" : "s") from \(source) refused: denied (\(typeList)) with 'ingestd auth deny'; allow with: \(command)")
+        }
+        if report.unassigned > 0 {
+            let n = report.unassigned
+            context.stderr.writeLine("note: \(n) stored sample\(n == 1 ? "" : "s") could not be told to belong to one person: "
+                + "see 'ingestd unassigned', move with 'ingestd assign'")
+        }
+        if malformedLines > 0 {
+            context.stderr.writeLine("note: \(malformedLines) malformed line\(malformedLines == 1 ? "" : "s") skipped")
+        }
+    }
+}

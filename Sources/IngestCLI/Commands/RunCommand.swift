@@ -1,0 +1,117 @@
+import AdapterKit
+import ArgumentParsing
+import BuiltinAdapters
+import ExternalAdapters
+import Foundation
+import IngestRuntime
+import SQLiteStore
+
+/// `ingestd run` (the default command): the daemon.
+struct RunCommand: Command {
+    static let configuration = CommandConfiguration(
+        name: "run",
+        abstract: "Watch USB and Bluetooth LE for supported devices and ingest what they measure (the default).",
+        discussion: """
+            Devices are matched to adapters as they appear; each gets its own session, and a session that \
+            fails ends alone (the device is tried again after a backoff). Samples pass the pipeline into \
+            the store; samples of a source not yet granted or denied are held ('ingestd auth pending'), and \
+            the new source is logged once. A device's history is acknowledged or erased only after the \
+            commit, and never while its samples are only held. SIGTERM or \
+            SIGINT stops cleanly (exit 0); SIGHUP re-reads grants, priorities and sinks (see 'ingestd sinks'). One daemon per store: it holds an exclusive \
+            lock on STORE.lock, and a second daemon on the same store names the first and exits 1. Without a Bluetooth \
+            controller, USB carries on (and vice versa). Logs go to stderr (journald-friendly) and \
+            never contain health values at info level.
+            """)
+    static let signature = Signature {
+        StoreOption.self
+        Flag("no-usb", help: "Do not watch USB.")
+        Flag("no-ble", help: "Do not use Bluetooth LE.")
+        ControllerOption.self
+        Flag("once", help: "Ingest what the present devices have, then exit (for cron and tests).")
+        Option("listen", valueName: "SECONDS", help: "With --once: how long to listen to broadcasting devices (BLE and USB); a session still running then is stopped and what it gave is kept.", default: "10")
+        PluginsOption.self
+        AdapterSettingsOption.self
+        Option("adapter", valueName: "DEVICE=ID",
+               help: "Serve one device with one adapter only: a Bluetooth ADDRESS=ID or a USB VID:PID=ID (repeatable).",
+               repeatable: true)
+        TimeZoneOption.self
+        PendingLimitOptions.self
+        AssignToleranceOption.self
+    }
+
+    let storeFile: StoreOption
+    let noUSB: Bool
+    let noBLE: Bool
+    let hci: Int
+    let once: Bool
+    let listen: Double
+    let plugins: [String]
+    let adapterOptions: [String: String]
+    let pins: AdapterPins
+    let zone: TimeZone
+    let pendingLimits: PendingLimits
+    let assignTolerance: Double
+
+    init(_ arguments: ParsedValues) throws {
+        storeFile = try StoreOption(arguments)
+        noUSB = arguments.flag("no-usb")
+        noBLE = arguments.flag("no-ble")
+        hci = try ControllerOption(arguments).index
+        once = arguments.flag("once")
+        listen = try arguments.value("listen") ?? 10
+        plugins = try PluginsOption(arguments).directories
+        zone = try TimeZoneOption(arguments).zone
+        adapterOptions = try AdapterSettingsOption(arguments).settings
+        pendingLimits = try PendingLimitOptions(arguments).limits
+        assignTolerance = try AssignToleranceOption(arguments).fraction
+        let pinValues: [String] = try arguments.values("adapter")
+        do {
+            pins = try AdapterPins(parsing: pinValues)
+        } catch {
+            throw UsageError.invalidValue(pinValues.joined(separator: " "), argument: "--adapter", reason: error.description)
+        }
+        guard listen > 0 else { throw UsageError.invalidValue(String(listen), argument: "--listen", reason: "must be positive") }
+    }
+
+    func run(_ context: CommandContext) async throws {
+        let path = storeFile.path ?? HealthStore.defaultPath(environment: context.environment)
+        // Open once here so a bad store path fails with a clear error before anything starts.
+        try CommonArguments.openStore(path, context: context).close()
+        // One daemon per store: a second one says which process holds it and exits 1.
+        let lock = try StoreLock(storePath: path)
+        defer { withExtendedLifetime(lock) {} }
+        // External adapters: their state goes to a status file that `ingestd adapters` reads.
+        let publisher = ExternalAdapterStatusPublisher(
+            path: ExternalAdapterStatusSnapshot.defaultPath(environment: context.environment),
+            onError: { [logger = context.logger] error in logger.debug("adapter status file not written: \(error)") })
+        var configuration = ExternalAdapterSupport.configuration(context: context)
+        configuration.stateChanged = publisher.stateChanged
+        let catalogue = ExternalAdapterSupport.loadCatalogue(directories: plugins, context: context,
+                                                             configuration: configuration)
+        publisher.attach(catalogue)
+        for plugin in catalogue.plugins where plugin.brokenReason != nil {
+            context.logger.warning("external adapter \(plugin.id) is broken: \(plugin.brokenReason ?? "")")
+        }
+        let known = Set(ExternalAdapterSupport.bluetoothAdapters(catalogue).map(\.descriptor.id))
+            .union(ExternalAdapterSupport.usbAdapters(catalogue).map(\.descriptor.id))
+        if let unknown = pins.unknownIDs(known: known).first {
+            throw CommandFailure("--adapter: no adapter \"\(unknown)\" (ingestd adapters lists them)", exitCode: .usage)
+        }
+        var backends: [any DeviceBackend] = []
+        if !noUSB {
+            backends += DaemonBackends.usb(adapters: ExternalAdapterSupport.usbAdapters(catalogue),
+                                           options: adapterOptions, timeZone: zone,
+                                           onceListen: .milliseconds(Int(listen * 1000)), pins: pins)
+        }
+        if !noBLE {
+            backends += DaemonBackends.bluetooth(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue),
+                                                 controller: UInt16(hci), timeZone: zone,
+                                                 onceListen: .milliseconds(Int(listen * 1000)), pins: pins,
+                                                 options: adapterOptions)
+        }
+        let daemon = Daemon(options: DaemonOptions(storePath: path, once: once, pendingLimits: pendingLimits,
+                                                   assignTolerance: assignTolerance, exitsWhenShutdownHangs: true),
+                            backends: backends, logger: context.logger)
+        try await daemon.run()
+    }
+}

@@ -1,0 +1,135 @@
+import Delivery
+import ArgumentParsing
+import Foundation
+import HealthModel
+import SQLiteStore
+
+/// `ingestd sinks add NAME URL (--types T,… | --all-types) [--every D] [kind options]`.
+struct SinksAddCommand: Command {
+    static let configuration = CommandConfiguration(
+        name: "add", abstract: "Add a sink: the URL's scheme (mqtt, mqtts, http, https) picks the kind.",
+        discussion: """
+            Secrets (--password, header values) may be written as @/path (read from that file when \
+            connecting) or env:NAME (an environment variable of the delivering process); they are \
+            never printed. The sink starts with the whole stored feed of its types as backlog.
+            """)
+    static let signature = Signature {
+        Positional("NAME", help: "The sink's name (letters, digits, '-', '_').")
+        Positional("URL", help: "mqtt://host[:port], mqtts://host[:port], http(s)://host[:port]/path.")
+        Option("types", valueName: "T,…", help: "Quantity types the sink may read, comma-separated (stepCount,bodyMass).")
+        Flag("all-types", help: "Let the sink read every type.")
+        Option("every", valueName: "DURATION", help: "Deliver on a schedule (30s, 15m, 1h, 1d) instead of right after commits.")
+        Option("batch-size", valueName: "N", help: "Records per batch (HTTP: per request).", default: "1000")
+        Option("mqtt-version", valueName: "3.1.1|5", help: "MQTT protocol level.", allowedValues: ["3.1.1", "5"])
+        Option("ca-file", valueName: "PATH", help: "CA certificates (PEM) to verify the TLS server with.")
+        Option("username", valueName: "USER", help: "MQTT user name.")
+        Option("password", valueName: "SECRET", help: "MQTT password: @/path, env:NAME or the value.")
+        Option("client-id", valueName: "ID", help: "MQTT client id (default: ingestd-<gateway id>-<sink name>).")
+        Option("gateway-id", valueName: "ID", help: "This gateway's id in topics and Home Assistant (default: the host name).")
+        Option("prefix", valueName: "TOPIC", help: "MQTT topic prefix (default: ingestd/<gateway id>).")
+        Flag("home-assistant", help: "Publish Home Assistant discovery configs and states.")
+        Option("discovery-prefix", valueName: "TOPIC", help: "Home Assistant's discovery prefix.", default: "homeassistant")
+        Option("format", valueName: "samples|health-auto-export", help: "HTTP body format.", allowedValues: ["samples", "health-auto-export"])
+        Option("header", valueName: "'NAME: VALUE'", help: "An HTTP header (repeatable); a value word @/path or env:NAME is a secret.",
+               repeatable: true)
+        Option("timeout", valueName: "SECONDS", help: "HTTP request timeout.", default: "30")
+        StoreOption.self
+    }
+
+    let definition: SinkDefinition
+    let storePath: String?
+
+    init(_ arguments: ParsedValues) throws {
+        let name: String = try arguments.required("name")
+        let url: String = try arguments.required("url")
+        storePath = try StoreOption(arguments).path
+        let target: SinkTarget
+        do {
+            try SinkConfigurationError.validateName(name)
+            target = try SinkTarget(url: url)
+        } catch {
+            throw UsageError.invalid(error.description)
+        }
+        let typeList: String? = try arguments.value("types")
+        let allTypes = arguments.flag("all-types")
+        if allTypes == (typeList != nil) { throw UsageError.invalid("give --types T,… or --all-types (exactly one)") }
+        var readTypes = ["*"]
+        if let typeList {
+            readTypes = try typeList.split(separator: ",").map { try CommonArguments.quantityType(String($0)).identifier }
+            if readTypes.isEmpty { throw UsageError.invalidValue(typeList, argument: "--types", reason: "no type named") }
+        }
+        var options = SinkOptions()
+        let batchSize: Int = try arguments.value("batch-size") ?? 1000
+        guard (1...100_000).contains(batchSize) else {
+            throw UsageError.invalidValue(String(batchSize), argument: "--batch-size", reason: "must be 1...100000")
+        }
+        options.batchSize = batchSize
+        let mqttOptions = ["mqtt-version", "username", "password", "client-id", "prefix", "gateway-id"]
+        let httpOptions = ["format", "header"]
+        let foreign = target.kind == .mqtt ? httpOptions : mqttOptions
+        for option in foreign where arguments.isPresent(option) {
+            throw UsageError.invalid("--\(option) does not apply to a \(target.kind.rawValue) sink")
+        }
+        if target.kind == .http, arguments.flag("home-assistant") {
+            throw UsageError.invalid("--home-assistant does not apply to a http sink")
+        }
+        if let version: String = try arguments.value("mqtt-version") { options.protocolVersion = MQTTProtocolVersion(rawValue: version) ?? .v311 }
+        options.caFile = try arguments.value("ca-file")
+        if let caFile = options.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
+            throw CommandFailure.noInput(path: caFile, reason: "the CA file cannot be read")
+        }
+        options.username = try arguments.value("username")
+        options.password = try arguments.value("password")
+        options.clientID = try arguments.value("client-id")
+        options.gatewayID = try arguments.value("gateway-id") ?? Self.hostName()
+        options.topicPrefix = try arguments.value("prefix")
+        options.homeAssistant = arguments.flag("home-assistant")
+        options.discoveryPrefix = try arguments.value("discovery-prefix") ?? "homeassistant"
+        if let format: String = try arguments.value("format") { options.format = HTTPBodyFormat(rawValue: format) ?? .samples }
+        options.headers = try arguments.values("header")
+        for header in options.headers {
+            guard let colon = header.firstIndex(of: ":"), header.startIndex < colon,
+                  !header.contains("\n"), !header.contains("\r") else {
+                throw UsageError.invalidValue(SinksAddCommand.redactedHeader(header), argument: "--header", reason: "expected 'Name: value'")
+            }
+        }
+        let timeout: Double = try arguments.value("timeout") ?? 30
+        guard timeout > 0, timeout <= 3600 else {
+            throw UsageError.invalidValue(String(timeout), argument: "--timeout", reason: "must be 0 < seconds <= 3600")
+        }
+        options.timeoutSeconds = timeout
+        let every = try (arguments.value("every") as String?).map(Self.duration)
+        definition = SinkDefinition(name: name, url: url, options: options.encoded(), every: every, readTypes: readTypes)
+    }
+
+    /// A header for messages: its name only.
+    static func redactedHeader(_ header: String) -> String {
+        (header.split(separator: ":", maxSplits: 1).first.map(String.init) ?? "") + ": ***"
+    }
+
+    /// `30s`, `15m`, `1h`, `1d` in seconds.
+    static func duration(_ text: String) throws -> Double {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        guard let last = text.last, let unit = units[last], let number = Double(text.dropLast()), number > 0,
+              number * unit <= 366 * 86_400 else {
+            throw UsageError.invalidValue(text, argument: "--every", reason: "expected a positive duration like 30s, 15m, 1h or 1d")
+        }
+        return number * unit
+    }
+
+    static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "gateway" }
+        let name = String(cString: buffer)
+        return name.isEmpty ? "gateway" : name
+    }
+
+    func run(_ context: CommandContext) async throws {
+        let store = try CommonArguments.openStore(storePath, context: context)
+        defer { store.close() }
+        try SinksCommand.mapErrors { try store.addSink(definition) }
+        let target = (try? SinkTarget(url: definition.url).urlWithoutCredentials) ?? ""
+        let types = definition.readsAllTypes ? "every type" : definition.readTypes.compactMap { QuantityType.named($0)?.shortName }.joined(separator: ", ")
+        context.stderr.writeLine("added sink \(definition.name) → \(target), reading \(types); a running ingestd picks it up on SIGHUP, or run 'ingestd sinks deliver \(definition.name)'")
+    }
+}

@@ -1,0 +1,49 @@
+import ArgumentParsing
+import HealthModel
+import SQLiteStore
+
+/// `ingestd sinks dead-letters NAME [--json]`: the records a receiver refused for good.
+struct SinksDeadLettersCommand: Command {
+    static let configuration = CommandConfiguration(
+        name: "dead-letters", abstract: "List the records a sink's receiver refused, with the reason.")
+    static let signature = Signature {
+        Positional("NAME", help: "The sink.")
+        JSONOption.self
+        StoreOption.self
+    }
+    let name: String
+    let json: Bool
+    let storePath: String?
+
+    init(_ arguments: ParsedValues) throws {
+        name = try arguments.required("name")
+        json = try JSONOption(arguments).isOn
+        storePath = try StoreOption(arguments).path
+    }
+
+    func run(_ context: CommandContext) async throws {
+        let store = try CommonArguments.openStore(storePath, context: context)
+        defer { store.close() }
+        _ = try SinksCommand.mapErrors { try store.sink(named: name) }
+        let letters = try store.deadLetters(sink: name)
+        if json {
+            for letter in letters {
+                context.stdout.writeLine("""
+                    {"id":\(letter.id),"uuid":"\(letter.uuid.uuidString.lowercased())","type":\(JSONText.quoted(letter.type)),\
+                    "anchor":\(letter.anchor),"reason":\(JSONText.quoted(letter.reason)),\
+                    "at":\(JSONText.quoted(ISO8601DateTime.string(from: letter.at))),"retrying":\(letter.retrying),"record":\(letter.record)}
+                    """)
+            }
+            return
+        }
+        if letters.isEmpty {
+            context.stdout.writeLine("no dead letters for \(name)")
+            return
+        }
+        let rows = letters.map { letter in
+            [String(letter.id), letter.uuid.uuidString.lowercased(), QuantityType.named(letter.type)?.shortName ?? letter.type,
+             ISO8601DateTime.string(from: letter.at), letter.retrying ? "queued" : "", letter.reason]
+        }
+        context.stdout.write(Table(header: ["ID", "UUID", "TYPE", "AT", "RETRY", "REASON"], rows: rows).rendered)
+    }
+}

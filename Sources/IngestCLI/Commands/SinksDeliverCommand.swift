@@ -1,0 +1,67 @@
+import Delivery
+import ArgumentParsing
+import Foundation
+import SQLiteStore
+
+/// `ingestd sinks deliver [NAME…]`: delivers the backlog now; exit 0 when every sink caught up,
+/// 69 when one stayed unreachable through its retries.
+struct SinksDeliverCommand: Command {
+    static let configuration = CommandConfiguration(
+        name: "deliver", abstract: "Deliver the backlog of the named sinks (default: all) now, then exit.",
+        discussion: "Exits 0 when every sink caught up, 69 when a sink stayed unreachable after its retries.")
+    static let signature = Signature {
+        Positional("NAME", key: "names", arity: .zeroOrMore, help: "Sinks to deliver (default: every sink).")
+        Option("retries", valueName: "N", help: "Attempts per sink before giving up.", default: "5")
+        Option("backoff", valueName: "SECONDS", help: "The first wait after a failure (doubles, with jitter, up to 60 s).", default: "1")
+        StoreOption.self
+    }
+    let names: [String]
+    let retries: Int
+    let backoff: Double
+    let storePath: String?
+
+    init(_ arguments: ParsedValues) throws {
+        names = try arguments.values("names")
+        retries = try arguments.value("retries") ?? 5
+        backoff = try arguments.value("backoff") ?? 1
+        storePath = try StoreOption(arguments).path
+        guard (1...1000).contains(retries) else {
+            throw UsageError.invalidValue(String(retries), argument: "--retries", reason: "must be 1...1000")
+        }
+        guard backoff >= 0, backoff <= 60 else {
+            throw UsageError.invalidValue(String(backoff), argument: "--backoff", reason: "must be 0...60 seconds")
+        }
+    }
+
+    func run(_ context: CommandContext) async throws {
+        let store = try CommonArguments.openStore(storePath, context: context)
+        defer { store.close() }
+        let all = try store.sinks()
+        let selected = names.isEmpty ? all : try names.map { name in try SinksCommand.mapErrors { try store.sink(named: name) } }
+        let stderr = context.stderr
+        var unreachable: [String] = []
+        for state in selected {
+            let configuration = try SinksCommand.mapErrors { try SinkConfiguration(state.definition) }
+            let transport = SinkTransports.make(configuration, secrets: SecretResolver(environment: context.environment),
+                                                softwareVersion: Ingestd.version)
+            let deliverer = try SinkDeliverer(configuration: configuration, store: store, transport: transport) { event in
+                if case .failed(let sink, let attempt, let error, let retryIn?) = event {
+                    stderr.writeLine("warning: sink \(sink): attempt \(attempt) failed: \(error); retrying in \(String(format: "%.1f", retryIn)) s")
+                }
+            }
+            let outcome = deliverer.deliverBacklog(retry: RetryPolicy(maximumAttempts: retries, initialDelay: backoff, maximumDelay: 60))
+            deliverer.close()
+            switch outcome {
+            case .caughtUp(let delivered, let deadLettered):
+                let cursor = (try? store.sink(named: configuration.name).cursor) ?? 0
+                stderr.writeLine("sink \(configuration.name): delivered \(delivered), dead letters \(deadLettered), caught up at anchor \(cursor)")
+            case .unreachable(let error):
+                stderr.writeLine("error: sink \(configuration.name): \(error) (gave up after \(retries) attempts)")
+                unreachable.append(configuration.name)
+            case .stopped:
+                break
+            }
+        }
+        if !unreachable.isEmpty { throw SinksCommand.unavailable }
+    }
+}

@@ -1,0 +1,78 @@
+import Delivery
+import ArgumentParsing
+import Foundation
+import HealthModel
+import SQLiteStore
+
+/// `ingestd sinks list [--json]`: each sink's kind, target (without secrets), types, cursor,
+/// backlog, last success, last error and dead letters.
+struct SinksListCommand: Command {
+    static let configuration = CommandConfiguration(name: "list", abstract: "List the sinks with their cursor, backlog and last error.")
+    static let signature = Signature {
+        JSONOption.self
+        StoreOption.self
+    }
+    let json: Bool
+    let storePath: String?
+
+    init(_ arguments: ParsedValues) throws {
+        json = try JSONOption(arguments).isOn
+        storePath = try StoreOption(arguments).path
+    }
+
+    func run(_ context: CommandContext) async throws {
+        let store = try CommonArguments.openStore(storePath, context: context)
+        defer { store.close() }
+        let sinks = try store.sinks()
+        if sinks.isEmpty, !json {
+            context.stdout.writeLine("no sinks: add one with 'ingestd sinks add NAME URL --types T,…'")
+            return
+        }
+        var rows: [[String]] = []
+        for sink in sinks {
+            let definition = sink.definition
+            let target = (try? SinkTarget(url: definition.url)).map { Self.describe($0, definition: definition) }
+                ?? SinkTarget.redacted(definition.url)
+            let kind = (try? SinkTarget(url: definition.url).kind.rawValue) ?? "?"
+            let backlog = try store.backlogCount(after: sink.cursor, types: definition.readTypes)
+            let lastSuccess = sink.lastSuccess.map(ISO8601DateTime.string(from:))
+            if json {
+                var fields = [
+                    "\"name\":\(JSONText.quoted(definition.name))", "\"kind\":\(JSONText.quoted(kind))",
+                    "\"target\":\(JSONText.quoted(target))",
+                    "\"types\":[" + definition.readTypes.map(JSONText.quoted).joined(separator: ",") + "]",
+                    "\"cursor\":\(sink.cursor)", "\"backlog\":\(backlog)",
+                    "\"last_success\":" + (lastSuccess.map(JSONText.quoted) ?? "null"),
+                    "\"last_error\":" + (sink.lastError.map(JSONText.quoted) ?? "null"),
+                    "\"last_error_at\":" + (sink.lastErrorAt.map { JSONText.quoted(ISO8601DateTime.string(from: $0)) } ?? "null"),
+                    "\"dead_letters\":\(sink.deadLetters)",
+                ]
+                fields.insert("\"every\":" + (definition.every.map { JSONNumber.format($0) } ?? "null"), at: 4)
+                context.stdout.writeLine("{" + fields.joined(separator: ",") + "}")
+            } else {
+                let types = definition.readsAllTypes ? "(all types)"
+                    : definition.readTypes.map { QuantityType.named($0)?.shortName ?? $0 }.joined(separator: ",")
+                rows.append([definition.name, kind, target, types, String(sink.cursor), String(backlog),
+                             lastSuccess ?? "never", sink.lastError ?? "", String(sink.deadLetters)])
+            }
+        }
+        if !json {
+            context.stdout.write(Table(header: ["NAME", "KIND", "TARGET", "TYPES", "CURSOR", "BACKLOG", "LAST SUCCESS",
+                                                "LAST ERROR", "DEAD LETTERS"], rows: rows).rendered)
+        }
+    }
+
+    /// The target without secrets, with the user name and Home Assistant when set.
+    static func describe(_ target: SinkTarget, definition: SinkDefinition) -> String {
+        var text = target.urlWithoutCredentials
+        guard let options = try? SinkOptions.decoded(definition.options) else { return text }
+        if let user = options.username ?? target.username { text += " (user \(user))" }
+        if target.kind == .mqtt {
+            text += " prefix \(options.resolvedPrefix)"
+            if options.homeAssistant { text += " +home-assistant" }
+        } else if options.format == .healthAutoExport {
+            text += " health-auto-export"
+        }
+        return text
+    }
+}

@@ -1,0 +1,25 @@
+import ArgumentParsing
+import SQLiteStore
+
+/// `ingestd sinks remove NAME`: the sink, its read grants, cursor and dead letters.
+struct SinksRemoveCommand: Command {
+    static let configuration = CommandConfiguration(name: "remove", abstract: "Remove a sink with its cursor, grants and dead letters.")
+    static let signature = Signature {
+        Positional("NAME", help: "The sink.")
+        StoreOption.self
+    }
+    let name: String
+    let storePath: String?
+
+    init(_ arguments: ParsedValues) throws {
+        name = try arguments.required("name")
+        storePath = try StoreOption(arguments).path
+    }
+
+    func run(_ context: CommandContext) async throws {
+        let store = try CommonArguments.openStore(storePath, context: context)
+        defer { store.close() }
+        try SinksCommand.mapErrors { try store.removeSink(named: name) }
+        context.stderr.writeLine("removed sink \(name)")
+    }
+}

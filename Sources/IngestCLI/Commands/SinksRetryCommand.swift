@@ -1,0 +1,26 @@
+import ArgumentParsing
+import SQLiteStore
+
+/// `ingestd sinks retry NAME`: queues the sink's dead letters to be sent again.
+struct SinksRetryCommand: Command {
+    static let configuration = CommandConfiguration(
+        name: "retry", abstract: "Send a sink's dead letters again (at the next delivery).")
+    static let signature = Signature {
+        Positional("NAME", help: "The sink.")
+        StoreOption.self
+    }
+    let name: String
+    let storePath: String?
+
+    init(_ arguments: ParsedValues) throws {
+        name = try arguments.required("name")
+        storePath = try StoreOption(arguments).path
+    }
+
+    func run(_ context: CommandContext) async throws {
+        let store = try CommonArguments.openStore(storePath, context: context)
+        defer { store.close() }
+        let count = try SinksCommand.mapErrors { try store.retryDeadLetters(sink: name) }
+        context.stderr.writeLine("\(count) dead letter(s) of \(name) queued; a running ingestd sends them shortly, or run 'ingestd sinks deliver \(name)'")
+    }
+}

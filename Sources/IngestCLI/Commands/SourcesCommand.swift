@@ -1,0 +1,42 @@
+import ArgumentParsing
+import Foundation
+import HealthModel
+import Pipeline
+import SQLiteStore
+
+/// `ingestd sources`: who wrote what.
+struct SourcesCommand: StoreReportCommand {
+    static let configuration = CommandConfiguration(name: "sources", abstract: "List sources and their devices with sample counts.")
+    let options: StoreReportOptions
+
+    func run(_ context: CommandContext) async throws {
+        let store = try options.store.open(context, readOnly: true)
+        defer { store.close() }
+        let encoder = HealthRecordEncoder()
+        let held = try store.pendingCounts()
+        var summaries = try store.sources()
+        // A source that has only held samples so far is listed too.
+        for name in held.keys where !summaries.contains(where: { $0.name == name }) {
+            summaries.append(SourceSummary(name: name, sampleCount: 0, countsByType: [:], devices: []))
+        }
+        for source in summaries.sorted(by: { $0.name < $1.name }) {
+            let heldCount = held[source.name] ?? 0
+            if json {
+                let counts = source.countsByType.keys.sorted().map { "\(JSONText.quoted($0)):\(source.countsByType[$0] ?? 0)" }
+                let devices = source.devices.map { encoder.encode($0) }
+                context.stdout.writeLine(
+                    "{\"source\":\(JSONText.quoted(source.name)),\"samples\":\(source.sampleCount),\"held\":\(heldCount),\"types\":{\(counts.joined(separator: ","))},\"devices\":[\(devices.joined(separator: ","))]}")
+            } else {
+                let heldText = heldCount > 0 ? ", \(heldCount) held (undecided: ingestd auth pending)" : ""
+                context.stdout.writeLine("\(source.name): \(source.sampleCount) samples\(heldText)")
+                for type in source.countsByType.keys.sorted() {
+                    context.stdout.writeLine("  \(QuantityType.named(type)?.shortName ?? type): \(source.countsByType[type] ?? 0)")
+                }
+                for device in source.devices {
+                    let parts = [device.manufacturer, device.model, device.name, device.localIdentifier].compactMap { $0 }
+                    context.stdout.writeLine("  device: \(parts.joined(separator: " "))")
+                }
+            }
+        }
+    }
+}

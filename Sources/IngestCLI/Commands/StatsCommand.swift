@@ -1,0 +1,143 @@
+import ArgumentParsing
+import Foundation
+import HealthModel
+import Pipeline
+import SQLiteStore
+
+/// `ingestd stats TYPE --sum|--average|…`: HealthKit's statistics collection query.
+struct StatsCommand: Command {
+    static let configuration = CommandConfiguration(
+        name: "stats", abstract: "Statistics of a type, optionally per hour, day, week or month.",
+        discussion: """
+            --sum is for cumulative types (steps, distance, energy): overlapping sources are merged by \
+            priority ('ingestd priority'), and samples crossing a bucket edge are split in proportion to \
+            time. --average, --min, --max and --latest are for discrete types; heart rate averages are \
+            weighted by time. Buckets are calendar periods in --tz (a DST day has 23 or 25 hours). \
+            Buckets without data are listed without a value.
+            """)
+    static let signature = Signature {
+        Positional("TYPE", help: "Quantity type: full identifier or short name.")
+        ExclusiveFlags("statistic", required: true, flags: [
+            Flag("sum", help: "Total (cumulative types)."),
+            Flag("average", help: "Mean (discrete types; time-weighted for heart rate)."),
+            Flag("min", help: "Smallest value (discrete types)."),
+            Flag("max", help: "Largest value (discrete types)."),
+            Flag("latest", help: "Most recent value (discrete types)."),
+        ])
+        Option("by", valueName: "hour|day|week|month", help: "Bucket size (default: one bucket over the range).",
+               allowedValues: ["hour", "day", "week", "month"])
+        TimeRangeOptions.self
+        UnitOption.self
+        PersonOption.self
+        JSONOption.self
+        StoreOption.self
+    }
+
+    let type: QuantityType
+    let statistic: String
+    let by: BucketGranularity?
+    let from: Date?
+    let to: Date?
+    let zone: TimeZone
+    let unit: String?
+    let json: Bool
+    let storeFile: StoreOption
+    let person: PersonOption
+
+    init(_ arguments: ParsedValues) throws {
+        type = try CommonArguments.quantityType(try arguments.required("type"))
+        statistic = arguments.choice("statistic") ?? "sum"
+        by = try arguments.value("by").flatMap { BucketGranularity(rawValue: $0) }
+        let range = try TimeRangeOptions(arguments)
+        zone = range.zone
+        from = range.from
+        to = range.to
+        unit = try UnitOption(arguments).text
+        json = try JSONOption(arguments).isOn
+        storeFile = try StoreOption(arguments)
+        person = try PersonOption(arguments)
+        if statistic == "sum", !type.aggregationStyle.isCumulative {
+            throw UsageError.invalid(
+                "--sum is only for cumulative types; \(type.shortName) is \(type.aggregationStyle) (use --average, --min, --max or --latest)")
+        }
+        if statistic != "sum", type.aggregationStyle.isCumulative {
+            throw UsageError.invalid("--\(statistic) is only for discrete types; \(type.shortName) is cumulative (use --sum)")
+        }
+        if let from, let to, from >= to {
+            throw UsageError.invalid("--from must be before --to")
+        }
+        if let from, let to, let by {
+            // Checked before any work: even the longest buckets of this size give more than the limit.
+            let atLeast = to.timeIntervalSince(from) / Self.longestBucket(by)
+            if atLeast > Double(CalendarBuckets.defaultMaximumBucketCount) {
+                throw UsageError.invalid(
+                    "--from … --to by \(by.rawValue) makes more than \(CalendarBuckets.defaultMaximumBucketCount) buckets; narrow the range or use longer buckets")
+            }
+        }
+    }
+
+    /// An upper bound on one bucket's length in seconds (a day may last 25 hours at a DST change).
+    static func longestBucket(_ granularity: BucketGranularity) -> TimeInterval {
+        let day: TimeInterval = 26 * 3600
+        switch granularity {
+        case .hour: return 2 * 3600
+        case .day: return day
+        case .week: return 7 * day
+        case .month: return 31 * day
+        }
+    }
+
+    var operation: StatisticsOperation {
+        switch statistic {
+        case "sum": .sum
+        case "min": .minimum
+        case "max": .maximum
+        case "latest": .latest
+        default:
+            switch type.aggregationStyle {
+            case .discreteTemporallyWeighted: .average(.temporal)
+            case .discreteEquivalentContinuousLevel: .average(.equivalentContinuousLevel)
+            default: .average(.arithmetic)
+            }
+        }
+    }
+
+    func run(_ context: CommandContext) async throws {
+        let outputUnit = try CommonArguments.outputUnit(unit, for: type)
+        let store = try storeFile.open(context, readOnly: true)
+        defer { store.close() }
+        let buckets: [StatisticsBucket]
+        do {
+            buckets = try store.statistics(operation, type: type, from: from, to: to, granularity: by, zone: zone,
+                                           person: try person.scope(in: store))
+        } catch StatisticsError.tooManyBuckets(let limit) {
+            throw UsageError.invalid("the range makes more than \(limit) buckets; narrow it or use longer buckets")
+        }
+        for bucket in buckets {
+            let value = bucket.value.map { CommonArguments.convert($0, from: type.canonicalUnit, to: outputUnit) }
+            if json {
+                var line = "{\"start\":\(JSONText.quoted(Self.localString(bucket.start, zone)))"
+                line += ",\"end\":\(JSONText.quoted(Self.localString(bucket.end, zone)))"
+                line += ",\"value\":" + (value.map(JSONNumber.format) ?? "null")
+                line += ",\"unit\":\(JSONText.quoted(outputUnit.unitString))"
+                if let interval = bucket.latestInterval {
+                    line += ",\"sampleStart\":\(JSONText.quoted(Self.localString(interval.start, zone)))"
+                    line += ",\"sampleEnd\":\(JSONText.quoted(Self.localString(interval.end, zone)))"
+                }
+                line += "}"
+                context.stdout.writeLine(line)
+            } else {
+                let text = value.map { JSONNumber.format($0) + " " + outputUnit.unitString } ?? "-"
+                context.stdout.writeLine("\(Self.localString(bucket.start, zone))  \(Self.localString(bucket.end, zone))  \(text)")
+            }
+        }
+    }
+
+    /// An ISO 8601 date-time in `zone` with its offset, e.g. `2026-03-29T00:00:00+01:00`.
+    static func localString(_ date: Date, _ zone: TimeZone) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.timeZone = zone
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: date)
+    }
+}

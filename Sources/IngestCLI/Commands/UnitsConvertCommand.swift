@@ -1,0 +1,44 @@
+import ArgumentParsing
+import Foundation
+import HealthModel
+
+/// `ingestd units convert VALUE FROM TO`.
+struct UnitsConvertCommand: Command {
+    static let configuration = CommandConfiguration(
+        name: "convert",
+        abstract: "Convert VALUE from one unit to another and print the number alone.",
+        discussion: """
+            Units are HKUnit strings: kg, lb, st, cm, in, ft, mi, count/min, m/s^2, mg/dL, \
+            mmol<180.15588000005408>/L, kcal, Cal, kJ, degC, degF, K, % (a fraction, as in HealthKit). \
+            Quote units with < > or parentheses for the shell.
+            """
+    )
+    static let signature = Signature {
+        Positional("VALUE", help: "The number to convert.")
+        Positional("FROM", help: "The unit VALUE is in.")
+        Positional("TO", help: "The unit to convert to.")
+    }
+
+    let value: String
+    let from: String
+    let to: String
+
+    init(_ arguments: ParsedValues) throws {
+        value = try arguments.required("value")
+        from = try arguments.required("from")
+        to = try arguments.required("to")
+    }
+
+    func run(_ context: CommandContext) async throws {
+        guard let number = Double(value), number.isFinite else {
+            throw CommandFailure.dataError("\"\(value)\" is not a finite number")
+        }
+        do {
+            let source = try HealthModel.Unit(from: from)
+            let target = try HealthModel.Unit(from: to)
+            context.stdout.writeLine(JSONNumber.format(try source.convert(number, to: target)))
+        } catch {
+            throw CommandFailure.dataError(error.description)
+        }
+    }
+}

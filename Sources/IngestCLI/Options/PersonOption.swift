@@ -1,0 +1,74 @@
+import ArgumentParsing
+import HealthModel
+import Pipeline
+import SQLiteStore
+
+/// `--person NAME` of the query commands: whose samples a command reads. Without it, the only
+/// person of the store; with several people, a usage error listing them.
+struct PersonOption: OptionGroup {
+    static var arguments: [ArgumentElement] {
+        [Option("person", valueName: "NAME",
+                help: "Whose samples (default: the only person; required when the store has several).").element]
+    }
+
+    /// The name given, or nil for "the only person".
+    let name: String?
+
+    init(_ values: ParsedValues) throws {
+        name = try values.value("person")
+    }
+
+    /// The person named by `--person`, or the only one; a usage error when the name is unknown
+    /// or when several people leave the choice open.
+    func resolve(in store: HealthStore) throws -> Person {
+        let everybody = try store.people()
+        if let name {
+            guard let person = everybody.first(where: { $0.name == name }) else {
+                throw UsageError.invalidValue(name, argument: "--person",
+                                              reason: "no such person (people: \(Self.list(everybody)))")
+            }
+            return person
+        }
+        guard everybody.count == 1, let only = everybody.first else {
+            if everybody.isEmpty { throw UsageError.invalid("the store has no people; add one with 'ingestd people add NAME'") }
+            throw UsageError.invalid("the store has \(everybody.count) people (\(Self.list(everybody))): give --person NAME")
+        }
+        return only
+    }
+
+    /// The store's query scope of the resolved person.
+    func scope(in store: HealthStore) throws -> PersonScope {
+        .person(try resolve(in: store).id)
+    }
+
+    private static func list(_ people: [Person]) -> String {
+        people.map(\.name).joined(separator: ", ")
+    }
+}
+
+/// `--assign-tolerance PERCENT` of `run` and `replay`: how far a shared scale's body mass may be
+/// from a person's recent weight to be theirs (when nobody else's is also that close).
+struct AssignToleranceOption: OptionGroup {
+    static var arguments: [ArgumentElement] {
+        [Option("assign-tolerance", valueName: "PERCENT",
+                help: "A shared scale's weighing goes to the only person whose recent weight is within this many percent.",
+                default: "10").element]
+    }
+
+    /// The tolerance as a fraction (10 % = 0.10).
+    let fraction: Double
+
+    init(_ values: ParsedValues) throws {
+        let percent: Double = try values.value("assign-tolerance") ?? PersonAssigner.defaultTolerance * 100
+        guard percent.isFinite, percent >= 0, percent <= 50 else {
+            throw UsageError.invalidValue(String(percent), argument: "--assign-tolerance", reason: "must be 0...50 (percent)")
+        }
+        fraction = percent / 100
+    }
+}
+
+extension PeopleError {
+    /// The CLI's view of a refused change: every case names an argument the user gave (an
+    /// unknown name or uuid, a taken slot, a missing --reassign), so it is a usage error.
+    var usageError: UsageError { .invalid(description) }
+}

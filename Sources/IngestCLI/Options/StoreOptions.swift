@@ -1,0 +1,116 @@
+import ArgumentParsing
+import Foundation
+import Pipeline
+import SQLiteStore
+
+/// `--store PATH`: the store file a command works on, opened with clear errors.
+struct StoreOption: OptionGroup {
+    static let store = Option(
+        "store", valueName: "PATH",
+        help: "The store file (default: $XDG_DATA_HOME/ingestd/health.sqlite, i.e. ~/.local/share/ingestd/health.sqlite).")
+
+    static var arguments: [ArgumentElement] { [store.element] }
+
+    /// The path given with `--store`; nil means the default store.
+    let path: String?
+
+    init(_ values: ParsedValues) throws {
+        path = try values.value("store")
+    }
+
+    /// Opens the store named by `--store` (or the default), mapping open failures to clear errors.
+    func open(_ context: CommandContext, readOnly: Bool = false) throws -> HealthStore {
+        try CommonArguments.openStore(path, context: context, readOnly: readOnly)
+    }
+}
+
+/// `--json`: one JSON object per line instead of a table.
+struct JSONOption: OptionGroup {
+    static var arguments: [ArgumentElement] { declared(help: "One JSON object per line.") }
+
+    /// The flag with another help text (e.g. `types`: "One JSON object per type.").
+    static func declared(help: String) -> [ArgumentElement] {
+        [Flag("json", help: help).element]
+    }
+
+    /// Whether `--json` was given.
+    let isOn: Bool
+
+    init(_ values: ParsedValues) throws {
+        isOn = values.flag("json")
+    }
+}
+
+/// `--pending-days`, `--pending-max-records`, `--pending-max-bytes`: the bounds of the pending
+/// area where samples of undecided sources wait.
+struct PendingLimitOptions: OptionGroup {
+    static var arguments: [ArgumentElement] {
+        [
+            Option(
+                "pending-days", valueName: "N",
+                help: "Keep samples of undecided sources this many days before discarding them.",
+                default: String(PendingLimits.defaultRetentionDays)).element,
+            Option(
+                "pending-max-records", valueName: "N",
+                help: "Held records per undecided source at most; past it the oldest are dropped (and counted).",
+                default: String(PendingLimits.defaultMaxRecordsPerSource)).element,
+            Option(
+                "pending-max-bytes", valueName: "N",
+                help: "Bytes of held records per undecided source at most; past it the oldest are dropped (and counted).",
+                default: String(PendingLimits.defaultMaxBytesPerSource)).element,
+        ]
+    }
+
+    /// The limits given (or the defaults).
+    let limits: PendingLimits
+
+    init(_ values: ParsedValues) throws {
+        let days: Int = try values.value("pending-days") ?? PendingLimits.defaultRetentionDays
+        let records: Int = try values.value("pending-max-records") ?? PendingLimits.defaultMaxRecordsPerSource
+        let bytes: Int = try values.value("pending-max-bytes") ?? PendingLimits.defaultMaxBytesPerSource
+        guard days > 0, days <= 36_500 else {
+            throw UsageError.invalidValue(String(days), argument: "--pending-days", reason: "must be 1...36500")
+        }
+        guard records > 0 else {
+            throw UsageError.invalidValue(String(records), argument: "--pending-max-records", reason: "must be positive")
+        }
+        guard bytes > 0 else {
+            throw UsageError.invalidValue(String(bytes), argument: "--pending-max-bytes", reason: "must be positive")
+        }
+        limits = PendingLimits(retention: TimeInterval(days) * 86_400, maxRecordsPerSource: records, maxBytesPerSource: bytes)
+    }
+}
+
+/// `--json` and `--store`, the only arguments of the commands that report on a store
+/// (`auth list`, `auth pending`, `sources`, `status`, `profile show`).
+struct StoreReportOptions: OptionGroup {
+    static var arguments: [ArgumentElement] { JSONOption.arguments + StoreOption.arguments }
+
+    /// Whether `--json` was given.
+    let json: Bool
+    /// The store of `--store`.
+    let store: StoreOption
+
+    init(_ values: ParsedValues) throws {
+        json = try JSONOption(values).isOn
+        store = try StoreOption(values)
+    }
+}
+
+/// A command whose arguments are exactly `--json` and `--store`: it declares only
+/// `let options: StoreReportOptions` and its `run`.
+protocol StoreReportCommand: Command {
+    var options: StoreReportOptions { get }
+    init(options: StoreReportOptions)
+}
+
+extension StoreReportCommand {
+    static var signature: Signature { Signature { StoreReportOptions.self } }
+
+    init(_ arguments: ParsedValues) throws {
+        self.init(options: try StoreReportOptions(arguments))
+    }
+
+    /// Whether `--json` was given.
+    var json: Bool { options.json }
+}

@@ -1,0 +1,57 @@
+import AdapterKit
+import BlueZTransport
+import Foundation
+import Logging
+import Transport
+
+extension BluetoothBackend {
+    /// One conversation with a device whose adapter talks to it (its own conversation, or the
+    /// declarations of a ``ConnectingAdapter`` as the simplest one):
+    /// connect, run the adapter's conversation over the GATT client, commit each batch it
+    /// delivers before the conversation goes on (so it may erase only what was committed), and
+    /// disconnect. Returns whether the conversation ended without an error.
+    static func converse(with advertisement: BLEAdvertisement, adapter: any Adapter, traits: BLEDeviceTraits,
+                         link: BluetoothLink, service: IngestService, timeZone: TimeZone,
+                         options: [String: String] = [:], advice: ControllerAdvice? = nil,
+                         logger: Logger) async -> Bool {
+        let client: GATTClient
+        do {
+            client = try await link.connect(advertisement.address, advertisement.addressType,
+                                            BluetoothLinkOptions(log: logSink(logger)))
+        } catch {
+            logger.warning("connecting failed: \(error)")
+            advice?.connectFailed(error)
+            return false
+        }
+        logger.info("connected (\(adapter.descriptor.id), conversation)")
+        let conversationLink = GATTClientConversationLink(client: client)
+        await conversationLink.start()
+        guard let conversation = adapter.conversation(
+            for: traits, context: AdapterContext(
+                timeZone: timeZone, source: adapter.descriptor.id,
+                memory: StoreDeviceMemory(service: service, adapter: adapter.descriptor.id), options: options))
+        else { return false }
+        var succeeded = true
+        await withTaskCancellationHandler {
+            do {
+                try await conversation.run(over: conversationLink) { output in
+                    for rejection in output.rejections {
+                        logger.warning("frame rejected by \(rejection.adapter): \(rejection.reason)")
+                    }
+                    guard !output.records.isEmpty else { return DeliveryReceipt(stored: 0, held: 0) }
+                    return DeliveryReceipt(try await service.ingest(output.records, origin: "ble"))
+                }
+            } catch {
+                logger.warning("conversation ended: \(error)")
+                succeeded = false
+            }
+        } onCancel: {
+            Task { await client.disconnect() }
+        }
+        await client.disconnect()
+        let dropped = await conversationLink.droppedValues
+        if dropped > 0 { logger.warning("\(dropped) notifications dropped: the device sent more than the conversation read") }
+        logger.info("disconnected")
+        return succeeded
+    }
+}

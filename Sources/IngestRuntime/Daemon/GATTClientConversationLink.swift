@@ -1,0 +1,216 @@
+import AdapterKit
+import BLEWire
+import BlueZTransport
+import Foundation
+import Transport
+
+/// A conversation's link over the BlueZ GATT client: discovery, reads, writes and
+/// subscriptions go to the client; notifications and indications are queued (at most
+/// ``maximumQueued``, the oldest dropped and counted) until the conversation waits for them.
+actor GATTClientConversationLink: GATTConversationLink {
+    /// Values kept for later waits; a device that floods is cut to the newest ones.
+    static let maximumQueued = 256
+
+    nonisolated let peerAddress: BLEAddress
+    private let client: GATTClient
+    private var queued: [GATTValue] = []
+    private var linkEnded = false
+    private var waiter: (token: Int, continuation: CheckedContinuation<Void, Never>, timer: Task<Void, Never>)?
+    private var nextToken = 0
+    /// Values dropped because the queue was full.
+    private(set) var droppedValues = 0
+    private var database: GATTDatabase?
+    /// Whether the link was asked to be encrypted already (once per connection).
+    private var securityRaised = false
+
+    init(client: GATTClient) {
+        self.client = client
+        peerAddress = client.peer.address
+    }
+
+    /// Starts taking the client's events; call once before the conversation runs.
+    func start() {
+        let events = client.events
+        Task {
+            for await event in events { self.absorb(event) }
+            self.endOfEvents()
+        }
+    }
+
+    func mtu() async -> Int { Int(await client.mtu) }
+
+    func now() async -> Date { Date() }
+
+    func discover() async throws(GATTConversationError) -> GATTDatabase {
+        if let database { return database }
+        do {
+            _ = try await client.exchangeMTU()
+            let services = try await client.discover()
+            let table = Self.table(of: services)
+            database = table
+            return table
+        } catch {
+            throw Self.translate(error, operation: "discovery", characteristic: nil)
+        }
+    }
+
+    func read(_ characteristic: BLEUUID) async throws(GATTConversationError) -> [UInt8] {
+        let found = try await characteristicNamed(characteristic)
+        guard found.properties.contains(.read) else {
+            throw .operationNotPermitted(operation: "read", characteristic: characteristic)
+        }
+        return try await securely("read", characteristic) { () async throws(GATTError) in try await self.client.read(found) }
+    }
+
+    func write(_ value: [UInt8], to characteristic: BLEUUID, withResponse: Bool) async throws(GATTConversationError) {
+        let found = try await characteristicNamed(characteristic)
+        let needed: GATTCharacteristicProperties = withResponse ? .write : .writeWithoutResponse
+        guard found.properties.contains(needed) else {
+            throw .operationNotPermitted(operation: withResponse ? "write" : "write without response",
+                                         characteristic: characteristic)
+        }
+        try await securely("write", characteristic) { () async throws(GATTError) in
+            try await self.client.write(value, to: found, withResponse: withResponse)
+        }
+    }
+
+    func subscribe(to characteristic: BLEUUID, mode: GATTNotificationMode) async throws(GATTConversationError) {
+        let found = try await characteristicNamed(characteristic)
+        let needed: GATTCharacteristicProperties = mode == .indications ? .indicate : .notify
+        guard found.properties.contains(needed) else {
+            throw .operationNotPermitted(operation: mode.rawValue, characteristic: characteristic)
+        }
+        try await securely("subscription", characteristic) { () async throws(GATTError) in
+            try await self.client.subscribe(to: found, mode: mode == .indications ? .indications : .notifications)
+        }
+    }
+
+    func unsubscribe(from characteristic: BLEUUID) async throws(GATTConversationError) {
+        let found = try await characteristicNamed(characteristic)
+        do {
+            try await client.unsubscribe(from: found)
+        } catch {
+            throw Self.translate(error, operation: "unsubscription", characteristic: characteristic)
+        }
+    }
+
+    func nextValue(timeout: Duration, matching: @escaping @Sendable (GATTValue) -> Bool)
+        async throws(GATTConversationError) -> GATTValue
+    {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let index = queued.firstIndex(where: matching) { return queued.remove(at: index) }
+            if linkEnded { throw .disconnected("while waiting for a value") }
+            if ContinuousClock.now >= deadline { throw .timedOut(waitingFor: "matching value", after: timeout) }
+            await waitForArrival(until: deadline)
+        }
+    }
+
+    func disconnect() async { await client.disconnect() }
+
+    // MARK: - Events
+
+    private func absorb(_ event: TransportEvent) {
+        guard case .gattValue(let value) = event, value.kind == .notification || value.kind == .indication else { return }
+        if queued.count >= Self.maximumQueued {
+            queued.removeFirst()
+            droppedValues += 1
+        }
+        queued.append(value)
+        wake()
+    }
+
+    private func endOfEvents() {
+        linkEnded = true
+        wake()
+    }
+
+    private func waitForArrival(until deadline: ContinuousClock.Instant) async {
+        nextToken += 1
+        let token = nextToken
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let timer = Task {
+                try? await Task.sleep(until: deadline, clock: .continuous)
+                self.wake(token: token)
+            }
+            waiter = (token, continuation, timer)
+        }
+    }
+
+    private func wake(token: Int? = nil) {
+        guard let current = waiter, token == nil || current.token == token else { return }
+        waiter = nil
+        current.timer.cancel()
+        current.continuation.resume()
+    }
+
+    // MARK: - Helpers
+
+    /// Runs a request; when the device answers Insufficient Authentication / Encryption (or
+    /// key size), asks for an encrypted link once and repeats it. Still refused on an encrypted
+    /// link, the device wants a passkey bond: ``GATTConversationError/pairingNeeded``.
+    private func securely<T>(_ operation: String, _ characteristic: BLEUUID,
+                             _ request: () async throws(GATTError) -> T) async throws(GATTConversationError) -> T {
+        let firstError: GATTError
+        do {
+            return try await request()
+        } catch {
+            firstError = error
+        }
+        guard case .attError(_, _, let code) = firstError, code.needsSecurity else {
+            throw Self.translate(firstError, operation: operation, characteristic: characteristic)
+        }
+        if securityRaised {
+            throw .pairingNeeded(device: peerAddress, operation: operation, characteristic: characteristic)
+        }
+        securityRaised = true
+        do {
+            try await client.raiseSecurity(to: .medium)
+        } catch {
+            throw .transport("\(peerAddress) wants an encrypted link for the \(operation) of \(characteristic): \(error)")
+        }
+        do {
+            return try await request()
+        } catch {
+            if case .attError(_, _, let again) = error, again.needsSecurity {
+                throw .pairingNeeded(device: peerAddress, operation: operation, characteristic: characteristic)
+            }
+            throw Self.translate(error, operation: operation, characteristic: characteristic)
+        }
+    }
+
+    private func characteristicNamed(_ uuid: BLEUUID) async throws(GATTConversationError) -> GATTCharacteristic {
+        _ = try await discover()
+        let services = await client.services
+        guard let found = services.lazy.flatMap(\.characteristics).first(where: { $0.uuid == uuid }) else {
+            throw .characteristicMissing(uuid)
+        }
+        return found
+    }
+
+    private static func table(of services: [GATTService]) -> GATTDatabase {
+        var table = GATTDatabase()
+        for service in services {
+            table.addService(.init(startHandle: service.startHandle, endHandle: service.endHandle, uuid: service.uuid))
+            for characteristic in service.characteristics {
+                table.addCharacteristic(.init(declarationHandle: characteristic.declarationHandle,
+                                              properties: characteristic.properties.rawValue,
+                                              valueHandle: characteristic.valueHandle, uuid: characteristic.uuid))
+                for descriptor in characteristic.descriptors {
+                    table.addAttributeType(descriptor.uuid, handle: descriptor.handle)
+                }
+            }
+        }
+        return table
+    }
+
+    private static func translate(_ error: GATTError, operation: String, characteristic: BLEUUID?) -> GATTConversationError {
+        switch error {
+        case .attError(_, _, let code):
+            .attError(operation: operation, characteristic: characteristic ?? BLEUUID(0x0000), code: code.rawValue)
+        case .timedOut(let request, let after): .timedOut(waitingFor: "answer to \(request)", after: after)
+        case .disconnected(let end): .disconnected("\(end)")
+        default: .transport("\(operation) failed: \(error)")
+        }
+    }
+}

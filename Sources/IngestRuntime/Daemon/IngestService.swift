@@ -1,0 +1,131 @@
+import AdapterKit
+import Foundation
+import HealthModel
+import Logging
+import Pipeline
+import SQLiteStore
+import Synchronization
+
+/// The one writer of the store in the daemon: every session's batches pass through here, one
+/// transaction at a time. A batch's `ingest` returns after its commit, so a session may then
+/// acknowledge the data to its device.
+///
+/// Public for IngestBench (commit latency through `onCommit`).
+public actor IngestService {
+    let store: HealthStore
+    private let pipeline: Pipeline
+    private let logger: Logger
+    private var closed = false
+    private let onCommit: (@Sendable ([HealthRecord], IngestReport) -> Void)?
+    /// Totals since start, for the shutdown log line.
+    public private(set) var totals = TypeCounts()
+    /// Sources whose undecided types were already announced in the log (once per source and run).
+    private var announcedUndecided: Set<String> = []
+
+    /// Opens the store.
+    /// - Parameter onCommit: called after each batch's transaction committed, with the batch and
+    ///   its report (before `ingest` returns).
+    /// - Parameter pendingLimits: retention and per-source bounds of the pending area.
+    /// - Parameter assignTolerance: the body-mass rule's tolerance of person assignment.
+    public init(storePath: String, logger: Logger, pendingLimits: PendingLimits = PendingLimits(),
+                assignTolerance: Double = PersonAssigner.defaultTolerance,
+                onCommit: (@Sendable (_ records: [HealthRecord], _ report: IngestReport) -> Void)? = nil) throws {
+        store = try HealthStore(path: storePath)
+        store.pendingLimits = pendingLimits
+        pipeline = try Pipeline(store: store)
+        pipeline.assignTolerance = assignTolerance
+        self.logger = logger
+        self.onCommit = onCommit
+    }
+
+    /// Normalizes, validates, authorizes and commits one batch. Logs counts, never values.
+    func ingest(_ records: [HealthRecord], origin: String) throws -> IngestReport {
+        guard !closed else { throw RuntimeError.failure("the store is closed (shutting down)") }
+        let report = try pipeline.ingest(records)
+        onCommit?(records, report)
+        totals += report.totals
+        var log = logger
+        log[metadataKey: "device"] = "\(origin)"
+        for event in report.events {
+            log.info("committed \(event.count) \(QuantityType.named(event.type)?.shortName ?? event.type) from \(event.source)")
+        }
+        for source in report.held.keys.sorted() where !announcedUndecided.contains(source) {
+            announcedUndecided.insert(source)
+            let types = (report.held[source] ?? []).compactMap { QuantityType.named($0) }
+            let names = types.map(\.shortName).sorted().joined(separator: ", ")
+            let grant = AuthorizationPolicy.grantCommand(source: source, types: types)
+            let deny = AuthorizationPolicy.denyCommand(source: source, types: [])
+            log.notice("new source \(source) (\(names)): its samples are held until you decide; allow with: \(grant); refuse with: \(deny)")
+        }
+        logPendingLosses(report.pending, log: log)
+        if report.unassigned > 0 {
+            log.notice("\(report.unassigned) sample\(report.unassigned == 1 ? "" : "s") could not be told to belong to one person: see 'ingestd unassigned'")
+        }
+        for (key, count) in report.rejections.sorted(by: { $0.key < $1.key }) {
+            if key.reason == "denied" {
+                // Explicitly denied (`ingestd auth deny`): the user's decision, counted and logged quietly.
+                log.info("\(count) \(QuantityType.named(key.type)?.shortName ?? key.type) from \(key.source) refused (denied)")
+            } else {
+                log.warning("\(count) \(QuantityType.named(key.type)?.shortName ?? key.type) from \(key.source) rejected: \(key.reason)")
+            }
+        }
+        return report
+    }
+
+    /// One line per source for held records the bounds dropped or the retention period removed.
+    private func logPendingLosses(_ pending: PendingReceipt, log: Logger) {
+        for (source, count) in pending.dropped.sorted(by: { $0.key < $1.key }) {
+            let grant = AuthorizationPolicy.grantCommand(source: source, types: [])
+            let deny = AuthorizationPolicy.denyCommand(source: source, types: [])
+            log.warning("pending area: dropped the \(count) oldest held records of \(source) (over its bound); decide with: \(grant) or \(deny)")
+        }
+        for (source, count) in pending.expired.sorted(by: { $0.key < $1.key }) {
+            log.notice("pending area: removed \(count) records of \(source) held longer than the retention period")
+        }
+    }
+
+    /// Removes the records held longer than the retention period (at start-up; `now` for tests),
+    /// with one log line per source.
+    func purgeExpiredPending(now: Date = Date()) throws {
+        var receipt = PendingReceipt()
+        receipt.expired = try store.purgeExpiredPending(now: now)
+        logPendingLosses(receipt, log: logger)
+    }
+
+    /// Re-reads grants (SIGHUP, or after `ingestd auth grant` in another process).
+    func reloadAuthorization() throws {
+        try pipeline.reloadAuthorization()
+        logger.notice("authorization and priorities re-read")
+    }
+
+    /// Closes the store; later batches are refused.
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        store.close()
+    }
+
+    /// Runs `ingest` from a thread outside Swift concurrency (a USB session), blocking it until the
+    /// commit is done. Never call from a task of the cooperative pool.
+    nonisolated func ingestBlocking(_ records: [HealthRecord], origin: String) throws -> IngestReport {
+        let result = Mutex<Result<IngestReport, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            let outcome: Result<IngestReport, any Error>
+            do { outcome = .success(try await self.ingest(records, origin: origin)) } catch { outcome = .failure(error) }
+            result.withLock { $0 = outcome }
+            done.signal()
+        }
+        done.wait()
+        guard let outcome = result.withLock({ $0 }) else { throw RuntimeError.failure("ingest did not finish") }
+        return try outcome.get()
+    }
+}
+
+extension DeliveryReceipt {
+    /// The receipt of a committed batch: stored (new, replaced or duplicate) and held samples.
+    public init(_ report: IngestReport) {
+        let totals = report.totals
+        self.init(stored: totals.written + totals.duplicate + totals.replaced, held: totals.held)
+    }
+}

@@ -1,0 +1,526 @@
+#!/usr/bin/env python3
+"""Builds the gatt-health captures in this folder from published bytes.
+
+GATT cases are whole sessions as a phone's HCI snoop log shows them: advertising report,
+LE Connection Complete, primary service discovery (Read By Group Type, ended by Attribute Not
+Found), characteristic discovery (Read By Type 0x2803), descriptor discovery (Find Information),
+the CCCD write, the measurement indications (each confirmed) or notifications, and
+Disconnection Complete. Each GATT case also has a `-fragmented` twin in which every L2CAP frame
+travels in several ACL fragments (start + continuation packets); its expected output is the same.
+
+Run from anywhere: `python3 Tests/AdapterTests/Captures/gatt-health/make-captures.py`
+(it rewrites every generated file in this folder). The shared btsnoop writer and
+record builders are in scripts/ble_capture_kit.py.
+"""
+
+import os
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ among the captures
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..", "scripts"))
+from ble_capture_kit import *  # noqa: E402,F401,F403
+
+
+# MARK: - GATT sessions
+
+HANDLE = 0x0040
+
+
+class Characteristic:
+    def __init__(self, uuid, properties, cccd_value=None):
+        self.uuid = uuid
+        self.properties = properties
+        self.cccd_value = cccd_value  # 0x0001 notifications, 0x0002 indications, None: no CCCD
+        self.declaration = None
+        self.value_handle = None
+        self.cccd = None
+
+
+def layout(service_start, characteristics):
+    """Assigns handles: declaration, value, [CCCD] per characteristic. Returns the service end."""
+    handle = service_start + 1
+    for characteristic in characteristics:
+        characteristic.declaration = handle
+        characteristic.value_handle = handle + 1
+        handle += 2
+        if characteristic.cccd_value is not None:
+            characteristic.cccd = handle
+            handle += 1
+    return handle - 1
+
+
+def gatt_session(capture, address, name, service, characteristics, values, advertise=True):
+    """A whole connection: discovery, subscriptions, then `values` [(characteristic, kind, bytes)]."""
+    att = lambda direction, pdu: capture.acl(direction, HANDLE, pdu)
+    if advertise:
+        capture.advertising_report(address, flags_ad() + uuid16_list_ad(service) + name_ad(name))
+        capture.advance(120)
+    # LE Create Connection (0x200D) as the host sends it, then the controller's event.
+    capture.command(0x200D, le16(0x0060) + le16(0x0030) + bytes([0x00, 0x00]) + address_bytes(address)
+                    + bytes([0x00]) + le16(0x0018) + le16(0x0028) + le16(0x0000) + le16(0x01F4)
+                    + le16(0x0000) + le16(0x0000))
+    capture.advance(40)
+    capture.connection_complete(HANDLE, address)
+    capture.advance(60)
+
+    service_start = 0x000C
+    service_end = layout(service_start, characteristics)
+    # Primary services: GAP, GATT and the health service in one response, then Attribute Not Found.
+    att("sent", bytes([0x10]) + le16(0x0001) + le16(0xFFFF) + le16(0x2800))
+    capture.advance(30)
+    att("received", bytes([0x11, 0x06]) + le16(0x0001) + le16(0x0007) + le16(0x1800)
+        + le16(0x0008) + le16(0x000B) + le16(0x1801) + le16(service_start) + le16(service_end) + le16(service))
+    capture.advance(30)
+    att("sent", bytes([0x10]) + le16(service_end + 1) + le16(0xFFFF) + le16(0x2800))
+    capture.advance(30)
+    att("received", bytes([0x01, 0x10]) + le16(service_end + 1) + bytes([0x0A]))
+    capture.advance(30)
+
+    # Characteristic declarations in the health service, three per response at ATT_MTU 23.
+    start = service_start
+    remaining = list(characteristics)
+    while True:
+        att("sent", bytes([0x08]) + le16(start) + le16(service_end) + le16(0x2803))
+        capture.advance(30)
+        if not remaining:
+            att("received", bytes([0x01, 0x08]) + le16(start) + bytes([0x0A]))
+            capture.advance(30)
+            break
+        batch, remaining = remaining[:3], remaining[3:]
+        pdu = bytes([0x09, 0x07])
+        for characteristic in batch:
+            pdu += le16(characteristic.declaration) + bytes([characteristic.properties])
+            pdu += le16(characteristic.value_handle) + le16(characteristic.uuid)
+        att("received", pdu)
+        capture.advance(30)
+        start = batch[-1].value_handle + 1
+
+    # Descriptors of each characteristic that notifies or indicates, then the CCCD write.
+    for characteristic in characteristics:
+        if characteristic.cccd is None:
+            continue
+        att("sent", bytes([0x04]) + le16(characteristic.cccd) + le16(characteristic.cccd))
+        capture.advance(30)
+        att("received", bytes([0x05, 0x01]) + le16(characteristic.cccd) + le16(0x2902))
+        capture.advance(30)
+    for characteristic in characteristics:
+        if characteristic.cccd is None:
+            continue
+        att("sent", bytes([0x12]) + le16(characteristic.cccd) + le16(characteristic.cccd_value))
+        capture.advance(30)
+        att("received", bytes([0x13]))
+        capture.advance(30)
+
+    received_times = []
+    for characteristic, kind, value in values:
+        capture.advance(1000)
+        if kind == "indication":
+            att("received", bytes([0x1D]) + le16(characteristic.value_handle) + value)
+            received_times.append(capture.at())
+            capture.advance(20)
+            att("sent", bytes([0x1E]))
+        elif kind == "notification":
+            att("received", bytes([0x1B]) + le16(characteristic.value_handle) + value)
+            received_times.append(capture.at())
+        elif kind == "write":
+            att("sent", bytes([0x12]) + le16(characteristic.value_handle) + value)
+            capture.advance(20)
+            att("received", bytes([0x13]))
+            received_times.append(capture.at())
+        else:
+            raise ValueError(kind)
+    capture.advance(2000)
+    capture.disconnection_complete(HANDLE)
+    return received_times
+
+
+# MARK: - gatt-health
+
+GATT = "gatt-health"
+
+
+def gatt_device(name, address):
+    return device_json(name=name, localIdentifier=address)
+
+
+def gatt_meta(address, namespace, identity, user=None, **entries):
+    sync = "%s/%s/%s" % (address, namespace, identity)
+    if user is not None:
+        sync += "/user-%d" % user
+    return metadata_json(sync_identifier=sync, sync_version=1, **entries)
+
+
+def device_time_text(moment):
+    return moment.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def weight_case(capture):
+    """bluetooth-sig-python test_weight_measurement.py, the three layouts the spec allows."""
+    address, name = "C8:47:8C:00:11:01", "Weight Scale"
+    measurement = Characteristic(0x2A9D, 0x20, cccd_value=0x0002)
+    stamped = local(2023, 12, 25, 14, 30, 45)
+    values = [
+        (measurement, "indication", h("00 B0 36")),                       # 70.0 kg
+        (measurement, "indication", h("01 54 3D")),                       # 157.00 lb
+        (measurement, "indication", h("02 B0 36 E7 07 0C 19 0E 1E 2D")),  # 70.0 kg, 2023-12-25 14:30:45
+    ]
+    times = gatt_session(capture, address, name, 0x181D, [measurement], values)
+    device = gatt_device(name, address)
+    return [
+        sample("BodyMass", 70.0, "kg", times[0], source=GATT, device=device,
+               metadata=gatt_meta(address, "scale", iso(times[0]))),
+        sample("BodyMass", 157.0, "lb", times[1], source=GATT, device=device,
+               metadata=gatt_meta(address, "scale", iso(times[1]))),
+        sample("BodyMass", 70.0, "kg", stamped, source=GATT, device=device,
+               metadata=gatt_meta(address, "scale", device_time_text(stamped))),
+    ]
+
+
+def bad_weight_case(capture):
+    """A too-short value (bluetooth-sig-python's invalid-data test) and two layouts of that
+    suite that the Weight Scale spec does not allow: bit 3 announces BMI *and* height, bit 4 is
+    reserved."""
+    address, name = "C8:47:8C:00:11:81", "Weight Scale"
+    measurement = Characteristic(0x2A9D, 0x20, cccd_value=0x0002)
+    values = [
+        (measurement, "indication", h("00 01")),
+        (measurement, "indication", h("0C B0 36 05 F5 00")),
+        (measurement, "indication", h("10 B0 36 D6 06")),
+    ]
+    gatt_session(capture, address, name, 0x181D, [measurement], values)
+    prefix = GATT + ": "
+    return [
+        prefix + "short-frame: 2A9D Weight Measurement: weight at offset 1 needs 2 bytes, 1 left; value 00 01",
+        prefix + "short-frame: 2A9D Weight Measurement: height at offset 6 needs 2 bytes, 0 left; value 0c b0 36 05 f5 00",
+        prefix + "reserved-flags: 2A9D Weight Measurement: flags 0x0010 set reserved bits 0x0010; value 10 b0 36 d6 06",
+    ]
+
+
+def body_composition_case(capture):
+    """bluetooth-sig-python test_body_composition_measurement.py, valid tests 1, 2, 3, 5, 6."""
+    address, name = "C8:47:8C:00:11:02", "BC Scale"
+    measurement = Characteristic(0x2A9C, 0x20, cccd_value=0x0002)
+    stamped = local(2024, 6, 20, 10, 30, 0)
+    values = [
+        (measurement, "indication", h("00 00 32 00")),                          # 5.0 %
+        (measurement, "indication", h("03 00 96 00 E8 07 06 14 0A 1E 00")),     # 15.0 %, imperial, 2024-06-20 10:30:00
+        (measurement, "indication", h("0C 00 78 00 05 40 06")),                 # 12.0 %, user 5, BMR 1600 kJ
+        (measurement, "indication", h("C0 01 50 00 E0 2E 10 27 40 1F")),        # 8.0 %, FFM 60 kg, SLM, water
+        (measurement, "indication", h("00 0E 46 00 40 1F B0 36 E8 03")),        # 7.0 %, 800 Ω, 70 kg, 1.0 m
+    ]
+    times = gatt_session(capture, address, name, 0x181B, [measurement], values)
+    device = gatt_device(name, address)
+    meta = lambda identity, user=None, **extra: gatt_meta(address, "scale", identity, user=user, **extra)
+    return [
+        sample("BodyFatPercentage", 0.05, "%", times[0], source=GATT, device=device, metadata=meta(iso(times[0]))),
+        sample("BodyFatPercentage", 0.15, "%", stamped, source=GATT, device=device,
+               metadata=meta(device_time_text(stamped))),
+        sample("BodyFatPercentage", 0.12, "%", times[2], source=GATT, device=device,
+               metadata=meta(iso(times[2]), user=5, IngestDeviceUserID=5)),
+        sample("BodyFatPercentage", 0.08, "%", times[3], source=GATT, device=device, metadata=meta(iso(times[3]))),
+        sample("LeanBodyMass", 60.0, "kg", times[3], source=GATT, device=device, metadata=meta(iso(times[3]))),
+        sample("BodyFatPercentage", 0.07, "%", times[4], source=GATT, device=device,
+               metadata=meta(iso(times[4]), IngestBodyImpedance=800)),
+        sample("BodyMass", 70.0, "kg", times[4], source=GATT, device=device, metadata=meta(iso(times[4]))),
+        sample("Height", 1.0, "m", times[4], source=GATT, device=device, metadata=meta(iso(times[4]))),
+    ]
+
+
+def bad_body_composition_case(capture):
+    """bluetooth-sig-python's invalid-data test (2 bytes), and its test 5 value with a reserved bit."""
+    address, name = "C8:47:8C:00:11:82", "BC Scale"
+    measurement = Characteristic(0x2A9C, 0x20, cccd_value=0x0002)
+    values = [
+        (measurement, "indication", h("00 01")),
+        (measurement, "indication", h("C0 21 50 00 E0 2E 10 27 40 1F")),
+    ]
+    gatt_session(capture, address, name, 0x181B, [measurement], values)
+    prefix = GATT + ": "
+    return [
+        prefix + "short-frame: 2A9C Body Composition Measurement: body-fat-percentage at offset 2 needs 2 bytes, "
+        "0 left; value 00 01",
+        prefix + "reserved-flags: 2A9C Body Composition Measurement: flags 0x21c0 set reserved bits 0x2000; "
+        "value c0 21 50 00 e0 2e 10 27 40 1f",
+    ]
+
+
+def thermometer_case(capture):
+    """Nordic Android-BLE-Common-Library TemperatureMeasurementDataCallbackTest: 37.60 °C,
+    2012-12-05 11:50:27, finger."""
+    address, name = "C8:47:8C:00:11:03", "Thermometer"
+    measurement = Characteristic(0x2A1C, 0x20, cccd_value=0x0002)
+    stamped = local(2012, 12, 5, 11, 50, 27)
+    values = [(measurement, "indication", h("06 B0 0E 00 FE DC 07 0C 05 0B 32 1B 04"))]
+    gatt_session(capture, address, name, 0x1809, [measurement], values)
+    return [
+        sample("BodyTemperature", 37.6, "degC", stamped, source=GATT, device=gatt_device(name, address),
+               metadata=gatt_meta(address, "2A1C", device_time_text(stamped), HKBodyTemperatureSensorLocation=4)),
+    ]
+
+
+def bad_thermometer_case(capture):
+    """Nordic's invalid-data test (the Temperature Type byte missing) and a reserved flag bit."""
+    address, name = "C8:47:8C:00:11:83", "Thermometer"
+    measurement = Characteristic(0x2A1C, 0x20, cccd_value=0x0002)
+    values = [
+        (measurement, "indication", h("06 B0 0E 00 FE DC 07 0C 05 0B 32 1B")),
+        (measurement, "indication", h("08 B0 0E 00 FE")),
+    ]
+    gatt_session(capture, address, name, 0x1809, [measurement], values)
+    prefix = GATT + ": "
+    return [
+        prefix + "short-frame: 2A1C Temperature Measurement: temperature-type at offset 12 needs 1 byte, 0 left; "
+        "value 06 b0 0e 00 fe dc 07 0c 05 0b 32 1b",
+        prefix + "reserved-flags: 2A1C Temperature Measurement: flags 0x0008 set reserved bits 0x0008; "
+        "value 08 b0 0e 00 fe",
+    ]
+
+
+def heart_rate_case(capture):
+    """Nordic HeartRateMeasurementDataCallbackTest: 85 (uint8), 255 without contact (skipped),
+    85 with energy and one RR interval, 257 (uint16) with energy and three RR intervals."""
+    address, name = "C8:47:8C:00:11:04", "HR Strap"
+    measurement = Characteristic(0x2A37, 0x10, cccd_value=0x0001)
+    values = [
+        (measurement, "notification", h("00 55")),
+        (measurement, "notification", h("04 FF")),
+        (measurement, "notification", h("1E 55 32 00 21 00")),
+        (measurement, "notification", h("1F 01 01 32 01 01 00 02 01 FF FF")),
+    ]
+    times = gatt_session(capture, address, name, 0x180D, [measurement], values)
+    device = gatt_device(name, address)
+    return [
+        sample("HeartRate", bpm, "count/min", times[index], source=GATT, device=device,
+               metadata=gatt_meta(address, "2A37", iso(times[index])))
+        for index, bpm in [(0, 85), (2, 85), (3, 257)]
+    ]
+
+
+def bad_heart_rate_case(capture):
+    """Nordic's invalid-data test: the RR-interval flag is set but no interval follows."""
+    address, name = "C8:47:8C:00:11:84", "HR Strap"
+    measurement = Characteristic(0x2A37, 0x10, cccd_value=0x0001)
+    values = [(measurement, "notification", h("17 01 01")), (measurement, "notification", h("21 48"))]
+    gatt_session(capture, address, name, 0x180D, [measurement], values)
+    prefix = GATT + ": "
+    return [
+        prefix + "short-frame: 2A37 Heart Rate Measurement: rr-interval at offset 3 needs 2 bytes, 0 left; "
+        "value 17 01 01",
+        prefix + "reserved-flags: 2A37 Heart Rate Measurement: flags 0x0021 set reserved bits 0x0020; value 21 48",
+    ]
+
+
+def rsc_case(capture):
+    """Nordic RunningSpeedAndCadenceMeasurementDataCallbackTest: running, 3 m/s, cadence 18,
+    stride 86 cm, total distance 0xF0000001 dm."""
+    address, name = "C8:47:8C:00:11:05", "Foot Pod"
+    measurement = Characteristic(0x2A53, 0x10, cccd_value=0x0001)
+    values = [(measurement, "notification", h("07 00 03 12 56 00 01 00 00 F0"))]
+    times = gatt_session(capture, address, name, 0x1814, [measurement], values)
+    return [
+        sample("RunningSpeed", 3.0, "m/s", times[0], source=GATT, device=gatt_device(name, address),
+               metadata=gatt_meta(address, "2A53", iso(times[0]))),
+    ]
+
+
+def bad_rsc_case(capture):
+    """Nordic's invalid-data test: 9 bytes, the total distance one byte short."""
+    address, name = "C8:47:8C:00:11:85", "Foot Pod"
+    measurement = Characteristic(0x2A53, 0x10, cccd_value=0x0001)
+    values = [(measurement, "notification", h("07 00 03 12 56 00 00 00 00"))]
+    gatt_session(capture, address, name, 0x1814, [measurement], values)
+    return [
+        GATT + ": short-frame: 2A53 RSC Measurement: total-distance at offset 6 needs 4 bytes, 3 left; "
+        "value 07 00 03 12 56 00 00 00 00",
+    ]
+
+
+def blood_pressure_case(capture):
+    """Nordic BloodPressureMeasurementDataCallbackTest: full (mmHg, year unknown), some (kPa),
+    minimal."""
+    address, name = "C8:47:8C:00:11:06", "BP Monitor"
+    measurement = Characteristic(0x2A35, 0x20, cccd_value=0x0002)
+    values = [
+        (measurement, "indication", h("1E 8A 00 58 00 78 00 00 00 04 11 14 29 3B 3C 00 01 27 00")),
+        (measurement, "indication", h("15 BD F0 0B 00 9F F0 3C 00 12 00")),
+        (measurement, "indication", h("00 BD F0 0B 00 9F F0")),
+    ]
+    times = gatt_session(capture, address, name, 0x1810, [measurement], values)
+    device = gatt_device(name, address)
+    full_meta = gatt_meta(address, "2A35", iso(times[0]), user=1, IngestDeviceUserID=1)
+    some_meta = gatt_meta(address, "2A35", iso(times[1]))
+    minimal_meta = gatt_meta(address, "2A35", iso(times[2]))
+    return [
+        blood_pressure(138, 88, "mmHg", times[0], GATT, device, full_meta,
+                       gatt_meta(address, "2A35", iso(times[0]), user=1, IngestDeviceUserID=1,
+                                 IngestBloodPressureMeasurementStatus=0x27)),
+        sample("HeartRate", 60, "count/min", times[0], source=GATT, device=device, metadata=full_meta),
+        blood_pressure(18.9, 11, "kPa", times[1], GATT, device, some_meta,
+                       gatt_meta(address, "2A35", iso(times[1]), IngestBloodPressureMeasurementStatus=0x12)),
+        sample("HeartRate", 60, "count/min", times[1], source=GATT, device=device, metadata=some_meta),
+        blood_pressure(18.9, 11, "mmHg", times[2], GATT, device, minimal_meta, minimal_meta),
+    ]
+
+
+def bad_blood_pressure_case(capture):
+    """Nordic's two invalid-data tests: 6 bytes; time-stamp flag set but 7 bytes in all."""
+    address, name = "C8:47:8C:00:11:86", "BP Monitor"
+    measurement = Characteristic(0x2A35, 0x20, cccd_value=0x0002)
+    values = [
+        (measurement, "indication", h("01 02 03 04 05 06")),
+        (measurement, "indication", h("03 02 03 04 05 06 07")),
+    ]
+    gatt_session(capture, address, name, 0x1810, [measurement], values)
+    prefix = GATT + ": "
+    return [
+        prefix + "short-frame: 2A35 Blood Pressure Measurement: mean-arterial-pressure at offset 5 needs 2 bytes, "
+        "1 left; value 01 02 03 04 05 06",
+        prefix + "short-frame: 2A35 Blood Pressure Measurement: time-stamp at offset 7 needs 7 bytes, 0 left; "
+        "value 03 02 03 04 05 06 07",
+    ]
+
+
+def glucose_case(capture):
+    """Nordic GlucoseMeasurementDataCallbackTest: sequence 1, 2019-02-27 11:10:30 - 5 min,
+    30.0 kg/L (sic), capillary plasma, finger. Records requested through the RACP."""
+    address, name = "C8:47:8C:00:11:07", "Glucose Meter"
+    measurement = Characteristic(0x2A18, 0x10, cccd_value=0x0001)
+    racp = Characteristic(0x2A52, 0x28, cccd_value=0x0002)
+    moment = local(2019, 2, 27, 11, 5, 30)
+    values = [
+        (racp, "write", h("01 01")),  # report all stored records
+        (measurement, "notification", h("1B 01 00 E3 07 02 1B 0B 0A 1E FB FF 1E 00 12 05 01")),
+        (racp, "indication", h("06 00 01 01")),  # response: success
+    ]
+    gatt_session(capture, address, name, 0x1808, [measurement, racp], values)
+    return [
+        sample("BloodGlucose", 3_000_000, "mg/dL", moment, source=GATT, device=gatt_device(name, address),
+               metadata=gatt_meta(address, "2A18", "1/2019-02-27T11:10:30", IngestGlucoseSampleLocation=1,
+                                  IngestGlucoseSampleType=2, IngestGlucoseSequenceNumber=1)),
+    ]
+
+
+def bad_glucose_case(capture):
+    """Nordic's invalid-data test: flags announce a time offset that is not there, so the
+    record ends inside the sensor status annunciation."""
+    address, name = "C8:47:8C:00:11:87", "Glucose Meter"
+    measurement = Characteristic(0x2A18, 0x10, cccd_value=0x0001)
+    values = [(measurement, "notification", h("1B 00 00 E2 07 04 1A 0B 09 1E 1E 00 12 05 01"))]
+    gatt_session(capture, address, name, 0x1808, [measurement], values)
+    return [
+        GATT + ": short-frame: 2A18 Glucose Measurement: sensor-status-annunciation at offset 15 needs 2 bytes, "
+        "0 left; value 1b 00 00 e2 07 04 1a 0b 09 1e 1e 00 12 05 01",
+    ]
+
+
+def pulse_oximeter_case(capture):
+    """StanfordSpezi/SpeziBluetooth PLXTests: continuous 100 %/90, 95 %/90 with status,
+    99 %/97 with fast/slow; spot-check 94 %/147 at 2024-11-29 23:08:57."""
+    address, name = "C8:47:8C:00:11:08", "Oximeter"
+    spot = Characteristic(0x2A5E, 0x20, cccd_value=0x0002)
+    continuous = Characteristic(0x2A5F, 0x10, cccd_value=0x0001)
+    stamped = local(2024, 11, 29, 23, 8, 57)
+    values = [
+        (continuous, "notification", h("00 64 00 5A 00")),
+        (continuous, "notification", h("1C 5F 00 5A 00 20 00 00 00 00 57 F0")),
+        (continuous, "notification", h("1F DE F3 CA F3 CA F3 5A F5 D4 F3 B2 F2 20 01 00 00 00 7A E3")),
+        (spot, "indication", h("0F AC F3 BE F5 E8 07 0B 1D 17 08 39 20 40 22 00 00 66 E3")),
+    ]
+    times = gatt_session(capture, address, name, 0x1822, [spot, continuous], values)
+    device = gatt_device(name, address)
+    records = []
+    for index, (spo2, pulse) in enumerate([(1.00, 90), (0.95, 90), (0.99, 97)]):
+        meta = gatt_meta(address, "2A5F", iso(times[index]))
+        records.append(sample("OxygenSaturation", spo2, "%", times[index], source=GATT, device=device, metadata=meta))
+        records.append(sample("HeartRate", pulse, "count/min", times[index], source=GATT, device=device, metadata=meta))
+    meta = gatt_meta(address, "2A5E", device_time_text(stamped))
+    records.append(sample("OxygenSaturation", 0.94, "%", stamped, source=GATT, device=device, metadata=meta))
+    records.append(sample("HeartRate", 147, "count/min", stamped, source=GATT, device=device, metadata=meta))
+    return records
+
+
+def bad_pulse_oximeter_case(capture):
+    """Spezi's vectors made malformed: a reserved flag bit (0x20) on the 100 %/90 value, and the
+    spot-check value cut inside its time stamp."""
+    address, name = "C8:47:8C:00:11:88", "Oximeter"
+    spot = Characteristic(0x2A5E, 0x20, cccd_value=0x0002)
+    continuous = Characteristic(0x2A5F, 0x10, cccd_value=0x0001)
+    values = [
+        (continuous, "notification", h("20 64 00 5A 00")),
+        (spot, "indication", h("0F AC F3 BE F5 E8 07 0B")),
+    ]
+    gatt_session(capture, address, name, 0x1822, [spot, continuous], values)
+    prefix = GATT + ": "
+    return [
+        prefix + "reserved-flags: 2A5F PLX Continuous Measurement: flags 0x0020 set reserved bits 0x0020; "
+        "value 20 64 00 5a 00",
+        prefix + "short-frame: 2A5E PLX Spot-check Measurement: time-stamp at offset 5 needs 7 bytes, 3 left; "
+        "value 0f ac f3 be f5 e8 07 0b",
+    ]
+
+
+def bad_acl_lengths_case(capture):
+    """HCI/L2CAP framing errors around a valid Nordic thermometer indication: an ACL packet
+    shorter than its header says, a continuation fragment with no start, and fragments adding up
+    to more than the L2CAP length. Only the intact indication becomes a sample."""
+    address, name = "C8:47:8C:00:11:89", "Thermometer"
+    measurement = Characteristic(0x2A1C, 0x20, cccd_value=0x0002)
+    gatt_session(capture, address, name, 0x1809, [measurement], [])
+    # gatt_session ended with a disconnection; reconnect without discovery (the host cached it).
+    capture.records.pop()
+    value = h("06 B0 0E 00 FE DC 07 0C 05 0B 32 1B 04")
+    pdu = bytes([0x1D]) + le16(measurement.value_handle) + value
+    frame = le16(len(pdu)) + le16(0x0004) + pdu
+    capture.advance(1000)
+    # 1. ACL header declares 4 more bytes than the packet holds.
+    capture.add("received", 0x02, le16(HANDLE | 0b10 << 12) + le16(len(frame) + 4) + frame)
+    capture.advance(100)
+    # 2. A continuation fragment with no first fragment.
+    capture.add("received", 0x02, le16(HANDLE | 0b01 << 12) + le16(3) + pdu[:3])
+    capture.advance(100)
+    # 3. L2CAP length 3 less than the fragments deliver.
+    short_header = le16(len(pdu) - 3) + le16(0x0004)
+    capture.add("received", 0x02, le16(HANDLE | 0b10 << 12) + le16(6) + short_header + pdu[:2])
+    capture.add("received", 0x02, le16(HANDLE | 0b01 << 12) + le16(len(pdu) - 2) + pdu[2:])
+    capture.advance(100)
+    # 4. The intact indication.
+    capture.acl("received", HANDLE, pdu)
+    capture.advance(2000)
+    capture.disconnection_complete(HANDLE)
+    stamped = local(2012, 12, 5, 11, 50, 27)
+    errors = [
+        "trace: aclContinuationWithoutStart 1",
+        "trace: aclLengthMismatch 1",
+        "trace: l2capLengthMismatch 1",
+    ]
+    records = [
+        sample("BodyTemperature", 37.6, "degC", stamped, source=GATT, device=gatt_device(name, address),
+               metadata=gatt_meta(address, "2A1C", device_time_text(stamped), HKBodyTemperatureSensorLocation=4)),
+    ]
+    return errors, records
+
+
+
+CASES = [
+    Case("weight-scale", weight_case, fragmented=True),
+    Case("bad-weight-scale", bad_weight_case),
+    Case("body-composition", body_composition_case, fragmented=True),
+    Case("bad-body-composition", bad_body_composition_case),
+    Case("thermometer", thermometer_case, fragmented=True),
+    Case("bad-thermometer", bad_thermometer_case),
+    Case("heart-rate", heart_rate_case, fragmented=True),
+    Case("bad-heart-rate", bad_heart_rate_case),
+    Case("running-speed-cadence", rsc_case, fragmented=True),
+    Case("bad-running-speed-cadence", bad_rsc_case),
+    Case("blood-pressure", blood_pressure_case, fragmented=True),
+    Case("bad-blood-pressure", bad_blood_pressure_case),
+    Case("glucose", glucose_case, fragmented=True),
+    Case("bad-glucose", bad_glucose_case),
+    Case("pulse-oximeter", pulse_oximeter_case, fragmented=True),
+    Case("bad-pulse-oximeter", bad_pulse_oximeter_case),
+    Case("bad-acl-lengths", bad_acl_lengths_case),
+]
+
+
+if __name__ == "__main__":
+    generate(__file__, CASES)

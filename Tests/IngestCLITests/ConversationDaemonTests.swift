@@ -1,0 +1,223 @@
+import AdapterKit
+import BLESimulators
+import BLEWire
+import BlueZTransport
+import BuiltinAdapters
+import Foundation
+import HealthModel
+import Logging
+import SQLiteStore
+import Synchronization
+import Testing
+import Transport
+@testable import IngestCLI
+@testable import IngestRuntime
+
+/// Conversations through the daemon over socketpairs: a simulated controller advertises a
+/// device, the daemon connects, and the adapter's conversation talks to a simulated peripheral
+/// that answers the device's protocol.
+@Suite(.serialized) struct ConversationDaemonTests {
+    static let band = BLEAddress("F9:E5:10:60:E8:60")!
+
+    /// The peripherals the daemon connected to.
+    final class PeripheralList: Sendable {
+        private let list = Mutex<[SimulatedPeripheral]>([])
+        func add(_ peripheral: SimulatedPeripheral) { list.withLock { $0.append(peripheral) } }
+        var all: [SimulatedPeripheral] { list.withLock { $0 } }
+    }
+
+    /// Runs the daemon once (`listen` long) against a controller advertising `name` (and
+    /// `services`) as connectable; each connection gets a peripheral serving `profile` with `responder`.
+    private func runDaemon(store: String, name: String, services: [UInt16] = [], profile: SimulatedProfile,
+                           responder: (any SimulatedResponder)?, security: SimulatedSecurity = .none,
+                           peripherals: PeripheralList = PeripheralList(), options: [String: String] = [:],
+                           listen: Duration,
+                           log: RecordingLogHandler = RecordingLogHandler()) async throws {
+        let (hostEnd, controllerEnd) = try SocketPair.make()
+        var data = ADStructure.flags(0x06) + ADStructure.completeLocalName(name)
+        if !services.isEmpty { data += ADStructure.serviceUUIDs16(services) }
+        let controller = try SimulatedController(
+            descriptor: controllerEnd,
+            script: SimulatedController.Script(reportBatches: [[
+                AdvertisingReportBuilder.legacy(eventType: 0x00, address: Self.band, data: data),
+                AdvertisingReportBuilder.legacy(eventType: 0x00, address: Self.band, data: data),
+            ]]))
+        await controller.start()
+        let link = BluetoothLink(
+            openScanner: { options in HCIScanner(channel: try PacketChannel(adopting: hostEnd), log: options.log) },
+            connect: { address, type, options in
+                let (clientEnd, peripheralEnd) = try SocketPair.make()
+                let peripheral = try SimulatedPeripheral(descriptor: peripheralEnd, profile: profile, responder: responder,
+                                                         security: security)
+                await peripheral.start()
+                peripherals.add(peripheral)
+                let client = GATTClient(channel: try PacketChannel(adopting: clientEnd),
+                                        peer: GATTPeer(address: address, addressType: type, connectionHandle: 0x0040),
+                                        configuration: GATTClientConfiguration(requestTimeout: .seconds(5)), log: options.log,
+                                        securityRaiser: { _ in await peripheral.encryptLink() })
+                await client.start()
+                return client
+            })
+        var backend = BluetoothBackend(adapters: BuiltinAdapters.bluetooth, link: link, controllerName: "sim0",
+                                       timeZone: TimeZone(identifier: "Europe/Berlin")!, onceListen: listen)
+        backend.options = options
+        let daemon = Daemon(options: DaemonOptions(storePath: store, once: true), backends: [backend],
+                            logger: Logger(label: "test", handler: log))
+        try await daemon.run()
+    }
+
+    /// The band's step count arrives as one StepCount for its day; its clock is set after the
+    /// count was committed; a later sync with more steps replaces the day's sample.
+    @Test func theBandsStepCountIsReadThenItsClockSet() async throws {
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "dsd6-band", "stepCount"])
+        let band = SimulatedDSD6Band(steps: 4321)
+        let log = RecordingLogHandler()
+        try await runDaemon(store: scenario.store, name: "DS-D6", profile: SimulatedDSD6Band.profile,
+                            responder: band, listen: .seconds(6), log: log)
+        #expect(Array(band.commands.prefix(3)) == ["AT+TOPACE=0", "AT+TIMEZONE", "AT+SN"],
+                "\(band.commands) \(log.records.map(\.message))")
+        let clock = try #require(band.commands.last)
+        #expect(clock.hasPrefix("AT+DT=") && clock.count == 20, "\(clock)")
+        #expect(!band.commands.contains { $0.hasPrefix("AT+PACE") }, "the band's count is never reset")
+
+        band.setSteps(6000)
+        try await runDaemon(store: scenario.store, name: "DS-D6", profile: SimulatedDSD6Band.profile,
+                            responder: band, listen: .seconds(6))
+        let store = try HealthStore(path: scenario.store)
+        defer { store.close() }
+        let samples = try store.samples(type: .stepCount)
+        #expect(samples.map(\.quantity.value) == [6000], "the day's later, higher count replaces the first")
+        #expect(samples.first?.metadata.syncIdentifier?.hasPrefix("dsd6/567890123456/") == true)
+        #expect(samples.first?.device?.localIdentifier == Self.band.description)
+    }
+
+    private func glucoseSequenceNumbers(_ store: String) throws -> [Int] {
+        let health = try HealthStore(path: store)
+        defer { health.close() }
+        return try health.samples(type: .bloodGlucose).compactMap { sample in
+            guard case .number(let sequence) = sample.metadata.entries["IngestGlucoseSequenceNumber"] else { return nil }
+            return Int(sequence)
+        }.sorted()
+    }
+
+    /// A glucose meter with 50 stored records: the first contact asks for all and gets 50;
+    /// after 3 new readings the next contact asks for sequence numbers >= 51 and gets those 3.
+    @Test func aGlucoseMetersStoredRecordsArriveOnceEachAcrossReconnects() async throws {
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "gatt-health", "bloodGlucose"])
+        let meter = SimulatedGlucoseMeter(records: 50)
+        try await runDaemon(store: scenario.store, name: "Meter", services: [0x1808], profile: SimulatedGlucoseMeter.profile,
+                            responder: meter, listen: .seconds(6))
+        #expect(meter.requests == [[0x01, 0x01]], "first contact: report all stored records")
+        #expect(try glucoseSequenceNumbers(scenario.store) == Array(1...50))
+
+        meter.addRecords(3)
+        try await runDaemon(store: scenario.store, name: "Meter", services: [0x1808], profile: SimulatedGlucoseMeter.profile,
+                            responder: meter, listen: .seconds(6))
+        #expect(meter.requests.last == [0x01, 0x03, 0x01, 51, 0], "afterwards: records >= last seen + 1")
+        #expect(try glucoseSequenceNumbers(scenario.store) == Array(1...53))
+        let health = try HealthStore(path: scenario.store)
+        defer { health.close() }
+        let first = try #require(try health.samples(type: .bloodGlucose).first { sample in
+            sample.metadata.entries["IngestGlucoseSequenceNumber"] == .number(1)
+        })
+        #expect(first.quantity == Quantity(value: 96, unit: .milligramsPerDeciliter))
+    }
+
+    /// The meter drops the link after record 20: those 20 are kept; the next contact asks for
+    /// >= 21 and the other 30 arrive, none twice.
+    @Test func aLinkDroppedMidTransferKeepsTheRecordsAndTheRestComesNextTime() async throws {
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "gatt-health", "bloodGlucose"])
+        let meter = SimulatedGlucoseMeter(records: 50)
+        meter.dropLink(afterRecords: 20)
+        try await runDaemon(store: scenario.store, name: "Meter", services: [0x1808], profile: SimulatedGlucoseMeter.profile,
+                            responder: meter, listen: .seconds(6))
+        #expect(try glucoseSequenceNumbers(scenario.store) == Array(1...20))
+        try await runDaemon(store: scenario.store, name: "Meter", services: [0x1808], profile: SimulatedGlucoseMeter.profile,
+                            responder: meter, listen: .seconds(6))
+        #expect(meter.requests == [[0x01, 0x01], [0x01, 0x03, 0x01, 21, 0]])
+        #expect(try glucoseSequenceNumbers(scenario.store) == Array(1...50))
+    }
+
+    /// A scale whose clock is writable: the daemon sets it (its clock, in the local zone)
+    /// before subscribing, and the reading the scale stamps with that clock lands at that time.
+    @Test func aScalesClockIsSetBeforeItsReadingsAreTaken() async throws {
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "gatt-health", "bodyMass"])
+        let scale = SimulatedCurrentTimeScale()
+        let before = Date()
+        try await runDaemon(store: scenario.store, name: "Clock Scale", services: [0x181D],
+                            profile: SimulatedCurrentTimeScale.profile, responder: scale, listen: .seconds(6))
+        let written = try #require(scale.writtenTime)
+        #expect(written.count == 10)
+        #expect(written[9] == 0x01, "adjust reason: manual time update")
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = try #require(TimeZone(identifier: "Europe/Berlin"))
+        let stamped = try #require(calendar.date(from: DateComponents(
+            year: Int(written[0]) | Int(written[1]) << 8, month: Int(written[2]), day: Int(written[3]),
+            hour: Int(written[4]), minute: Int(written[5]), second: Int(written[6]))))
+        #expect(abs(stamped.timeIntervalSince(before)) < 30, "the daemon's clock in the local zone: \(stamped) vs \(before)")
+        let store = try HealthStore(path: scenario.store)
+        defer { store.close() }
+        let samples = try store.samples(type: .bodyMass)
+        #expect(samples.map(\.quantity.value) == [77.5])
+        #expect(samples.first?.start == stamped)
+    }
+
+    /// A scale that answers Insufficient Encryption: the daemon asks for an encrypted link
+    /// (the kernel pairs "Just Works"), repeats the subscription and takes the reading.
+    @Test func aDeviceDemandingEncryptionGetsAnEncryptedLink() async throws {
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "gatt-health", "bodyMass"])
+        let peripherals = PeripheralList()
+        try await runDaemon(store: scenario.store, name: "WS", services: [0x181D], profile: .weightScale, responder: nil,
+                            security: .encryption, peripherals: peripherals, listen: .seconds(6))
+        let peripheral = try #require(peripherals.all.first)
+        #expect(await peripheral.encrypted)
+        let store = try HealthStore(path: scenario.store)
+        defer { store.close() }
+        #expect(try store.samples(type: .bodyMass).map(\.quantity.value) == [77.5])
+    }
+
+    /// A scale that wants a passkey bond: refused even encrypted; the log names the device and
+    /// the command that pairs it.
+    @Test func aDeviceWantingAPasskeyIsReportedWithWhatToDo() async throws {
+        let scenario = try Scenario()
+        let log = RecordingLogHandler()
+        try await runDaemon(store: scenario.store, name: "WS", services: [0x181D], profile: .weightScale, responder: nil,
+                            security: .passkey, listen: .seconds(6), log: log)
+        let messages = log.records.map(\.message)
+        #expect(messages.contains { $0.contains("needs pairing with a passkey") && $0.contains("bluetoothctl pair F9:E5:10:60:E8:60") },
+                "\(messages)")
+    }
+
+    /// A two-user scale: with user 2's index and consent code the scale hands over user 2's
+    /// weighing, kept with its user index; a wrong code is refused and nothing arrives.
+    @Test func aMultiUserScaleGivesTheConfiguredUsersReadings() async throws {
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "gatt-health", "bodyMass"])
+        let scale = SimulatedUserDataScale()
+        try await runDaemon(store: scenario.store, name: "Family", services: [0x181D], profile: SimulatedUserDataScale.profile,
+                            responder: scale, options: ["uds-user-index": "2", "uds-consent-code": "5678"],
+                            listen: .seconds(6))
+        #expect(scale.received == [[0x02, 2, 0x2E, 0x16]], "consent for user 2 with code 5678")
+        let store = try HealthStore(path: scenario.store)
+        defer { store.close() }
+        let samples = try store.samples(type: .bodyMass)
+        #expect(samples.map(\.quantity.value) == [82.5])
+        #expect(samples.first?.metadata.entries["IngestDeviceUserID"] == .number(2))
+
+        let refused = try Scenario()
+        await refused.run(["auth", "grant", "gatt-health", "bodyMass"])
+        let log = RecordingLogHandler()
+        try await runDaemon(store: refused.store, name: "Family", services: [0x181D], profile: SimulatedUserDataScale.profile,
+                            responder: SimulatedUserDataScale(), options: ["uds-user-index": "1", "uds-consent-code": "9999"],
+                            listen: .seconds(6), log: log)
+        let other = try HealthStore(path: refused.store)
+        defer { other.close() }
+        #expect(try other.samples(type: .bodyMass).isEmpty)
+        #expect(log.records.contains { $0.message.contains("uds-refused") }, "\(log.records.map(\.message))")
+    }
+}
