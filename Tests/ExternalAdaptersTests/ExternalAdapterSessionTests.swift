@@ -147,6 +147,34 @@ struct ExternalAdapterSessionTests {
         #expect(adapter.supervisor.statistics.failures == 0)
     }
 
+    /// A slow flush (a loaded disk) lets the plugin fill the output queue while the lock is free; the wake-ups of
+    /// that time reach nobody. `finish` drained only before waiting, so it then waited for a wake-up while the
+    /// reader waited for room: both stood still until the finish timeout and the rest of the flood was lost.
+    @Test("A slow flush does not stall the flooding plugin: the queue filled meanwhile is drained before waiting")
+    func slowFlushDoesNotStall() throws {
+        let directory = try PluginDirectory()
+        let path = try directory.install("sample-flood.py", as: "sample-flood")
+        let configuration = testConfiguration { configuration in
+            configuration.outputQueueCapacity = 256
+            configuration.exitGracePeriod = .seconds(60)
+            configuration.finishTimeout = .seconds(20)
+        }
+        let adapter = try loadAdapter(path, id: "sample-flood", configuration: configuration)
+        let session = adapter.makeSession(for: try traits(name: "FLOOD", services: [BLEUUID(0x181D)]),
+                                          context: AdapterContext(timeZone: utc, source: "sample-flood"))
+        var output = AdapterOutput()
+        var starts = Set<Date>()
+        let began = ContinuousClock.now
+        try session.finish(into: &output, flushingAt: 500) { batch in
+            Thread.sleep(forTimeInterval: 0.05)
+            for sample in batch.records.flatMap(\.samples) { starts.insert(sample.start) }
+        }
+        for sample in output.records.flatMap(\.samples) { starts.insert(sample.start) }
+        #expect(starts.count == 20_000, "every sample the plugin printed, once")
+        #expect(ContinuousClock.now - began < .seconds(20), "finished before the finish timeout")
+        #expect(adapter.supervisor.statistics.failures == 0)
+    }
+
     /// A flush that fails (the store refused a batch) stops the plugin and reaches the caller.
     @Test("A failing flush stops the flooding plugin and is rethrown")
     func failingFlushStopsThePlugin() throws {
@@ -274,14 +302,21 @@ struct ExternalAdapterSessionTests {
 
 @Suite("ExternalUSBSession")
 struct ExternalUSBSessionTests {
-    @Test("A USB plugin gets the device line, its records are delivered, and done ends the session")
-    func usbPlugin() throws {
+    /// A stick the `usb-steps` plugin matches.
+    static let device = USBDeviceDescription(vendorID: 0x0FCF, productID: 0x1008, bus: 1, address: 5, product: "ANTUSB-m Stick")
+
+    /// The `usb-steps` test plugin installed and loaded; the directory lives as long as the caller keeps it.
+    static func usbStepsPlugin() throws -> (PluginDirectory, ExternalAdapter) {
         let directory = try PluginDirectory()
         let path = try directory.install("usb-steps.py", as: "usb-steps")
-        let adapter = try loadAdapter(path, id: "usb-steps", configuration: testConfiguration())
-        let device = USBDeviceDescription(vendorID: 0x0FCF, productID: 0x1008, bus: 1, address: 5, product: "ANTUSB-m Stick")
-        #expect(adapter.descriptor.matches(device))
-        let session = try #require(adapter.makeSession(for: device, context: AdapterContext(timeZone: TimeZone(identifier: "UTC")!, source: "usb-steps"),
+        return (directory, try loadAdapter(path, id: "usb-steps", configuration: testConfiguration()))
+    }
+    @Test("A USB plugin gets the device line, its records are delivered, and done ends the session")
+    func usbPlugin() throws {
+        let (directory, adapter) = try Self.usbStepsPlugin()
+        defer { withExtendedLifetime(directory) {} }
+        #expect(adapter.descriptor.matches(Self.device))
+        let session = try #require(adapter.makeSession(for: Self.device, context: AdapterContext(timeZone: TimeZone(identifier: "UTC")!, source: "usb-steps"),
                                                        options: [:]) as? ExternalUSBSession)
         var delivered: [HealthRecord] = []
         try session.run(deliver: { delivered += $0.records; return DeliveryReceipt(stored: $0.records.count, held: 0) }, shouldStop: { false })
@@ -293,5 +328,21 @@ struct ExternalUSBSessionTests {
         #expect(sample.device == Device(name: "ANTUSB-m Stick", localIdentifier: "usb:001:005"))
         #expect(adapter.supervisor.statistics.starts == 1)
         #expect(adapter.supervisor.statistics.failures == 0)
+    }
+
+    @Test("Run as any USB session is run (no downcast), the plugin's session never asks for the device to be opened")
+    func usbPluginRunsWithoutOpeningTheDevice() throws {
+        let (directory, adapter) = try Self.usbStepsPlugin()
+        defer { withExtendedLifetime(directory) {} }
+        let session: any USBAdapterSession = adapter.makeSession(
+            for: Self.device, context: AdapterContext(timeZone: TimeZone(identifier: "UTC")!, source: "usb-steps"), options: [:])
+        var openCalls = 0
+        var delivered: [HealthRecord] = []
+        try session.run(opening: {
+            openCalls += 1
+            throw USBError.accessDenied("the test never opens the device")
+        }, deliver: { delivered += $0.records; return DeliveryReceipt(stored: $0.records.count, held: 0) }, shouldStop: { false })
+        #expect(openCalls == 0)
+        #expect(delivered.first?.samples.first?.quantity.value == 105)
     }
 }
