@@ -58,6 +58,10 @@ public final class AppleHealthExportReader {
     private var coveredMembers: [String: Int] = [:]
     private var coveredOrder: [String] = []
     private var coveredOrderStart = 0
+    /// Devices by their description: an export repeats a handful of device strings on every
+    /// record. Bounded: past `maximumCachedDevices` descriptions it starts over.
+    private var devices: [String: Device?] = [:]
+    private static let maximumCachedDevices = 1_024
 
     public init(xml: XMLPullReader, deliver: @escaping ([HealthRecord]) throws -> Void) {
         self.xml = xml
@@ -193,7 +197,7 @@ public final class AppleHealthExportReader {
         guard !open.members.isEmpty else { return unreadable("a correlation without members", typeName) }
         let correlation = Correlation(
             type: type, start: start, end: end, objects: open.members.map(\.sample), source: source,
-            device: Self.device(Self.value("device", attributes)),
+            device: cachedDevice(Self.value("device", attributes)),
             metadata: metadata(open.metadata, attributes: attributes))
         tally.correlations += 1
         tally.samples += correlation.objects.count
@@ -230,7 +234,7 @@ public final class AppleHealthExportReader {
         }
         return QuantitySample(
             type: type, quantity: Quantity(value: value, unit: unit), start: start, end: end, source: source,
-            device: Self.device(Self.value("device", attributes)), metadata: metadata(open.metadata, attributes: attributes))
+            device: cachedDevice(Self.value("device", attributes)), metadata: metadata(open.metadata, attributes: attributes))
     }
 
     private func unreadable(_ reason: String, _ example: String) {
@@ -359,6 +363,16 @@ public final class AppleHealthExportReader {
         bytes[10] = UInt8(ascii: "T")
         bytes.remove(at: 19)
         return ISO8601DateTime.date(from: String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// `device(text)`, each description parsed once (see `devices`).
+    private func cachedDevice(_ text: String?) -> Device? {
+        guard let text else { return nil }
+        if let known = devices[text] { return known }
+        if devices.count >= Self.maximumCachedDevices { devices.removeAll(keepingCapacity: true) }
+        let parsed = Self.device(text)
+        devices[text] = .some(parsed)
+        return parsed
     }
 
     /// The export's HKDevice description, `<<HKDevice: 0x…>, name:Apple Watch, manufacturer:Apple
