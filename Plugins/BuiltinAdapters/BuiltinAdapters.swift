@@ -6,6 +6,7 @@ import GATTHealthProfiles
 import OmronPedometer
 import TEMPer
 import XiaomiScale
+import YunmaiScale
 
 /// The ordered registry of the adapters compiled into ingestd.
 ///
@@ -19,6 +20,7 @@ public enum BuiltinAdapters {
         XiaomiScaleAdapter(),
         BTHomeAdapter(),
         DSD6BandAdapter(),
+        YunmaiScaleAdapter(),
         GATTHealthAdapter(),
     ]
 
