@@ -16,7 +16,7 @@ import YunmaiScale
 /// `builtinAdapterModules` (Package.swift) and its captures (Plugins/README.md, "Adding a built-in adapter").
 public enum BuiltinAdapters {
     /// Bluetooth LE adapters, exact before generic.
-    public static let bluetooth: [any Adapter] = [
+    public static let bluetooth: [any BLEAdapter] = [
         XiaomiScaleAdapter(),
         BTHomeAdapter(),
         DSD6BandAdapter(),

@@ -43,7 +43,7 @@ public struct XiaomiScaleAdapter: ConversingAdapter {
         )
     }
 
-    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any AdapterSession {
+    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any BLEAdapterSession {
         XiaomiScaleSession(device: device, context: context)
     }
 
@@ -61,7 +61,7 @@ public struct XiaomiScaleAdapter: ConversingAdapter {
 /// `<address>/<scale clock>/<raw weight>` makes a re-ingested reading replace, not duplicate, the
 /// stored one; its version is 1 without impedance and 2 with it, so the body composition scale's
 /// later frame with impedance supersedes the earlier one without.
-public final class XiaomiScaleSession: AdapterSession {
+public final class XiaomiScaleSession: BLEAdapterSession {
     private let context: AdapterContext
     private let address: BLEAddress
     private var name: String?

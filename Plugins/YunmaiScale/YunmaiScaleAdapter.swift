@@ -30,7 +30,7 @@ public struct YunmaiScaleAdapter: ConversingAdapter {
     public init() {}
 
     /// Advertisements carry nothing the adapter uses.
-    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any AdapterSession {
+    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any BLEAdapterSession {
         YunmaiAdvertisementSession()
     }
 
@@ -40,7 +40,7 @@ public struct YunmaiScaleAdapter: ConversingAdapter {
 }
 
 /// The scale's advertisements hold no measurements.
-final class YunmaiAdvertisementSession: AdapterSession {
+final class YunmaiAdvertisementSession: BLEAdapterSession {
     func receive(_ event: TransportEvent, into output: inout AdapterOutput) {}
 }
 
