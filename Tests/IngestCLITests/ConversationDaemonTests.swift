@@ -249,7 +249,7 @@ import Transport
         }
         #expect(try weights() == [72.1, 72.45])
 
-        scale.add([SimulatedMiScale.frame(weight: 71.9, impedance: 501, year: 2026, month: 12, day: 1, hour: 7, minute: 0, second: 0)])
+        scale.add([SimulatedMiScale.frame(weight: 71.9, impedance: 501, year: 2026, month: 11, day: 30, hour: 19, minute: 0, second: 0)])
         try await runDaemon(store: scenario.store, name: "MIBFS", services: [0x181B], profile: SimulatedMiScale.profile,
                             responder: scale, options: ["mi-scale-history-id": "7"], listen: .seconds(6))
         #expect(try weights() == [71.9, 72.1, 72.45])
