@@ -3,6 +3,7 @@ import AdapterKit
 import BTHome
 import DSD6Band
 import GATTHealthProfiles
+import HidrateSpark
 import OmronPedometer
 import TEMPer
 import XiaomiScale
@@ -21,6 +22,7 @@ public enum BuiltinAdapters {
         BTHomeAdapter(),
         DSD6BandAdapter(),
         YunmaiScaleAdapter(),
+        HidrateSparkAdapter(),
         GATTHealthAdapter(),
     ]
 

@@ -291,4 +291,23 @@ import Transport
         let fat = try store.samples(type: .bodyFatPercentage)
         #expect(fat.map(\.quantity.value) == [0.235])
     }
+
+    /// A HidrateSpark bottle with two stored sips: both are taken, one at a time, as water intake
+    /// of capacity × share, at the time the bottle says they were taken.
+    @Test func aBottlesSipsBecomeWaterIntake() async throws {
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "hidrate-spark", "dietaryWater"])
+        let bottle = SimulatedHidrateBottle(sips: [(percent: 20, secondsAgo: 600), (percent: 10, secondsAgo: 60)])
+        let before = Date()
+        try await runDaemon(store: scenario.store, name: "h2o4152D", profile: SimulatedHidrateBottle.profile,
+                            responder: bottle, options: ["hidrate-bottle-ml": "500"], listen: .seconds(6))
+        #expect(bottle.storedSips == 0)
+        #expect(bottle.sipRequests == 2, "one to start, one for the sip announced after the first")
+        let store = try HealthStore(path: scenario.store)
+        defer { store.close() }
+        let sips = try store.samples(type: .dietaryWater).sorted { $0.start < $1.start }
+        #expect(sips.map(\.quantity.value) == [100, 50])
+        let first = try #require(sips.first)
+        #expect(abs(first.start.timeIntervalSince(before) + 600) < 30, "\(first.start) vs \(before)")
+    }
 }
