@@ -20,7 +20,9 @@ final class MosquittoCallbackState {
 /// the next publish first reads acknowledgements until one is free. Waiting for a whole batch's
 /// PUBACKs only after it is sent (or one at a time) leaves the connection idle for a round trip
 /// per window; a small window also keeps libmosquitto's in-flight list, walked on every publish
-/// and acknowledgement, short.
+/// and acknowledgement, short. While it waits for PUBACKs the client acknowledges the broker's
+/// TCP segments at once (`TCP_QUICKACK`): a broker without `TCP_NODELAY` would otherwise hold
+/// the last PUBACKs of every batch back for the delayed-ACK timer.
 final class MosquittoClient {
     /// Messages in flight at most (also libmosquitto's `max_inflight_messages`).
     static let window = 32
@@ -162,6 +164,8 @@ final class MosquittoClient {
         var lastProgress = Date()
         var remaining = state.outstanding.count
         while state.outstanding.count > leaving {
+            // The PUBACKs are wanted now: acknowledge the broker's segments without delay.
+            _ = cmosquitto_quickack(handle)
             try pump(milliseconds: 100)
             if state.outstanding.count < remaining {
                 remaining = state.outstanding.count

@@ -11,12 +11,16 @@ public enum PersonScope: Sendable, Equatable {
     case anyPerson
 
     /// The SQL condition on the samples (or tombstones) alias `alias`, starting with " AND".
-    func condition(_ alias: String) -> String {
-        switch self {
+    /// `indexed: false` writes the column `+alias.person` so that SQLite does not pick the
+    /// person index (the change feed walks the anchor order instead of collecting and sorting
+    /// every sample of the person per page).
+    func condition(_ alias: String, indexed: Bool = true) -> String {
+        let column = (indexed ? "" : "+") + alias + ".person"
+        return switch self {
         case .everyone: ""
-        case .person(let id): " AND \(alias).person = \(id)"
-        case .unassigned: " AND \(alias).person IS NULL"
-        case .anyPerson: " AND \(alias).person IS NOT NULL"
+        case .person(let id): " AND \(column) = \(id)"
+        case .unassigned: " AND \(column) IS NULL"
+        case .anyPerson: " AND \(column) IS NOT NULL"
         }
     }
 }

@@ -221,7 +221,7 @@ extension HealthStore {
         let added = try db.prepare("""
             SELECT \(Self.sampleColumns), t.identifier, x.person FROM samples x JOIN sources s ON s.id = x.source
             JOIN types t ON t.id = x.type LEFT JOIN devices d ON d.id = x.device
-            WHERE x.id > ?1 AND x.id <= ?2\(typeFilter(types, column: "x.type"))\(person.condition("x"))
+            WHERE x.id > ?1 AND x.id <= ?2\(typeFilter(types, column: "x.type"))\(person.condition("x", indexed: false))
             ORDER BY x.id LIMIT \(limit)
             """)
         try added.bind(cursor, at: 1)
@@ -240,7 +240,7 @@ extension HealthStore {
         }
         let deleted = try db.prepare("""
             SELECT x.anchor, x.uuid, t.identifier, x.person FROM tombstones x JOIN types t ON t.id = x.type
-            WHERE x.anchor > ?1 AND x.anchor <= ?2\(typeFilter(types, column: "x.type"))\(person.condition("x"))
+            WHERE x.anchor > ?1 AND x.anchor <= ?2\(typeFilter(types, column: "x.type"))\(person.condition("x", indexed: false))
             ORDER BY x.anchor LIMIT \(limit)
             """)
         try deleted.bind(cursor, at: 1)
@@ -277,7 +277,7 @@ extension HealthStore {
         var total = 0
         for (table, column) in [("samples", "id"), ("tombstones", "anchor")] {
             let statement = try db.prepare(
-                "SELECT count(*) FROM \(table) x WHERE x.\(column) > ?1\(typeFilter(types, column: "x.type", first: 2))\(person.condition("x"))")
+                "SELECT count(*) FROM \(table) x WHERE x.\(column) > ?1\(typeFilter(types, column: "x.type", first: 2))\(person.condition("x", indexed: false))")
             try statement.bind(cursor, at: 1)
             try bindTypes(types, to: statement, first: 2)
             total += try statement.firstRow { $0.int(at: 0) } ?? 0
