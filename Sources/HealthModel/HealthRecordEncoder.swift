@@ -18,6 +18,7 @@ public struct HealthRecordEncoder: Sendable {
 
     public func encode(_ sample: QuantitySample) -> String {
         var text = ""
+        text.reserveCapacity(256)
         append(sample, to: &text)
         return text
     }

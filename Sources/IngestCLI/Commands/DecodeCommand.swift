@@ -66,7 +66,7 @@ struct DecodeCommand: Command {
             defer { progress.finish() }
             let summary = CaptureReplay.isUSBCapture(path: input.path)
                 ? try replay.runUSB(path: input.path, adapters: usbAdapters, forcedDevice: decoding.usbDevice,
-                                    options: decoding.adapterSettings, deliver: { records in
+                                    options: decoding.adapterSettings, deliver: { records, _ in
                                         try emit(records)
                                         // Nothing is stored, nothing held: the session behaves as in the capture.
                                         return DeliveryReceipt(stored: records.count, held: 0)

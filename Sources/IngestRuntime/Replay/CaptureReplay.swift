@@ -81,7 +81,7 @@ public struct CaptureReplay {
     /// their own start-up and extra requests, replay as long as they hold the answers the session
     /// asks for. A session that fails ends alone; the summary says why.
     public func runUSB(path: String, adapters usbAdapters: [any USBAdapter], forcedDevice: (UInt16, UInt16)?,
-                options: [String: String], deliver: ([HealthRecord]) throws -> DeliveryReceipt) throws -> Summary {
+                options: [String: String], deliver: ([HealthRecord], _ deviceKeys: [String]) throws -> DeliveryReceipt) throws -> Summary {
         let reader: USBMonReader
         do {
             reader = try USBMonReader(path: path)
@@ -136,7 +136,7 @@ public struct CaptureReplay {
                 try runner.run(adapter, device: description, clock: clock, open: { handle }, deliver: { output in
                     var collected = output
                     do {
-                        return try absorb(&collected, into: &summary, deliver: deliver)
+                        return try absorb(&collected, into: &summary) { try deliver($0, description.ownerKeys) }
                     } catch {
                         deliveryFailure = error
                         throw error
