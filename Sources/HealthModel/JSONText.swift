@@ -10,16 +10,6 @@ public enum JSONText {
     /// Appends `string` as a JSON string literal: `"` and `\` escaped, control characters as
     /// `\n`, `\t`... or `\u00XX`; everything else (including non-ASCII) written as UTF-8.
     public static func appendQuoted(_ string: String, to text: inout String) {
-        // Nearly every string needs no escape: one scan of its UTF-8 bytes, then one append.
-        let needsEscape = string.utf8.withContiguousStorageIfAvailable { bytes in
-            bytes.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
-        } ?? true
-        if !needsEscape {
-            text.append("\"")
-            text.append(string)
-            text.append("\"")
-            return
-        }
         text.append("\"")
         // Most strings (type identifiers, units, sources) need no escape: appended whole.
         if !string.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
