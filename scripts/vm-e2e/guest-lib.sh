@@ -132,11 +132,14 @@ central_ready() {
 }
 
 # peripheral_start INDEX PROFILES UUIDS [ble_peripheral options]: controller INDEX advertises the
-# 16-bit service UUIDS (comma separated) connectably and serves the profiles. Log: /tmp/peripheralINDEX.log
+# 16-bit service UUIDS (comma separated) connectably and serves the profiles; ADV_DATA (hex AD
+# structures, e.g. a complete local name) is added to the advertising data when set.
+# Log: $RESULTS/peripheralINDEX.log
 peripheral_start() {
     local index=$1 profiles=$2 uuids=$3; shift 3
     local uuid_arguments=()
     for uuid in ${uuids//,/ }; do uuid_arguments+=(-u "$uuid"); done
+    [ -z "${ADV_DATA:-}" ] || uuid_arguments+=(-d "$ADV_DATA")
     mgmt --index "$index" power off > /dev/null
     mgmt --index "$index" le on > /dev/null
     mgmt --index "$index" bredr off > /dev/null
@@ -210,3 +213,23 @@ fresh_store() {
 }
 
 ANT_KEY_OPTION=(--adapter-option ant-network-key=0123456789ABCDEF)
+
+# ---------------------------------------------------------------- MQTT
+
+# mqtt_start: a Mosquitto broker on 127.0.0.1:1883 inside the guest (anonymous, no persistence)
+# and a QoS 1 subscriber to ingestd/# writing `topic payload` lines to $RESULTS/mqtt-messages.txt.
+mqtt_start() {
+    [ -x /usr/sbin/mosquitto ] && command -v mosquitto_sub > /dev/null \
+        || { note "mosquitto or mosquitto-clients missing (scripts/bootstrap installs them)"; return 1; }
+    mkdir -p /run/mosquitto
+    printf '%s\n' 'listener 1883 127.0.0.1' 'allow_anonymous true' 'persistence false' 'user root' \
+        'log_dest stdout' 'log_type all' > /run/mosquitto/vm.conf
+    background /usr/sbin/mosquitto -c /run/mosquitto/vm.conf > "$RESULTS/mosquitto.log" 2>&1
+    wait_for 15 grep -q 'Opening ipv4 listen socket on port 1883' "$RESULTS/mosquitto.log" \
+        || { note "mosquitto did not start: $(tail -3 "$RESULTS/mosquitto.log")"; return 1; }
+    : > "$RESULTS/mqtt-messages.txt"
+    background mosquitto_sub -h 127.0.0.1 -p 1883 -q 1 -i vm-subscriber -v -t 'ingestd/#' \
+        > "$RESULTS/mqtt-messages.txt" 2> "$RESULTS/mosquitto_sub.err"
+    wait_for 15 grep -q 'vm-subscriber.*ingestd/#\|Received SUBSCRIBE from vm-subscriber' "$RESULTS/mosquitto.log" \
+        || { note "the subscriber did not subscribe: $(cat "$RESULTS/mosquitto_sub.err")"; return 1; }
+}
