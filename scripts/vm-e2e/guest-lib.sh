@@ -218,18 +218,21 @@ ANT_KEY_OPTION=(--adapter-option ant-network-key=0123456789ABCDEF)
 
 # mqtt_start: a Mosquitto broker on 127.0.0.1:1883 inside the guest (anonymous, no persistence)
 # and a QoS 1 subscriber to ingestd/# writing `topic payload` lines to $RESULTS/mqtt-messages.txt.
+# Ready when the port listens and a probe message published on ingestd/probe came back.
 mqtt_start() {
     [ -x /usr/sbin/mosquitto ] && command -v mosquitto_sub > /dev/null \
         || { note "mosquitto or mosquitto-clients missing (scripts/bootstrap installs them)"; return 1; }
     mkdir -p /run/mosquitto
     printf '%s\n' 'listener 1883 127.0.0.1' 'allow_anonymous true' 'persistence false' 'user root' \
-        'log_dest stdout' 'log_type all' > /run/mosquitto/vm.conf
-    background /usr/sbin/mosquitto -c /run/mosquitto/vm.conf > "$RESULTS/mosquitto.log" 2>&1
-    wait_for 15 grep -q 'Opening ipv4 listen socket on port 1883' "$RESULTS/mosquitto.log" \
-        || { note "mosquitto did not start: $(tail -3 "$RESULTS/mosquitto.log")"; return 1; }
+        "log_dest file $RESULTS/mosquitto.log" 'log_type all' > /run/mosquitto/vm.conf
+    background /usr/sbin/mosquitto -c /run/mosquitto/vm.conf > "$RESULTS/mosquitto.out" 2>&1
+    # 127.0.0.1:1883 listening: 0100007F:075B, state 0A, in /proc/net/tcp.
+    wait_for 20 grep -q ' 0100007F:075B 00000000:0000 0A' /proc/net/tcp \
+        || { note "mosquitto is not listening: $(tail -3 "$RESULTS/mosquitto.out")"; return 1; }
     : > "$RESULTS/mqtt-messages.txt"
     background mosquitto_sub -h 127.0.0.1 -p 1883 -q 1 -i vm-subscriber -v -t 'ingestd/#' \
         > "$RESULTS/mqtt-messages.txt" 2> "$RESULTS/mosquitto_sub.err"
-    wait_for 15 grep -q 'vm-subscriber.*ingestd/#\|Received SUBSCRIBE from vm-subscriber' "$RESULTS/mosquitto.log" \
-        || { note "the subscriber did not subscribe: $(cat "$RESULTS/mosquitto_sub.err")"; return 1; }
+    wait_for 20 sh -c 'mosquitto_pub -h 127.0.0.1 -p 1883 -t ingestd/probe -m ready; sleep 0.5;
+        grep -q "^ingestd/probe ready" "$0"' "$RESULTS/mqtt-messages.txt" \
+        || { note "the subscriber never received the probe: $(cat "$RESULTS/mosquitto_sub.err")"; return 1; }
 }
