@@ -15,7 +15,7 @@ import XiaomiScale
 /// `builtinAdapterModules` (Package.swift) and its captures (Plugins/README.md, "Adding a built-in adapter").
 public enum BuiltinAdapters {
     /// Bluetooth LE adapters, exact before generic.
-    public static let bluetooth: [any Adapter] = [
+    public static let bluetooth: [any BLEAdapter] = [
         XiaomiScaleAdapter(),
         BTHomeAdapter(),
         DSD6BandAdapter(),

@@ -8,7 +8,7 @@ import Transport
 ///
 /// It matches on the scale's service-data UUID together with its advertised name, so that it
 /// wins over the generic GATT weight scale adapter only for these scales.
-public struct XiaomiScaleAdapter: Adapter {
+public struct XiaomiScaleAdapter: BLEAdapter {
     /// The adapter id, also the sample source.
     public static let id = "xiaomi-scale"
     /// Metadata entry holding the body composition scale's impedance in ohms (a number).
@@ -42,7 +42,7 @@ public struct XiaomiScaleAdapter: Adapter {
         )
     }
 
-    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any AdapterSession {
+    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any BLEAdapterSession {
         XiaomiScaleSession(device: device, context: context)
     }
 }
@@ -56,7 +56,7 @@ public struct XiaomiScaleAdapter: Adapter {
 /// `<address>/<scale clock>/<raw weight>` makes a re-ingested reading replace, not duplicate, the
 /// stored one; its version is 1 without impedance and 2 with it, so the body composition scale's
 /// later frame with impedance supersedes the earlier one without.
-public final class XiaomiScaleSession: AdapterSession {
+public final class XiaomiScaleSession: BLEAdapterSession {
     private let context: AdapterContext
     private let address: BLEAddress
     private var name: String?

@@ -8,8 +8,8 @@ import Transport
 /// The daemon runs the conversation over the BlueZ GATT client once it connected to a matched,
 /// connectable device; replay runs the same conversation against the connection found in a
 /// capture (``GATTConversationLink`` answered from the captured values). Advertisements of the
-/// device still go to the adapter's ``AdapterSession`` (`makeSession`).
-public protocol ConversingAdapter: Adapter {
+/// device still go to the adapter's ``BLEAdapterSession`` (`makeSession`).
+public protocol ConversingAdapter: BLEAdapter {
     /// A conversation with one connected device.
     func makeConversation(for device: BLEDeviceTraits, context: AdapterContext) -> any GATTConversation
 }
