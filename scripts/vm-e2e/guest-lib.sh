@@ -148,7 +148,9 @@ peripheral_start() {
     mgmt --index "$index" add-adv -c "${uuid_arguments[@]}" 1 > /dev/null
     background "$PYTHON" "$VM_DEVICES/ble_peripheral.py" --address "${BT_ADDRESS[index]}" --profiles "$profiles" "$@" \
         > "$RESULTS/peripheral$index.log" 2>&1
-    wait_for 10 grep -q serving "$RESULTS/peripheral$index.log"
+    # Python starts slowly under emulation on a loaded host (seen: more than 10 s).
+    wait_for 40 grep -q serving "$RESULTS/peripheral$index.log" \
+        || { note "peripheral $index never served: $(tail -3 "$RESULTS/peripheral$index.log")"; return 1; }
 }
 
 # ---------------------------------------------------------------- USB gadgets
