@@ -3,9 +3,11 @@ import AdapterKit
 import BTHome
 import DSD6Band
 import GATTHealthProfiles
+import HidrateSpark
 import OmronPedometer
 import TEMPer
 import XiaomiScale
+import YunmaiScale
 
 /// The ordered registry of the adapters compiled into ingestd.
 ///
@@ -19,6 +21,8 @@ public enum BuiltinAdapters {
         XiaomiScaleAdapter(),
         BTHomeAdapter(),
         DSD6BandAdapter(),
+        YunmaiScaleAdapter(),
+        HidrateSparkAdapter(),
         GATTHealthAdapter(),
     ]
 

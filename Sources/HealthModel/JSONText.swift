@@ -10,6 +10,16 @@ public enum JSONText {
     /// Appends `string` as a JSON string literal: `"` and `\` escaped, control characters as
     /// `\n`, `\t`... or `\u00XX`; everything else (including non-ASCII) written as UTF-8.
     public static func appendQuoted(_ string: String, to text: inout String) {
+        // Nearly every string needs no escape: one scan of its UTF-8 bytes, then one append.
+        let needsEscape = string.utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+        } ?? true
+        if !needsEscape {
+            text.append("\"")
+            text.append(string)
+            text.append("\"")
+            return
+        }
         text.append("\"")
         var pendingStart = string.unicodeScalars.startIndex
         var index = pendingStart

@@ -93,6 +93,10 @@ struct ReplayCommand: Command {
                 continue
             }
             let reader = try LineReader(path: readPath)
+            let fileSize = (try? FileManager.default.attributesOfItem(atPath: readPath)[.size] as? Int) ?? 0
+            let progress = ProgressLine(label: "replay \(file)", totalBytes: fileSize, context: context)
+            defer { progress.finish() }
+            var bytesRead = 0
             var batch: [HealthRecord] = []
             batch.reserveCapacity(batchSize)
             var batchLines: [Int] = []
@@ -104,6 +108,7 @@ struct ReplayCommand: Command {
                 switch line {
                 case .text(let text):
                     bytes = text
+                    bytesRead += text.count + 1
                 case .overlong(let length):
                     malformed += 1
                     context.stderr.writeLine("error: \(file):\(lineNumber): line of \(length) bytes is longer than the limit of \(reader.maximumLineLength) bytes; skipped")
@@ -127,6 +132,7 @@ struct ReplayCommand: Command {
                     records += batch.count
                     batch.removeAll(keepingCapacity: true)
                     batchLines.removeAll(keepingCapacity: true)
+                    progress.update(bytes: bytesRead, records: records)
                     if records % 100_000 < batchSize {
                         context.logger.info("\(file): \(records) records ingested")
                     }

@@ -17,6 +17,9 @@ public struct CaptureReplay {
     public var memory: any DeviceMemory = EphemeralDeviceMemory()
     /// Adapter configuration (`--adapter-option`), given to conversations.
     public var options: [String: String] = [:]
+    /// Called every 4,096 capture records with the bytes read and the records read so far
+    /// (`decode`'s progress line); not called for usbmon captures, which are read before replay.
+    public var progress: ((_ bytesRead: Int, _ recordsRead: Int) -> Void)?
 
     public init(adapters: [any BLEAdapter], forcedAdapterID: String?, timeZone: TimeZone, batchSize: Int = 1000) {
         self.adapters = adapters
@@ -210,6 +213,7 @@ public struct CaptureReplay {
         do {
             while let record = try reader.next() {
                 summary.records += 1
+                if summary.records & 4095 == 0 { progress?(reader.bytesRead, summary.records) }
                 events.removeAll(keepingCapacity: true)
                 decoder.process(record, into: &events)
                 for event in events {
