@@ -114,7 +114,7 @@ let package = Package(
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Pipeline", "HealthModel"]),
         // Real receivers: a Mosquitto broker and a Python HTTP server started on 127.0.0.1 by the tests,
         // the engine in process and the built ingestd (kill -9 mid-delivery).
-        .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "SQLiteStore", "Pipeline", "HealthModel", "ingestd"],
+        .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "SQLiteStore", "Pipeline", "HealthModel", "TestSupport", "ingestd"],
                     exclude: ["Receivers"]),
         // Runs the built ingestd binary (SIGKILL mid-replay, then replay again).
         .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd", "TestSupport"], exclude: ["Captures"]),

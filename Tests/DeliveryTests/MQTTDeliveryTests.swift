@@ -2,10 +2,11 @@ import Delivery
 import Foundation
 import HealthModel
 import SQLiteStore
+import TestSupport
 import Testing
 
 /// MQTT sinks against a real Mosquitto broker on 127.0.0.1.
-@Suite(.serialized) struct MQTTDeliveryTests {
+@Suite(.serialized, .offCooperativePool) struct MQTTDeliveryTests {
     private func options(prefix: String = "ingestd/gw", homeAssistant: Bool = false, batchSize: Int = 50) -> SinkOptions {
         var options = SinkOptions()
         options.gatewayID = "gw"

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// `ingestd export` as a process: options, files, and a large export in bounded memory.
-@Suite struct ExportProcessTests {
+@Suite(.offCooperativePool) struct ExportProcessTests {
     @Test func openScaleExportToAFile() throws {
         let temp = try mixedStore()
         let out = temp.directory.appendingPathComponent("scale.csv").path

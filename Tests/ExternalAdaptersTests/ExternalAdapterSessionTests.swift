@@ -7,7 +7,7 @@ import Testing
 import Transport
 import XiaomiScale
 
-@Suite("ExternalAdapterSession")
+@Suite("ExternalAdapterSession", .offCooperativePool)
 struct ExternalAdapterSessionTests {
     let utc = TimeZone(identifier: "UTC")!
 
@@ -300,7 +300,7 @@ struct ExternalAdapterSessionTests {
     }
 }
 
-@Suite("ExternalUSBSession")
+@Suite("ExternalUSBSession", .offCooperativePool)
 struct ExternalUSBSessionTests {
     /// A stick the `usb-steps` plugin matches.
     static let device = USBDeviceDescription(vendorID: 0x0FCF, productID: 0x1008, bus: 1, address: 5, product: "ANTUSB-m Stick")

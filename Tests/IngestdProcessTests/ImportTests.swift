@@ -6,7 +6,7 @@ import TestSupport
 /// (Tests/AppleHealthImportTests/Fixtures/export.zip: 2,505 records, 7 blood-pressure readings
 /// listed inside their correlations and again at top level, 16 weigh-ins of which 4 re-write a
 /// sync identifier with version 2, steps from an iPhone and an Apple Watch).
-@Suite(.serialized) struct ImportTests {
+@Suite(.serialized, .offCooperativePool) struct ImportTests {
     let directory: URL
     let store: String
     static let export = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -5,7 +5,7 @@ import TestSupport
 /// People (issue 15), with the built binary: a shared Mi scale's weighings land as alice's, bob's
 /// or unassigned from a replayed capture; `assign` moves one and the change feed shows it; a band
 /// assigned to alice counts in her `today` only.
-@Suite(.serialized) struct PeopleTests {
+@Suite(.serialized, .offCooperativePool) struct PeopleTests {
     let directory: URL
     let store: String
     static let captures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()

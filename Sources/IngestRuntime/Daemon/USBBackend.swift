@@ -156,11 +156,12 @@ final class USBSessionSupervisor: Sendable {
     }
 
     /// Waits (off the cooperative pool) until every session thread has ended or `limit` passed;
-    /// returns whether they all ended.
+    /// returns whether they all ended. The wait blocks a thread of its own, not a worker of
+    /// Dispatch's global queues (whose width is as small as the cooperative pool's).
     func waitForSessions(atMost limit: Duration) async -> Bool {
         let seconds = limit.inSeconds
         return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            DispatchQueue.global().async { [group] in
+            Thread.detachNewThread { [group] in
                 continuation.resume(returning: group.wait(timeout: .now() + seconds) == .success)
             }
         }
