@@ -531,9 +531,10 @@ final class PluginRunner: @unchecked Sendable {
             return PluginLineRejection(.tooManyRequests, "\(request.operation.name) \(request.id): \(pendingRequests) requests are unanswered",
                                        requestID: request.id)
         }
+        // An admitted request does not end a run of rejected lines: a plugin that floods gets a
+        // few requests through and is still killed after the limit of refusals.
         requestTokens -= 1
         pendingRequests += 1
-        consecutiveRejections = 0
         return nil
     }
 
