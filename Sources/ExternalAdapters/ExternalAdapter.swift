@@ -172,7 +172,7 @@ public final class ExternalAdapter: ConversingAdapter, USBAdapter, Sendable {
 
     /// A session running the plugin for one BLE device; the process starts now. A connecting
     /// plugin's process runs per connection instead: its advertisement session only counts.
-    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any AdapterSession {
+    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any BLEAdapterSession {
         if connects { return ConnectingPluginAdvertisementSession() }
         return ExternalAdapterSession(adapter: self, device: .ble(device), timeZone: context.timeZone)
     }
@@ -196,7 +196,7 @@ public final class ExternalAdapter: ConversingAdapter, USBAdapter, Sendable {
 
 /// The advertisement session of a plugin that holds conversations: its advertisements are
 /// not sent anywhere (the process runs per connection), only counted.
-final class ConnectingPluginAdvertisementSession: AdapterSession {
+final class ConnectingPluginAdvertisementSession: BLEAdapterSession {
     func receive(_ event: TransportEvent, into output: inout AdapterOutput) {
         output.skip("advertisement-of-connecting-plugin")
     }
@@ -210,7 +210,7 @@ final class ConnectingPluginAdvertisementSession: AdapterSession {
 /// plugin has printed so far are handed out with each call. `finish` ends the plugin's stdin and
 /// waits (at most `finishTimeout`) for its last records, so a replayed capture decodes the same
 /// every time.
-public final class ExternalAdapterSession: AdapterSession {
+public final class ExternalAdapterSession: BLEAdapterSession {
     let runner: PluginRunner
 
     init(adapter: ExternalAdapter, device: ExternalDevice, timeZone: TimeZone) {

@@ -59,7 +59,7 @@ import Transport
 
     /// Runs the daemon once (`listen` long) with `adapters`, against a controller advertising
     /// `devices` as connectable; each connection gets a peripheral serving the device.
-    func runDaemon(store: String, adapters: [any Adapter], devices: [Device], listen: Duration = .seconds(6),
+    func runDaemon(store: String, adapters: [any BLEAdapter], devices: [Device], listen: Duration = .seconds(6),
                    log: RecordingLogHandler = RecordingLogHandler()) async throws {
         let (hostEnd, controllerEnd) = try SocketPair.make()
         var reports: [[UInt8]] = []
