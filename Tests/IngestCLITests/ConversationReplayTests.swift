@@ -24,20 +24,10 @@ import Transport
         let zone = try #require(TimeZone(identifier: "Europe/Berlin"))
 
         // Live: the meter's 50 records over a socketpair, recorded.
-        let recorder = BluetoothCaptureRecorder(target: Self.meter, now: { Date() }, onRecord: nil)
-        try recorder.open(path: path)
-        let connection = recorder.connection(handle: 0x0040, peer: Self.meter, addressType: .public)
-        let (clientEnd, peripheralEnd) = try SocketPair.make()
-        let peripheral = try SimulatedPeripheral(descriptor: peripheralEnd, profile: SimulatedGlucoseMeter.profile,
-                                                 responder: SimulatedGlucoseMeter(records: 50))
-        await peripheral.start()
-        let client = GATTClient(channel: try PacketChannel(adopting: clientEnd),
-                                peer: GATTPeer(address: Self.meter, addressType: .public, connectionHandle: 0x0040),
-                                configuration: GATTClientConfiguration(requestTimeout: .seconds(2)), tap: connection.tap)
-        await client.start()
-        connection.opened()
-        let link = GATTClientConversationLink(client: client)
-        await link.start()
+        let recorded = try await RecordedSimulatedConnection(path: path, peer: Self.meter, profile: SimulatedGlucoseMeter.profile,
+                                                             responder: SimulatedGlucoseMeter(records: 50))
+        let link = recorded.link
+        let client = recorded.client
         let context = AdapterContext(timeZone: zone, source: GATTHealthAdapter.id, memory: EphemeralDeviceMemory())
         let conversation = GATTHealthAdapter().makeConversation(for: BLEDeviceTraits(address: Self.meter), context: context)
         var live: [HealthRecord] = []
@@ -47,9 +37,7 @@ import Transport
             if live.count == 50 { await client.disconnect() }
             return DeliveryReceipt(stored: output.records.count, held: 0)
         }
-        connection.closed(reason: 0x16)
-        await peripheral.stop()
-        try recorder.close()
+        try await recorded.close()
         #expect(live.count == 50)
 
         // Replay: the same conversation against the capture.

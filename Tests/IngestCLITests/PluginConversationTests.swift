@@ -206,30 +206,16 @@ import Transport
         let path = scenario.directory.appendingPathComponent("acme.btsnoop").path
         let zone = try #require(TimeZone(identifier: "Europe/Berlin"))
 
-        let recorder = BluetoothCaptureRecorder(target: Self.scaleAddress, now: { Date() }, onRecord: nil)
-        try recorder.open(path: path)
-        let connection = recorder.connection(handle: 0x0040, peer: Self.scaleAddress, addressType: .public)
-        let (clientEnd, peripheralEnd) = try SocketPair.make()
-        let peripheral = try SimulatedPeripheral(descriptor: peripheralEnd, profile: SimulatedVendorScale.profile,
-                                                 responder: SimulatedVendorScale(readings: Self.readings))
-        await peripheral.start()
-        let client = GATTClient(channel: try PacketChannel(adopting: clientEnd),
-                                peer: GATTPeer(address: Self.scaleAddress, addressType: .public, connectionHandle: 0x0040),
-                                configuration: GATTClientConfiguration(requestTimeout: .seconds(2)), tap: connection.tap)
-        await client.start()
-        connection.opened()
-        let link = GATTClientConversationLink(client: client)
-        await link.start()
+        let recorded = try await RecordedSimulatedConnection(path: path, peer: Self.scaleAddress, profile: SimulatedVendorScale.profile,
+                                                             responder: SimulatedVendorScale(readings: Self.readings))
         let conversation = adapter.makeConversation(for: BLEDeviceTraits(address: Self.scaleAddress),
                                                     context: AdapterContext(timeZone: zone, source: "acme-scale"))
         var live: [HealthRecord] = []
-        try await conversation.run(over: link) { output in
+        try await conversation.run(over: recorded.link) { output in
             live += output.records
             return DeliveryReceipt(stored: output.records.count, held: 0)
         }
-        connection.closed(reason: 0x16)
-        await peripheral.stop()
-        try recorder.close()
+        try await recorded.close()
         #expect(live.count == 3, "\(pluginLog.messages)")
 
         let replay = CaptureReplay(adapters: [adapter], forcedAdapterID: nil, timeZone: zone)
