@@ -106,7 +106,7 @@ final class PluginConversation: GATTConversation {
             runner.closeInput()
             let deadline = ContinuousClock.now + configuration.finishTimeout
             var stopped = false
-            while !runner.hasFinished, let event = await iterator.next() {
+            ending: while !runner.hasFinished, let event = await iterator.next() {
                 switch event {
                 case .runner(.request(let request)):
                     runner.submitControl(ExternalConversationLine.failed(
@@ -125,11 +125,11 @@ final class PluginConversation: GATTConversation {
                         stopped = true
                         runner.stop()
                     } else if ContinuousClock.now >= deadline + .seconds(2) {
-                        break
+                        break ending
                     }
                     continue
                 }
-                if runner.hasFinished { break }
+                if runner.hasFinished { break ending }
             }
             try await session.deliverOutput(deliver)
         } catch {

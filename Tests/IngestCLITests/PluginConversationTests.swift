@@ -228,5 +228,12 @@ import Transport
             records.flatMap(\.samples).map { "\($0.start.timeIntervalSince1970) \($0.quantity.value) \($0.metadata.syncIdentifier ?? "")" }
         }
         #expect(key(replayed) == key(live), "\(pluginLog.messages)")
+
+        // The same through `ingestd decode`, which finds the plugin in --plugins.
+        let decoded = await scenario.run(["decode", path, "--plugins", scenario.directory.path, "--json"], withStore: false)
+        #expect(decoded.status == 0, "\(decoded.stderr)")
+        #expect(decoded.stdout.count == 3 && decoded.stdout.allSatisfy { $0.contains("\"source\":\"acme-scale\"") },
+                "\(decoded.stdout) \(decoded.stderr)")
+        #expect(decoded.stdout.contains { $0.contains("\"value\":72.45") && $0.contains("2025-11-30T07:00:00Z") }, "\(decoded.stdout)")
     }
 }
