@@ -30,6 +30,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLibUSB", pkgConfig: "libusb-1.0", providers: [.apt(["libusb-1.0-0-dev"])]),
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
@@ -66,6 +67,9 @@ let package = Package(
         .target(name: "Export", dependencies: ["HealthModel"]),
         // A small Swift face on sqlite3 and the default SampleStore.
         .target(name: "SQLiteStore", dependencies: ["CSQLite", "HealthModel", "Pipeline"]),
+        // Apple Health exports (export.zip / export.xml) streamed into records: zip central directory,
+        // inflate (zlib), a pull XML reader, the export's record mapping.
+        .target(name: "AppleHealthImport", dependencies: ["CZlib", "HealthModel"]),
         // Sinks: cursors over the change feed, the delivery engine, MQTT (libmosquitto), HTTP push (libcurl).
         .target(name: "Delivery", dependencies: ["HealthModel", "SQLiteStore", "CMosquitto", "CCurl"]),
         // The runtime: the daemon and its device backends, the ingest service, the capture replay
@@ -77,7 +81,7 @@ let package = Package(
         // Commands and wiring; only `ingestd`'s main imports it.
         .target(name: "IngestCLI", dependencies: [
             "ArgumentParsing", "IngestRuntime", "Logging", "ExternalAdapterProtocol", "BLEWire", "Export", "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
-            "LibUSBTransport", "BlueZTransport", "ExternalAdapters", "Delivery",
+            "LibUSBTransport", "BlueZTransport", "ExternalAdapters", "Delivery", "AppleHealthImport",
         ]),
         // The ordered registry of built-in adapters (exact matches before generic ones).
         .target(
@@ -100,7 +104,9 @@ let package = Package(
         // Helpers shared by the test targets: hex literals, advertisement builders, the ingestd
         // process runner, log collection, the Omron CSV export, the fragmentation verifier.
         .target(name: "TestSupport", dependencies: ["BLEWire", "Transport"], path: "Tests/TestSupport"),
-        .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
+        .testTarget(name: "HealthModelTests", dependencies: ["HealthModel", "TestSupport"]),
+        .testTarget(name: "AppleHealthImportTests", dependencies: ["AppleHealthImport", "HealthModel", "TestSupport"],
+                    exclude: ["Fixtures"]),
         // Export writers on real records; FHIR Bundles validated by the fhir.resources package (R4) in a venv;
         // `ingestd export` run as a process (a large export in bounded memory, measured from /proc).
         .testTarget(name: "ExportTests", dependencies: ["Export", "HealthModel", "SQLiteStore", "Pipeline", "TestSupport", "ingestd"]),

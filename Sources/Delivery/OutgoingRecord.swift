@@ -14,9 +14,12 @@ public struct OutgoingRecord: Sendable {
     public var json: String
     /// The dead letter this record was read from (`sinks retry`), if any.
     public var deadLetterID: Int64?
+    /// Whose sample it is (a deletion: whose it was); empty when not known (a dead letter).
+    public var person: String
 
-    /// The record of a change-feed entry.
-    public init(_ entry: ChangeEntry) {
+    /// The record of a change-feed entry of `person`.
+    public init(_ entry: ChangeEntry, person: String = "") {
+        self.person = person
         switch entry {
         case .added(let sample, let anchor):
             self.anchor = anchor
@@ -36,6 +39,7 @@ public struct OutgoingRecord: Sendable {
 
     /// The record of a dead letter queued by `sinks retry`.
     public init(_ deadLetter: DeadLetter) {
+        person = ""
         anchor = deadLetter.anchor
         uuid = deadLetter.uuid
         type = deadLetter.type

@@ -180,7 +180,7 @@ final class USBSessionSupervisor: Sendable {
             let deliver: (AdapterOutput) throws -> DeliveryReceipt = { output in
                 for rejection in output.rejections { logger.warning("frame rejected: \(rejection.reason): \(rejection.detail)") }
                 guard !output.records.isEmpty else { return DeliveryReceipt(stored: 0, held: 0) }
-                let report = try self.service.ingestBlocking(output.records, origin: device.idString)
+                let report = try self.service.ingestBlocking(output.records, origin: device.idString, deviceKeys: device.ownerKeys)
                 return DeliveryReceipt(report)
             }
             do {
