@@ -179,7 +179,7 @@ let package = Package(
                           path: "Tests/Fuzz/HealthRecords", swiftSettings: fuzzSettings),
         .executableTarget(name: "fuzz-units", dependencies: ["HealthModel", "FuzzSupport"],
                           path: "Tests/Fuzz/Units", swiftSettings: fuzzSettings),
-        .executableTarget(name: "fuzz-plugin-output", dependencies: ["ExternalAdapters", "HealthModel", "FuzzSupport"],
+        .executableTarget(name: "fuzz-plugin-output", dependencies: ["ExternalAdapterProtocol", "ExternalAdapters", "HealthModel", "FuzzSupport"],
                           path: "Tests/Fuzz/PluginOutput", swiftSettings: fuzzSettings),
         // Every adapter's captures (built from published byte vectors) replayed as `ingestd decode` does.
         .testTarget(

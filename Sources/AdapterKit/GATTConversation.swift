@@ -12,6 +12,14 @@ import Transport
 public protocol ConversingAdapter: BLEAdapter {
     /// A conversation with one connected device.
     func makeConversation(for device: BLEDeviceTraits, context: AdapterContext) -> any GATTConversation
+    /// Whether this adapter does talk to connected devices (default true). An adapter whose
+    /// kind is decided at run time (an external adapter: only a protocol-2 plugin that asked to
+    /// connect does) answers false to be treated as advertisement-only.
+    var conversesWithConnectedDevices: Bool { get }
+}
+
+extension ConversingAdapter {
+    public var conversesWithConnectedDevices: Bool { true }
 }
 
 /// One conversation with one connected device.

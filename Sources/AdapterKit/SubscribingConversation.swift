@@ -141,11 +141,16 @@ final class DeclaredConversation: GATTConversation {
 extension BLEAdapter {
     /// Whether the adapter talks to connected devices: its own conversation
     /// (``ConversingAdapter``) or its declarations' (``ConnectingAdapter``).
-    public var holdsConversations: Bool { self is any ConversingAdapter || self is any ConnectingAdapter }
+    public var holdsConversations: Bool {
+        if let conversing = self as? any ConversingAdapter { return conversing.conversesWithConnectedDevices }
+        return self is any ConnectingAdapter
+    }
 
     /// The conversation with a connected device, nil for an advertisement-only adapter.
     public func conversation(for device: BLEDeviceTraits, context: AdapterContext) -> (any GATTConversation)? {
-        if let conversing = self as? any ConversingAdapter { return conversing.makeConversation(for: device, context: context) }
+        if let conversing = self as? any ConversingAdapter {
+            return conversing.conversesWithConnectedDevices ? conversing.makeConversation(for: device, context: context) : nil
+        }
         if let connecting = self as? any ConnectingAdapter {
             return connecting.makeDeclaredConversation(for: device, context: context)
         }

@@ -169,7 +169,7 @@ public enum ExternalAdapterMain {
     }
 
     private static func usage(_ id: String) -> String {
-        "usage: \(ExternalAdapterProtocol.executableName(for: id)) --describe | --run  (ingestd external adapter protocol \(ExternalAdapterProtocol.version))"
+        "usage: \(ExternalAdapterProtocol.executableName(for: id)) --describe | --run  (ingestd external adapter protocol 1)"
     }
 }
 

@@ -3,11 +3,15 @@ import Foundation
 import HealthModel
 import Transport
 
-/// The fixed facts of the external adapter protocol (version 1, described in `Plugins/README.md`):
-/// executable naming, the adapter id syntax and the line size limit both sides keep to.
+/// The fixed facts of the external adapter protocol (versions 1 and 2, described in
+/// `Plugins/README.md`): executable naming, the adapter id syntax and the line size limit both
+/// sides keep to.
 public enum ExternalAdapterProtocol {
-    /// The protocol version this build speaks; `--describe` must announce it as `"protocol"`.
-    public static let version = 1
+    /// The newest protocol version this build speaks (2: conversations with connected devices
+    /// and `committed`). `--describe` announces the plugin's version as `"protocol"`.
+    public static let version = 2
+    /// The versions a plugin may announce; a version-1 plugin is run as version 1.
+    public static let supportedVersions: ClosedRange<Int> = 1...2
     /// Plugin executables are named `ingestd-adapter-<id>`.
     public static let executablePrefix = "ingestd-adapter-"
     /// The longest line (without its newline) either side accepts: 64 KiB.

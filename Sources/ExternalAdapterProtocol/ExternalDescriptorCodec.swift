@@ -38,13 +38,20 @@ public enum ExternalDescriptorError: Error, Equatable, Sendable, CustomStringCon
     case invalidNamePattern(String)
     /// A USB vendor or product id that is not four hex digits.
     case invalidUSBID(field: String, text: String)
+    /// A field that a later protocol version brought (`connect` is version 2's), in an older one's descriptor.
+    case fieldNeedsNewerProtocol(field: String, version: Int)
 
     public var description: String {
         switch self {
         case .notJSON(let reason): "--describe did not print one JSON object: \(reason)"
         case .unsupportedProtocol(let version?):
-            "speaks protocol \(version), this ingestd speaks protocol \(ExternalAdapterProtocol.version)"
-        case .unsupportedProtocol(nil): "missing field \"protocol\" (expected \(ExternalAdapterProtocol.version))"
+            "speaks protocol \(version), this ingestd speaks protocols \(ExternalAdapterProtocol.supportedVersions.lowerBound)"
+                + " to \(ExternalAdapterProtocol.supportedVersions.upperBound)"
+        case .unsupportedProtocol(nil):
+            "missing field \"protocol\" (expected \(ExternalAdapterProtocol.supportedVersions.lowerBound)"
+                + " or \(ExternalAdapterProtocol.supportedVersions.upperBound))"
+        case .fieldNeedsNewerProtocol(let field, let version):
+            "field \"\(field)\" needs protocol \(version) or later"
         case .missingField(let field): "missing field \"\(field)\""
         case .wrongFieldType(let field, let expected): "\(field) must be \(expected)"
         case .unknownField(let field): "unknown field \"\(field)\""
@@ -69,9 +76,15 @@ public enum ExternalDescriptorError: Error, Equatable, Sendable, CustomStringCon
 /// Reading is strict (unknown fields are errors, so a typo does not silently widen or narrow what
 /// the plugin gets) because the output comes from an untrusted executable.
 public enum ExternalDescriptorCodec {
-    /// The descriptor as one line of JSON, keys in protocol order.
+    /// The descriptor as one line of JSON, keys in protocol order (version 1, advertisements only).
     public static func encode(_ descriptor: AdapterDescriptor) -> String {
-        var text = "{\"protocol\":\(ExternalAdapterProtocol.version),\"id\":"
+        encode(ExternalPluginDescription(descriptor: descriptor, protocolVersion: 1, connects: false))
+    }
+
+    /// A plugin's whole description as one line of JSON: `connect` only when true (version 2).
+    public static func encode(_ description: ExternalPluginDescription) -> String {
+        let descriptor = description.descriptor
+        var text = "{\"protocol\":\(description.protocolVersion),\"id\":"
         JSONText.appendQuoted(descriptor.id, to: &text)
         text += ",\"name\":"
         JSONText.appendQuoted(descriptor.name, to: &text)
@@ -85,8 +98,9 @@ public enum ExternalDescriptorCodec {
         text += descriptor.produces.map { JSONText.quoted($0.identifier) }.joined(separator: ",")
         text += "],\"matches\":["
         text += descriptor.matches.map(encode).joined(separator: ",")
-        text += "]}"
-        return text
+        text += "]"
+        if description.connects { text += ",\"connect\":true" }
+        return text + "}"
     }
 
     static func encode(_ match: DeviceMatch) -> String {
@@ -116,6 +130,13 @@ public enum ExternalDescriptorCodec {
 
     /// Reads a descriptor. `expectedID` (the `<id>` of the executable's name) must equal `id`.
     public static func decode(_ data: Data, expectedID: String?) throws(ExternalDescriptorError) -> AdapterDescriptor {
+        try decodeDescription(data, expectedID: expectedID).descriptor
+    }
+
+    /// Reads a plugin's whole description: its descriptor, protocol version and `connect`.
+    public static func decodeDescription(_ data: Data, expectedID: String?) throws(ExternalDescriptorError)
+        -> ExternalPluginDescription
+    {
         let document: DescribeDocument
         do {
             document = try JSONDecoder().decode(DescribeDocument.self, from: data)
@@ -129,13 +150,32 @@ public enum ExternalDescriptorCodec {
         if let expectedID, document.id != expectedID {
             throw .idMismatch(expected: expectedID, found: document.id)
         }
-        return AdapterDescriptor(id: document.id, name: document.name, version: document.version,
-                                 summary: document.summary, matches: document.matches, produces: document.produces)
+        let descriptor = AdapterDescriptor(id: document.id, name: document.name, version: document.version,
+                                           summary: document.summary, matches: document.matches, produces: document.produces)
+        return ExternalPluginDescription(descriptor: descriptor, protocolVersion: document.protocolVersion,
+                                         connects: document.connects)
     }
 
     /// Reads a descriptor from text.
     public static func decode(_ text: String, expectedID: String?) throws(ExternalDescriptorError) -> AdapterDescriptor {
         try decode(Data(text.utf8), expectedID: expectedID)
+    }
+}
+
+/// What `--describe` says about a plugin: its descriptor, the protocol version it speaks and,
+/// from version 2, whether it holds conversations with the connectable devices it matches.
+public struct ExternalPluginDescription: Sendable, Hashable {
+    public var descriptor: AdapterDescriptor
+    /// 1 or 2; the daemon speaks this version with the plugin.
+    public var protocolVersion: Int
+    /// `"connect":true`: the daemon connects to matched connectable BLE devices and the plugin
+    /// holds the conversation (protocol 2); the plugin then gets no advertisement lines.
+    public var connects: Bool
+
+    public init(descriptor: AdapterDescriptor, protocolVersion: Int, connects: Bool) {
+        self.descriptor = descriptor
+        self.protocolVersion = protocolVersion
+        self.connects = connects
     }
 }
 
@@ -148,8 +188,10 @@ private struct DescribeDocument: Decodable {
     var summary: String
     var produces: [QuantityType]
     var matches: [DeviceMatch]
+    var protocolVersion: Int
+    var connects: Bool
 
-    static let fields: Set<String> = ["protocol", "id", "name", "version", "summary", "produces", "matches"]
+    static let fields: Set<String> = ["protocol", "id", "name", "version", "summary", "produces", "matches", "connect"]
 
     init(from decoder: any Decoder) throws {
         let object: KeyedDecodingContainer<AnyJSONKey>
@@ -160,11 +202,16 @@ private struct DescribeDocument: Decodable {
         }
         // A missing or non-integer `protocol` reads as nil.
         let version: Int? = (try? object.decodeIfPresent(Int.self, forKey: AnyJSONKey("protocol"))) ?? nil
-        guard version == ExternalAdapterProtocol.version else {
+        guard let version, ExternalAdapterProtocol.supportedVersions.contains(version) else {
             throw ExternalDescriptorError.unsupportedProtocol(version)
         }
+        protocolVersion = version
         if let unknown = object.allKeys.map(\.stringValue).sorted().first(where: { !Self.fields.contains($0) }) {
             throw ExternalDescriptorError.unknownField(unknown)
+        }
+        connects = try Self.optional(object, "connect", Bool.self, expected: "true or false") ?? false
+        if object.contains(AnyJSONKey("connect")) && version < 2 {
+            throw ExternalDescriptorError.fieldNeedsNewerProtocol(field: "connect", version: 2)
         }
         id = try Self.string(object, "id")
         guard ExternalAdapterProtocol.isValidID(id) else { throw ExternalDescriptorError.invalidID(id) }

@@ -60,8 +60,9 @@ public enum ExternalInputError: Error, Equatable, Sendable, CustomStringConverti
 /// `{"advertisement":{…}}` per advertisement. Unknown fields are ignored when reading, so a
 /// newer daemon may add fields without breaking older plugins.
 public enum ExternalInputCodec {
-    /// `{"device":{"transport":"ble",…},"timeZone":"Europe/Berlin","protocol":1}`.
-    public static func encodeDeviceLine(_ device: ExternalDevice, timeZone: TimeZone) -> String {
+    /// `{"device":{"transport":"ble",…},"timeZone":"Europe/Berlin","protocol":1}`, with the
+    /// version the plugin speaks (its `--describe` said which).
+    public static func encodeDeviceLine(_ device: ExternalDevice, timeZone: TimeZone, protocolVersion: Int = 1) -> String {
         var text = "{\"device\":{"
         switch device {
         case .ble(let traits):
@@ -86,7 +87,7 @@ public enum ExternalInputCodec {
         }
         text += "},\"timeZone\":"
         JSONText.appendQuoted(timeZone.identifier, to: &text)
-        text += ",\"protocol\":\(ExternalAdapterProtocol.version)}"
+        text += ",\"protocol\":\(protocolVersion)}"
         return text
     }
 

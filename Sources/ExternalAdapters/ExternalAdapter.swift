@@ -63,6 +63,14 @@ public struct ExternalAdapterConfiguration: Sendable {
     public var logLinesPerRun: Int
     /// The environment plugin processes get (`INGESTD_ADAPTER_PROTOCOL` is added).
     public var environment: [String: String]
+    /// Protocol-2 requests a plugin may make per second on average (a token bucket refilled at
+    /// this rate) and in one burst; beyond, requests are refused as `rate-limited`.
+    public var requestsPerSecond: Double
+    public var requestBurst: Int
+    /// Requests of one plugin waiting for their answer; beyond, `too-many-requests`.
+    public var maximumPendingRequests: Int
+    /// Notifications and indications waiting for a conversation's plugin; beyond, dropped and counted.
+    public var maximumQueuedValues: Int
     /// Receives plugin log lines, stderr lines and supervisor notes.
     public var log: @Sendable (ExternalAdapterLogEntry) -> Void
     /// Called with the adapter id after a plugin process ended or failed to start, when its
@@ -81,6 +89,10 @@ public struct ExternalAdapterConfiguration: Sendable {
         outputQueueCapacity: Int = 4096,
         logLinesPerRun: Int = 1000,
         environment: [String: String] = ProcessInfo.processInfo.environment,
+        requestsPerSecond: Double = 50,
+        requestBurst: Int = 100,
+        maximumPendingRequests: Int = 16,
+        maximumQueuedValues: Int = 256,
         log: @escaping @Sendable (ExternalAdapterLogEntry) -> Void = { _ in },
         stateChanged: @escaping @Sendable (String) -> Void = { _ in }
     ) {
@@ -95,38 +107,58 @@ public struct ExternalAdapterConfiguration: Sendable {
         self.outputQueueCapacity = outputQueueCapacity
         self.logLinesPerRun = logLinesPerRun
         self.environment = environment
+        self.requestsPerSecond = requestsPerSecond
+        self.requestBurst = requestBurst
+        self.maximumPendingRequests = maximumPendingRequests
+        self.maximumQueuedValues = maximumQueuedValues
         self.log = log
         self.stateChanged = stateChanged
     }
 
-    /// The environment a plugin process gets.
-    var pluginEnvironment: [String: String] {
+    /// The environment a plugin process speaking `protocolVersion` gets.
+    func pluginEnvironment(protocolVersion: Int) -> [String: String] {
         var environment = environment
-        environment["INGESTD_ADAPTER_PROTOCOL"] = String(ExternalAdapterProtocol.version)
+        environment["INGESTD_ADAPTER_PROTOCOL"] = String(protocolVersion)
         return environment
     }
 }
 
 /// An adapter whose decoding runs in a plugin process (`ingestd-adapter-<id> --run`), one process
 /// per device, restarted with back-off when it fails. It plugs into `AdapterRouter` like a
-/// built-in adapter (BLE advertisements) and runs USB devices through `USBAdapter`.
+/// built-in adapter (BLE advertisements) and runs USB devices through `USBAdapter`. A protocol-2
+/// plugin that asked to connect (`"connect":true`) holds conversations with its connected
+/// devices instead (``PluginConversation``), one process per connection.
 ///
 /// Everything the plugin prints is untrusted: see `PluginOutputValidator`. Authorization and
 /// writing stay in the pipeline, so a type the user did not grant is denied there.
-public final class ExternalAdapter: BLEAdapter, USBAdapter, Sendable {
+public final class ExternalAdapter: ConversingAdapter, USBAdapter, Sendable {
     public let descriptor: AdapterDescriptor
     /// The plugin executable.
     public let executable: String
     public let configuration: ExternalAdapterConfiguration
     /// Restart state and counters, shared by the adapter's sessions.
     public let supervisor: PluginSupervisor
+    /// The protocol version the plugin speaks (its `--describe` said).
+    public let protocolVersion: Int
+    /// Whether the plugin holds conversations with connected devices (protocol 2, `"connect":true`).
+    public let connects: Bool
 
-    public init(descriptor: AdapterDescriptor, executable: String, configuration: ExternalAdapterConfiguration = ExternalAdapterConfiguration()) {
+    public init(descriptor: AdapterDescriptor, executable: String, configuration: ExternalAdapterConfiguration = ExternalAdapterConfiguration(),
+                protocolVersion: Int = 1, connects: Bool = false) {
         self.descriptor = descriptor
         self.executable = executable
         self.configuration = configuration
+        self.protocolVersion = protocolVersion
+        self.connects = connects && protocolVersion >= 2
         self.supervisor = PluginSupervisor(adapterID: descriptor.id, policy: configuration.restartPolicy,
                                            clock: configuration.clock)
+    }
+
+    /// An adapter for a plugin as `--describe` described it.
+    public convenience init(description: ExternalPluginDescription, executable: String,
+                            configuration: ExternalAdapterConfiguration = ExternalAdapterConfiguration()) {
+        self.init(descriptor: description.descriptor, executable: executable, configuration: configuration,
+                  protocolVersion: description.protocolVersion, connects: description.connects)
     }
 
     /// `.ok` or `.restarting(…)`.
@@ -135,9 +167,19 @@ public final class ExternalAdapter: BLEAdapter, USBAdapter, Sendable {
     /// False while the plugin waits in restart back-off: a device goes to the next adapter.
     public var isAvailable: Bool { if case .ok = state { true } else { false } }
 
-    /// A session running the plugin for one BLE device; the process starts now.
+    /// Only a protocol-2 plugin that asked to connect talks to connected devices.
+    public var conversesWithConnectedDevices: Bool { connects }
+
+    /// A session running the plugin for one BLE device; the process starts now. A connecting
+    /// plugin's process runs per connection instead: its advertisement session only counts.
     public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any BLEAdapterSession {
-        ExternalAdapterSession(adapter: self, device: .ble(device), timeZone: context.timeZone)
+        if connects { return ConnectingPluginAdvertisementSession() }
+        return ExternalAdapterSession(adapter: self, device: .ble(device), timeZone: context.timeZone)
+    }
+
+    /// The plugin's conversation with one connected device (its process starts when it runs).
+    public func makeConversation(for device: BLEDeviceTraits, context: AdapterContext) -> any GATTConversation {
+        PluginConversation(adapter: self, device: device, timeZone: context.timeZone)
     }
 
     /// A session running the plugin for one USB device (the plugin opens the device itself).
@@ -146,8 +188,17 @@ public final class ExternalAdapter: BLEAdapter, USBAdapter, Sendable {
         ExternalUSBSession(adapter: self, device: device, timeZone: context.timeZone)
     }
 
-    func makeRunner(for device: ExternalDevice, timeZone: TimeZone) -> PluginRunner {
-        PluginRunner(adapter: self, device: device, timeZone: timeZone)
+    func makeRunner(for device: ExternalDevice, timeZone: TimeZone, conversation: Bool = false,
+                    listener: (@Sendable (PluginRunnerEvent) -> Void)? = nil) -> PluginRunner {
+        PluginRunner(adapter: self, device: device, timeZone: timeZone, conversation: conversation, listener: listener)
+    }
+}
+
+/// The advertisement session of a plugin that holds conversations: its advertisements are
+/// not sent anywhere (the process runs per connection), only counted.
+final class ConnectingPluginAdvertisementSession: BLEAdapterSession {
+    func receive(_ event: TransportEvent, into output: inout AdapterOutput) {
+        output.skip("advertisement-of-connecting-plugin")
     }
 }
 
@@ -227,13 +278,22 @@ public final class ExternalUSBSession: USBAdapterSession {
 
     /// Runs the plugin (restarting it with back-off when it fails) until it prints
     /// `{"done":true}` or `shouldStop` returns true; each batch of its output goes to `deliver`.
+    /// A protocol-2 plugin is told after each commit which of its records were committed
+    /// (`committed`), so it erases the device's memory only after that.
     public func run(deliver: (AdapterOutput) throws -> DeliveryReceipt, shouldStop: () -> Bool) throws {
         runner.start()
         while true {
             var output = AdapterOutput()
             let ended = runner.waitForOutput(timeout: .milliseconds(200), into: &output)
             if !output.isEmpty {
-                do { _ = try deliver(output) } catch {
+                do {
+                    let receipt = try deliver(output)
+                    if runner.protocolVersion >= 2 && !output.records.isEmpty {
+                        for line in ExternalConversationLine.committed(uuids: output.records.map(\.recordUUID), receipt: receipt) {
+                            runner.submitControl(line)
+                        }
+                    }
+                } catch {
                     runner.stop()
                     throw error
                 }

@@ -61,10 +61,10 @@ public struct ExternalAdapterCatalogue: Sendable {
             group.enter()
             let thread = Thread {
                 let plugin: ExternalPlugin
-                switch describer.describe(executable: candidate.path, expectedID: candidate.id) {
-                case .success(let descriptor):
+                switch describer.describePlugin(executable: candidate.path, expectedID: candidate.id) {
+                case .success(let description):
                     plugin = ExternalPlugin(id: candidate.id, path: candidate.path,
-                                            adapter: ExternalAdapter(descriptor: descriptor, executable: candidate.path,
+                                            adapter: ExternalAdapter(description: description, executable: candidate.path,
                                                                      configuration: configuration),
                                             brokenReason: nil)
                 case .failure(let error):

@@ -53,6 +53,11 @@ public struct PluginDescriber: Sendable {
 
     /// Describes the plugin at `executable`, whose file name says its id is `expectedID`.
     public func describe(executable: String, expectedID: String) -> Result<AdapterDescriptor, PluginDescribeError> {
+        describePlugin(executable: executable, expectedID: expectedID).map(\.descriptor)
+    }
+
+    /// `describe`, with the protocol version the plugin speaks and whether it connects.
+    public func describePlugin(executable: String, expectedID: String) -> Result<ExternalPluginDescription, PluginDescribeError> {
         var environment = environment
         environment["INGESTD_ADAPTER_PROTOCOL"] = String(ExternalAdapterProtocol.version)
         let child: ChildProcess
@@ -85,7 +90,7 @@ public struct PluginDescriber: Sendable {
                 return .failure(.failed(exit, stderr: firstLine))
             }
             do {
-                return .success(try ExternalDescriptorCodec.decode(Data(output), expectedID: expectedID))
+                return .success(try ExternalDescriptorCodec.decodeDescription(Data(output), expectedID: expectedID))
             } catch {
                 return .failure(.invalidDescriptor(error))
             }

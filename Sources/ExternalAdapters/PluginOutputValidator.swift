@@ -29,6 +29,18 @@ public enum PluginRejectionReason: String, Sendable, Hashable, CaseIterable, Com
     case incompatibleUnit = "incompatible-unit"
     /// A value outside the type's plausible range.
     case outOfRange = "out-of-range"
+    /// A protocol-2 request of the wrong shape (missing id, unknown field, bad UUID or hex, a
+    /// value over 512 bytes).
+    case invalidRequest = "invalid-request"
+    /// A request beyond the request rate limit.
+    case rateLimited = "rate-limited"
+    /// A request while too many of the plugin's requests are still unanswered.
+    case tooManyRequests = "too-many-requests"
+    /// A request naming a device other than the one the process serves.
+    case notYourDevice = "not-your-device"
+    /// A request while the plugin holds no connection (an advertisement or USB plugin, or after
+    /// `disconnected`).
+    case notConnected = "not-connected"
 
     public var description: String { rawValue }
 
@@ -39,10 +51,13 @@ public enum PluginRejectionReason: String, Sendable, Hashable, CaseIterable, Com
 public struct PluginLineRejection: Sendable, Hashable, CustomStringConvertible {
     public var reason: PluginRejectionReason
     public var detail: String
+    /// For a refused request whose id could be read: the plugin is answered `failed` under it.
+    public var requestID: PluginRequestID?
 
-    public init(_ reason: PluginRejectionReason, _ detail: String) {
+    public init(_ reason: PluginRejectionReason, _ detail: String, requestID: PluginRequestID? = nil) {
         self.reason = reason
         self.detail = detail
+        self.requestID = requestID
     }
 
     public var description: String { "\(reason): \(detail)" }
@@ -56,6 +71,8 @@ public enum PluginLine: Sendable, Hashable {
     case log(Logger.Level, String)
     /// `{"done":true}`.
     case done
+    /// A protocol-2 request (`read`, `write`, `subscribe`, `unsubscribe`, `disconnect`), well formed.
+    case request(PluginRequest)
     case rejected(PluginLineRejection)
 }
 
@@ -72,12 +89,15 @@ public struct PluginOutputValidator: Sendable {
     public let produces: Set<QuantityType>
     /// Filled in as the `device` of records that carry none.
     public let device: Device?
+    /// The protocol version the plugin speaks: requests are messages from version 2 on.
+    public let protocolVersion: Int
     private let decoder: HealthRecordDecoder
 
-    public init(adapterID: String, produces: some Sequence<QuantityType>, device: Device?) {
+    public init(adapterID: String, produces: some Sequence<QuantityType>, device: Device?, protocolVersion: Int = 1) {
         self.adapterID = adapterID
         self.produces = Set(produces)
         self.device = device
+        self.protocolVersion = protocolVersion
         self.decoder = HealthRecordDecoder(defaultSource: adapterID)
     }
 
@@ -92,6 +112,9 @@ public struct PluginOutputValidator: Sendable {
         do {
             message = try JSONDecoder().decode(MessageProbe.self, from: Data(line))
         } catch let error as PluginLineRejection {
+            if error.reason == .invalidRequest && protocolVersion < 2 {
+                return .rejected(PluginLineRejection(.unknownMessage, "a protocol-2 request; this plugin speaks protocol \(protocolVersion)"))
+            }
             return .rejected(error)
         } catch {
             return .rejected(PluginLineRejection(.invalidJSON, "not a JSON object: " + Self.excerpt(line)))
@@ -100,6 +123,15 @@ public struct PluginOutputValidator: Sendable {
         case .log(let level, let text): return .log(level, text)
         case .done: return .done
         case .record: return validateRecord(line)
+        case .request(let operation, let fields):
+            guard protocolVersion >= 2 else {
+                return .rejected(PluginLineRejection(.unknownMessage, "\(operation) is a protocol-2 request; this plugin speaks protocol \(protocolVersion)"))
+            }
+            do {
+                return .request(try PluginRequestCodec.request(operation: operation, fields: fields))
+            } catch {
+                return .rejected(PluginLineRejection(.invalidRequest, error.detail, requestID: error.id))
+            }
         }
     }
 
@@ -178,6 +210,7 @@ private enum MessageProbe: Decodable {
     case log(Logger.Level, String)
     case done
     case record
+    case request(String, PluginRequestFields)
 
     init(from decoder: any Decoder) throws {
         let object: KeyedDecodingContainer<ProbeKey>
@@ -202,6 +235,14 @@ private enum MessageProbe: Decodable {
                 throw PluginLineRejection(.invalidMessage, "done must be true")
             }
             self = .done
+        } else if keys.count == 1, let operation = keys.first, PluginRequestCodec.operations.contains(operation) {
+            do {
+                self = .request(operation, try object.decode(PluginRequestFields.self, forKey: ProbeKey(operation)))
+            } catch let error as PluginRequestError {
+                throw PluginLineRejection(.invalidRequest, "\(operation): \(error.detail)", requestID: error.id)
+            } catch {
+                throw PluginLineRejection(.invalidRequest, "\(operation) must be an object")
+            }
         } else {
             let names = keys.sorted().prefix(5).map { String($0.prefix(40)) }.joined(separator: ", ")
             throw PluginLineRejection(.unknownMessage, "an object with keys [\(names)] is no protocol message")

@@ -16,6 +16,15 @@ import Transport
 /// what the stdout reader produced. Only `finish` and `waitForOutput` wait, with a time limit.
 final class PluginRunner: @unchecked Sendable {
     let adapterID: String
+    /// The protocol version the plugin speaks.
+    let protocolVersion: Int
+    /// A conversation's runner: requests are taken (and handed to `listener`), and the process
+    /// runs once (a failure ends the conversation; the back-off applies to the next connection).
+    let isConversation: Bool
+    /// Told of requests, new output, `done` and the runner's end (from the runner's threads).
+    let listener: (@Sendable (PluginRunnerEvent) -> Void)?
+    /// The BLE address requests may name, for a conversation.
+    let deviceAddress: BLEAddress?
     let executable: String
     let configuration: ExternalAdapterConfiguration
     let supervisor: PluginSupervisor
@@ -46,13 +55,26 @@ final class PluginRunner: @unchecked Sendable {
     private var outRecords: [HealthRecord] = []
     private var outRejections: [AdapterRejection] = []
     private var outSkipped: [String: Int] = [:]
+    /// Requests handed to the listener and not answered yet.
+    private var pendingRequests = 0
+    /// The request token bucket.
+    private var requestTokens: Double
+    private var requestTokensUpdated = ContinuousClock.now
+    /// Whether `.output` was signalled and not drained since.
+    private var outputSignalled = false
 
-    init(adapter: ExternalAdapter, device: ExternalDevice, timeZone: TimeZone) {
+    init(adapter: ExternalAdapter, device: ExternalDevice, timeZone: TimeZone, conversation: Bool = false,
+         listener: (@Sendable (PluginRunnerEvent) -> Void)? = nil) {
         adapterID = adapter.descriptor.id
+        protocolVersion = adapter.protocolVersion
+        isConversation = conversation
+        self.listener = listener
+        if case .ble(let traits) = device { deviceAddress = traits.address } else { deviceAddress = nil }
         executable = adapter.executable
         configuration = adapter.configuration
         supervisor = adapter.supervisor
-        deviceLine = ExternalInputCodec.encodeDeviceLine(device, timeZone: timeZone)
+        requestTokens = Double(adapter.configuration.requestBurst)
+        deviceLine = ExternalInputCodec.encodeDeviceLine(device, timeZone: timeZone, protocolVersion: adapter.protocolVersion)
         deviceLabel = device.localIdentifier
         let recordDevice: Device
         switch device {
@@ -62,7 +84,8 @@ final class PluginRunner: @unchecked Sendable {
             recordDevice = Device(name: description.product, manufacturer: description.manufacturer,
                                   localIdentifier: device.localIdentifier)
         }
-        validator = PluginOutputValidator(adapterID: adapterID, produces: adapter.descriptor.produces, device: recordDevice)
+        validator = PluginOutputValidator(adapterID: adapterID, produces: adapter.descriptor.produces, device: recordDevice,
+                                          protocolVersion: adapter.protocolVersion)
     }
 
     // MARK: Caller side
@@ -96,6 +119,51 @@ final class PluginRunner: @unchecked Sendable {
         condition.broadcast()
     }
 
+    /// Queues a protocol-2 line (an answer, a notification, `connected`, `committed`); never
+    /// blocks. When the plugin does not read and the queue is full, the oldest line is dropped
+    /// and counted (`input-dropped`).
+    func submitControl(_ line: String) {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !pluginDone, !stopRequested, !inputClosed else { return }
+        if pendingInput.count >= configuration.inputQueueCapacity {
+            pendingInput.removeFirst()
+            outSkipped["input-dropped", default: 0] += 1
+        }
+        pendingInput.append(line)
+        condition.broadcast()
+    }
+
+    /// Ends the plugin's input (once the queued lines are written) without waiting.
+    func closeInput() {
+        condition.lock()
+        inputClosed = true
+        condition.broadcast()
+        condition.unlock()
+        wakeUp.fire()
+    }
+
+    /// A request handed to the listener was answered (or failed).
+    func requestAnswered() {
+        condition.lock()
+        pendingRequests = max(0, pendingRequests - 1)
+        condition.unlock()
+    }
+
+    /// Whether the plugin printed `{"done":true}`.
+    var isDone: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return pluginDone
+    }
+
+    /// Whether the runner has ended (the process exited and will not be started again).
+    var hasFinished: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return runnerFinished
+    }
+
     /// Moves out what the plugin produced so far.
     func drain(into output: inout AdapterOutput) {
         condition.lock()
@@ -104,6 +172,7 @@ final class PluginRunner: @unchecked Sendable {
     }
 
     private func drainLocked(into output: inout AdapterOutput) {
+        outputSignalled = false
         guard !outRecords.isEmpty || !outRejections.isEmpty || !outSkipped.isEmpty else { return }
         output.records += outRecords
         output.rejections += outRejections
@@ -249,6 +318,10 @@ final class PluginRunner: @unchecked Sendable {
                 note(.debug, "process ended (\(exit ?? .signalled(SIGKILL)))")
                 return endRunner()
             case .failed(let reason):
+                if isConversation {
+                    note(.warning, "\(reason); the connection ends (the next one waits \(Self.format(delay)))")
+                    return endRunner()
+                }
                 condition.lock()
                 let again = wantsRunLocked()
                 condition.unlock()
@@ -263,6 +336,7 @@ final class PluginRunner: @unchecked Sendable {
         runnerFinished = true
         condition.broadcast()
         condition.unlock()
+        listener?(.finished)
     }
 
     /// Whether another run is wanted: not stopped, not done, and input left to deliver (or the
@@ -289,7 +363,7 @@ final class PluginRunner: @unchecked Sendable {
             condition.unlock()
             do {
                 let child = try ChildProcess.spawn(executable: executable, arguments: ["--run"],
-                                                   environment: configuration.pluginEnvironment)
+                                                   environment: configuration.pluginEnvironment(protocolVersion: protocolVersion))
                 condition.lock()
                 if stopRequested {
                     condition.unlock()
@@ -306,6 +380,10 @@ final class PluginRunner: @unchecked Sendable {
             } catch {
                 let delay = supervisor.spawnFailed(error.description)
                 configuration.stateChanged(adapterID)
+                if isConversation {
+                    note(.error, "\(error.description)")
+                    return nil
+                }
                 note(.error, "\(error.description); retrying in \(Self.format(delay))")
             }
         }
@@ -407,6 +485,7 @@ final class PluginRunner: @unchecked Sendable {
                 runner.consecutiveRejections = 0
                 runner.outRecords.append(record)
             }
+            signalOutput()
         case .log(let level, let message):
             condition.lock()
             consecutiveRejections = 0
@@ -421,24 +500,84 @@ final class PluginRunner: @unchecked Sendable {
             pluginDone = true
             condition.broadcast()
             condition.unlock()
+            listener?(.done)
+        case .request(let request):
+            if let refusal = admit(request) {
+                reject(refusal, child: child)
+            } else {
+                listener?(.request(request))
+            }
         case .rejected(let rejection):
-            supervisor.countRejection(rejection.reason)
-            let time = lastInputTimeOrNow()
-            var kill = false
-            enqueue { runner in
-                runner.consecutiveRejections += 1
-                runner.outRejections.append(AdapterRejection(adapter: runner.adapterID, reason: rejection.reason.rawValue,
-                                                             detail: "\(runner.deviceLabel): \(rejection.detail)", time: time))
-                if runner.consecutiveRejections >= runner.configuration.consecutiveRejectionLimit && !runner.killedForRejections {
-                    runner.killedForRejections = true
-                    kill = true
-                }
+            reject(rejection, child: child)
+        }
+    }
+
+    /// Checks a request against the connection, the device, the rate and the pending limit;
+    /// nil when it may go to the device (it is then pending until `requestAnswered`).
+    private func admit(_ request: PluginRequest) -> PluginLineRejection? {
+        condition.lock()
+        defer { condition.unlock() }
+        guard isConversation, listener != nil else {
+            return PluginLineRejection(.notConnected, "\(request.operation.name) \(request.id): this plugin holds no connection",
+                                       requestID: request.id)
+        }
+        if let named = request.address, named != deviceAddress {
+            return PluginLineRejection(.notYourDevice, "\(request.operation.name) \(request.id) names \(named), not the connected "
+                                       + (deviceAddress.map { "\($0)" } ?? "device"), requestID: request.id)
+        }
+        let now = ContinuousClock.now
+        let elapsed = ChildProcess.seconds(now - requestTokensUpdated)
+        requestTokensUpdated = now
+        requestTokens = min(Double(configuration.requestBurst), requestTokens + elapsed * configuration.requestsPerSecond)
+        guard requestTokens >= 1 else {
+            return PluginLineRejection(.rateLimited, "\(request.operation.name) \(request.id): over \(configuration.requestsPerSecond) requests a second",
+                                       requestID: request.id)
+        }
+        guard pendingRequests < configuration.maximumPendingRequests else {
+            return PluginLineRejection(.tooManyRequests, "\(request.operation.name) \(request.id): \(pendingRequests) requests are unanswered",
+                                       requestID: request.id)
+        }
+        // An admitted request does not end a run of rejected lines: a plugin that floods gets a
+        // few requests through and is still killed after the limit of refusals.
+        requestTokens -= 1
+        pendingRequests += 1
+        return nil
+    }
+
+    /// Tells the listener once that output waits, until it is drained.
+    private func signalOutput() {
+        guard let listener else { return }
+        condition.lock()
+        let first = !outputSignalled
+        outputSignalled = true
+        condition.unlock()
+        if first { listener(.output) }
+    }
+
+    /// Counts a rejected line (killing the plugin after too many in a row) and answers a refused
+    /// request under its id.
+    private func reject(_ rejection: PluginLineRejection, child: ChildProcess) {
+        if let id = rejection.requestID, protocolVersion >= 2 {
+            submitControl(ExternalConversationLine.failed(id: id, PluginRequestFailure(error: rejection.reason.rawValue,
+                                                                                       message: rejection.detail)))
+        }
+        supervisor.countRejection(rejection.reason)
+        let time = lastInputTimeOrNow()
+        var kill = false
+        enqueue { runner in
+            runner.consecutiveRejections += 1
+            runner.outRejections.append(AdapterRejection(adapter: runner.adapterID, reason: rejection.reason.rawValue,
+                                                         detail: "\(runner.deviceLabel): \(rejection.detail)", time: time))
+            if runner.consecutiveRejections >= runner.configuration.consecutiveRejectionLimit && !runner.killedForRejections {
+                runner.killedForRejections = true
+                kill = true
             }
-            if kill {
-                supervisor.countRejectionKill()
-                note(.error, "killed: \(configuration.consecutiveRejectionLimit) rejected output lines in a row (last: \(rejection))")
-                child.kill()
-            }
+        }
+        signalOutput()
+        if kill {
+            supervisor.countRejectionKill()
+            note(.error, "killed: \(configuration.consecutiveRejectionLimit) rejected output lines in a row (last: \(rejection))")
+            child.kill()
         }
     }
 
@@ -500,6 +639,18 @@ final class PluginRunner: @unchecked Sendable {
     private static func format(_ seconds: TimeInterval) -> String {
         seconds < 1 ? "\(Int((seconds * 1000).rounded())) ms" : seconds.truncatingRemainder(dividingBy: 1) == 0 ? "\(Int(seconds)) s" : String(format: "%.1f s", seconds)
     }
+}
+
+/// What a runner tells a conversation, from its threads.
+enum PluginRunnerEvent: Sendable {
+    /// A well-formed, admitted request; answer it and call `requestAnswered()`.
+    case request(PluginRequest)
+    /// Records or rejections wait to be drained.
+    case output
+    /// The plugin printed `{"done":true}`.
+    case done
+    /// The runner ended: the process exited and will not be started again.
+    case finished
 }
 
 /// A one-way flag shared between threads.

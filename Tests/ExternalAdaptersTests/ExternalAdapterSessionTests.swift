@@ -345,4 +345,27 @@ struct ExternalUSBSessionTests {
         #expect(openCalls == 0)
         #expect(delivered.first?.samples.first?.quantity.value == 105)
     }
+
+    /// A protocol-2 USB plugin that "erases" its device only once `committed` covered both its
+    /// samples with `deviceMayForget`; with samples only held it keeps the memory.
+    @Test("A protocol-2 USB plugin is told which samples were committed and whether the device may forget them",
+          arguments: [(0, "erased after the commit of 2"), (2, "kept: the samples wait for a grant")])
+    func usbPluginLearnsWhatWasCommitted(_ held: Int, _ expected: String) throws {
+        let directory = try PluginDirectory()
+        let log = LogCollector()
+        let path = try directory.install("usb-erase-after-commit.py", as: "usb-erase")
+        let adapter = try loadAdapter(path, id: "usb-erase", configuration: testConfiguration(log: log))
+        #expect(adapter.protocolVersion == 2)
+        let session = adapter.makeSession(for: Self.device, context: AdapterContext(timeZone: TimeZone(identifier: "UTC")!,
+                                                                                    source: "usb-erase"), options: [:])
+        var delivered: [HealthRecord] = []
+        let deadline = ContinuousClock.now + .seconds(30)
+        try session.run(opening: { throw USBError.accessDenied("not opened") }, deliver: { output in
+            delivered += output.records
+            return DeliveryReceipt(stored: output.records.count - min(held, output.records.count),
+                                   held: min(held, output.records.count))
+        }, shouldStop: { ContinuousClock.now > deadline })
+        #expect(delivered.count == 2)
+        #expect(log.all.map(\.message).contains(expected), "\(log.all.map(\.message))")
+    }
 }

@@ -62,7 +62,7 @@ struct ExternalDescriptorCodecTests {
         ("Usage: frobnicate", .notJSON("not valid JSON")),
         ("[1,2]", .notJSON("expected a JSON object")),
         (#"{"id":"acme"}"#, .unsupportedProtocol(nil)),
-        (#"{"protocol":2,"id":"acme"}"#, .unsupportedProtocol(2)),
+        (#"{"protocol":3,"id":"acme"}"#, .unsupportedProtocol(3)),
         (#"{"protocol":true,"id":"acme"}"#, .unsupportedProtocol(nil)),
         (#"{"protocol":1,"id":"acme","name":"A","version":"1","produces":["bodyMass"],"matches":[{"ble":{"namePattern":"^A"}}],"colour":"red"}"#,
          .unknownField("colour")),
@@ -105,7 +105,7 @@ struct ExternalDescriptorCodecTests {
 
     @Test("Error texts read as a reason for 'broken: …'")
     func descriptions() {
-        #expect(ExternalDescriptorError.unsupportedProtocol(2).description == "speaks protocol 2, this ingestd speaks protocol 1")
+        #expect(ExternalDescriptorError.unsupportedProtocol(3).description == "speaks protocol 3, this ingestd speaks protocols 1 to 2")
         #expect(ExternalDescriptorError.idMismatch(expected: "acme", found: "other").description
                 == "id \"other\" does not match the file name's \"acme\"")
     }

@@ -50,7 +50,7 @@ struct PluginDescriberTests {
         ("fails", "--describe exited with status 3: cannot find libfoo.so.1"),
         ("segfault", "--describe crashed with signal 11 (SIGSEGV)"),
         ("wrong-id", "id \"somebody-else\" does not match the file name's \"variant\""),
-        ("protocol-2", "speaks protocol 2, this ingestd speaks protocol 1"),
+        ("protocol-3", "speaks protocol 3, this ingestd speaks protocols 1 to 2"),
         ("unknown-type", "produces unknown type \"HKQuantityTypeIdentifierUnicornCount\""),
         ("huge", "--describe printed more than 65536 bytes"),
     ])

@@ -87,8 +87,8 @@ func testConfiguration(clock: ManualClock = ManualClock(), log: LogCollector = L
 /// Describes the installed plugin and builds its adapter.
 func loadAdapter(_ path: String, id: String, configuration: ExternalAdapterConfiguration) throws -> ExternalAdapter {
     let describer = PluginDescriber(timeout: .seconds(30), environment: configuration.environment)
-    let descriptor = try describer.describe(executable: path, expectedID: id).get()
-    return ExternalAdapter(descriptor: descriptor, executable: path, configuration: configuration)
+    let description = try describer.describePlugin(executable: path, expectedID: id).get()
+    return ExternalAdapter(description: description, executable: path, configuration: configuration)
 }
 
 /// Mi Smart Scale test vector (from the xiaomi-ble project's tests): 86.55 kg, stabilized, at

@@ -47,7 +47,7 @@ import Testing
         let acmePath = directory.appendingPathComponent("ingestd-adapter-acme").path
         let brokenPath = directory.appendingPathComponent("ingestd-adapter-broken").path
         #expect(result.stdout.suffix(2) == [
-            "{\"id\":\"acme\",\"kind\":\"external\",\"name\":\"Acme scale\",\"version\":\"2\",\"path\":\"\(acmePath)\",\"state\":\"ok\","
+            "{\"id\":\"acme\",\"kind\":\"external\",\"name\":\"Acme scale\",\"version\":\"2\",\"path\":\"\(acmePath)\",\"protocol\":1,\"connects\":false,\"state\":\"ok\","
                 + "\"produces\":[\"HKQuantityTypeIdentifierBodyMass\"],\"matches\":[\"ble name /^ACME/\"]}",
             "{\"id\":\"broken\",\"kind\":\"external\",\"path\":\"\(brokenPath)\",\"state\":\"broken\","
                 + "\"reason\":\"--describe exited with status 3: cannot find libfoo.so.1\",\"produces\":[],\"matches\":[]}",

@@ -23,22 +23,11 @@ import Transport
         let path = directory.appendingPathComponent("glucose.btsnoop").path
         let zone = try #require(TimeZone(identifier: "Europe/Berlin"))
 
-        // Live: the meter's 50 records over a socketpair, recorded. Not a test of timeouts: the client
-        // is patient with a simulator that shares two cores with every suite running in parallel.
-        let recorder = BluetoothCaptureRecorder(target: Self.meter, now: { Date() }, onRecord: nil)
-        try recorder.open(path: path)
-        let connection = recorder.connection(handle: 0x0040, peer: Self.meter, addressType: .public)
-        let (clientEnd, peripheralEnd) = try SocketPair.make()
-        let peripheral = try SimulatedPeripheral(descriptor: peripheralEnd, profile: SimulatedGlucoseMeter.profile,
-                                                 responder: SimulatedGlucoseMeter(records: 50))
-        await peripheral.start()
-        let client = GATTClient(channel: try PacketChannel(adopting: clientEnd),
-                                peer: GATTPeer(address: Self.meter, addressType: .public, connectionHandle: 0x0040),
-                                configuration: GATTClientConfiguration(requestTimeout: .seconds(15)), tap: connection.tap)
-        await client.start()
-        connection.opened()
-        let link = GATTClientConversationLink(client: client)
-        await link.start()
+        // Live: the meter's 50 records over a socketpair, recorded (a patient client: not a test of timeouts).
+        let recorded = try await RecordedSimulatedConnection(path: path, peer: Self.meter, profile: SimulatedGlucoseMeter.profile,
+                                                             responder: SimulatedGlucoseMeter(records: 50))
+        let link = recorded.link
+        let client = recorded.client
         let context = AdapterContext(timeZone: zone, source: GATTHealthAdapter.id, memory: EphemeralDeviceMemory())
         let conversation = GATTHealthAdapter().makeConversation(for: BLEDeviceTraits(address: Self.meter), context: context)
         var live: [HealthRecord] = []
@@ -48,9 +37,7 @@ import Transport
             if live.count == 50 { await client.disconnect() }
             return DeliveryReceipt(stored: output.records.count, held: 0)
         }
-        connection.closed(reason: 0x16)
-        await peripheral.stop()
-        try recorder.close()
+        try await recorded.close()
         #expect(live.count == 50)
 
         // Replay: the same conversation against the capture.

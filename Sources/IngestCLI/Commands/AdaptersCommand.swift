@@ -63,6 +63,10 @@ struct AdapterListing {
         var produces: [QuantityType]
         var matches: [DeviceMatch]
         var live: ExternalAdapterStatusSnapshot.Entry?
+        /// The protocol version an external adapter speaks, and whether it holds conversations
+        /// with connected devices (protocol 2, `"connect":true`).
+        var protocolVersion: Int? = nil
+        var connects = false
         /// Other adapters whose matches may claim the same devices (in precedence order: the
         /// device's connection goes to the first that is not broken or in back-off).
         var overlaps: [String] = []
@@ -81,7 +85,8 @@ struct AdapterListing {
             if let entry, plugin.brokenReason == nil { state = entry.adapterState }
             rows.append(Row(id: plugin.id, kind: "external", name: plugin.descriptor?.name, version: plugin.descriptor?.version,
                             path: plugin.path, state: state, produces: plugin.descriptor?.produces ?? [],
-                            matches: plugin.descriptor?.matches ?? [], live: entry))
+                            matches: plugin.descriptor?.matches ?? [], live: entry,
+                            protocolVersion: plugin.adapter?.protocolVersion, connects: plugin.adapter?.connects ?? false))
         }
         let descriptors = rows.map { AdapterDescriptor(id: $0.id, name: $0.name ?? $0.id, version: $0.version ?? "",
                                                         summary: "", matches: $0.matches, produces: $0.produces) }
@@ -93,7 +98,8 @@ struct AdapterListing {
 
     var table: String {
         let body = rows.map { row -> [String] in
-            [row.id, row.kind, row.version ?? "-", row.state.description,
+            [row.id, row.kind + (row.protocolVersion.map { " p\($0)" } ?? "") + (row.connects ? " connects" : ""),
+             row.version ?? "-", row.state.description,
              row.matches.isEmpty ? "-" : row.matches.map(\.description).joined(separator: "; "),
              row.produces.isEmpty ? "-" : row.produces.map(\.shortName).joined(separator: ",")]
         }
@@ -117,6 +123,7 @@ struct AdapterListing {
             if let name = row.name { fields.append("\"name\":\(JSONText.quoted(name))") }
             if let version = row.version { fields.append("\"version\":\(JSONText.quoted(version))") }
             if let path = row.path { fields.append("\"path\":\(JSONText.quoted(path))") }
+            if let version = row.protocolVersion { fields.append("\"protocol\":\(version),\"connects\":\(row.connects)") }
             switch row.state {
             case .ok:
                 fields.append("\"state\":\"ok\"")

@@ -17,8 +17,8 @@ elif variant == "fails":
     sys.exit(3)
 elif variant == "wrong-id":
     print(json.dumps(dict(good, id="somebody-else")))
-elif variant == "protocol-2":
-    print(json.dumps(dict(good, protocol=2)))
+elif variant == "protocol-3":
+    print(json.dumps(dict(good, protocol=3)))
 elif variant == "unknown-type":
     print(json.dumps(dict(good, produces=["HKQuantityTypeIdentifierUnicornCount"])))
 elif variant == "huge":
