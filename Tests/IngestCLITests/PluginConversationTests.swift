@@ -91,7 +91,7 @@ import Transport
                 return client
             })
         let backend = BluetoothBackend(adapters: adapters, link: link, controllerName: "sim0",
-                                       timeZone: TimeZone(identifier: "Europe/Berlin")!)
+                                       timeZone: TimeZone(identifier: "Europe/Berlin")!, onceListen: .seconds(60))
         try await runDaemonUntil(store: store, backend: backend, logger: Logger(label: "test", handler: log), until: done)
     }
 
