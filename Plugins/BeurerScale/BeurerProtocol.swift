@@ -158,5 +158,5 @@ public struct BeurerMeasurement: Hashable, Sendable {
         bodyMassIndexTenths = u16(20)
     }
 
-    public var weightKilograms: Double { Double(weightFiftyGrams) * 0.05 }
+    public var weightKilograms: Double { Double(weightFiftyGrams) / 20 }
 }
