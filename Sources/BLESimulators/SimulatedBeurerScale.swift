@@ -122,8 +122,8 @@ public final class SimulatedBeurerScale: SimulatedResponder {
                 let count = UInt8(weighings.count * 2)
                 state.parts = weighings.enumerated().flatMap { index, weighing -> [[UInt8]] in
                     let data = weighing.bytes
-                    return [[command, 0x42, count, UInt8(2 * index + 1)] + data.prefix(16),
-                            [command, 0x42, count, UInt8(2 * index + 2)] + data.dropFirst(16)]
+                    return [[command, 0x42, count, UInt8(2 * index + 1)] + data.prefix(11),
+                            [command, 0x42, count, UInt8(2 * index + 2)] + data.dropFirst(11)]
                 }
                 return [reply([command, 0xF0, 0x41, count, 0x00])] + state.parts.prefix(1).map(reply)
             case (7, 0xF1) where value.count >= 5 && value[2] == 0x42:
