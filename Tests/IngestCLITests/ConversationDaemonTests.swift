@@ -249,6 +249,13 @@ import Transport
         #expect(scale.writes == [[0x01, 0x96, 0x8A, 0xBD, 0x62], [0x01, 0xFF, 0xFF, 0x00, 0x07], [0x02], [0x03],
                                  [0x04, 0xFF, 0xFF, 0x00, 0x07]])
         #expect(scale.acknowledgedCount(id: 7) == 2)
+        let clock = try #require(scale.clockWrites.first, "the scale's clock is set before the download")
+        var berlin = Calendar(identifier: .gregorian)
+        berlin.timeZone = try #require(TimeZone(identifier: "Europe/Berlin"))
+        let written = try #require(berlin.date(from: DateComponents(
+            year: Int(clock[0]) | Int(clock[1]) << 8, month: Int(clock[2]), day: Int(clock[3]),
+            hour: Int(clock[4]), minute: Int(clock[5]), second: Int(clock[6]))))
+        #expect(clock.count == 10 && abs(written.timeIntervalSinceNow) < 60, "local time written: \(clock)")
         func weights() throws -> [Double] {
             let store = try HealthStore(path: scenario.store)
             defer { store.close() }
@@ -258,8 +265,10 @@ import Transport
 
         scale.add([SimulatedMiScale.frame(weight: 71.9, impedance: 501, year: 2026, month: 11, day: 30, hour: 19, minute: 0, second: 0)])
         try await runDaemon(store: scenario.store, name: "MIBFS", services: [0x181B], profile: SimulatedMiScale.profile,
-                            responder: scale, options: ["mi-scale-history-id": "7"], listen: .seconds(6))
+                            responder: scale, options: ["mi-scale-history-id": "7", "mi-scale-set-clock": "false"],
+                            listen: .seconds(6))
         #expect(try weights() == [71.9, 72.1, 72.45])
+        #expect(scale.clockWrites.count == 1, "mi-scale-set-clock=false leaves the clock alone")
         #expect(scale.acknowledgedCount(id: 7) == 3)
         let store = try HealthStore(path: scenario.store)
         defer { store.close() }

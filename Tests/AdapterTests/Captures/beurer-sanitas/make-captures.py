@@ -41,27 +41,42 @@ PART_1 = h("e7 42 02 01") + MEASUREMENT[:11]
 PART_2 = h("e7 42 02 02") + MEASUREMENT[11:]
 
 
-def session(capture, values):
+def in_family(family, value):
+    """The message with its start byte's high nibble replaced by the family's (0xF0 or 0xE0)."""
+    return bytes([family | (value[0] & 0x0F)]) + value[1:]
+
+
+def session(capture, values, family=0xE0, address=ADDRESS, name=NAME):
     vendor = Characteristic(0xFFE1, 0x18, cccd_value=0x0001)
     clock = int(CAPTURE_START.timestamp()).to_bytes(4, "big")
     steps = [("write", h("e6 01")), ("notification", GREETING_ANSWER), ("write", h("e9") + clock),
              ("write", h("e7 33")), ("notification", USER_LIST_ACK), ("notification", USER_INFO),
              ("write", h("e7 f1 34 01 01")), ("write", h("e7 41") + USER_ID), ("notification", SAVED_ACK)] + values
-    return gatt_session(capture, ADDRESS, NAME, 0xFFE0, [vendor], [(vendor, kind, value) for kind, value in steps])
+    return gatt_session(capture, address, name, 0xFFE0, [vendor],
+                        [(vendor, kind, in_family(family, value)) for kind, value in steps])
 
 
-def download_case(capture):
-    """One user's one saved weighing in two parts, each acknowledged, then erased and goodbye."""
+def download(capture, family=0xE0, address=ADDRESS, name=NAME):
     session(capture, [("notification", PART_1), ("write", h("e7 f1 42 02 01")), ("notification", PART_2),
                       ("write", h("e7 f1 42 02 02")), ("write", h("e7 43") + USER_ID), ("notification", DELETE_ACK),
-                      ("write", h("ea 02"))])
-    device = device_json(name=NAME, manufacturer="Beurer", localIdentifier=ADDRESS)
-    metadata = metadata_json(sync_identifier="beurer/%s/%d/101" % (ADDRESS, int(WEIGHED_AT.timestamp())), sync_version=1,
+                      ("write", h("ea 02"))], family=family, address=address, name=name)
+    device = device_json(name=name, manufacturer="Beurer", localIdentifier=address)
+    metadata = metadata_json(sync_identifier="beurer/%s/%d/101" % (address, int(WEIGHED_AT.timestamp())), sync_version=1,
                              IngestDeviceUserID=1, IngestImpedanceOhm=512, IngestScaleUserID=101,
                              IngestScaleUserInitials="YOU")
     return [sample(type_name, value, unit, WEIGHED_AT, source=SOURCE, device=device, metadata=metadata)
             for type_name, value, unit in [("BodyMass", 75.3, "kg"), ("BodyFatPercentage", 0.235, "%"),
                                            ("BodyMassIndex", 24.3, "count")]]
+
+
+def download_case(capture):
+    """One user's one saved weighing in two parts, each acknowledged, then erased and goodbye."""
+    return download(capture)
+
+
+def download_bf700_case(capture):
+    """The same conversation with a Beurer BF700, whose messages start with 0xF_ instead of 0xE_."""
+    return download(capture, family=0xF0, address="C4:BE:84:10:07:00", name="BEURER BF700")
 
 
 def bad_download_case(capture):
@@ -75,6 +90,7 @@ def bad_download_case(capture):
 
 CASES = [
     Case("download", download_case),
+    Case("download-bf700", download_bf700_case),
     Case("bad-download", bad_download_case),
 ]
 
