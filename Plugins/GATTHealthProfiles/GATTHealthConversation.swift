@@ -72,14 +72,10 @@ final class GATTHealthConversation: GATTConversation {
     private func setCurrentTime(over link: any GATTConversationLink, into output: inout AdapterOutput)
         async throws(GATTConversationError)
     {
-        let now = await link.now()
-        do {
-            try await link.write(CurrentTimeValue.bytes(for: now, in: context.timeZone), to: GATTHealthUUID.currentTime,
-                                 withResponse: true)
-        } catch {
-            if case .disconnected = error { throw error }
-            output.reject(context.source, reason: "current-time-refused",
-                          detail: "\(link.peerAddress): \(error)", time: now)
+        let written = try await link.writeCurrentTime(to: GATTHealthUUID.currentTime, in: context.timeZone)
+        if let refusal = written.refusal {
+            output.reject(context.source, reason: "current-time-refused", detail: "\(link.peerAddress): \(refusal)",
+                          time: written.time)
         }
     }
 

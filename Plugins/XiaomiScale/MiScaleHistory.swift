@@ -96,13 +96,9 @@ final class MiScaleHistoryConversation: GATTConversation {
         let characteristic = MiScaleHistory.characteristic
         if let clock = database.characteristic(MiScaleHistory.clock), clock.properties & 0x08 != 0,
            context.options[MiScaleHistory.setClockOption] != "false" {
-            let now = await link.now()
-            do {
-                try await link.write(CurrentTimeValue.bytes(for: now, in: context.timeZone), to: MiScaleHistory.clock,
-                                     withResponse: true)
-            } catch {
-                if case .disconnected = error { throw error }
-                output.reject(context.source, reason: "clock-refused", detail: "\(device.address): \(error)", time: now)
+            let written = try await link.writeCurrentTime(to: MiScaleHistory.clock, in: context.timeZone)
+            if let refusal = written.refusal {
+                output.reject(context.source, reason: "clock-refused", detail: "\(device.address): \(refusal)", time: written.time)
             }
         }
         try await link.subscribe(to: characteristic, mode: .notifications)
