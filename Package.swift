@@ -32,6 +32,7 @@ let package = Package(
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // The health model: pure values, Foundation only.
         .target(name: "HealthModel"),
@@ -66,8 +67,12 @@ let package = Package(
         .target(name: "Export", dependencies: ["HealthModel"]),
         // A small Swift face on sqlite3 and the default SampleStore.
         .target(name: "SQLiteStore", dependencies: ["CSQLite", "HealthModel", "Pipeline"]),
-        // Sinks: cursors over the change feed, the delivery engine, MQTT (libmosquitto), HTTP push (libcurl).
-        .target(name: "Delivery", dependencies: ["HealthModel", "SQLiteStore", "CMosquitto", "CCurl"]),
+        // The shared PostgreSQL store of a fleet (libpq): connection, versioned schema, the sink's batch writer,
+        // and the read side the query commands use with --store postgresql://….
+        .target(name: "PostgresStore", dependencies: ["CLibPQ", "HealthModel", "Pipeline"]),
+        // Sinks: cursors over the change feed, the delivery engine, MQTT (libmosquitto), HTTP push (libcurl),
+        // PostgreSQL (through PostgresStore's writer).
+        .target(name: "Delivery", dependencies: ["HealthModel", "SQLiteStore", "CMosquitto", "CCurl", "PostgresStore"]),
         // The runtime: the daemon and its device backends, the ingest service, the capture replay
         // engine, the capture recorders, input files, the adapter catalogue (built-in + external).
         .target(name: "IngestRuntime", dependencies: [
@@ -77,7 +82,7 @@ let package = Package(
         // Commands and wiring; only `ingestd`'s main imports it.
         .target(name: "IngestCLI", dependencies: [
             "ArgumentParsing", "IngestRuntime", "Logging", "ExternalAdapterProtocol", "BLEWire", "Export", "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
-            "LibUSBTransport", "BlueZTransport", "ExternalAdapters", "Delivery",
+            "LibUSBTransport", "BlueZTransport", "ExternalAdapters", "Delivery", "PostgresStore",
         ]),
         // The ordered registry of built-in adapters (exact matches before generic ones).
         .target(
@@ -99,7 +104,9 @@ let package = Package(
 
         // Helpers shared by the test targets: hex literals, advertisement builders, the ingestd
         // process runner, log collection, the Omron CSV export, the fragmentation verifier.
-        .target(name: "TestSupport", dependencies: ["BLEWire", "Transport"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["BLEWire", "Transport"], path: "Tests/TestSupport", exclude: ["LocalPostgres"]),
+        // A throwaway PostgreSQL server (initdb + pg_ctl in a temp dir, as the postgres user) for tests and IngestBench.
+        .target(name: "LocalPostgres", path: "Tests/TestSupport/LocalPostgres"),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
         // Export writers on real records; FHIR Bundles validated by the fhir.resources package (R4) in a venv;
         // `ingestd export` run as a process (a large export in bounded memory, measured from /proc).
@@ -107,8 +114,9 @@ let package = Package(
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "SQLiteStore", "HealthModel"]),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Pipeline", "HealthModel"]),
         // Real receivers: a Mosquitto broker and a Python HTTP server started on 127.0.0.1 by the tests,
-        // the engine in process and the built ingestd (kill -9 mid-delivery).
-        .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "SQLiteStore", "Pipeline", "HealthModel", "ingestd"],
+        // the engine in process and the built ingestd (kill -9 mid-delivery); a real PostgreSQL (LocalPostgres).
+        .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "SQLiteStore", "Pipeline", "HealthModel", "ingestd",
+                                                          "LocalPostgres", "PostgresStore"],
                     exclude: ["Receivers"]),
         // Runs the built ingestd binary (SIGKILL mid-replay, then replay again).
         .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd", "TestSupport"], exclude: ["Captures"]),

@@ -14,9 +14,12 @@ public struct OutgoingRecord: Sendable {
     public var json: String
     /// The dead letter this record was read from (`sinks retry`), if any.
     public var deadLetterID: Int64?
+    /// The name of the person the sample belongs to (nil: unassigned, a deletion, or unknown).
+    public var person: String?
 
-    /// The record of a change-feed entry.
-    public init(_ entry: ChangeEntry) {
+    /// The record of a change-feed entry, whose sample belongs to `person`.
+    public init(_ entry: ChangeEntry, person: String? = nil) {
+        self.person = person
         switch entry {
         case .added(let sample, let anchor):
             self.anchor = anchor
@@ -36,6 +39,7 @@ public struct OutgoingRecord: Sendable {
 
     /// The record of a dead letter queued by `sinks retry`.
     public init(_ deadLetter: DeadLetter) {
+        person = nil
         anchor = deadLetter.anchor
         uuid = deadLetter.uuid
         type = deadLetter.type

@@ -100,7 +100,9 @@ public final class SinkDeliverer {
             }
             return (0, 0)
         }
-        let records = batch.entries.map(OutgoingRecord.init)
+        let records = batch.entries.map { entry in
+            if case .added(_, let anchor) = entry { OutgoingRecord(entry, person: batch.people[anchor]) } else { OutgoingRecord(entry) }
+        }
         switch try transport.send(records, dailyTotals: try dailyTotals(records)) {
         case .accepted:
             try storeStep { try store.acknowledge(sink: name, through: batch.throughAnchor, delivered: counts(records)) }

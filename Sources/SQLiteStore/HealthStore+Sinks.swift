@@ -40,6 +40,14 @@ public struct SinkState: Sendable {
 public struct FeedBatch: Sendable {
     public var entries: [ChangeEntry]
     public var throughAnchor: Int64
+    /// The person's name of each sample entry, by its anchor (absent: unassigned).
+    public var people: [Int64: String] = [:]
+
+    public init(entries: [ChangeEntry], throughAnchor: Int64, people: [Int64: String] = [:]) {
+        self.entries = entries
+        self.throughAnchor = throughAnchor
+        self.people = people
+    }
 }
 
 /// A record a receiver rejected for good, kept for listing and `sinks retry`.
@@ -201,14 +209,15 @@ extension HealthStore {
         let upper = try currentAnchor()
         guard upper > cursor else { return FeedBatch(entries: [], throughAnchor: cursor) }
         let added = try db.prepare("""
-            SELECT \(Self.sampleColumns), t.identifier FROM samples x JOIN sources s ON s.id = x.source
-            JOIN types t ON t.id = x.type LEFT JOIN devices d ON d.id = x.device
+            SELECT \(Self.sampleColumns), t.identifier, p.name FROM samples x JOIN sources s ON s.id = x.source
+            JOIN types t ON t.id = x.type LEFT JOIN devices d ON d.id = x.device LEFT JOIN people p ON p.id = x.person
             WHERE x.id > ?1 AND x.id <= ?2\(typeFilter(types, column: "x.type")) ORDER BY x.id LIMIT \(limit)
             """)
         try added.bind(cursor, at: 1)
         try added.bind(upper, at: 2)
         try bindTypes(types, to: added)
         var samples: [(anchor: Int64, entry: ChangeEntry)] = []
+        var people: [Int64: String] = [:]
         var lastSampleAnchor = cursor
         var rowsOfSamples = 0
         try added.forEachRow { row in
@@ -217,6 +226,7 @@ extension HealthStore {
             lastSampleAnchor = id
             guard let identifier = row.string(at: 17), let quantityType = QuantityType.named(identifier),
                   let sample = try readSample(row, type: quantityType) else { return }
+            if let person = row.string(at: 18) { people[id] = person }
             samples.append((id, .added(sample, anchor: id)))
         }
         let deleted = try db.prepare("""
@@ -244,7 +254,7 @@ extension HealthStore {
         entries += samples.filter { $0.anchor <= through }.map { (anchor: $0.anchor, deleted: false, entry: $0.entry) }
         // At one anchor the deletion comes before the insert that replaced it.
         entries.sort { ($0.anchor, $0.deleted ? 0 : 1) < ($1.anchor, $1.deleted ? 0 : 1) }
-        return FeedBatch(entries: entries.map(\.entry), throughAnchor: through)
+        return FeedBatch(entries: entries.map(\.entry), throughAnchor: through, people: people)
     }
 
     /// How many entries of `types` wait after `cursor`.

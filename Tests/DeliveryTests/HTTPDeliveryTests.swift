@@ -121,7 +121,7 @@ import Testing
         #expect(try fixture.deliver(sink) == .caughtUp(delivered: 2, deadLettered: 0))
         #expect(Set(receiver.acceptedUUIDs()) == [weight.uuidString.lowercased(), heart.uuidString.lowercased()])
 
-        let records = try fixture.withStore { try $0.feedBatch(after: 0, types: ["*"], limit: 10) }.entries.map(OutgoingRecord.init)
+        let records = try fixture.withStore { try $0.feedBatch(after: 0, types: ["*"], limit: 10) }.entries.map { OutgoingRecord($0) }
         let body = HTTPBody.healthAutoExport(records)
         #expect(body == """
             {"data":{"metrics":[{"name":"weight_body_mass","units":"kg","data":[{"qty":72.35,"date":"2026-05-28 20:26:40 +0000",\

@@ -1,0 +1,217 @@
+import Foundation
+import HealthModel
+import Pipeline
+
+/// The shared PostgreSQL store as the query commands' port: the samples every gateway delivered
+/// (tombstoned rows left out), optionally narrowed to one gateway.
+///
+/// Statistics are computed in the database where the data is large: the calendar buckets are
+/// chosen exactly as the SQLite store chooses them (`StatisticsRange`, in Swift, so DST and week
+/// starts agree) and sent as one array; each sample finds its buckets with `width_bucket`, interval
+/// samples are split across bucket edges in proportion to time, and sums, minimums, maximums,
+/// arithmetic means and latest values are aggregated in SQL. Two cases need the priority timeline
+/// or per-source holds, so their rows are read and handed to the same `StatisticsEngine` the
+/// SQLite store uses, per (gateway, person): sums where one person's samples come from more than
+/// one source in the range, and temporally weighted averages.
+public final class PostgresQueryStore: QueryStore {
+    public let connection: PostgresConnection
+    public let schema: PostgresSchema
+
+    /// Connects to `url` and checks that ingestd's schema is there (a query never creates it).
+    public init(url: String, schema: PostgresSchema) throws(PostgresError) {
+        connection = try PostgresConnection(url: url)
+        self.schema = schema
+        let found = try connection.execute("SELECT to_regclass($1) IS NOT NULL", [schema.table("schema_version")])
+        guard found.rows.first?.first == "t" else {
+            throw .statementFailed(statement: "schema \(schema.name)", state: "3F000",
+                                   message: "no ingestd schema '\(schema.name)' in the database (no sink has delivered to it yet; see --schema)")
+        }
+        let version = try schema.currentVersion(connection)
+        guard version <= PostgresSchema.latestVersion else {
+            throw .schemaTooNew(schema: schema.name, version: version, known: PostgresSchema.latestVersion)
+        }
+    }
+
+    public func close() { connection.close() }
+
+    /// The gateways that delivered, by id.
+    public func gateways() throws(PostgresError) -> [String] {
+        try connection.execute("SELECT id FROM \(schema.table("gateways")) ORDER BY id").rows.compactMap { $0.first ?? nil }
+    }
+
+    public func queryPeopleNames() throws -> [String] {
+        try connection.execute("SELECT DISTINCT person FROM \(schema.table("samples")) WHERE person IS NOT NULL ORDER BY person")
+            .rows.compactMap { $0.first ?? nil }
+    }
+
+    /// The WHERE clause of live samples of `type` overlapping `[from, to)` in `scope`, and its parameters.
+    private func condition(type: QuantityType, from: Date?, to: Date?, source: String? = nil, scope: QueryScope)
+        -> (sql: String, parameters: [String?]) {
+        var parameters: [String?] = [type.identifier]
+        var sql = "x.type = $1 AND x.deleted_at IS NULL"
+        func parameter(_ value: String) -> String {
+            parameters.append(value)
+            return "$\(parameters.count)"
+        }
+        if let from {
+            let p = parameter(String(from.timeIntervalSince1970))
+            sql += " AND (x.end_time > to_timestamp(\(p)::float8) OR x.start_time >= to_timestamp(\(p)::float8))"
+        }
+        if let to { sql += " AND x.start_time < to_timestamp(\(parameter(String(to.timeIntervalSince1970)))::float8)" }
+        if let source { sql += " AND x.source = \(parameter(source))" }
+        switch scope.people {
+        case .everyone: break
+        case .unassigned: sql += " AND x.person IS NULL"
+        case .named(let name): sql += " AND x.person = \(parameter(name))"
+        }
+        if let gateway = scope.gateway { sql += " AND x.gateway = \(parameter(gateway))" }
+        return (sql, parameters)
+    }
+
+    public func samples(type: QuantityType, from: Date?, to: Date?, source: String?, scope: QueryScope, limit: Int) throws
+        -> [QuantitySample] {
+        let (sql, parameters) = condition(type: type, from: from, to: to, source: source, scope: scope)
+        var query = "SELECT x.record::text FROM \(schema.table("samples")) x WHERE \(sql) ORDER BY x.start_time, x.end_time, x.gateway, x.anchor"
+        if limit > 0 { query += " LIMIT \(limit)" }
+        let decoder = HealthRecordDecoder(defaultSource: "")
+        return try connection.execute(query, parameters).rows.compactMap { row in
+            guard let text = row.first ?? nil else { return nil }
+            if case .sample(let sample) = try decoder.decodeLine(text) { return sample }
+            return nil
+        }
+    }
+
+    /// Epoch seconds of a `timestamptz` column as float8.
+    private static func epoch(_ column: String) -> String { "extract(epoch FROM \(column))::float8" }
+
+    private func extent(_ sql: String, _ parameters: [String?]) throws -> SampleExtent? {
+        let samples = schema.table("samples")
+        let row = try connection.execute("""
+            SELECT min(\(Self.epoch("x.start_time"))), max(\(Self.epoch("x.end_time"))) FROM \(samples) x WHERE \(sql)
+            """, parameters).rows.first
+        guard let first = row?[0].flatMap(Double.init), let last = row?[1].flatMap(Double.init) else { return nil }
+        let instant = try connection.execute("""
+            SELECT EXISTS (SELECT 1 FROM \(samples) x WHERE \(sql) AND x.start_time = x.end_time
+                           AND \(Self.epoch("x.end_time")) = $\(parameters.count + 1)::float8)
+            """, parameters + [String(last)]).rows.first?.first == "t"
+        return SampleExtent(earliestStart: Date(timeIntervalSince1970: first), latestEnd: Date(timeIntervalSince1970: last),
+                            instantAtLatestEnd: instant)
+    }
+
+    public func statistics(_ operation: StatisticsOperation, type: QuantityType, from: Date?, to: Date?,
+                           granularity: BucketGranularity?, zone: TimeZone, scope: QueryScope) throws -> [StatisticsBucket] {
+        let (sql, parameters) = condition(type: type, from: from, to: to, scope: scope)
+        let needsExtent = from == nil || to == nil
+        guard let buckets = try StatisticsRange.buckets(from: from, to: to, granularity: granularity, zone: zone,
+                                                        extent: needsExtent ? try extent(sql, parameters) : nil) else { return [] }
+        switch operation {
+        case .average(.temporal), .average(.equivalentContinuousLevel):
+            return try engineStatistics(operation, type: type, sql: sql, parameters: parameters, buckets: buckets)
+        case .sum:
+            let mixed = try connection.execute("""
+                SELECT 1 FROM \(schema.table("samples")) x WHERE \(sql) GROUP BY x.gateway, x.person
+                HAVING count(DISTINCT x.source) > 1 LIMIT 1
+                """, parameters)
+            if !mixed.rows.isEmpty {
+                return try engineStatistics(operation, type: type, sql: sql, parameters: parameters, buckets: buckets)
+            }
+            return try sqlStatistics(operation, sql: sql, parameters: parameters, buckets: buckets)
+        case .minimum, .maximum, .latest, .average(.arithmetic):
+            return try sqlStatistics(operation, sql: sql, parameters: parameters, buckets: buckets)
+        }
+    }
+
+    /// The statistics computed in SQL (see the type's overview).
+    private func sqlStatistics(_ operation: StatisticsOperation, sql: String, parameters: [String?],
+                               buckets: CalendarBuckets) throws -> [StatisticsBucket] {
+        let bounds = buckets.boundaries.map(\.timeIntervalSince1970)
+        let n = bounds.count - 1
+        let b = "$\(parameters.count + 1)::float8[]"
+        // first/last: the 1-based buckets a sample is assigned to (B[k] ≤ t < B[k+1]); an interval
+        // ending exactly on a boundary does not reach the bucket starting there.
+        let assigned = """
+            WITH x AS (
+                SELECT \(Self.epoch("x.start_time")) AS s, \(Self.epoch("x.end_time")) AS e, x.value AS v
+                FROM \(schema.table("samples")) x WHERE \(sql)
+            ), y AS (
+                SELECT s, e, v, greatest(width_bucket(s, \(b)), 1) AS first,
+                       least(CASE WHEN e > s AND (\(b))[width_bucket(e, \(b))] = e THEN width_bucket(e, \(b)) - 1
+                                  ELSE width_bucket(e, \(b)) END, \(n)) AS last
+                FROM x
+            ), z AS (
+                SELECT first AS k, s, e, v FROM y WHERE first = last
+                UNION ALL
+                SELECT k, s, e, v FROM y, generate_series(first, last) AS k WHERE first < last
+            )
+            """
+        let aggregate: String
+        switch operation {
+        case .sum:
+            aggregate = """
+                SELECT k, sum(CASE WHEN e = s THEN v ELSE v * (least(e, (\(b))[k + 1]) - greatest(s, (\(b))[k])) / (e - s) END),
+                       count(*), NULL::float8, NULL::float8 FROM z GROUP BY k
+                """
+        case .minimum: aggregate = "SELECT k, min(v), count(*), NULL::float8, NULL::float8 FROM z GROUP BY k"
+        case .maximum: aggregate = "SELECT k, max(v), count(*), NULL::float8, NULL::float8 FROM z GROUP BY k"
+        case .average: aggregate = "SELECT k, avg(v), count(*), NULL::float8, NULL::float8 FROM z GROUP BY k"
+        case .latest:
+            aggregate = """
+                SELECT DISTINCT ON (k) k, v, count(*) OVER (PARTITION BY k), s, e FROM z ORDER BY k, e DESC, s DESC
+                """
+        }
+        let array = "{" + bounds.map { String($0) }.joined(separator: ",") + "}"
+        let rows = try connection.execute(assigned + aggregate, parameters + [array]).rows
+        var values = [Double?](repeating: nil, count: n)
+        var counts = [Int](repeating: 0, count: n)
+        var intervals = [DateInterval?](repeating: nil, count: n)
+        for row in rows {
+            guard row.count == 5, let k = row[0].flatMap(Int.init), (1...n).contains(k) else { continue }
+            values[k - 1] = row[1].flatMap(Double.init)
+            counts[k - 1] = row[2].flatMap(Int.init) ?? 0
+            if let s = row[3].flatMap(Double.init), let e = row[4].flatMap(Double.init) {
+                intervals[k - 1] = DateInterval(start: Date(timeIntervalSince1970: s), end: Date(timeIntervalSince1970: e))
+            }
+        }
+        return (0..<n).map { j in
+            StatisticsBucket(start: buckets.boundaries[j], end: buckets.boundaries[j + 1], value: counts[j] > 0 ? values[j] : nil,
+                             latestInterval: intervals[j], sampleCount: counts[j])
+        }
+    }
+
+    /// The statistics of the `StatisticsEngine` over the rows, per (gateway, person), combined. Each
+    /// gateway's sources rank as on the gateway: the fleet's `source_priority` first, then by the
+    /// gateway's first write (its lowest feed anchor) of the source.
+    private func engineStatistics(_ operation: StatisticsOperation, type: QuantityType, sql: String, parameters: [String?],
+                                  buckets: CalendarBuckets) throws -> [StatisticsBucket] {
+        let samples = schema.table("samples")
+        let rows = try connection.execute("""
+            WITH ranks AS (
+                SELECT g.gateway, g.source, row_number() OVER (PARTITION BY g.gateway ORDER BY p.rank NULLS LAST, g.first) - 1 AS rank
+                FROM (SELECT gateway, source, min(anchor) AS first FROM \(samples) WHERE type = $1 GROUP BY gateway, source) g
+                LEFT JOIN \(schema.table("source_priority")) p ON p.type = $1 AND p.source = g.source
+            )
+            SELECT x.gateway, x.person, r.rank, \(Self.epoch("x.start_time")), \(Self.epoch("x.end_time")), x.value
+            FROM \(samples) x JOIN ranks r ON r.gateway = x.gateway AND r.source = x.source
+            WHERE \(sql) ORDER BY x.gateway, x.person, x.start_time
+            """, parameters).rows
+        var groups: [[StatisticsSample]] = []
+        var lastKey: [String?] = []
+        for row in rows {
+            guard row.count == 6, let rank = row[2].flatMap(Int.init), let s = row[3].flatMap(Double.init),
+                  let e = row[4].flatMap(Double.init), let v = row[5].flatMap(Double.init) else {
+                throw PostgresError.unexpectedValue(column: "samples row", value: row.map { $0 ?? "NULL" }.joined(separator: "|"))
+            }
+            let key = [row[0], row[1]]
+            if key != lastKey || groups.isEmpty {
+                groups.append([])
+                lastKey = key
+            }
+            groups[groups.count - 1].append(StatisticsSample(start: Date(timeIntervalSince1970: s), end: Date(timeIntervalSince1970: e),
+                                                             value: v, sourceRank: rank))
+        }
+        let engine = StatisticsEngine()
+        let parts = try groups.map { try engine.statistics(operation, of: $0, in: buckets) }
+        guard !parts.isEmpty else { return try engine.statistics(operation, of: [], in: buckets) }
+        return StatisticsCombination.combine(operation, parts)
+    }
+}

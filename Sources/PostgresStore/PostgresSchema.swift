@@ -1,0 +1,96 @@
+import Foundation
+
+/// ingestd's tables in one PostgreSQL schema (default `ingestd`), created and migrated on first
+/// contact. Versions are applied in order inside one transaction holding an advisory lock, so
+/// gateways meeting a fresh database at the same moment do not race.
+///
+/// `samples` holds every gateway's samples keyed by uuid: the gateway that sent it, the person it
+/// belongs to, the type, value in the type's canonical unit, interval, source, the sample as
+/// DESIGN.md's JSON (`record`), the gateway's feed anchor, `deleted_at` for tombstones, and
+/// `change_id`, the database-wide change order the `changes` command reads.
+public struct PostgresSchema: Sendable {
+    /// The schema name used when none is given.
+    public static let defaultName = "ingestd"
+    /// The newest version this ingestd knows.
+    public static var latestVersion: Int { migrations.count }
+
+    /// The schema's name (validated: lowercase letters, digits, `_`).
+    public let name: String
+
+    public init(name: String = PostgresSchema.defaultName) throws(PostgresError) {
+        guard let first = name.unicodeScalars.first, ("a"..."z").contains(first), name.count <= 63,
+              name.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }) else {
+            throw .invalidSchemaName(name)
+        }
+        self.name = name
+    }
+
+    /// `name.table`, quoted.
+    public func table(_ table: String) -> String { "\"\(name)\".\(table)" }
+
+    /// The migrations in order; `{s}` stands for the quoted schema name.
+    static let migrations: [String] = [
+        """
+        CREATE SEQUENCE {s}.change_ids;
+        CREATE TABLE {s}.samples (
+            uuid uuid PRIMARY KEY,
+            gateway text NOT NULL,
+            person text,
+            type text NOT NULL,
+            value double precision NOT NULL,
+            unit text NOT NULL,
+            start_time timestamptz NOT NULL,
+            end_time timestamptz NOT NULL,
+            source text NOT NULL,
+            record jsonb NOT NULL,
+            anchor bigint NOT NULL,
+            deleted_at timestamptz,
+            written_at timestamptz NOT NULL DEFAULT now(),
+            change_id bigint NOT NULL DEFAULT nextval('{s}.change_ids')
+        );
+        CREATE INDEX samples_type_start ON {s}.samples (type, start_time);
+        CREATE INDEX samples_change_id ON {s}.samples (change_id);
+        CREATE TABLE {s}.gateways (
+            id text PRIMARY KEY,
+            first_delivery timestamptz NOT NULL DEFAULT now(),
+            last_delivery timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE TABLE {s}.source_priority (
+            type text NOT NULL,
+            source text NOT NULL,
+            rank integer NOT NULL,
+            PRIMARY KEY (type, source)
+        );
+        """,
+    ]
+
+    /// Creates the schema or brings it to `latestVersion`; returns the version found before.
+    @discardableResult
+    public func migrate(_ connection: PostgresConnection) throws(PostgresError) -> Int {
+        try connection.transaction { () throws(PostgresError) -> Int in
+            try connection.execute("SELECT pg_advisory_xact_lock(hashtext($1))", ["ingestd-schema:" + name])
+            try connection.execute("CREATE SCHEMA IF NOT EXISTS \"\(name)\"")
+            try connection.execute("CREATE TABLE IF NOT EXISTS \(table("schema_version")) (version integer NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
+            let found = try currentVersion(connection)
+            guard found <= Self.latestVersion else {
+                throw .schemaTooNew(schema: name, version: found, known: Self.latestVersion)
+            }
+            for version in (found + 1)...max(found + 1, Self.latestVersion) where version <= Self.latestVersion {
+                let sql = Self.migrations[version - 1].replacingOccurrences(of: "{s}", with: "\"\(name)\"")
+                for statement in sql.split(separator: ";").map({ $0.trimmingCharacters(in: .whitespacesAndNewlines) }) where !statement.isEmpty {
+                    try connection.execute(statement)
+                }
+                try connection.execute("INSERT INTO \(table("schema_version")) (version) VALUES ($1)", [String(version)])
+            }
+            return found
+        }
+    }
+
+    /// The version recorded in the schema (0 when none).
+    public func currentVersion(_ connection: PostgresConnection) throws(PostgresError) -> Int {
+        let rows = try connection.execute("SELECT COALESCE(MAX(version), 0) FROM \(table("schema_version"))")
+        let text = rows.rows.first?.first.flatMap { $0 } ?? "0"
+        guard let version = Int(text) else { throw .unexpectedValue(column: "schema_version.version", value: text) }
+        return version
+    }
+}
