@@ -95,7 +95,8 @@ let package = Package(
             name: "IngestBench",
             dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CSQLite", "BLEWire", "CaptureFormats",
                            "BuiltinAdapters", "AdapterKit", "Transport",
-                           "IngestRuntime", "BLESimulators", "BlueZTransport", "Logging", "Delivery"]
+                           "IngestRuntime", "BLESimulators", "BlueZTransport", "Logging", "Delivery",
+                           "PostgresStore", "LocalPostgres"]
         ),
 
         // The Xiaomi scale adapter built as an external adapter executable (ExternalAdapterMain).

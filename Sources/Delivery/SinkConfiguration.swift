@@ -50,6 +50,9 @@ public struct SinkOptions: Sendable, Codable, Equatable {
 
     public init() {}
 
+    /// The default batch of a PostgreSQL sink: one transaction per batch, so larger than HTTP's.
+    public static let postgresBatchSize = 10_000
+
     /// The MQTT topic prefix: `--prefix`, or `ingestd/<gateway id>`.
     public var resolvedPrefix: String { topicPrefix ?? "ingestd/\(gatewayID)" }
 

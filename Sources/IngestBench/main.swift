@@ -12,9 +12,10 @@ struct BenchOptions {
     var repeats = 3
     var statsRepeats = 5
     var directory: String?
-    /// Runs only some parts (for profiling): `pipeline`, `raw`, `ingest` (both), `stats`, `capture`, `daemon` or `sink`.
+    /// Runs only some parts (for profiling): `pipeline`, `raw`, `ingest` (both), `stats`, `capture`, `daemon`, `sink`
+    /// or `postgres`.
     var only: String?
-    /// Samples of the delivery backlog (MQTT and HTTP) and of the daemon's drain.
+    /// Samples of the delivery backlog (MQTT and HTTP) and of the daemon's drain (and of the PostgreSQL sink's backlog).
     var sinkBacklog = 100_000
     var sinkDrain = 1_000_000
 
@@ -27,7 +28,7 @@ struct BenchOptions {
           --repeats N        ingest runs (both arms interleaved by batch); medians are reported (default 3)
           --stats-repeats N  runs of each statistics arm; the median is reported (default 5)
           --dir PATH         where the temporary databases go (default: a new folder in $TMPDIR)
-          --only PART        run only pipeline, raw, ingest, stats, capture, daemon or sink (for profiling)
+          --only PART        run only pipeline, raw, ingest, stats, capture, daemon, sink or postgres (for profiling)
           --quick            a fast smoke run: 50000 samples, 52560 step samples, 1 and 3 runs,
                              sinks 10000 backlog and 50000 drained
         The pipeline first runs once alone; the peak resident set (VmHWM) is read right after it.
@@ -55,8 +56,8 @@ struct BenchOptions {
                 directory = arguments[index]
             case "--only":
                 index += 1
-                guard index < arguments.count, ["pipeline", "raw", "ingest", "stats", "capture", "daemon", "sink"].contains(arguments[index]) else {
-                    throw BenchError("--only needs pipeline, raw, ingest, stats, capture, daemon or sink\n\(Self.usage)")
+                guard index < arguments.count, ["pipeline", "raw", "ingest", "stats", "capture", "daemon", "sink", "postgres"].contains(arguments[index]) else {
+                    throw BenchError("--only needs pipeline, raw, ingest, stats, capture, daemon, sink or postgres\n\(Self.usage)")
                 }
                 only = arguments[index]
             case "--quick":
@@ -101,6 +102,14 @@ func runBenchmark(_ options: BenchOptions) throws {
             try SinkBench.run(backlog: options.sinkBacklog, drainSamples: options.sinkDrain, directory: directory)
         } catch {
             SinkBench.note("delivery benchmarks failed: \(error)")
+        }
+    }
+    if options.only == nil || options.only == "postgres" {
+        do {
+            try PostgresBench.run(backlog: options.sinkDrain, statsSamples: options.statsSamples, gateways: 10,
+                                  repeats: options.statsRepeats, directory: directory)
+        } catch {
+            PostgresBench.note("PostgreSQL benchmarks failed: \(error)")
         }
     }
 }

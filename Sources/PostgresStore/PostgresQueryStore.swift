@@ -82,7 +82,7 @@ public final class PostgresQueryStore: QueryStore {
     }
 
     /// Epoch seconds of a `timestamptz` column as float8.
-    private static func epoch(_ column: String) -> String { "extract(epoch FROM \(column))::float8" }
+    private static func epoch(_ column: String) -> String { "date_part('epoch', \(column))" }
 
     private func extent(_ sql: String, _ parameters: [String?]) throws -> SampleExtent? {
         let samples = schema.table("samples")
@@ -108,11 +108,7 @@ public final class PostgresQueryStore: QueryStore {
         case .average(.temporal), .average(.equivalentContinuousLevel):
             return try engineStatistics(operation, type: type, sql: sql, parameters: parameters, buckets: buckets)
         case .sum:
-            let mixed = try connection.execute("""
-                SELECT 1 FROM \(schema.table("samples")) x WHERE \(sql) GROUP BY x.gateway, x.person
-                HAVING count(DISTINCT x.source) > 1 LIMIT 1
-                """, parameters)
-            if !mixed.rows.isEmpty {
+            if try sourcesMayOverlap(type: type, buckets: buckets, scope: scope) {
                 return try engineStatistics(operation, type: type, sql: sql, parameters: parameters, buckets: buckets)
             }
             return try sqlStatistics(operation, sql: sql, parameters: parameters, buckets: buckets)
@@ -121,34 +117,59 @@ public final class PostgresQueryStore: QueryStore {
         }
     }
 
+    /// Whether one person (of one gateway) in `scope` has samples of `type` from more than one
+    /// source within the buckets' range, read from `source_spans` (kept by the writer).
+    private func sourcesMayOverlap(type: QuantityType, buckets: CalendarBuckets, scope: QueryScope) throws -> Bool {
+        guard let first = buckets.boundaries.first, let last = buckets.boundaries.last else { return false }
+        var parameters: [String?] = [type.identifier, String(first.timeIntervalSince1970), String(last.timeIntervalSince1970)]
+        var sql = """
+            SELECT 1 FROM \(schema.table("source_spans")) x WHERE x.type = $1
+            AND x.last_end >= to_timestamp($2::float8) AND x.first_start < to_timestamp($3::float8)
+            """
+        switch scope.people {
+        case .everyone: break
+        case .unassigned: sql += " AND x.person = ''"
+        case .named(let name):
+            parameters.append(name)
+            sql += " AND x.person = $\(parameters.count)"
+        }
+        if let gateway = scope.gateway {
+            parameters.append(gateway)
+            sql += " AND x.gateway = $\(parameters.count)"
+        }
+        sql += " GROUP BY x.gateway, x.person HAVING count(*) > 1 LIMIT 1"
+        return try !connection.execute(sql, parameters).rows.isEmpty
+    }
+
     /// The statistics computed in SQL (see the type's overview).
     private func sqlStatistics(_ operation: StatisticsOperation, sql: String, parameters: [String?],
                                buckets: CalendarBuckets) throws -> [StatisticsBucket] {
         let bounds = buckets.boundaries.map(\.timeIntervalSince1970)
         let n = bounds.count - 1
         let b = "$\(parameters.count + 1)::float8[]"
-        // first/last: the 1-based buckets a sample is assigned to (B[k] ≤ t < B[k+1]); an interval
+        // ws/we: the 1-based buckets of start and end (B[k] ≤ t < B[k+1]). A sample with both in
+        // one bucket lies wholly in it; others are assigned to first...last, where an interval
         // ending exactly on a boundary does not reach the bucket starting there.
         let assigned = """
             WITH x AS (
                 SELECT \(Self.epoch("x.start_time")) AS s, \(Self.epoch("x.end_time")) AS e, x.value AS v
                 FROM \(schema.table("samples")) x WHERE \(sql)
             ), y AS (
-                SELECT s, e, v, greatest(width_bucket(s, \(b)), 1) AS first,
-                       least(CASE WHEN e > s AND (\(b))[width_bucket(e, \(b))] = e THEN width_bucket(e, \(b)) - 1
-                                  ELSE width_bucket(e, \(b)) END, \(n)) AS last
-                FROM x
+                SELECT s, e, v, width_bucket(s, \(b)) AS ws, width_bucket(e, \(b)) AS we FROM x
+            ), w AS (
+                SELECT s, e, v, ws = we AS whole, greatest(ws, 1) AS first,
+                       CASE WHEN ws = we THEN ws
+                            ELSE least(CASE WHEN e > s AND (\(b))[we] = e THEN we - 1 ELSE we END, \(n)) END AS last
+                FROM y
             ), z AS (
-                SELECT first AS k, s, e, v FROM y WHERE first = last
-                UNION ALL
-                SELECT k, s, e, v FROM y, generate_series(first, last) AS k WHERE first < last
+                SELECT generate_series(first, last) AS k, s, e, v, whole FROM w WHERE first <= last AND first <= \(n)
             )
             """
         let aggregate: String
         switch operation {
         case .sum:
             aggregate = """
-                SELECT k, sum(CASE WHEN e = s THEN v ELSE v * (least(e, (\(b))[k + 1]) - greatest(s, (\(b))[k])) / (e - s) END),
+                SELECT k, sum(CASE WHEN whole THEN v ELSE v * (least(e, (\(b))[k + 1]) - greatest(s, (\(b))[k])) / (e - s) END),
                        count(*), NULL::float8, NULL::float8 FROM z GROUP BY k
                 """
         case .minimum: aggregate = "SELECT k, min(v), count(*), NULL::float8, NULL::float8 FROM z GROUP BY k"

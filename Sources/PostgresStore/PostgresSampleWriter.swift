@@ -68,29 +68,45 @@ public final class PostgresSampleWriter {
         try prepareStaging()
         let samples = schema.table("samples")
         let hasDeletions = changes.contains { if case .delete = $0 { true } else { false } }
+        // The last change of a uuid wins; without repeats (the usual batch) no sort is needed.
+        var seen = Set<UUID>(minimumCapacity: changes.count)
+        let repeats = changes.contains { change in
+            switch change {
+            case .upsert(let sample, _, _, _): !seen.insert(sample.uuid).inserted
+            case .delete(let uuid, _): !seen.insert(uuid).inserted
+            }
+        }
+        let latest = repeats ? "DISTINCT ON (uuid)" : ""
+        let order = repeats ? "ORDER BY uuid, seq DESC" : ""
         return try connection.transaction { () throws(PostgresError) -> Int in
             try connection.copyIn("COPY ingestd_incoming FROM STDIN", data: Self.copyData(changes))
             let upserted = try connection.execute("""
                 INSERT INTO \(samples) AS x (uuid, gateway, person, type, value, unit, start_time, end_time, source, record, anchor)
-                SELECT DISTINCT ON (uuid) uuid, $1, person, type, value, unit, to_timestamp(start_time), to_timestamp(end_time),
+                SELECT \(latest) uuid, $1, person, type, value, unit, to_timestamp(start_time), to_timestamp(end_time),
                        source, record::jsonb, anchor
-                FROM ingestd_incoming WHERE op = 'a' ORDER BY uuid, seq DESC
+                FROM ingestd_incoming WHERE op = 'a' \(order)
                 ON CONFLICT (uuid) DO UPDATE SET gateway = EXCLUDED.gateway, person = EXCLUDED.person, type = EXCLUDED.type,
                     value = EXCLUDED.value, unit = EXCLUDED.unit, start_time = EXCLUDED.start_time,
                     end_time = EXCLUDED.end_time, source = EXCLUDED.source, record = EXCLUDED.record,
-                    anchor = EXCLUDED.anchor, deleted_at = NULL, written_at = now(),
-                    change_id = nextval('\(schema.table("change_ids"))')
+                    anchor = EXCLUDED.anchor, deleted_at = NULL, written_at = now()
                 WHERE x.record IS DISTINCT FROM EXCLUDED.record OR x.person IS DISTINCT FROM EXCLUDED.person
                     OR x.deleted_at IS NOT NULL
                 """, [gateway]).affected
             var deleted = 0
             if hasDeletions {
                 deleted = try connection.execute("""
-                    UPDATE \(samples) x SET deleted_at = now(), anchor = l.anchor, change_id = nextval('\(schema.table("change_ids"))')
+                    UPDATE \(samples) x SET deleted_at = now(), anchor = l.anchor
                     FROM (SELECT DISTINCT ON (uuid) uuid, op, anchor FROM ingestd_incoming ORDER BY uuid, seq DESC) l
                     WHERE l.op = 'd' AND x.uuid = l.uuid AND x.gateway = $1 AND x.deleted_at IS NULL
                     """, [gateway]).affected
             }
+            try connection.execute("""
+                INSERT INTO \(schema.table("source_spans")) AS x (gateway, person, type, source, first_start, last_end)
+                SELECT $1, COALESCE(person, ''), type, source, to_timestamp(min(start_time)), to_timestamp(max(end_time))
+                FROM ingestd_incoming WHERE op = 'a' GROUP BY 2, 3, 4
+                ON CONFLICT (gateway, person, type, source) DO UPDATE
+                SET first_start = least(x.first_start, EXCLUDED.first_start), last_end = greatest(x.last_end, EXCLUDED.last_end)
+                """, [gateway])
             try connection.execute("""
                 INSERT INTO \(schema.table("gateways")) (id) VALUES ($1)
                 ON CONFLICT (id) DO UPDATE SET last_delivery = now()

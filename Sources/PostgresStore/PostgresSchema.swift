@@ -6,8 +6,10 @@ import Foundation
 ///
 /// `samples` holds every gateway's samples keyed by uuid: the gateway that sent it, the person it
 /// belongs to, the type, value in the type's canonical unit, interval, source, the sample as
-/// DESIGN.md's JSON (`record`), the gateway's feed anchor, `deleted_at` for tombstones, and
-/// `change_id`, the database-wide change order the `changes` command reads.
+/// DESIGN.md's JSON (`record`), the gateway's feed anchor and `deleted_at` for tombstones.
+/// `source_spans` keeps, per gateway, person (`''` for unassigned), type and source, the time its
+/// samples span: statistics look there to see whether one person's sources can overlap (then the
+/// priority merge is needed) without scanning the samples.
 public struct PostgresSchema: Sendable {
     /// The schema name used when none is given.
     public static let defaultName = "ingestd"
@@ -31,7 +33,6 @@ public struct PostgresSchema: Sendable {
     /// The migrations in order; `{s}` stands for the quoted schema name.
     static let migrations: [String] = [
         """
-        CREATE SEQUENCE {s}.change_ids;
         CREATE TABLE {s}.samples (
             uuid uuid PRIMARY KEY,
             gateway text NOT NULL,
@@ -45,11 +46,18 @@ public struct PostgresSchema: Sendable {
             record jsonb NOT NULL,
             anchor bigint NOT NULL,
             deleted_at timestamptz,
-            written_at timestamptz NOT NULL DEFAULT now(),
-            change_id bigint NOT NULL DEFAULT nextval('{s}.change_ids')
+            written_at timestamptz NOT NULL DEFAULT now()
         );
         CREATE INDEX samples_type_start ON {s}.samples (type, start_time);
-        CREATE INDEX samples_change_id ON {s}.samples (change_id);
+        CREATE TABLE {s}.source_spans (
+            gateway text NOT NULL,
+            person text NOT NULL,
+            type text NOT NULL,
+            source text NOT NULL,
+            first_start timestamptz NOT NULL,
+            last_end timestamptz NOT NULL,
+            PRIMARY KEY (gateway, person, type, source)
+        );
         CREATE TABLE {s}.gateways (
             id text PRIMARY KEY,
             first_delivery timestamptz NOT NULL DEFAULT now(),

@@ -22,7 +22,8 @@ struct SinksAddCommand: Command {
         Option("types", valueName: "T,…", help: "Quantity types the sink may read, comma-separated (stepCount,bodyMass).")
         Flag("all-types", help: "Let the sink read every type.")
         Option("every", valueName: "DURATION", help: "Deliver on a schedule (30s, 15m, 1h, 1d) instead of right after commits.")
-        Option("batch-size", valueName: "N", help: "Records per batch (HTTP: per request).", default: "1000")
+        Option("batch-size", valueName: "N",
+               help: "Records per batch (HTTP: per request; PostgreSQL: per transaction, default 10000).", default: "1000")
         Option("mqtt-version", valueName: "3.1.1|5", help: "MQTT protocol level.", allowedValues: ["3.1.1", "5"])
         Option("ca-file", valueName: "PATH", help: "CA certificates (PEM) to verify the TLS server with.")
         Option("username", valueName: "USER", help: "MQTT user name.")
@@ -64,7 +65,8 @@ struct SinksAddCommand: Command {
             if readTypes.isEmpty { throw UsageError.invalidValue(typeList, argument: "--types", reason: "no type named") }
         }
         var options = SinkOptions()
-        let batchSize: Int = try arguments.value("batch-size") ?? 1000
+        var batchSize: Int = try arguments.value("batch-size") ?? 1000
+        if target.kind == .postgresql, !arguments.isPresent("batch-size") { batchSize = SinkOptions.postgresBatchSize }
         guard (1...100_000).contains(batchSize) else {
             throw UsageError.invalidValue(String(batchSize), argument: "--batch-size", reason: "must be 1...100000")
         }
