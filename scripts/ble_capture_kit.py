@@ -234,6 +234,130 @@ def write_expected_error(path, lines):
             file.write(line + "\n")
 
 
+# MARK: - GATT sessions
+
+HANDLE = 0x0040
+
+
+def uuid_bytes(uuid):
+    """A 16-bit UUID (int) as 2 little-endian bytes; a 128-bit one (text, 8-4-4-4-12) as 16."""
+    if isinstance(uuid, int):
+        return le16(uuid)
+    return bytes.fromhex(uuid.replace("-", ""))[::-1]
+
+
+class Characteristic:
+    def __init__(self, uuid, properties, cccd_value=None):
+        self.uuid = uuid  # int (16-bit) or text (128-bit)
+        self.properties = properties
+        self.cccd_value = cccd_value  # 0x0001 notifications, 0x0002 indications, None: no CCCD
+        self.declaration = None
+        self.value_handle = None
+        self.cccd = None
+
+
+def layout(service_start, characteristics):
+    """Assigns handles: declaration, value, [CCCD] per characteristic. Returns the service end."""
+    handle = service_start + 1
+    for characteristic in characteristics:
+        characteristic.declaration = handle
+        characteristic.value_handle = handle + 1
+        handle += 2
+        if characteristic.cccd_value is not None:
+            characteristic.cccd = handle
+            handle += 1
+    return handle - 1
+
+
+def gatt_session(capture, address, name, service, characteristics, values, advertise=True):
+    """A whole connection: discovery, subscriptions, then `values` [(characteristic, kind, bytes)]."""
+    att = lambda direction, pdu: capture.acl(direction, HANDLE, pdu)
+    if advertise:
+        capture.advertising_report(address, flags_ad() + uuid16_list_ad(service) + name_ad(name))
+        capture.advance(120)
+    # LE Create Connection (0x200D) as the host sends it, then the controller's event.
+    capture.command(0x200D, le16(0x0060) + le16(0x0030) + bytes([0x00, 0x00]) + address_bytes(address)
+                    + bytes([0x00]) + le16(0x0018) + le16(0x0028) + le16(0x0000) + le16(0x01F4)
+                    + le16(0x0000) + le16(0x0000))
+    capture.advance(40)
+    capture.connection_complete(HANDLE, address)
+    capture.advance(60)
+
+    service_start = 0x000C
+    service_end = layout(service_start, characteristics)
+    # Primary services: GAP, GATT and the health service in one response, then Attribute Not Found.
+    att("sent", bytes([0x10]) + le16(0x0001) + le16(0xFFFF) + le16(0x2800))
+    capture.advance(30)
+    att("received", bytes([0x11, 0x06]) + le16(0x0001) + le16(0x0007) + le16(0x1800)
+        + le16(0x0008) + le16(0x000B) + le16(0x1801) + le16(service_start) + le16(service_end) + le16(service))
+    capture.advance(30)
+    att("sent", bytes([0x10]) + le16(service_end + 1) + le16(0xFFFF) + le16(0x2800))
+    capture.advance(30)
+    att("received", bytes([0x01, 0x10]) + le16(service_end + 1) + bytes([0x0A]))
+    capture.advance(30)
+
+    # Characteristic declarations in the health service, three per response at ATT_MTU 23.
+    start = service_start
+    remaining = list(characteristics)
+    while True:
+        att("sent", bytes([0x08]) + le16(start) + le16(service_end) + le16(0x2803))
+        capture.advance(30)
+        if not remaining:
+            att("received", bytes([0x01, 0x08]) + le16(start) + bytes([0x0A]))
+            capture.advance(30)
+            break
+        # Entries of one length per response, as many as ATT_MTU 23 holds (three 16-bit, one 128-bit).
+        entry_length = 5 + len(uuid_bytes(remaining[0].uuid))
+        batch = []
+        while remaining and len(batch) < 21 // entry_length and 5 + len(uuid_bytes(remaining[0].uuid)) == entry_length:
+            batch.append(remaining.pop(0))
+        pdu = bytes([0x09, entry_length])
+        for characteristic in batch:
+            pdu += le16(characteristic.declaration) + bytes([characteristic.properties])
+            pdu += le16(characteristic.value_handle) + uuid_bytes(characteristic.uuid)
+        att("received", pdu)
+        capture.advance(30)
+        start = batch[-1].value_handle + 1
+
+    # Descriptors of each characteristic that notifies or indicates, then the CCCD write.
+    for characteristic in characteristics:
+        if characteristic.cccd is None:
+            continue
+        att("sent", bytes([0x04]) + le16(characteristic.cccd) + le16(characteristic.cccd))
+        capture.advance(30)
+        att("received", bytes([0x05, 0x01]) + le16(characteristic.cccd) + le16(0x2902))
+        capture.advance(30)
+    for characteristic in characteristics:
+        if characteristic.cccd is None:
+            continue
+        att("sent", bytes([0x12]) + le16(characteristic.cccd) + le16(characteristic.cccd_value))
+        capture.advance(30)
+        att("received", bytes([0x13]))
+        capture.advance(30)
+
+    received_times = []
+    for characteristic, kind, value in values:
+        capture.advance(1000)
+        if kind == "indication":
+            att("received", bytes([0x1D]) + le16(characteristic.value_handle) + value)
+            received_times.append(capture.at())
+            capture.advance(20)
+            att("sent", bytes([0x1E]))
+        elif kind == "notification":
+            att("received", bytes([0x1B]) + le16(characteristic.value_handle) + value)
+            received_times.append(capture.at())
+        elif kind == "write":
+            att("sent", bytes([0x12]) + le16(characteristic.value_handle) + value)
+            capture.advance(20)
+            att("received", bytes([0x13]))
+            received_times.append(capture.at())
+        else:
+            raise ValueError(kind)
+    capture.advance(2000)
+    capture.disconnection_complete(HANDLE)
+    return received_times
+
+
 # MARK: - Cases
 
 

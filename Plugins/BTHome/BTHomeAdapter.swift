@@ -8,7 +8,7 @@ import Transport
 /// Mass objects become `BodyMass`; temperature objects are the room's air temperature and become
 /// ingestd's `IngestQuantityTypeIdentifierAmbientTemperature`, never `BodyTemperature`. Every
 /// other object is counted as skipped with its id in the reason.
-public struct BTHomeAdapter: Adapter {
+public struct BTHomeAdapter: BLEAdapter {
     /// The adapter id, also the sample source.
     public static let id = "bthome"
 
@@ -25,7 +25,7 @@ public struct BTHomeAdapter: Adapter {
         )
     }
 
-    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any AdapterSession {
+    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any BLEAdapterSession {
         BTHomeSession(device: device, context: context)
     }
 }
@@ -37,7 +37,7 @@ public struct BTHomeAdapter: Adapter {
 /// device promises a new id for new data, so the same id and bytes mean the same packet
 /// (`repeated-packet-id`); without one, identical bytes are treated the same way
 /// (`repeated-payload`). Sample times are reception times.
-public final class BTHomeSession: AdapterSession {
+public final class BTHomeSession: BLEAdapterSession {
     private let context: AdapterContext
     private let address: BLEAddress
     private var name: String?

@@ -3,9 +3,11 @@ import AdapterKit
 import BTHome
 import DSD6Band
 import GATTHealthProfiles
+import HidrateSpark
 import OmronPedometer
 import TEMPer
 import XiaomiScale
+import YunmaiScale
 
 /// The ordered registry of the adapters compiled into ingestd.
 ///
@@ -15,10 +17,12 @@ import XiaomiScale
 /// `builtinAdapterModules` (Package.swift) and its captures (Plugins/README.md, "Adding a built-in adapter").
 public enum BuiltinAdapters {
     /// Bluetooth LE adapters, exact before generic.
-    public static let bluetooth: [any Adapter] = [
+    public static let bluetooth: [any BLEAdapter] = [
         XiaomiScaleAdapter(),
         BTHomeAdapter(),
         DSD6BandAdapter(),
+        YunmaiScaleAdapter(),
+        HidrateSparkAdapter(),
         GATTHealthAdapter(),
     ]
 

@@ -26,7 +26,7 @@ public struct DSD6BandAdapter: ConversingAdapter {
     public init() {}
 
     /// Advertisements carry nothing: the session only notes the band.
-    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any AdapterSession {
+    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any BLEAdapterSession {
         DSD6AdvertisementSession()
     }
 
@@ -36,7 +36,7 @@ public struct DSD6BandAdapter: ConversingAdapter {
 }
 
 /// The band's advertisements hold no measurements.
-final class DSD6AdvertisementSession: AdapterSession {
+final class DSD6AdvertisementSession: BLEAdapterSession {
     func receive(_ event: TransportEvent, into output: inout AdapterOutput) {}
 }
 

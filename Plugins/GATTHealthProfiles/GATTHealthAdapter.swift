@@ -6,7 +6,7 @@ import Transport
 /// The built-in adapter for the Bluetooth SIG standard health profiles: Weight Scale, Body
 /// Composition, Health Thermometer, Heart Rate, Running Speed and Cadence, Blood Pressure,
 /// Glucose and Pulse Oximeter. It takes any device that advertises or exposes one of their services.
-public struct GATTHealthAdapter: Adapter {
+public struct GATTHealthAdapter: BLEAdapter {
     /// The adapter id, also the samples' source.
     public static let id = "gatt-health"
 
@@ -26,7 +26,7 @@ public struct GATTHealthAdapter: Adapter {
 
     public init() {}
 
-    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any AdapterSession {
+    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any BLEAdapterSession {
         GATTHealthSession(device: device, context: context)
     }
 }

@@ -14,7 +14,7 @@ import Transport
 /// `<address>/<characteristic or "scale">/<device time stamp, glucose sequence number, or
 /// receive time>[/user-<n>]` with sync version 1, so a device re-sending stored readings
 /// replaces nothing and duplicates nothing.
-public final class GATTHealthSession: AdapterSession {
+public final class GATTHealthSession: BLEAdapterSession {
     /// The device's Bluetooth address.
     public let address: BLEAddress
     private let context: AdapterContext

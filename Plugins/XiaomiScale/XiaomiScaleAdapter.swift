@@ -3,12 +3,13 @@ import Foundation
 import HealthModel
 import Transport
 
-/// The built-in adapter for the weight broadcasts of Xiaomi's Mi Smart Scale and Mi Body
-/// Composition Scale (passive: advertisements only, no connection).
+/// The built-in adapter for Xiaomi's Mi Smart Scale and Mi Body Composition Scale: the weight
+/// broadcasts (advertisements), and, once connected, the readings the scale stored while no
+/// phone was near (its history download, ``MiScaleHistoryConversation``).
 ///
 /// It matches on the scale's service-data UUID together with its advertised name, so that it
 /// wins over the generic GATT weight scale adapter only for these scales.
-public struct XiaomiScaleAdapter: Adapter {
+public struct XiaomiScaleAdapter: ConversingAdapter {
     /// The adapter id, also the sample source.
     public static let id = "xiaomi-scale"
     /// Metadata entry holding the body composition scale's impedance in ohms (a number).
@@ -28,7 +29,7 @@ public struct XiaomiScaleAdapter: Adapter {
             id: Self.id,
             name: "Xiaomi Mi scales",
             version: "1",
-            summary: "Body mass (and impedance) from the advertisements of the Mi Smart Scale and Mi Body Composition Scale",
+            summary: "Body mass (and impedance) from the advertisements and the stored history of the Mi Smart Scale and Mi Body Composition Scale",
             matches: [
                 .ble(BLEMatch(serviceUUIDs: [BLEUUID(0x181D)], namePattern: Self.smartScaleNamePattern)),
                 .ble(BLEMatch(serviceUUIDs: [BLEUUID(0x181B)], namePattern: Self.bodyCompositionScaleNamePattern)),
@@ -42,8 +43,12 @@ public struct XiaomiScaleAdapter: Adapter {
         )
     }
 
-    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any AdapterSession {
+    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any BLEAdapterSession {
         XiaomiScaleSession(device: device, context: context)
+    }
+
+    public func makeConversation(for device: BLEDeviceTraits, context: AdapterContext) -> any GATTConversation {
+        MiScaleHistoryConversation(device: device, context: context)
     }
 }
 
@@ -56,7 +61,7 @@ public struct XiaomiScaleAdapter: Adapter {
 /// `<address>/<scale clock>/<raw weight>` makes a re-ingested reading replace, not duplicate, the
 /// stored one; its version is 1 without impedance and 2 with it, so the body composition scale's
 /// later frame with impedance supersedes the earlier one without.
-public final class XiaomiScaleSession: AdapterSession {
+public final class XiaomiScaleSession: BLEAdapterSession {
     private let context: AdapterContext
     private let address: BLEAddress
     private var name: String?
@@ -108,29 +113,33 @@ public final class XiaomiScaleSession: AdapterSession {
             return
         }
         lastEmitted = (reading.clock, reading.rawWeight, version)
-        let syncIdentifier = "\(address)/\(reading.clock)/\(reading.rawWeight)"
+        let sample = MiScaleSample.make(from: reading, address: address, name: name, receivedAt: advertisement.time,
+                                        context: context)
+        output.records.append(.sample(sample))
+    }
+}
 
-        var metadata = Metadata(syncIdentifier: syncIdentifier, syncVersion: version, timeZone: context.timeZone.identifier)
+/// The sample of one stabilized Mi scale reading, as broadcast or as downloaded from the scale's
+/// history: the same reading gives the same sample (sync identifier and version) either way.
+enum MiScaleSample {
+    static func make(from reading: MiScaleReading, address: BLEAddress, name: String?, receivedAt: Date,
+                     context: AdapterContext) -> QuantitySample {
+        let version = reading.impedanceOhms == nil ? 1 : 2
+        var metadata = Metadata(syncIdentifier: "\(address)/\(reading.clock)/\(reading.rawWeight)", syncVersion: version,
+                                timeZone: context.timeZone.identifier)
         let time: Date
         if reading.clock.isPlausible, let scaleTime = reading.clock.date(in: context.timeZone) {
             time = scaleTime
         } else {
-            time = advertisement.time
+            time = receivedAt
             metadata.entries[XiaomiScaleAdapter.clockUnsetMetadataKey] = .bool(true)
         }
         if let ohms = reading.impedanceOhms {
             metadata.entries[XiaomiScaleAdapter.impedanceMetadataKey] = .number(Double(ohms))
         }
-        let device = Device(name: name, manufacturer: "Xiaomi", model: model.modelNumbers, localIdentifier: address.description)
-        let sample = QuantitySample(
-            type: .bodyMass,
-            quantity: Quantity(value: reading.weightKilograms, unit: .kilogram),
-            start: time,
-            end: time,
-            source: context.source,
-            device: device,
-            metadata: metadata
-        )
-        output.records.append(.sample(sample))
+        let device = Device(name: name, manufacturer: "Xiaomi", model: reading.model.modelNumbers,
+                            localIdentifier: address.description)
+        return QuantitySample(type: .bodyMass, quantity: Quantity(value: reading.weightKilograms, unit: .kilogram),
+                              start: time, end: time, source: context.source, device: device, metadata: metadata)
     }
 }

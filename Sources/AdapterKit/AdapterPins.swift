@@ -72,7 +72,7 @@ public enum AdapterPinError: Error, Equatable, Sendable, CustomStringConvertible
     }
 }
 
-extension Adapter {
+extension BLEAdapter {
     /// By default an adapter can always take a device; an external adapter that is broken or
     /// waiting in restart back-off says no, so the next matching adapter gets the device.
     public var isAvailable: Bool { true }

@@ -10,17 +10,17 @@ import Transport
 /// first by precedence (registry order, exact before generic, external before built-in) that
 /// is available (an external adapter in restart back-off or broken is not), unless the device
 /// is pinned (``AdapterPins``) or `forcedAdapter` takes every device. When that adapter holds
-/// conversations (``Adapter/holdsConversations``) the conversation has the connection and no
+/// conversations (``BLEAdapter/holdsConversations``) the conversation has the connection and no
 /// session sees its events; otherwise the adapter's session gets them. A device that no adapter
 /// matches is remembered with its name and UUIDs for the summary.
 public final class AdapterRouter {
     private struct Entry {
-        var adapter: any Adapter
-        var session: any AdapterSession
+        var adapter: any BLEAdapter
+        var session: any BLEAdapterSession
     }
 
-    private let adapters: [any Adapter]
-    private let forced: (any Adapter)?
+    private let adapters: [any BLEAdapter]
+    private let forced: (any BLEAdapter)?
     private let pins: [BLEAddress: String]
     private let timeZone: TimeZone
     private var traits: [BLEAddress: BLEDeviceTraits] = [:]
@@ -33,7 +33,7 @@ public final class AdapterRouter {
     /// - Parameters:
     ///   - forcedAdapterID: when set, that adapter takes every device (`--adapter ID` of replay).
     ///   - pins: devices served by one adapter only (`--adapter ADDRESS=ID`).
-    public init(adapters: [any Adapter], forcedAdapterID: String? = nil, pins: [BLEAddress: String] = [:],
+    public init(adapters: [any BLEAdapter], forcedAdapterID: String? = nil, pins: [BLEAddress: String] = [:],
                 timeZone: TimeZone) throws(AdapterRouterError) {
         self.adapters = adapters
         self.timeZone = timeZone
@@ -85,7 +85,7 @@ public final class AdapterRouter {
     }
 
     /// Ends every session like `finish(into:)`, handing `output` to `flush` whenever it holds
-    /// `limit` records or more (see `AdapterSession.finish(into:flushingAt:flush:)`), so what the
+    /// `limit` records or more (see `BLEAdapterSession.finish(into:flushingAt:flush:)`), so what the
     /// sessions still produce is committed in batches instead of held.
     public func finish(into output: inout AdapterOutput, flushingAt limit: Int,
                        flush: (AdapterOutput) throws -> Void) throws {
@@ -118,7 +118,7 @@ public final class AdapterRouter {
     public var matchingAdapters: [BLEAddress: [String]] { sessions.mapValues { $0.map(\.adapter.descriptor.id) } }
 
     /// The adapter that gets `address`'s connections, once one matched it.
-    public func adapter(for address: BLEAddress) -> (any Adapter)? {
+    public func adapter(for address: BLEAddress) -> (any BLEAdapter)? {
         sessions[address].flatMap(primary(of:))?.adapter
     }
 
@@ -132,7 +132,7 @@ public final class AdapterRouter {
 
     /// The session for a connection's events: none when the adapter holds conversations (the
     /// conversation has the connection), but the device is matched all the same.
-    private func connectionSession(for address: BLEAddress) -> (any AdapterSession)? {
+    private func connectionSession(for address: BLEAddress) -> (any BLEAdapterSession)? {
         guard let entry = primary(of: entries(for: address)) else { return nil }
         return entry.adapter.holdsConversations ? nil : entry.session
     }
@@ -141,7 +141,7 @@ public final class AdapterRouter {
     /// advertisement may add an adapter, e.g. once a scan response gave the name).
     private func entries(for address: BLEAddress) -> [Entry] {
         guard let known = traits[address] else { return sessions[address] ?? [] }
-        let candidates: [any Adapter]
+        let candidates: [any BLEAdapter]
         if let forced {
             candidates = [forced]
         } else if let pinned = pins[address] {

@@ -8,8 +8,8 @@ import Transport
 /// The daemon runs the conversation over the BlueZ GATT client once it connected to a matched,
 /// connectable device; replay runs the same conversation against the connection found in a
 /// capture (``GATTConversationLink`` answered from the captured values). Advertisements of the
-/// device still go to the adapter's ``AdapterSession`` (`makeSession`).
-public protocol ConversingAdapter: Adapter {
+/// device still go to the adapter's ``BLEAdapterSession`` (`makeSession`).
+public protocol ConversingAdapter: BLEAdapter {
     /// A conversation with one connected device.
     func makeConversation(for device: BLEDeviceTraits, context: AdapterContext) -> any GATTConversation
 }
@@ -41,12 +41,14 @@ public protocol GATTConversationLink: AnyObject, Sendable {
     /// Discovers the services, characteristics and descriptors (once; later calls return the
     /// same table).
     func discover() async throws(GATTConversationError) -> GATTDatabase
-    /// The ATT MTU in use: writes longer than `mtu - 3` bytes must be split by the conversation
-    /// (vendor protocols do) or written with a long write.
+    /// The ATT MTU in use (exchanged at discovery). A write with response longer than `mtu - 3`
+    /// bytes goes as a long write (Prepare Write + Execute Write, up to 512 bytes); a write
+    /// without response must fit `mtu - 3` bytes, so vendor protocols split their commands.
     func mtu() async -> Int
     /// Reads a characteristic's value (long values whole).
     func read(_ characteristic: BLEUUID) async throws(GATTConversationError) -> [UInt8]
-    /// Writes a characteristic's value, with a Write Request (`withResponse`) or a Write Command.
+    /// Writes a characteristic's value, with a Write Request (`withResponse`; a long write when
+    /// longer than `mtu - 3`) or a Write Command.
     func write(_ value: [UInt8], to characteristic: BLEUUID, withResponse: Bool) async throws(GATTConversationError)
     /// Enables notifications or indications of a characteristic.
     func subscribe(to characteristic: BLEUUID, mode: GATTNotificationMode) async throws(GATTConversationError)

@@ -12,10 +12,10 @@ public final class SubscribingConversation {
     public static let idleTimeout: Duration = .seconds(600)
 
     /// The session that decodes the values.
-    public let session: any AdapterSession
+    public let session: any BLEAdapterSession
     private let source: String
 
-    public init(session: any AdapterSession, source: String) {
+    public init(session: any BLEAdapterSession, source: String) {
         self.session = session
         self.source = source
     }
@@ -138,7 +138,7 @@ final class DeclaredConversation: GATTConversation {
     }
 }
 
-extension Adapter {
+extension BLEAdapter {
     /// Whether the adapter talks to connected devices: its own conversation
     /// (``ConversingAdapter``) or its declarations' (``ConnectingAdapter``).
     public var holdsConversations: Bool { self is any ConversingAdapter || self is any ConnectingAdapter }

@@ -149,6 +149,13 @@ public actor SimulatedPeripheral: ConditionWaiting {
     public private(set) var confirmations = 0
     /// The MTU agreed with the client.
     public private(set) var mtu: UInt16 = 23
+    /// The values written by long writes (Prepare Write + Execute Write), in order.
+    public private(set) var longWrites: [[UInt8]] = []
+    /// Parts queued by Prepare Write Requests until Execute Write (at most ``maximumPreparedWrites``).
+    private var preparedWrites: [(handle: UInt16, offset: Int, part: [UInt8])] = []
+    /// Values an Execute Write just wrote, handed to the responder once its response was sent.
+    private var executedWrites: [(handle: UInt16, value: [UInt8])] = []
+    static let maximumPreparedWrites = 64
 
     private let channel: PacketChannel
     private let behaviour: Behaviour
@@ -306,6 +313,9 @@ public actor SimulatedPeripheral: ConditionWaiting {
                configurationOwners[pdu.uint16LE(at: 1)] == nil {
                 respond(toWriteOf: Array(pdu[3...]), handle: pdu.uint16LE(at: 1))
             }
+            let executed = executedWrites
+            executedWrites = []
+            for (handle, value) in executed { respond(toWriteOf: value, handle: handle) }
         }
         try? channel.send(response.pdu)
         for (handle, value) in response.notifications { try? channel.send([ATTOpcode.handleValueNotification.rawValue] + handle.bytesLE + value) }
@@ -442,6 +452,38 @@ public actor SimulatedPeripheral: ConditionWaiting {
                 }
             }
             return result
+        case .prepareWriteRequest:
+            guard pdu.count >= 5 else { return error(opcode, 0, .invalidPDU) }
+            let handle = pdu.uint16LE(at: 1)
+            guard values[handle] != nil, configurationOwners[handle] == nil else { return error(opcode, handle, .invalidHandle) }
+            guard preparedWrites.count < Self.maximumPreparedWrites else { return error(opcode, handle, .prepareQueueFull) }
+            preparedWrites.append((handle, Int(pdu.uint16LE(at: 3)), Array(pdu[5...])))
+            return Answer(pdu: [ATTOpcode.prepareWriteResponse.rawValue] + Array(pdu[1...]))
+        case .executeWriteRequest:
+            guard pdu.count == 2 else { return error(opcode, 0, .invalidPDU) }
+            let queued = preparedWrites
+            preparedWrites = []
+            guard pdu[1] == 0x01 else { return Answer(pdu: [ATTOpcode.executeWriteResponse.rawValue]) }
+            // Each handle's parts must follow one another from offset 0; the value is their concatenation.
+            var assembled: [(handle: UInt16, value: [UInt8])] = []
+            for (handle, offset, part) in queued {
+                if let index = assembled.firstIndex(where: { $0.handle == handle }) {
+                    guard offset == assembled[index].value.count else { return error(opcode, handle, .invalidOffset) }
+                    assembled[index].value += part
+                } else {
+                    guard offset == 0 else { return error(opcode, handle, .invalidOffset) }
+                    assembled.append((handle, part))
+                }
+            }
+            guard assembled.allSatisfy({ $0.value.count <= ATTPDU.maximumAttributeValueLength }) else {
+                return error(opcode, assembled.first?.handle ?? 0, .invalidAttributeValueLength)
+            }
+            for (handle, value) in assembled {
+                values[handle] = value
+                longWrites.append(value)
+            }
+            executedWrites = assembled
+            return Answer(pdu: [ATTOpcode.executeWriteResponse.rawValue])
         default:
             return error(opcode, 0, .requestNotSupported)
         }

@@ -107,6 +107,7 @@ public struct ATTErrorCode: RawRepresentable, Hashable, Sendable, CustomStringCo
     public static let insufficientAuthentication = ATTErrorCode(rawValue: 0x05)
     public static let requestNotSupported = ATTErrorCode(rawValue: 0x06)
     public static let invalidOffset = ATTErrorCode(rawValue: 0x07)
+    public static let prepareQueueFull = ATTErrorCode(rawValue: 0x09)
     public static let attributeNotFound = ATTErrorCode(rawValue: 0x0A)
     public static let attributeNotLong = ATTErrorCode(rawValue: 0x0B)
     public static let invalidAttributeValueLength = ATTErrorCode(rawValue: 0x0D)
@@ -185,6 +186,24 @@ public enum ATTPDU {
     public static func writeCommand(handle: UInt16, value: [UInt8]) -> [UInt8] {
         [ATTOpcode.writeCommand.rawValue] + handle.littleEndianBytes(count: 2) + value
     }
+
+    /// A Prepare Write Request: one part of a long value, queued by the server at `offset`.
+    public static func prepareWriteRequest(handle: UInt16, offset: UInt16, part: [UInt8]) -> [UInt8] {
+        [ATTOpcode.prepareWriteRequest.rawValue] + handle.littleEndianBytes(count: 2) + offset.littleEndianBytes(count: 2) + part
+    }
+
+    /// The server's echo of a Prepare Write Request.
+    public static func prepareWriteResponse(handle: UInt16, offset: UInt16, part: [UInt8]) -> [UInt8] {
+        [ATTOpcode.prepareWriteResponse.rawValue] + handle.littleEndianBytes(count: 2) + offset.littleEndianBytes(count: 2) + part
+    }
+
+    /// An Execute Write Request: write the queued parts (`execute`) or cancel them.
+    public static func executeWriteRequest(execute: Bool) -> [UInt8] {
+        [ATTOpcode.executeWriteRequest.rawValue, execute ? 0x01 : 0x00]
+    }
+
+    /// The largest attribute value ATT allows (a long write or read never exceeds it).
+    public static let maximumAttributeValueLength = 512
 
     public static func errorResponse(request: UInt8, handle: UInt16, code: ATTErrorCode) -> [UInt8] {
         [ATTOpcode.errorResponse.rawValue, request] + handle.littleEndianBytes(count: 2) + [code.rawValue]

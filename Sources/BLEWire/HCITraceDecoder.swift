@@ -308,6 +308,9 @@ struct ConnectionState: Sendable {
     var servers: [GATTDatabase] = [GATTDatabase(), GATTDatabase()]
     /// Outstanding request addressed to the server of the same index.
     var pending: [PendingRequest?] = [nil, nil]
+    /// A long write being prepared towards the server of the same index: its handle and the
+    /// parts joined so far (Prepare Write Requests at consecutive offsets), until Execute Write.
+    var preparedWrite: [(handle: UInt16, value: [UInt8])?] = [nil, nil]
 
     init(handle: UInt16, peerAddress: BLEAddress?) {
         self.handle = handle
@@ -388,6 +391,20 @@ struct ConnectionState: Sendable {
             if opcode == .writeRequest { pending[fromClient] = .write }
             receiveWrite(pdu, withResponse: opcode == .writeRequest, server: fromClient, timestamp: timestamp,
                          statistics: &statistics, events: &events)
+        case .prepareWriteRequest where pdu.count >= 5:
+            pending[fromClient] = .other
+            receivePrepareWrite(pdu, server: fromClient, statistics: &statistics)
+        case .executeWriteRequest where pdu.count >= 2:
+            pending[fromClient] = .other
+            let prepared = preparedWrite[fromClient]
+            preparedWrite[fromClient] = nil
+            if pdu[1] == 0x01, let prepared {
+                statistics.writes += 1
+                prepared.value.withUnsafeBytes { bytes in
+                    events.append(.gattValue(value(handle: prepared.handle, bytes: bytes, kind: .write, server: fromClient,
+                                                   timestamp: timestamp)))
+                }
+            }
         case _ where opcode.isRequest:
             pending[fromClient] = Self.pendingRequest(opcode, pdu)
         case _ where opcode.isResponse:
@@ -598,6 +615,28 @@ struct ConnectionState: Sendable {
         events.append(.gattValue(value(
             handle: handle, bytes: pdu.slice(3, pdu.count), kind: withResponse ? .write : .writeWithoutResponse,
             server: server, timestamp: timestamp)))
+    }
+
+    /// Prepare Write Request: handle, offset, part. A part at the offset where the value so far
+    /// ends extends it; one at offset 0 starts a new value; any other (or a value beyond 512
+    /// bytes) is counted malformed and drops the long write.
+    private mutating func receivePrepareWrite(_ pdu: UnsafeRawBufferPointer, server: Int,
+                                              statistics: inout TraceStatistics) {
+        let handle = pdu.uint16(at: 1)
+        let offset = Int(pdu.uint16(at: 3))
+        let part = pdu.slice(5, pdu.count)
+        var current = preparedWrite[server]
+        if offset == 0 {
+            current = (handle, [])
+        }
+        guard var joined = current, joined.handle == handle, joined.value.count == offset,
+              offset + part.count <= 512 else {
+            preparedWrite[server] = nil
+            statistics.count(.attResponseMalformed)
+            return
+        }
+        joined.value.append(contentsOf: part)
+        preparedWrite[server] = joined
     }
 
     private func value(handle: UInt16, bytes: UnsafeRawBufferPointer, kind: GATTValueKind, server: Int,

@@ -415,13 +415,17 @@ public actor GATTClient {
     }
 
     /// Writes a characteristic's value: a Write Request answered by a Write Response
-    /// (`withResponse`), or a Write Command. The value must fit one PDU (MTU - 3 bytes); longer
-    /// values are refused with ``GATTError/valueTooLong(length:limit:)``. Emits a `gattValue`
-    /// of kind `write` or `writeWithoutResponse`, as a capture shows it.
+    /// (`withResponse`), or a Write Command. A Write Command must fit one PDU (MTU - 3 bytes);
+    /// a longer value with response is written as a long write (``writeLong(_:handle:)``), up to
+    /// 512 bytes; other lengths are refused with ``GATTError/valueTooLong(length:limit:)``. Emits
+    /// a `gattValue` of kind `write` or `writeWithoutResponse`, as a capture shows it.
     public func write(_ value: [UInt8], to characteristic: GATTCharacteristic, withResponse: Bool) async throws(GATTError) {
         let limit = Int(mtu) - 3
-        guard value.count <= limit else { throw .valueTooLong(length: value.count, limit: limit) }
-        if withResponse {
+        if withResponse, value.count > limit {
+            try await writeLong(value, handle: characteristic.valueHandle)
+        } else if value.count > limit {
+            throw .valueTooLong(length: value.count, limit: limit)
+        } else if withResponse {
             _ = try await request(ATTPDU.writeRequest(handle: characteristic.valueHandle, value: value),
                                   expecting: .writeResponse)
         } else {
@@ -434,6 +438,35 @@ public actor GATTClient {
             }
         }
         emitValue(handle: characteristic.valueHandle, value: value, kind: withResponse ? .write : .writeWithoutResponse)
+    }
+
+    /// A long write: the value in Prepare Write Requests of MTU - 5 bytes each (every echo must
+    /// match what was sent), then Execute Write. A mismatching echo or a refused part cancels
+    /// the queued parts (Execute Write with flags 0) and throws.
+    public func writeLong(_ value: [UInt8], handle: UInt16) async throws(GATTError) {
+        guard value.count <= ATTPDU.maximumAttributeValueLength else {
+            throw .valueTooLong(length: value.count, limit: ATTPDU.maximumAttributeValueLength)
+        }
+        let partLength = Int(mtu) - 5
+        var offset = 0
+        repeat {
+            let part = Array(value[offset..<min(offset + partLength, value.count)])
+            let sent = ATTPDU.prepareWriteRequest(handle: handle, offset: UInt16(offset), part: part)
+            let echo: [UInt8]
+            do {
+                echo = try await request(sent, expecting: .prepareWriteResponse)
+            } catch {
+                if case .attError = error { _ = try? await request(ATTPDU.executeWriteRequest(execute: false), expecting: .executeWriteResponse) }
+                throw error
+            }
+            guard Array(echo.dropFirst()) == Array(sent.dropFirst()) else {
+                _ = try? await request(ATTPDU.executeWriteRequest(execute: false), expecting: .executeWriteResponse)
+                throw .malformedPDU(opcode: .prepareWriteResponse, bytes: echo, offset: 0,
+                                    reason: "the echo of the part at offset \(offset) differs from what was sent")
+            }
+            offset += part.count
+        } while offset < value.count
+        _ = try await request(ATTPDU.executeWriteRequest(execute: true), expecting: .executeWriteResponse)
     }
 
     private func writeClientConfiguration(of characteristic: GATTCharacteristic, value: UInt16) async throws(GATTError) {

@@ -27,7 +27,7 @@ public enum ExternalAdapterMain {
     public static let usageExitStatus: Int32 = 64
 
     /// Runs the protocol over the process's stdin, stdout and stderr, then exits.
-    public static func run(_ adapter: some Adapter) -> Never {
+    public static func run(_ adapter: some BLEAdapter) -> Never {
         let status = serve(adapter, arguments: Array(CommandLine.arguments.dropFirst()),
                            readLine: { Swift.readLine(strippingNewline: true) },
                            writeLine: StandardStream.output.writeLine,
@@ -48,7 +48,7 @@ public enum ExternalAdapterMain {
 
     /// The protocol with its I/O passed in: `readLine` returns stdin lines (nil at the end),
     /// `writeLine` prints one stdout line, `writeError` one stderr line. Returns the exit status.
-    public static func serve(_ adapter: some Adapter, arguments: [String], readLine: () -> String?,
+    public static func serve(_ adapter: some BLEAdapter, arguments: [String], readLine: () -> String?,
                              writeLine: (String) -> Void, writeError: (String) -> Void) -> Int32 {
         switch arguments {
         case ["--describe"]:
@@ -61,7 +61,7 @@ public enum ExternalAdapterMain {
             return usageExitStatus
         }
         let id = adapter.descriptor.id
-        var session: (any AdapterSession)?
+        var session: (any BLEAdapterSession)?
         var zone = TimeZone.current
         while let line = readLine() {
             if line.allSatisfy(\.isWhitespace) { continue }

@@ -113,7 +113,7 @@ public struct ExternalAdapterConfiguration: Sendable {
 ///
 /// Everything the plugin prints is untrusted: see `PluginOutputValidator`. Authorization and
 /// writing stay in the pipeline, so a type the user did not grant is denied there.
-public final class ExternalAdapter: Adapter, USBAdapter, Sendable {
+public final class ExternalAdapter: BLEAdapter, USBAdapter, Sendable {
     public let descriptor: AdapterDescriptor
     /// The plugin executable.
     public let executable: String
@@ -136,7 +136,7 @@ public final class ExternalAdapter: Adapter, USBAdapter, Sendable {
     public var isAvailable: Bool { if case .ok = state { true } else { false } }
 
     /// A session running the plugin for one BLE device; the process starts now.
-    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any AdapterSession {
+    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any BLEAdapterSession {
         ExternalAdapterSession(adapter: self, device: .ble(device), timeZone: context.timeZone)
     }
 
@@ -159,7 +159,7 @@ public final class ExternalAdapter: Adapter, USBAdapter, Sendable {
 /// plugin has printed so far are handed out with each call. `finish` ends the plugin's stdin and
 /// waits (at most `finishTimeout`) for its last records, so a replayed capture decodes the same
 /// every time.
-public final class ExternalAdapterSession: AdapterSession {
+public final class ExternalAdapterSession: BLEAdapterSession {
     let runner: PluginRunner
 
     init(adapter: ExternalAdapter, device: ExternalDevice, timeZone: TimeZone) {

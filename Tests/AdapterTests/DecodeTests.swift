@@ -38,12 +38,24 @@ import Testing
     }
 
     @Test func binaryDecodesAnUnsupportedDeviceToNothing() throws {
-        let path = Captures.directory.appendingPathComponent("unsupported/hidrate-spark_wban-python_btsnoop_hci.log").path
+        let path = Captures.directory.appendingPathComponent("unsupported/airbily_veryfitpro_bluethoot_logs.pcapng").path
         let output = try IngestdProcess.runBlocking(["decode", path, "--json"])
         #expect(output.status == 0, "\(output.stderr)")
         #expect(output.stdout.isEmpty)
-        #expect(output.stderr.contains("3046 records, 2565 advertisements, 2 connections, 21 notifications"),
+        #expect(output.stderr.contains("810 records, 5 advertisements, 1 connections, 277 notifications"),
                 "\(output.stderr)")
+    }
+
+    /// The real HidrateSpark log: the bottle's conversation runs against both captured
+    /// connections and gives its three sips as water intake.
+    @Test func binaryReplaysTheBottlesSipsFromARealLog() throws {
+        let fixture = try #require(Captures.all.first { $0.testDescription == "hidrate-spark/real-sips" })
+        let output = try IngestdProcess.runBlocking(["decode", fixture.path, "--json", "--tz", Captures.zoneName])
+        #expect(output.status == 0, "\(output.stderr)")
+        let lines = output.stdout.split(separator: "\n")
+        #expect(lines.count == 3, "\(output.stdout)")
+        #expect(lines.allSatisfy { $0.contains("\"type\":\"HKQuantityTypeIdentifierDietaryWater\"") })
+        #expect(output.stderr.contains("conversation with 45:DE:A1:04:15:2D → adapter hidrate-spark"), "\(output.stderr)")
     }
 
     /// The real DS-D6 log: the band's conversation runs against the captured connection and

@@ -9,7 +9,7 @@ import Transport
 struct OverlappingClaimsTests {
     /// A test adapter matching the name "Thing" (BLE) and 1234:5678 (USB); each advertisement
     /// gives one step sample under its own source.
-    struct ThingAdapter: Adapter, USBAdapter {
+    struct ThingAdapter: BLEAdapter, USBAdapter {
         let descriptor: AdapterDescriptor
         let isAvailable: Bool
 
@@ -21,7 +21,7 @@ struct OverlappingClaimsTests {
             isAvailable = available
         }
 
-        func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any AdapterSession {
+        func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any BLEAdapterSession {
             Counter(source: context.source)
         }
 
@@ -31,7 +31,7 @@ struct OverlappingClaimsTests {
         }
     }
 
-    final class Counter: AdapterSession {
+    final class Counter: BLEAdapterSession {
         let source: String
         init(source: String) { self.source = source }
         func receive(_ event: TransportEvent, into output: inout AdapterOutput) {

@@ -174,7 +174,7 @@ struct Replayed {
     }
 
     /// Replays `path` through `CaptureReplay`, the code behind `ingestd decode` and `ingestd replay`.
-    init(path: String, adapters: [any Adapter] = BuiltinAdapters.bluetooth) async throws {
+    init(path: String, adapters: [any BLEAdapter] = BuiltinAdapters.bluetooth) async throws {
         let zone = try Captures.timeZone()
         let replay = CaptureReplay(adapters: adapters, forcedAdapterID: nil, timeZone: zone)
         let encoder = HealthRecordEncoder()

@@ -9,15 +9,15 @@ import XiaomiScale
 
 /// A stand-in for the generic GATT weight scale adapter: it takes any device advertising the
 /// Weight Scale service 0x181D, and sits after the Xiaomi adapter as in the built-in registry.
-private struct GenericWeightScaleStub: Adapter {
+private struct GenericWeightScaleStub: BLEAdapter {
     var descriptor: AdapterDescriptor {
         AdapterDescriptor(id: "gatt-weight-scale-stub", name: "stub", version: "0", summary: "stub",
                           matches: [.ble(BLEMatch(serviceUUIDs: [BLEUUID(0x181D)]))], produces: [.bodyMass])
     }
 
-    func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any AdapterSession { Session() }
+    func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any BLEAdapterSession { Session() }
 
-    final class Session: AdapterSession {
+    final class Session: BLEAdapterSession {
         func receive(_ event: TransportEvent, into output: inout AdapterOutput) { output.skip("stub") }
     }
 }

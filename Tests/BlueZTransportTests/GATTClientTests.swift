@@ -165,6 +165,41 @@ import Transport
         await rig.stop()
     }
 
+    /// A value longer than MTU - 3 written with response goes as Prepare Write parts of MTU - 5
+    /// bytes and one Execute Write; the peripheral gets the whole value once. Past 512 bytes, or
+    /// without response, it is refused; after an MTU exchange the same value fits one Write Request.
+    @Test func longValuesAreWrittenWithPrepareAndExecuteWrite() async throws {
+        let long = Array(0..<50).map { UInt8($0) }
+        let profile = SimulatedProfile(name: "Long", services: [
+            .init(uuid: BLEUUID(0xFFF0), characteristics: [.init(uuid: BLEUUID(0xFFF1), properties: 0x0C, value: [0])]),
+        ])
+        let rig = try Rig(profile: profile)
+        await rig.start()
+        let services = try await rig.client.discover()
+        let characteristic = try #require(services.last?.characteristics.first)
+        try await rig.client.write(long, to: characteristic, withResponse: true)
+        #expect(await rig.peripheral.longWrites == [long])
+        let received = await rig.peripheral.receivedPDUs
+        #expect(received.filter { $0.first == 0x16 }.map { Array($0[3...4]) } == [[0, 0], [18, 0], [36, 0]])
+        #expect(received.filter { $0.first == 0x18 } == [[0x18, 0x01]])
+        await #expect(throws: GATTError.valueTooLong(length: 513, limit: 512)) {
+            try await rig.client.write([UInt8](repeating: 1, count: 513), to: characteristic, withResponse: true)
+        }
+        await #expect(throws: GATTError.valueTooLong(length: 50, limit: 20)) {
+            try await rig.client.write(long, to: characteristic, withResponse: false)
+        }
+        await rig.stop()
+
+        let wide = try Rig(profile: profile, serverMTU: 64, configuration: GATTClientConfiguration(preferredMTU: 64))
+        await wide.start()
+        _ = try await wide.client.exchangeMTU()
+        let found = try #require(try await wide.client.discover().last?.characteristics.first)
+        try await wide.client.write(long, to: found, withResponse: true)
+        #expect(await wide.peripheral.longWrites.isEmpty)
+        #expect(await wide.peripheral.receivedPDUs.contains([0x12, UInt8(found.valueHandle & 0xFF), UInt8(found.valueHandle >> 8)] + long))
+        await wide.stop()
+    }
+
     @Test func notificationsAreNotConfirmed() async throws {
         let profile = SimulatedProfile(name: "HR", services: [
             .init(uuid: BLEUUID(0x180D), characteristics: [

@@ -223,6 +223,36 @@ import Transport
         #expect(trace.statistics.malformed.isEmpty)
     }
 
+    /// A long write: Prepare Write Requests at consecutive offsets, then Execute Write, give one
+    /// write of the joined value; a cancelled one (flags 0) and one with a gap in its offsets give none.
+    @Test func preparedWritesBecomeOneWriteWhenExecuted() throws {
+        var capture = SyntheticCapture()
+        try discovery(&capture)
+        let long = Array(0..<40).map { UInt8($0) }
+        try capture.acl(.sent, handle: 0x40, att: hex("16 03 00 00 00") + Array(long[0..<18]))
+        try capture.acl(.received, handle: 0x40, att: hex("17 03 00 00 00") + Array(long[0..<18]))
+        try capture.acl(.sent, handle: 0x40, att: hex("16 03 00 12 00") + Array(long[18..<36]))
+        try capture.acl(.received, handle: 0x40, att: hex("17 03 00 12 00") + Array(long[18..<36]))
+        try capture.acl(.sent, handle: 0x40, att: hex("16 03 00 24 00") + Array(long[36...]))
+        try capture.acl(.received, handle: 0x40, att: hex("17 03 00 24 00") + Array(long[36...]))
+        try capture.acl(.sent, handle: 0x40, att: hex("18 01"))
+        try capture.acl(.received, handle: 0x40, att: hex("19"))
+        // Cancelled.
+        try capture.acl(.sent, handle: 0x40, att: hex("16 03 00 00 00 aa bb"))
+        try capture.acl(.sent, handle: 0x40, att: hex("18 00"))
+        // A gap: offset 5 after 2 bytes.
+        try capture.acl(.sent, handle: 0x40, att: hex("16 03 00 00 00 aa bb"))
+        try capture.acl(.sent, handle: 0x40, att: hex("16 03 00 05 00 cc"))
+        try capture.acl(.sent, handle: 0x40, att: hex("18 01"))
+        let trace = try capture.decode()
+        let values = trace.events.compactMap(\.gattValue)
+        #expect(values.map(\.kind) == [.write])
+        #expect(values.first?.value == long)
+        #expect(values.first?.characteristicUUID == BLEUUID(0x2A1C))
+        #expect(trace.statistics.writes == 1)
+        #expect(trace.statistics.malformed == [.attResponseMalformed: 1])
+    }
+
     @Test func readResponseIsMatchedToItsRequest() throws {
         var capture = SyntheticCapture()
         try discovery(&capture)

@@ -44,7 +44,7 @@ struct ExternalAdapterPipelineTests {
     }
 
     /// Replays the capture through HCITraceDecoder → AdapterRouter, as `ingestd replay` does.
-    func replay(_ path: String, adapters: [any Adapter], forced: String? = nil) throws -> AdapterOutput {
+    func replay(_ path: String, adapters: [any BLEAdapter], forced: String? = nil) throws -> AdapterOutput {
         let reader = try CaptureFile.open(path: path)
         let router = try AdapterRouter(adapters: adapters, forcedAdapterID: forced, timeZone: utc)
         var decoder = HCITraceDecoder()
@@ -129,7 +129,7 @@ struct ExternalAdapterPipelineTests {
             setup.store.close()
             try? FileManager.default.removeItem(atPath: setup.storeDirectory)
         }
-        let adapters: [any Adapter] = [XiaomiScaleAdapter()] + setup.catalogue.adapters
+        let adapters: [any BLEAdapter] = [XiaomiScaleAdapter()] + setup.catalogue.adapters
         #expect(try replay(setup.capture, adapters: adapters).records.flatMap(\.samples).map(\.source).sorted()
                 == ["py-scale", "xiaomi-scale"])
         #expect(try replay(setup.capture, adapters: adapters, forced: "py-scale").records.flatMap(\.samples).map(\.source) == ["py-scale"])

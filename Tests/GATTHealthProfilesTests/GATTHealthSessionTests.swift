@@ -19,14 +19,14 @@ struct GATTHealthSessionTests {
         let handle: UInt16 = 0x0040
         private let zone: TimeZone
         /// Made at the first connection event, with what the router heard advertised.
-        private var deviceSession: (any AdapterSession)?
+        private var deviceSession: (any BLEAdapterSession)?
 
         init() throws {
             zone = try berlin()
             router = try AdapterRouter(adapters: [GATTHealthAdapter()], timeZone: zone)
         }
 
-        private var session: any AdapterSession {
+        private var session: any BLEAdapterSession {
             if let deviceSession { return deviceSession }
             let made = GATTHealthAdapter().makeSession(
                 for: router.traits(for: testAddress) ?? BLEDeviceTraits(address: testAddress),

@@ -220,4 +220,94 @@ import Transport
         #expect(try other.samples(type: .bodyMass).isEmpty)
         #expect(log.records.contains { $0.message.contains("uds-refused") }, "\(log.records.map(\.message))")
     }
+
+    /// A Mi Body Composition Scale with two stored readings: both arrive and only then are they
+    /// acknowledged; the next contact gets only the reading taken since. While the body mass type
+    /// is undecided (the readings wait in the pending area) the scale is not told to forget them.
+    @Test func aMiScalesHistoryIsAcknowledgedOnlyAfterTheCommit() async throws {
+        let first = SimulatedMiScale.frame(weight: 72.45, impedance: 503, year: 2026, month: 11, day: 29, hour: 7, minute: 30, second: 0)
+        let second = SimulatedMiScale.frame(weight: 72.1, impedance: 498, year: 2026, month: 11, day: 30, hour: 7, minute: 31, second: 5)
+        let undecided = try Scenario()
+        let waiting = SimulatedMiScale(frames: [first, second])
+        try await runDaemon(store: undecided.store, name: "MIBFS", services: [0x181B], profile: SimulatedMiScale.profile,
+                            responder: waiting, listen: .seconds(6))
+        #expect(waiting.writes.contains([0x03]), "the transfer ran to its end: \(waiting.writes)")
+        #expect(!waiting.writes.contains { $0.first == 0x04 }, "held readings are not acknowledged: \(waiting.writes)")
+
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "xiaomi-scale", "bodyMass"])
+        let scale = SimulatedMiScale(frames: [first, second])
+        try await runDaemon(store: scenario.store, name: "MIBFS", services: [0x181B], profile: SimulatedMiScale.profile,
+                            responder: scale, options: ["mi-scale-history-id": "7"], listen: .seconds(6))
+        #expect(scale.writes == [[0x01, 0x96, 0x8A, 0xBD, 0x62], [0x01, 0xFF, 0xFF, 0x00, 0x07], [0x02], [0x03],
+                                 [0x04, 0xFF, 0xFF, 0x00, 0x07]])
+        #expect(scale.acknowledgedCount(id: 7) == 2)
+        func weights() throws -> [Double] {
+            let store = try HealthStore(path: scenario.store)
+            defer { store.close() }
+            return try store.samples(type: .bodyMass).map(\.quantity.value).sorted()
+        }
+        #expect(try weights() == [72.1, 72.45])
+
+        scale.add([SimulatedMiScale.frame(weight: 71.9, impedance: 501, year: 2026, month: 11, day: 30, hour: 19, minute: 0, second: 0)])
+        try await runDaemon(store: scenario.store, name: "MIBFS", services: [0x181B], profile: SimulatedMiScale.profile,
+                            responder: scale, options: ["mi-scale-history-id": "7"], listen: .seconds(6))
+        #expect(try weights() == [71.9, 72.1, 72.45])
+        #expect(scale.acknowledgedCount(id: 7) == 3)
+        let store = try HealthStore(path: scenario.store)
+        defer { store.close() }
+        let latest = try #require(try store.samples(type: .bodyMass).first { $0.quantity.value == 71.9 })
+        #expect(latest.metadata.entries["IngestImpedanceOhm"] == .number(501))
+    }
+
+    /// A Yunmai Mini: the daemon writes the configured profile and its clock, starts a
+    /// measurement, skips the settling frames and stores the finished weighing (body mass and the
+    /// scale's body fat) at the scale's time, with the recognised user.
+    @Test func aYunmaiScaleGivesItsFinishedWeighing() async throws {
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "yunmai-scale", "bodyMass", "bodyFatPercentage"])
+        let scale = SimulatedYunmaiScale(weightCentikilograms: 7530, resistance: 512, bodyFatCentipercent: 2350)
+        let before = Date()
+        try await runDaemon(store: scenario.store, name: "YUNMAI-SIGNAL-M1US", profile: SimulatedYunmaiScale.profile,
+                            responder: scale, options: ["yunmai-user-id": "3", "yunmai-height-cm": "181", "yunmai-sex": "female"],
+                            listen: .seconds(8))
+        let commands = scale.commands
+        #expect(commands.count == 3, "\(commands)")
+        #expect(commands.first.map { Array($0.prefix(11)) } == [0x0D, 0x12, 0x10, 0x01, 0x00, 0x00, 0x00, 0x03, 181, 0x02, 30])
+        #expect(commands.last == [0x0D, 0x05, 0x13, 0x00, 0x16])
+        let clockCommand = try #require(commands.dropFirst().first)
+        #expect(clockCommand.count == 14 && clockCommand[2] == 0x11)
+        let written = Date(timeIntervalSince1970: TimeInterval(
+            UInt32(clockCommand[3]) << 24 | UInt32(clockCommand[4]) << 16 | UInt32(clockCommand[5]) << 8 | UInt32(clockCommand[6])))
+        #expect(abs(written.timeIntervalSince(before)) < 30)
+
+        let store = try HealthStore(path: scenario.store)
+        defer { store.close() }
+        let mass = try store.samples(type: .bodyMass)
+        #expect(mass.map(\.quantity.value) == [75.3], "the settling frames are not samples")
+        #expect(mass.first?.start == written.addingTimeInterval(5))
+        #expect(mass.first?.metadata.entries["IngestDeviceUserID"] == .number(3))
+        #expect(mass.first?.metadata.entries["IngestImpedanceOhm"] == .number(512))
+        let fat = try store.samples(type: .bodyFatPercentage)
+        #expect(fat.map(\.quantity.value) == [0.235])
+    }
+
+    /// A HidrateSpark bottle with two stored sips: both are taken, one at a time, as water intake
+    /// of capacity × share, at the time the bottle says they were taken.
+    @Test func aBottlesSipsBecomeWaterIntake() async throws {
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "hidrate-spark", "dietaryWater"])
+        let bottle = SimulatedHidrateBottle(sips: [(percent: 20, secondsAgo: 600), (percent: 10, secondsAgo: 60)])
+        let before = Date()
+        try await runDaemon(store: scenario.store, name: "h2o4152D", profile: SimulatedHidrateBottle.profile,
+                            responder: bottle, options: ["hidrate-bottle-ml": "500"], listen: .seconds(6))
+        #expect(bottle.storedSips == 0)
+        #expect(bottle.sipRequests == 2, "one to start, one for the sip announced after the first")
+        let store = try HealthStore(path: scenario.store)
+        defer { store.close() }
+        let sips = try store.samples(type: .dietaryWater).sorted { $0.start < $1.start }
+        #expect(sips.map(\.quantity.value) == [100, 50])
+        let first = try #require(sips.first)
+        #expect(abs(first.start.timeIntervalSince(before) + 600) < 30, "\(first.start) vs \(before)")
+    }
 }

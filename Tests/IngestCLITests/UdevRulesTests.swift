@@ -37,4 +37,19 @@ import BuiltinAdapters
         }
         #expect(!unit.contains("CAP_SYS_ADMIN"))
     }
+
+    /// The service reads its pins and adapter options from /etc/ingestd/ingestd.conf, and the
+    /// commented starting point shipped beside the unit is a valid file (all comments).
+    @Test func serviceReadsItsConfigurationFile() throws {
+        let unit = try String(contentsOf: Self.udevDirectory.appendingPathComponent("ingestd.service"), encoding: .utf8)
+        let execStart = unit.split(separator: "\n").first { $0.hasPrefix("ExecStart=") }
+        #expect(execStart?.hasSuffix(" --config /etc/ingestd/ingestd.conf") == true, "\(execStart ?? "")")
+        let shipped = try DaemonConfigurationFile(path: Self.udevDirectory.appendingPathComponent("ingestd.conf").path)
+        #expect(shipped == DaemonConfigurationFile())
+        let uncommented = try String(contentsOf: Self.udevDirectory.appendingPathComponent("ingestd.conf"), encoding: .utf8)
+            .split(separator: "\n").filter { $0.hasPrefix("# adapter") }.map { $0.dropFirst(2) }.joined(separator: "\n")
+        let examples = try DaemonConfigurationFile(text: uncommented, path: "ingestd.conf")
+        #expect(examples.pins == ["AA:BB:CC:DD:EE:FF=gatt-health", "0590:0028=omron-hj720it"])
+        #expect(examples.adapterOptions.count == 4)
+    }
 }

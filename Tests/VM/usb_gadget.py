@@ -14,7 +14,7 @@ Kinds:
   omron   Omron HJ-720IT pedometer 0590:0028 (HID, interrupt IN/OUT, 8-byte reports). Answers
           each command with the input reports the vendor software received for the same command
           in a real session (--capture: a usbmon pcapng of the session, e.g.
-          Tests/USBAdaptersTests/Captures/omron-hj720it/pedometerLog1-session.pcapng);
+          Tests/AdapterTests/Captures/omron-hj720it/pedometerLog1-session.pcapng);
           --unplug-at-day N unbinds the gadget (the device is pulled out) when day N is asked for.
   temper  TEMPer thermometer 0c45:7401 "TEMPerV1.4" (two HID interfaces; interface 1 answers the
           read command sent by SET_REPORT with --celsius on its interrupt IN endpoint).

@@ -23,7 +23,7 @@ enum ExternalAdapterSupport {
     }
 
     /// The Bluetooth adapters for a router: the usable external ones, then the built-in ones.
-    static func bluetoothAdapters(_ catalogue: ExternalAdapterCatalogue) -> [any Adapter] {
+    static func bluetoothAdapters(_ catalogue: ExternalAdapterCatalogue) -> [any BLEAdapter] {
         AdapterCatalogue.bluetoothAdapters(catalogue)
     }
 

@@ -34,6 +34,8 @@ struct RunCommand: Command {
         Option("adapter", valueName: "DEVICE=ID",
                help: "Serve one device with one adapter only: a Bluetooth ADDRESS=ID or a USB VID:PID=ID (repeatable).",
                repeatable: true)
+        Option("config", valueName: "FILE",
+               help: "Read pins (adapter = DEVICE=ID) and adapter options (adapter-option = KEY=VALUE) from FILE, one KEY = VALUE a line; the command line wins.")
         TimeZoneOption.self
         PendingLimitOptions.self
         AssignToleranceOption.self
@@ -61,14 +63,29 @@ struct RunCommand: Command {
         listen = try arguments.value("listen") ?? 10
         plugins = try PluginsOption(arguments).directories
         zone = try TimeZoneOption(arguments).zone
-        adapterOptions = try AdapterSettingsOption(arguments).settings
+        let configFile: String? = try arguments.value("config")
+        let configuration = try configFile.map { path throws(CommandFailure) in try DaemonConfigurationFile(path: path) }
+            ?? DaemonConfigurationFile()
+        let fileOptions: [String: String]
+        do {
+            fileOptions = try CommonArguments.adapterOptions(configuration.adapterOptions)
+        } catch {
+            throw CommandFailure("\(configFile ?? "--config"): \(error)", exitCode: .usage)
+        }
+        adapterOptions = fileOptions.merging(try AdapterSettingsOption(arguments).settings) { _, commandLine in commandLine }
         pendingLimits = try PendingLimitOptions(arguments).limits
         assignTolerance = try AssignToleranceOption(arguments).fraction
+        do {
+            _ = try AdapterPins(parsing: configuration.pins)
+        } catch {
+            throw CommandFailure("\(configFile ?? "--config"): adapter: \(error)", exitCode: .usage)
+        }
         let pinValues: [String] = try arguments.values("adapter")
         do {
-            pins = try AdapterPins(parsing: pinValues)
+            pins = try AdapterPins(parsing: configuration.pins + pinValues)
         } catch {
-            throw UsageError.invalidValue(pinValues.joined(separator: " "), argument: "--adapter", reason: error.description)
+            throw UsageError.invalidValue((configuration.pins + pinValues).joined(separator: " "), argument: "--adapter",
+                                          reason: error.description)
         }
         guard listen > 0 else { throw UsageError.invalidValue(String(listen), argument: "--listen", reason: "must be positive") }
     }

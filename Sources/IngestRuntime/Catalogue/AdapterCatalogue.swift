@@ -34,8 +34,8 @@ public enum AdapterCatalogue {
     }
 
     /// The Bluetooth adapters for a router: the usable external ones, then the built-in ones.
-    public static func bluetoothAdapters(_ catalogue: ExternalAdapterCatalogue) -> [any Adapter] {
-        catalogue.adapters.map { $0 as any Adapter } + BuiltinAdapters.bluetooth
+    public static func bluetoothAdapters(_ catalogue: ExternalAdapterCatalogue) -> [any BLEAdapter] {
+        catalogue.adapters.map { $0 as any BLEAdapter } + BuiltinAdapters.bluetooth
     }
 
     /// The USB adapters: the usable external ones, then the built-in ones.

@@ -10,7 +10,7 @@ extension BluetoothBackend {
     /// connect, run the adapter's conversation over the GATT client, commit each batch it
     /// delivers before the conversation goes on (so it may erase only what was committed), and
     /// disconnect. Returns whether the conversation ended without an error.
-    static func converse(with advertisement: BLEAdvertisement, adapter: any Adapter, traits: BLEDeviceTraits,
+    static func converse(with advertisement: BLEAdvertisement, adapter: any BLEAdapter, traits: BLEDeviceTraits,
                          link: BluetoothLink, service: IngestService, timeZone: TimeZone,
                          options: [String: String] = [:], advice: ControllerAdvice? = nil,
                          logger: Logger) async -> Bool {

@@ -65,7 +65,7 @@ public struct BluetoothLink: Sendable {
 /// Public for IngestBench, which drives it in-process over the simulators.
 public struct BluetoothBackend: DeviceBackend {
     public let name = "ble"
-    public var adapters: [any Adapter]
+    public var adapters: [any BLEAdapter]
     public var link: BluetoothLink
     public var controllerName: String
     public var timeZone: TimeZone
@@ -80,7 +80,7 @@ public struct BluetoothBackend: DeviceBackend {
     /// How long the first record of a batch waits for others before the batch is committed.
     public var batchDelay: Duration = EventBatcher.defaultDelay
 
-    public init(adapters: [any Adapter], link: BluetoothLink, controllerName: String, timeZone: TimeZone,
+    public init(adapters: [any BLEAdapter], link: BluetoothLink, controllerName: String, timeZone: TimeZone,
                 onceListen: Duration) {
         self.adapters = adapters
         self.link = link
@@ -299,7 +299,7 @@ public actor EventBatcher {
         await flush(finishing: false)
     }
 
-    func adapter(for address: BLEAddress) -> (any Adapter)? { router.adapter(for: address) }
+    func adapter(for address: BLEAddress) -> (any BLEAdapter)? { router.adapter(for: address) }
 
     func traits(for address: BLEAddress) -> BLEDeviceTraits {
         router.traits(for: address) ?? BLEDeviceTraits(address: address)

@@ -11,7 +11,7 @@ public enum DaemonBackends {
         return [backend]
     }
 
-    public static func bluetooth(adapters: [any Adapter], controller: UInt16, timeZone: TimeZone,
+    public static func bluetooth(adapters: [any BLEAdapter], controller: UInt16, timeZone: TimeZone,
                                  onceListen: Duration, pins: AdapterPins = AdapterPins(),
                                  options: [String: String] = [:]) -> [any DeviceBackend] {
         var backend = BluetoothBackend(adapters: adapters, link: .controller(controller),

@@ -8,7 +8,7 @@ import Transport
 /// Runs a captured device log through the same adapter code a live device uses:
 /// capture reader → HCI/L2CAP/ATT reconstruction → adapter router → records.
 public struct CaptureReplay {
-    var adapters: [any Adapter]
+    var adapters: [any BLEAdapter]
     var forcedAdapterID: String?
     var timeZone: TimeZone
     /// Records are handed out in batches of about this many.
@@ -18,7 +18,7 @@ public struct CaptureReplay {
     /// Adapter configuration (`--adapter-option`), given to conversations.
     public var options: [String: String] = [:]
 
-    public init(adapters: [any Adapter], forcedAdapterID: String?, timeZone: TimeZone, batchSize: Int = 1000) {
+    public init(adapters: [any BLEAdapter], forcedAdapterID: String?, timeZone: TimeZone, batchSize: Int = 1000) {
         self.adapters = adapters
         self.forcedAdapterID = forcedAdapterID
         self.timeZone = timeZone
@@ -249,7 +249,7 @@ extension CaptureReplay {
     /// Runs the adapter's conversation against one captured connection; its batches are
     /// counted and delivered (their receipts say stored, as decoding and replay of a capture
     /// never erase anything).
-    private func converse(over connection: CapturedConnections.Connection, adapter: any Adapter,
+    private func converse(over connection: CapturedConnections.Connection, adapter: any BLEAdapter,
                           traits: BLEDeviceTraits?, summary: inout Summary,
                           deliver: ([HealthRecord]) throws -> Void) async throws -> ConversationReport {
         let link = CaptureConversationLink(connection)

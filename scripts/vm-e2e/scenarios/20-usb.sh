@@ -1,7 +1,7 @@
 # USB on the real kernel stack: dummy_hcd + configfs + FunctionFS gadgets (Tests/VM/usb_gadget.py)
 # seen by the kernel's USB host side and libusb, read by the release ingestd.
 
-OMRON_CAPTURES=$VM_DEVICES/../USBAdaptersTests/Captures/omron-hj720it
+OMRON_CAPTURES=$VM_DEVICES/../AdapterTests/Captures/omron-hj720it
 OMRON_OPTIONS=(--tz UTC --adapter-option omron-today=2009-05-20)
 
 # sum_of STORE TYPE SOURCE UNIT: the sum of the stored values (printed).

@@ -97,11 +97,48 @@ def bad_mi_scale_case(capture):
     ]
 
 
+HISTORY_CHARACTERISTIC = "00002a2f-0000-3512-2118-0009af100700"
+
+
+def mi_scale_v2_history_case(capture):
+    """A Mi Body Composition Scale's history download, as openScale's MiScaleHandler holds it:
+    subscribe to the history characteristic, write 01 96 8A BD 62, 01 FF FF <id 00 01>, 02; the
+    scale announces the count (01 <count> 00 ...), notifies its stored frames and ends with 03;
+    the app writes 03 and 04 FF FF <id> (acknowledge). The two frames are TheengsDecoder's
+    published Mi_Body_Scale_2 service-data vectors (test_ble.cpp), here as history records:
+    72.45 kg with 503 ohm, and 140.65 lb with 503 ohm, both at the scale clock 2022-02-14 16:41:58."""
+    history = Characteristic(HISTORY_CHARACTERISTIC, 0x18, cccd_value=0x0001)
+    kg_frame = h("02 26 E6 07 02 0E 10 29 3A F7 01 9A 38")
+    lb_frame = h("03 26 E6 07 02 0E 10 29 3A F7 01 F1 36")
+    values = [
+        (history, "write", h("01 96 8A BD 62")),
+        (history, "write", h("01 FF FF 00 01")),
+        (history, "notification", h("01 02 00 00 01 00")),
+        (history, "write", h("02")),
+        (history, "notification", kg_frame),
+        (history, "notification", lb_frame),
+        (history, "notification", h("03")),
+        (history, "write", h("03")),
+        (history, "write", h("04 FF FF 00 01")),
+    ]
+    times = gatt_session(capture, XIAOMI_ADDRESS, "MIBFS", 0x181B, [history], values)
+    moment = local(2022, 2, 14, 16, 41, 58)
+    device = device_json(name="MIBFS", manufacturer="Xiaomi", model="XMTZC02HM/XMTZC05HM", localIdentifier=XIAOMI_ADDRESS)
+    return [
+        sample("BodyMass", 72.45, "kg", moment, source=XIAOMI, device=device,
+               metadata=metadata_json(sync_identifier="%s/2022-02-14T16:41:58/14490" % XIAOMI_ADDRESS,
+                                      sync_version=2, IngestImpedanceOhm=503)),
+        sample("BodyMass", 14065 * 0.45359237 / 100, "kg", moment, source=XIAOMI, device=device,
+               metadata=metadata_json(sync_identifier="%s/2022-02-14T16:41:58/14065" % XIAOMI_ADDRESS,
+                                      sync_version=2, IngestImpedanceOhm=503)),
+    ]
+
 
 CASES = [
     Case("mi-scale-v1", mi_scale_v1_case),
     Case("mi-scale-v2", mi_scale_v2_case),
     Case("bad-mi-scale", bad_mi_scale_case),
+    Case("mi-scale-v2-history", mi_scale_v2_history_case),
 ]
 
 

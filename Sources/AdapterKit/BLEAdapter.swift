@@ -7,16 +7,16 @@ import Transport
 /// Adapters depend on the health model and the transport types only; they never see the store.
 /// Decoding lives in pure decoders (bytes in, values or a typed error out); the session holds
 /// per-device state (the previous cumulative counter, the last broadcast reading, …).
-public protocol Adapter: Sendable {
+public protocol BLEAdapter: Sendable {
     var descriptor: AdapterDescriptor { get }
     /// A session for one BLE device the descriptor matched.
-    func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any AdapterSession
+    func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any BLEAdapterSession
     /// Whether the adapter can take a device now (default true; see ``AdapterPins``).
     var isAvailable: Bool { get }
 }
 
 /// Per-device decoding state. Fed transport events in order; writes records and rejections.
-public protocol AdapterSession: AnyObject {
+public protocol BLEAdapterSession: AnyObject {
     /// Handles one event of this device.
     func receive(_ event: TransportEvent, into output: inout AdapterOutput)
     /// The device's events have ended (capture end, disconnection, shutdown).
@@ -33,7 +33,7 @@ public protocol AdapterSession: AnyObject {
     func finish(into output: inout AdapterOutput, flushingAt limit: Int, flush: (AdapterOutput) throws -> Void) throws
 }
 
-extension AdapterSession {
+extension BLEAdapterSession {
     public func finish(into output: inout AdapterOutput) {}
     public func finish(into output: inout AdapterOutput, flushingAt limit: Int, flush: (AdapterOutput) throws -> Void) throws {
         finish(into: &output)
@@ -109,7 +109,7 @@ public func hexString(_ bytes: some Collection<UInt8>) -> String {
 /// An adapter whose devices must be connected to (GATT) rather than only heard (advertisements).
 /// The daemon connects to a matched, connectable device, reads `gattReads`, subscribes to
 /// `gattSubscriptions` (indications where supported) and feeds the session what arrives.
-public protocol ConnectingAdapter: Adapter {
+public protocol ConnectingAdapter: BLEAdapter {
     /// Characteristics whose notifications or indications carry the measurements.
     var gattSubscriptions: Set<BLEUUID> { get }
     /// Characteristics read once after connecting (device information).
