@@ -23,6 +23,21 @@ public struct QueryScope: Sendable, Equatable {
     }
 }
 
+/// A source that wrote samples, with its devices and counts (`ingestd sources`).
+public struct SourceSummary: Sendable, Equatable {
+    public var name: String
+    public var sampleCount: Int
+    public var countsByType: [String: Int]
+    public var devices: [Device]
+
+    public init(name: String, sampleCount: Int, countsByType: [String: Int], devices: [Device]) {
+        self.name = name
+        self.sampleCount = sampleCount
+        self.countsByType = countsByType
+        self.devices = devices
+    }
+}
+
 /// The read side of a store, the port the query commands use: the local SQLite store of one
 /// gateway and the shared PostgreSQL store of a fleet answer the same questions with the same
 /// semantics (HealthKit's sample and statistics queries; merge by source priority, calendar
@@ -39,6 +54,8 @@ public protocol QueryStore: AnyObject {
     /// merged by priority with each other: each person's statistics are computed, then combined.
     func statistics(_ operation: StatisticsOperation, type: QuantityType, from: Date?, to: Date?,
                     granularity: BucketGranularity?, zone: TimeZone, scope: QueryScope) throws -> [StatisticsBucket]
+    /// Who wrote what: per source its sample count per type and its devices, in `scope`'s gateway.
+    func sourceSummaries(scope: QueryScope) throws -> [SourceSummary]
     /// Ends the store's connection.
     func close()
 }

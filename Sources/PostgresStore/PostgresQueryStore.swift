@@ -21,6 +21,9 @@ public final class PostgresQueryStore: QueryStore {
     public init(url: String, schema: PostgresSchema) throws(PostgresError) {
         connection = try PostgresConnection(url: url)
         self.schema = schema
+        // The statistics statements are built per query with large row estimates: JIT compiling
+        // them costs seconds and saves nothing.
+        try connection.execute("SET jit = off")
         let found = try connection.execute("SELECT to_regclass($1) IS NOT NULL", [schema.table("schema_version")])
         guard found.rows.first?.first == "t" else {
             throw .statementFailed(statement: "schema \(schema.name)", state: "3F000",
@@ -42,6 +45,29 @@ public final class PostgresQueryStore: QueryStore {
     public func queryPeopleNames() throws -> [String] {
         try connection.execute("SELECT DISTINCT person FROM \(schema.table("samples")) WHERE person IS NOT NULL ORDER BY person")
             .rows.compactMap { $0.first ?? nil }
+    }
+
+    public func sourceSummaries(scope: QueryScope) throws -> [SourceSummary] {
+        let samples = schema.table("samples")
+        let gateway = scope.gateway.map { _ in " AND x.gateway = $1" } ?? ""
+        let parameters: [String?] = scope.gateway.map { [$0] } ?? []
+        var result: [String: SourceSummary] = [:]
+        let counts = try connection.execute(
+            "SELECT x.source, x.type, count(*) FROM \(samples) x WHERE x.deleted_at IS NULL\(gateway) GROUP BY 1, 2", parameters)
+        for row in counts.rows {
+            guard row.count == 3, let name = row[0], let type = row[1], let count = row[2].flatMap(Int.init) else { continue }
+            result[name, default: SourceSummary(name: name, sampleCount: 0, countsByType: [:], devices: [])].countsByType[type] = count
+            result[name]?.sampleCount += count
+        }
+        let decoder = HealthRecordDecoder(defaultSource: "")
+        let devices = try connection.execute(
+            "SELECT DISTINCT x.source, (x.record->'device')::text FROM \(samples) x WHERE x.deleted_at IS NULL AND x.record ? 'device'"
+                + gateway + " ORDER BY 1, 2", parameters)
+        for row in devices.rows {
+            guard row.count == 2, let name = row[0], let json = row[1], let device = try? decoder.decodeDevice(json) else { continue }
+            result[name]?.devices.append(device)
+        }
+        return result.values.sorted { $0.name < $1.name }
     }
 
     /// The WHERE clause of live samples of `type` overlapping `[from, to)` in `scope`, and its parameters.
@@ -146,42 +172,50 @@ public final class PostgresQueryStore: QueryStore {
                                buckets: CalendarBuckets) throws -> [StatisticsBucket] {
         let bounds = buckets.boundaries.map(\.timeIntervalSince1970)
         let n = bounds.count - 1
-        let b = "$\(parameters.count + 1)::float8[]"
+        // The boundaries as a constant (numbers only), folded once when the statement is planned.
+        let b = "'{" + bounds.map { String($0) }.joined(separator: ",") + "}'::float8[]"
         // ws/we: the 1-based buckets of start and end (B[k] ≤ t < B[k+1]). A sample with both in
-        // one bucket lies wholly in it; others are assigned to first...last, where an interval
-        // ending exactly on a boundary does not reach the bucket starting there.
+        // one bucket lies wholly in it; others are assigned to the buckets from max(ws, 1) through
+        // we, where an interval ending exactly on a boundary does not reach the bucket starting there.
         let assigned = """
-            WITH x AS (
+            WITH x AS NOT MATERIALIZED (
                 SELECT \(Self.epoch("x.start_time")) AS s, \(Self.epoch("x.end_time")) AS e, x.value AS v
                 FROM \(schema.table("samples")) x WHERE \(sql)
-            ), y AS (
+            ), y AS NOT MATERIALIZED (
                 SELECT s, e, v, width_bucket(s, \(b)) AS ws, width_bucket(e, \(b)) AS we FROM x
-            ), w AS (
-                SELECT s, e, v, ws = we AS whole, greatest(ws, 1) AS first,
-                       CASE WHEN ws = we THEN ws
-                            ELSE least(CASE WHEN e > s AND (\(b))[we] = e THEN we - 1 ELSE we END, \(n)) END AS last
-                FROM y
-            ), z AS (
-                SELECT generate_series(first, last) AS k, s, e, v, whole FROM w WHERE first <= last AND first <= \(n)
             )
             """
+        // Two branches, so that the common case (a sample inside one bucket) is a plain grouped
+        // aggregate the server can run in parallel; only samples crossing an edge are expanded.
+        let whole = "FROM y WHERE ws = we AND ws BETWEEN 1 AND \(n)"
+        let split = """
+            (SELECT generate_series(greatest(ws, 1), least(CASE WHEN e > s AND (\(b))[we] = e THEN we - 1 ELSE we END, \(n))) AS k,
+                    s, e, v FROM y WHERE ws <> we) AS z
+            """
+        let piece = "v * (least(e, (\(b))[k + 1]) - greatest(s, (\(b))[k])) / (e - s)"
+        func parts(_ inner: String, _ splitValue: String, outer: String) -> String {
+            """
+            SELECT k, \(outer), sum(c), NULL::float8, NULL::float8 FROM (
+                SELECT ws AS k, \(inner) AS t, count(*) AS c \(whole) GROUP BY ws
+                UNION ALL
+                SELECT k, \(splitValue) AS t, count(*) AS c FROM \(split) GROUP BY k
+            ) AS parts GROUP BY k
+            """
+        }
         let aggregate: String
         switch operation {
-        case .sum:
-            aggregate = """
-                SELECT k, sum(CASE WHEN whole THEN v ELSE v * (least(e, (\(b))[k + 1]) - greatest(s, (\(b))[k])) / (e - s) END),
-                       count(*), NULL::float8, NULL::float8 FROM z GROUP BY k
-                """
-        case .minimum: aggregate = "SELECT k, min(v), count(*), NULL::float8, NULL::float8 FROM z GROUP BY k"
-        case .maximum: aggregate = "SELECT k, max(v), count(*), NULL::float8, NULL::float8 FROM z GROUP BY k"
-        case .average: aggregate = "SELECT k, avg(v), count(*), NULL::float8, NULL::float8 FROM z GROUP BY k"
+        case .sum: aggregate = parts("sum(v)", "sum(\(piece))", outer: "sum(t)")
+        case .minimum: aggregate = parts("min(v)", "min(v)", outer: "min(t)")
+        case .maximum: aggregate = parts("max(v)", "max(v)", outer: "max(t)")
+        case .average: aggregate = parts("sum(v)", "sum(v)", outer: "sum(t) / sum(c)")
         case .latest:
             aggregate = """
-                SELECT DISTINCT ON (k) k, v, count(*) OVER (PARTITION BY k), s, e FROM z ORDER BY k, e DESC, s DESC
+                SELECT DISTINCT ON (k) k, v, count(*) OVER (PARTITION BY k), s, e FROM (
+                    SELECT ws AS k, s, e, v \(whole) UNION ALL SELECT k, s, e, v FROM \(split)
+                ) AS assigned ORDER BY k, e DESC, s DESC
                 """
         }
-        let array = "{" + bounds.map { String($0) }.joined(separator: ",") + "}"
-        let rows = try connection.execute(assigned + aggregate, parameters + [array]).rows
+        let rows = try connection.execute(assigned + aggregate, parameters).rows
         var values = [Double?](repeating: nil, count: n)
         var counts = [Int](repeating: 0, count: n)
         var intervals = [DateInterval?](repeating: nil, count: n)

@@ -17,6 +17,10 @@ extension HealthStore: QueryStore {
         }
     }
 
+    public func sourceSummaries(scope: QueryScope) throws -> [SourceSummary] {
+        try sources()
+    }
+
     public func samples(type: QuantityType, from: Date?, to: Date?, source: String?, scope: QueryScope, limit: Int) throws
         -> [QuantitySample] {
         try samples(type: type, from: from, to: to, source: source, person: personScope(scope), limit: limit)
