@@ -177,45 +177,60 @@ public final class PostgresQueryStore: QueryStore {
         // ws/we: the 1-based buckets of start and end (B[k] ≤ t < B[k+1]). A sample with both in
         // one bucket lies wholly in it; others are assigned to the buckets from max(ws, 1) through
         // we, where an interval ending exactly on a boundary does not reach the bucket starting there.
-        let assigned = """
+        // One scan, grouped so that the server can aggregate in parallel: samples inside one bucket
+        // group by that bucket; a sample crossing an edge keeps its own group (its start and end), and
+        // only those few groups are then spread over the buckets they overlap.
+        let grouped = """
             WITH x AS NOT MATERIALIZED (
                 SELECT \(Self.epoch("x.start_time")) AS s, \(Self.epoch("x.end_time")) AS e, x.value AS v
                 FROM \(schema.table("samples")) x WHERE \(sql)
             ), y AS NOT MATERIALIZED (
                 SELECT s, e, v, width_bucket(s, \(b)) AS ws, width_bucket(e, \(b)) AS we FROM x
+            ), g AS (
+                SELECT ws, we, CASE WHEN ws = we THEN NULL ELSE s END AS gs, CASE WHEN ws = we THEN NULL ELSE e END AS ge,
+                       sum(v) AS total, count(*) AS c, min(v) AS low, max(v) AS high
+                FROM y WHERE ws <> we OR ws BETWEEN 1 AND \(n) GROUP BY 1, 2, 3, 4
+            ), spread AS (
+                SELECT ws AS k, total AS t, c, low, high FROM g WHERE gs IS NULL
+                UNION ALL
+                SELECT k, total * (least(ge, (\(b))[k + 1]) - greatest(gs, (\(b))[k])) / (ge - gs), c, low, high
+                FROM (SELECT generate_series(greatest(ws, 1), least(CASE WHEN (\(b))[we] = ge THEN we - 1 ELSE we END, \(n))) AS k,
+                             gs, ge, total, c, low, high FROM g WHERE gs IS NOT NULL) AS z
             )
             """
-        // Two branches, so that the common case (a sample inside one bucket) is a plain grouped
-        // aggregate the server can run in parallel; only samples crossing an edge are expanded.
-        let whole = "FROM y WHERE ws = we AND ws BETWEEN 1 AND \(n)"
         let split = """
             (SELECT generate_series(greatest(ws, 1), least(CASE WHEN e > s AND (\(b))[we] = e THEN we - 1 ELSE we END, \(n))) AS k,
                     s, e, v FROM y WHERE ws <> we) AS z
             """
-        let piece = "v * (least(e, (\(b))[k + 1]) - greatest(s, (\(b))[k])) / (e - s)"
-        func parts(_ inner: String, _ splitValue: String, outer: String) -> String {
-            """
-            SELECT k, \(outer), sum(c), NULL::float8, NULL::float8 FROM (
-                SELECT ws AS k, \(inner) AS t, count(*) AS c \(whole) GROUP BY ws
-                UNION ALL
-                SELECT k, \(splitValue) AS t, count(*) AS c FROM \(split) GROUP BY k
-            ) AS parts GROUP BY k
-            """
-        }
-        let aggregate: String
+        let statement: String
         switch operation {
-        case .sum: aggregate = parts("sum(v)", "sum(\(piece))", outer: "sum(t)")
-        case .minimum: aggregate = parts("min(v)", "min(v)", outer: "min(t)")
-        case .maximum: aggregate = parts("max(v)", "max(v)", outer: "max(t)")
-        case .average: aggregate = parts("sum(v)", "sum(v)", outer: "sum(t) / sum(c)")
+        case .sum: statement = grouped + "SELECT k, sum(t), sum(c), NULL::float8, NULL::float8 FROM spread GROUP BY k"
+        case .minimum: statement = grouped + "SELECT k, min(low), sum(c), NULL::float8, NULL::float8 FROM spread GROUP BY k"
+        case .maximum: statement = grouped + "SELECT k, max(high), sum(c), NULL::float8, NULL::float8 FROM spread GROUP BY k"
+        case .average:
+            // A crossing sample counts whole (its value, not a share) in every bucket it overlaps.
+            statement = grouped + """
+                SELECT k, sum(a) / sum(c), sum(c), NULL::float8, NULL::float8 FROM (
+                    SELECT ws AS k, total AS a, c FROM g WHERE gs IS NULL
+                    UNION ALL
+                    SELECT k, total, c FROM (SELECT generate_series(greatest(ws, 1),
+                        least(CASE WHEN (\(b))[we] = ge THEN we - 1 ELSE we END, \(n))) AS k, total, c FROM g WHERE gs IS NOT NULL) AS z
+                ) AS parts GROUP BY k
+                """
         case .latest:
-            aggregate = """
+            statement = """
+                WITH x AS NOT MATERIALIZED (
+                    SELECT \(Self.epoch("x.start_time")) AS s, \(Self.epoch("x.end_time")) AS e, x.value AS v
+                    FROM \(schema.table("samples")) x WHERE \(sql)
+                ), y AS NOT MATERIALIZED (
+                    SELECT s, e, v, width_bucket(s, \(b)) AS ws, width_bucket(e, \(b)) AS we FROM x
+                )
                 SELECT DISTINCT ON (k) k, v, count(*) OVER (PARTITION BY k), s, e FROM (
-                    SELECT ws AS k, s, e, v \(whole) UNION ALL SELECT k, s, e, v FROM \(split)
+                    SELECT ws AS k, s, e, v FROM y WHERE ws = we AND ws BETWEEN 1 AND \(n) UNION ALL SELECT k, s, e, v FROM \(split)
                 ) AS assigned ORDER BY k, e DESC, s DESC
                 """
         }
-        let rows = try connection.execute(assigned + aggregate, parameters).rows
+        let rows = try connection.execute(statement, parameters).rows
         var values = [Double?](repeating: nil, count: n)
         var counts = [Int](repeating: 0, count: n)
         var intervals = [DateInterval?](repeating: nil, count: n)
