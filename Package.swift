@@ -30,6 +30,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLibUSB", pkgConfig: "libusb-1.0", providers: [.apt(["libusb-1.0-0-dev"])]),
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
@@ -67,6 +68,9 @@ let package = Package(
         .target(name: "Export", dependencies: ["HealthModel"]),
         // A small Swift face on sqlite3 and the default SampleStore.
         .target(name: "SQLiteStore", dependencies: ["CSQLite", "HealthModel", "Pipeline"]),
+        // Apple Health exports (export.zip / export.xml) streamed into records: zip central directory,
+        // inflate (zlib), a pull XML reader, the export's record mapping.
+        .target(name: "AppleHealthImport", dependencies: ["CZlib", "HealthModel"]),
         // The shared PostgreSQL store of a fleet (libpq): connection, versioned schema, the sink's batch writer,
         // and the read side the query commands use with --store postgresql://….
         .target(name: "PostgresStore", dependencies: ["CLibPQ", "HealthModel", "Pipeline"]),
@@ -82,7 +86,7 @@ let package = Package(
         // Commands and wiring; only `ingestd`'s main imports it.
         .target(name: "IngestCLI", dependencies: [
             "ArgumentParsing", "IngestRuntime", "Logging", "ExternalAdapterProtocol", "BLEWire", "Export", "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
-            "LibUSBTransport", "BlueZTransport", "ExternalAdapters", "Delivery", "PostgresStore",
+            "LibUSBTransport", "BlueZTransport", "ExternalAdapters", "Delivery", "AppleHealthImport", "PostgresStore",
         ]),
         // The ordered registry of built-in adapters (exact matches before generic ones).
         .target(
@@ -108,7 +112,9 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["BLEWire", "Transport"], path: "Tests/TestSupport", exclude: ["LocalPostgres"]),
         // A throwaway PostgreSQL server (initdb + pg_ctl in a temp dir, as the postgres user) for tests and IngestBench.
         .target(name: "LocalPostgres", path: "Tests/TestSupport/LocalPostgres"),
-        .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
+        .testTarget(name: "HealthModelTests", dependencies: ["HealthModel", "TestSupport"]),
+        .testTarget(name: "AppleHealthImportTests", dependencies: ["AppleHealthImport", "HealthModel", "TestSupport"],
+                    exclude: ["Fixtures"]),
         // Export writers on real records; FHIR Bundles validated by the fhir.resources package (R4) in a venv;
         // `ingestd export` run as a process (a large export in bounded memory, measured from /proc).
         .testTarget(name: "ExportTests", dependencies: ["Export", "HealthModel", "SQLiteStore", "Pipeline", "TestSupport", "ingestd"]),
@@ -116,7 +122,7 @@ let package = Package(
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Pipeline", "HealthModel"]),
         // Real receivers: a Mosquitto broker and a Python HTTP server started on 127.0.0.1 by the tests,
         // the engine in process and the built ingestd (kill -9 mid-delivery); a real PostgreSQL (LocalPostgres).
-        .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "SQLiteStore", "Pipeline", "HealthModel", "ingestd",
+        .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "SQLiteStore", "Pipeline", "HealthModel", "TestSupport", "ingestd",
                                                           "LocalPostgres", "PostgresStore"],
                     exclude: ["Receivers"]),
         // Runs the built ingestd binary (SIGKILL mid-replay, then replay again).

@@ -33,6 +33,8 @@ public final class BTSnoopReader: CaptureReader {
     public private(set) var skipped: [CaptureSkipReason: Int] = [:]
 
     private let input: ChunkedInput
+
+    public var bytesRead: Int { input.offset }
     private let maximumRecordLength: Int
     private var finished = false
 

@@ -33,6 +33,8 @@ public protocol CaptureReader: AnyObject {
     var skipped: [CaptureSkipReason: Int] { get }
     /// The next record, or nil at the end of the file. Errors name the byte offset.
     func next() throws(CaptureError) -> CaptureRecord?
+    /// Bytes of the file read so far (the offset after the last record yielded): progress.
+    var bytesRead: Int { get }
 }
 
 /// Opening capture files whatever their format.

@@ -35,6 +35,8 @@ public final class PcapNGReader: CaptureReader {
     public private(set) var isBigEndian = false
 
     private let input: ChunkedInput
+
+    public var bytesRead: Int { input.offset }
     private var finished = false
     private var lastTimestamp: Int64 = 0
 

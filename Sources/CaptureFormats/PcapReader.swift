@@ -21,6 +21,8 @@ public final class PcapReader: CaptureReader {
     public private(set) var skipped: [CaptureSkipReason: Int] = [:]
 
     private let input: ChunkedInput
+
+    public var bytesRead: Int { input.offset }
     private var finished = false
 
     /// Opens a pcap file.

@@ -116,7 +116,7 @@ final class HTTPSinkTransport: SinkTransport {
 
     private var targetName: String { "HTTP receiver \(configuration.target.urlWithoutCredentials)" }
 
-    func send(_ records: [OutgoingRecord], dailyTotals: [String: Double]) throws(SinkDeliveryError) -> SendResult {
+    func send(_ records: [OutgoingRecord], context: DeliveryContext) throws(SinkDeliveryError) -> SendResult {
         var headers: [String] = []
         do {
             headers = try configuration.options.headers.map { line throws(SinkConfigurationError) in try secrets.resolveHeader(line) }

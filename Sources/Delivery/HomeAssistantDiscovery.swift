@@ -75,8 +75,9 @@ public struct HomeAssistantEntity: Sendable, Equatable {
     }
 }
 
-/// Builds Home Assistant MQTT discovery: retained `config` payloads per granted type, the state
-/// topics, and the shared device block and availability on `<prefix>/status`.
+/// Builds Home Assistant MQTT discovery: the gateway as a device of its own (a connectivity
+/// sensor on `<prefix>/status`), and per person one device (`via_device` the gateway) with a
+/// retained `config` per granted type, its state topics and availability on `<prefix>/status`.
 public struct HomeAssistantDiscovery: Sendable {
     public var discoveryPrefix: String
     public var topicPrefix: String
@@ -90,28 +91,71 @@ public struct HomeAssistantDiscovery: Sendable {
         self.softwareVersion = softwareVersion
     }
 
+    /// `text` with everything but ASCII letters, digits, `_` and `-` replaced by `_` (ids, topic levels).
+    public static func slug(_ text: String) -> String {
+        String(text.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") ? $0 : "_" })
+    }
+
     /// The gateway id as a Home Assistant node id: letters, digits, `_` and `-` only.
     public var nodeID: String {
-        let cleaned = String(gatewayID.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") ? $0 : "_" })
+        let cleaned = Self.slug(gatewayID)
         return "ingestd_" + (cleaned.isEmpty ? "gateway" : cleaned)
     }
 
+    /// The node id of a person's device: the gateway's and the person's name.
+    public func nodeID(person: String) -> String { nodeID + "_" + Self.slug(person) }
+
     public var statusTopic: String { topicPrefix + "/status" }
 
-    public func stateTopic(_ type: QuantityType) -> String { "\(topicPrefix)/\(type.shortName)/state" }
-
-    public func configTopic(_ type: QuantityType) -> String {
-        "\(discoveryPrefix)/sensor/\(nodeID)/\(type.shortName)/config"
+    /// Where a person's samples of `type` are published, one message each.
+    public func sampleTopic(person: String, _ type: QuantityType) -> String {
+        "\(topicPrefix)/\(Self.slug(person))/\(type.shortName)"
     }
 
-    /// The discovery config of `type`'s entity, as JSON.
-    public func configPayload(_ type: QuantityType) -> String {
+    public func stateTopic(person: String, _ type: QuantityType) -> String {
+        sampleTopic(person: person, type) + "/state"
+    }
+
+    public func configTopic(person: String, _ type: QuantityType) -> String {
+        "\(discoveryPrefix)/sensor/\(nodeID(person: person))/\(type.shortName)/config"
+    }
+
+    /// The gateway's own entity: its connectivity, from the birth and last-will status topic.
+    public var gatewayConfigTopic: String { "\(discoveryPrefix)/binary_sensor/\(nodeID)/status/config" }
+
+    private var gatewayDevice: String {
+        """
+        {"identifiers":[\(JSONText.quoted(nodeID))],"name":\(JSONText.quoted("ingestd \(gatewayID)")),\
+        "manufacturer":"ingestd","model":"ingestd gateway","sw_version":\(JSONText.quoted(softwareVersion))}
+        """
+    }
+
+    /// The discovery config of the gateway's connectivity sensor, as JSON.
+    public var gatewayConfigPayload: String {
+        let fields = [
+            "\"name\":\"Gateway\"",
+            "\"unique_id\":\(JSONText.quoted("\(nodeID)_status"))",
+            "\"object_id\":\(JSONText.quoted("\(nodeID)_status"))",
+            "\"state_topic\":\(JSONText.quoted(statusTopic))",
+            "\"payload_on\":\"online\"",
+            "\"payload_off\":\"offline\"",
+            "\"device_class\":\"connectivity\"",
+            "\"entity_category\":\"diagnostic\"",
+            "\"device\":" + gatewayDevice,
+        ]
+        return "{" + fields.joined(separator: ",") + "}"
+    }
+
+    /// The discovery config of `person`'s `type` entity, as JSON: on the person's device, which
+    /// Home Assistant shows as connected through the gateway.
+    public func configPayload(person: String, _ type: QuantityType) -> String {
         let entity = HomeAssistantEntity(type)
+        let node = nodeID(person: person)
         var fields: [String] = [
             "\"name\":\(JSONText.quoted(entity.name))",
-            "\"unique_id\":\(JSONText.quoted("\(nodeID)_\(type.shortName)"))",
-            "\"object_id\":\(JSONText.quoted("\(nodeID)_\(type.shortName)"))",
-            "\"state_topic\":\(JSONText.quoted(stateTopic(type)))",
+            "\"unique_id\":\(JSONText.quoted("\(node)_\(type.shortName)"))",
+            "\"object_id\":\(JSONText.quoted("\(node)_\(type.shortName)"))",
+            "\"state_topic\":\(JSONText.quoted(stateTopic(person: person, type)))",
             "\"availability_topic\":\(JSONText.quoted(statusTopic))",
             "\"payload_available\":\"online\"",
             "\"payload_not_available\":\"offline\"",
@@ -122,8 +166,9 @@ public struct HomeAssistantDiscovery: Sendable {
         if !entity.isDailyTotal { fields.append("\"force_update\":true") }
         if let expire = entity.expireAfter { fields.append("\"expire_after\":\(expire)") }
         fields.append("""
-            "device":{"identifiers":[\(JSONText.quoted(nodeID))],"name":\(JSONText.quoted("ingestd \(gatewayID)")),\
-            "manufacturer":"ingestd","model":"ingestd gateway","sw_version":\(JSONText.quoted(softwareVersion))}
+            "device":{"identifiers":[\(JSONText.quoted(node))],"name":\(JSONText.quoted(person)),\
+            "manufacturer":"ingestd","model":"person","sw_version":\(JSONText.quoted(softwareVersion)),\
+            "via_device":\(JSONText.quoted(nodeID))}
             """)
         return "{" + fields.joined(separator: ",") + "}"
     }

@@ -2,9 +2,12 @@ import Foundation
 import HealthModel
 
 /// Delivers to an MQTT broker: one QoS 1 message per sample (`{"deleted":uuid}` for deletions),
-/// not retained, on `<prefix>/<type>`; birth `online` and last will `offline` retained on
-/// `<prefix>/status`; with Home Assistant discovery, retained configs per granted type and
-/// retained states on `<prefix>/<type>/state`, configs re-sent when `homeassistant/status` is `online`.
+/// not retained, on `<prefix>/<person>/<type>`; birth `online` and last will `offline` retained on
+/// `<prefix>/status`; with Home Assistant discovery, the gateway's config and per person a device
+/// with retained configs per granted type and retained states on `<prefix>/<person>/<type>/state`,
+/// configs re-sent when `homeassistant/status` is `online`. Publishes are pipelined: up to
+/// `MosquittoClient.window` messages wait for their PUBACK at once, and `send` returns when
+/// every message of the batch is acknowledged.
 final class MQTTSinkTransport: SinkTransport {
     /// Seconds to wait for CONNACK, and for progress in PUBACKs.
     static let acknowledgementTimeout = 10.0
@@ -13,6 +16,8 @@ final class MQTTSinkTransport: SinkTransport {
     private let discovery: HomeAssistantDiscovery
     private var client: MosquittoClient?
     private var discoveryDue = true
+    /// The people whose configs were published since the last (re)connect or `online`.
+    private var discoveredPeople: Set<String> = []
 
     init(_ configuration: SinkConfiguration, secrets: SecretResolver, softwareVersion: String) {
         self.configuration = configuration
@@ -43,7 +48,7 @@ final class MQTTSinkTransport: SinkTransport {
             username: options.username ?? configuration.target.username, password: password,
             caFile: options.caFile, useTLS: configuration.target.usesTLS,
             will: (discovery.statusTopic, "offline"))
-        let client = try MosquittoClient(settings: settings, target: targetName)
+        let client = try MosquittoClient(settings: settings, target: targetName, acknowledgementTimeout: Self.acknowledgementTimeout)
         try client.connect(host: configuration.target.host, port: configuration.target.port, keepalive: 30,
                            timeout: Self.acknowledgementTimeout)
         try client.publish(topic: discovery.statusTopic, payload: "online", retain: true)
@@ -56,11 +61,22 @@ final class MQTTSinkTransport: SinkTransport {
         return client
     }
 
-    private func publishDiscovery(_ client: MosquittoClient) throws(SinkDeliveryError) {
-        for type in configuration.grantedTypes {
-            try client.publish(topic: discovery.configTopic(type), payload: discovery.configPayload(type), retain: true)
+    /// The people Home Assistant knows of (from the last batch's context), for configs re-sent while idle.
+    private var knownPeople: [String] = []
+
+    private func publishDiscovery(_ client: MosquittoClient, people: [String]) throws(SinkDeliveryError) {
+        if discoveryDue {
+            try client.publish(topic: discovery.gatewayConfigTopic, payload: discovery.gatewayConfigPayload, retain: true)
+            discoveredPeople = []
+            discoveryDue = false
         }
-        discoveryDue = false
+        for person in people where !person.isEmpty && !discoveredPeople.contains(person) {
+            for type in configuration.grantedTypes {
+                try client.publish(topic: discovery.configTopic(person: person, type),
+                                   payload: discovery.configPayload(person: person, type), retain: true)
+            }
+            discoveredPeople.insert(person)
+        }
     }
 
     private func noteIncoming(_ client: MosquittoClient) {
@@ -70,22 +86,42 @@ final class MQTTSinkTransport: SinkTransport {
         }
     }
 
-    func send(_ records: [OutgoingRecord], dailyTotals: [String: Double]) throws(SinkDeliveryError) -> SendResult {
+    /// A person's latest sample of a type in a batch.
+    private struct StateKey: Hashable {
+        var person: String
+        var type: String
+    }
+
+    func send(_ records: [OutgoingRecord], context: DeliveryContext) throws(SinkDeliveryError) -> SendResult {
         do {
             let client = try connected()
             noteIncoming(client)
-            if configuration.options.homeAssistant, discoveryDue { try publishDiscovery(client) }
+            if configuration.options.homeAssistant {
+                knownPeople = context.people
+                let seen = records.map(\.person)
+                try publishDiscovery(client, people: context.people + seen.filter { !context.people.contains($0) })
+            }
             let prefix = configuration.options.resolvedPrefix
-            var latest: [String: QuantitySample] = [:]
+            var latest: [StateKey: (person: String, sample: QuantitySample)] = [:]
+            var topics: [StateKey: String] = [:]
             for record in records {
-                let shortName = QuantityType.named(record.type)?.shortName ?? record.type
-                try client.publish(topic: "\(prefix)/\(shortName)", payload: record.json, retain: false)
-                if let sample = record.sample, latest[record.type].map({ $0.end <= sample.end }) ?? true {
-                    latest[record.type] = sample
+                let key = StateKey(person: record.person, type: record.type)
+                let topic: String
+                if let known = topics[key] {
+                    topic = known
+                } else {
+                    let shortName = QuantityType.named(record.type)?.shortName ?? HomeAssistantDiscovery.slug(record.type)
+                    topic = "\(prefix)/\(HomeAssistantDiscovery.slug(record.person))/\(shortName)"
+                    topics[key] = topic
+                }
+                try client.publish(topic: topic, payload: record.json, retain: false)
+                if let sample = record.sample, latest[key].map({ $0.sample.end <= sample.end }) ?? true {
+                    latest[key] = (record.person, sample)
                 }
             }
             if configuration.options.homeAssistant {
-                try publishStates(client, latest: latest, dailyTotals: dailyTotals)
+                try publishStates(client, latest: latest.values.sorted { ($0.person, $0.sample.type.identifier) < ($1.person, $1.sample.type.identifier) },
+                                  context: context)
             }
             try client.waitForAcknowledgements(timeout: Self.acknowledgementTimeout)
             noteIncoming(client)
@@ -96,13 +132,14 @@ final class MQTTSinkTransport: SinkTransport {
         }
     }
 
-    /// Retained states: today's total for cumulative types, the latest reading for the others.
-    private func publishStates(_ client: MosquittoClient, latest: [String: QuantitySample],
-                               dailyTotals: [String: Double]) throws(SinkDeliveryError) {
-        for (identifier, sample) in latest.sorted(by: { $0.key < $1.key }) {
+    /// Retained states per person: today's total for cumulative types, the latest reading for the others.
+    private func publishStates(_ client: MosquittoClient, latest: [(person: String, sample: QuantitySample)],
+                               context: DeliveryContext) throws(SinkDeliveryError) {
+        for (person, sample) in latest where !person.isEmpty {
             let entity = HomeAssistantEntity(sample.type)
-            let canonical = entity.isDailyTotal ? (dailyTotals[identifier] ?? sample.quantity.value) : sample.quantity.value
-            try client.publish(topic: discovery.stateTopic(sample.type),
+            let total = context.dailyTotal(person: person, type: sample.type.identifier)
+            let canonical = entity.isDailyTotal ? (total ?? sample.quantity.value) : sample.quantity.value
+            try client.publish(topic: discovery.stateTopic(person: person, sample.type),
                                payload: JSONNumber.format(Self.rounded(entity.displayValue(canonical))), retain: true)
         }
     }
@@ -117,7 +154,7 @@ final class MQTTSinkTransport: SinkTransport {
             try client.pump(milliseconds: Int32(max(0, min(milliseconds, 1000))))
             noteIncoming(client)
             if configuration.options.homeAssistant, discoveryDue {
-                try publishDiscovery(client)
+                try publishDiscovery(client, people: knownPeople)
                 try client.waitForAcknowledgements(timeout: Self.acknowledgementTimeout)
             }
         } catch {

@@ -16,7 +16,18 @@ final class MosquittoCallbackState {
 
 /// A blocking MQTT client over libmosquitto, driven by `mosquitto_loop` on the caller's thread (no
 /// library thread): connect, publish with QoS 1 and wait for every PUBACK, subscribe, poll.
+/// Publishes are pipelined: up to `window` messages are in flight (sent, PUBACK not yet read);
+/// the next publish first reads acknowledgements until one is free. Waiting for a whole batch's
+/// PUBACKs only after it is sent (or one at a time) leaves the connection idle for a round trip
+/// per window; a small window also keeps libmosquitto's in-flight list, walked on every publish
+/// and acknowledgement, short. While it waits for PUBACKs the client acknowledges the broker's
+/// TCP segments at once (`TCP_QUICKACK`): a broker without `TCP_NODELAY` would otherwise hold
+/// the last PUBACKs of every batch back for the delayed-ACK timer.
 final class MosquittoClient {
+    /// Messages in flight at most (also libmosquitto's `max_inflight_messages`).
+    static let window = 32
+    /// Seconds without a single PUBACK after which the connection counts as stuck.
+    let acknowledgementTimeout: Double
     private let handle: OpaquePointer
     private let state = MosquittoCallbackState()
     let target: String
@@ -32,9 +43,10 @@ final class MosquittoClient {
         var will: (topic: String, payload: String)?
     }
 
-    init(settings: Settings, target: String) throws(SinkDeliveryError) {
+    init(settings: Settings, target: String, acknowledgementTimeout: Double = 10) throws(SinkDeliveryError) {
         _ = mosquittoLibrary
         self.target = target
+        self.acknowledgementTimeout = acknowledgementTimeout
         isVersion5 = settings.version == .v5
         let userdata = Unmanaged.passUnretained(state).toOpaque()
         guard let handle = mosquitto_new(settings.clientID, true, userdata) else {
@@ -42,9 +54,9 @@ final class MosquittoClient {
         }
         self.handle = handle
         mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, isVersion5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311)
-        mosquitto_max_inflight_messages_set(handle, 1000)
-        // A batch is a burst of small PUBLISHes followed by a wait for their PUBACKs: without
-        // Nagle's algorithm the last ones are not held back waiting for the broker's ACK.
+        mosquitto_max_inflight_messages_set(handle, UInt32(Self.window))
+        // Small PUBLISHes go out as they are made: without Nagle's algorithm none is held back
+        // waiting for the broker's TCP ACK.
         mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, 1)
         mosquitto_connect_callback_set(handle) { _, userdata, code in
             guard let userdata else { return }
@@ -126,8 +138,12 @@ final class MosquittoClient {
         }
     }
 
-    /// Queues a QoS 1 message; its PUBACK is awaited by `waitForAcknowledgements`.
+    /// Sends a QoS 1 message once fewer than `window` are in flight; its PUBACK is awaited by
+    /// `waitForAcknowledgements` (or a later publish).
     func publish(topic: String, payload: String, retain: Bool) throws(SinkDeliveryError) {
+        if state.outstanding.count >= Self.window {
+            try waitForAcknowledgements(leaving: Self.window - 1, timeout: acknowledgementTimeout)
+        }
         var mid: Int32 = 0
         let code: Int32 = payload.utf8.withContiguousStorageIfAvailable { bytes in
             mosquitto_publish(handle, &mid, topic, Int32(bytes.count), bytes.baseAddress, 1, retain)
@@ -139,16 +155,17 @@ final class MosquittoClient {
             throw .unreachable(target: target, reason: "publishing to \(topic): \(Self.errorText(code))")
         }
         state.outstanding.insert(mid)
-        // Let the network move now and then so the outgoing queue never grows without bound.
-        if state.outstanding.count % 200 == 0 { try pump(milliseconds: 0) }
     }
 
-    /// Drives the connection until every published message was acknowledged; throws if the
-    /// connection breaks or no acknowledgement arrives for `timeout` seconds.
-    func waitForAcknowledgements(timeout: Double) throws(SinkDeliveryError) {
+    /// Drives the connection until at most `leaving` published messages wait for their PUBACK
+    /// (0: every one acknowledged); throws if the connection breaks or no acknowledgement arrives
+    /// for `timeout` seconds.
+    func waitForAcknowledgements(leaving: Int = 0, timeout: Double) throws(SinkDeliveryError) {
         var lastProgress = Date()
         var remaining = state.outstanding.count
-        while !state.outstanding.isEmpty {
+        while state.outstanding.count > leaving {
+            // The PUBACKs are wanted now: acknowledge the broker's segments without delay.
+            _ = cmosquitto_quickack(handle)
             try pump(milliseconds: 100)
             if state.outstanding.count < remaining {
                 remaining = state.outstanding.count
@@ -163,6 +180,8 @@ final class MosquittoClient {
 
     /// One pass of the network loop.
     func pump(milliseconds: Int32) throws(SinkDeliveryError) {
+        // libmosquitto stops reading buffered packets when errno says EAGAIN, even a stale one.
+        errno = 0
         let code = mosquitto_loop(handle, milliseconds, 1)
         if code != MOSQ_ERR_SUCCESS.rawValue || state.connectionLost {
             state.outstanding.removeAll()

@@ -14,11 +14,11 @@ public struct OutgoingRecord: Sendable {
     public var json: String
     /// The dead letter this record was read from (`sinks retry`), if any.
     public var deadLetterID: Int64?
-    /// The name of the person the sample belongs to (nil: unassigned, a deletion, or unknown).
-    public var person: String?
+    /// Whose sample it is (a deletion: whose it was); empty when not known (a dead letter).
+    public var person: String
 
-    /// The record of a change-feed entry, whose sample belongs to `person`.
-    public init(_ entry: ChangeEntry, person: String? = nil) {
+    /// The record of a change-feed entry of `person`.
+    public init(_ entry: ChangeEntry, person: String = "") {
         self.person = person
         switch entry {
         case .added(let sample, let anchor):
@@ -39,7 +39,7 @@ public struct OutgoingRecord: Sendable {
 
     /// The record of a dead letter queued by `sinks retry`.
     public init(_ deadLetter: DeadLetter) {
-        person = nil
+        person = ""
         anchor = deadLetter.anchor
         uuid = deadLetter.uuid
         type = deadLetter.type

@@ -47,14 +47,14 @@ final class PostgresSinkTransport: SinkTransport {
     static func changes(_ records: [OutgoingRecord]) -> [PostgresChange] {
         records.map { record in
             if let sample = record.sample {
-                .upsert(sample, record: record.json, person: record.person, anchor: record.anchor)
+                .upsert(sample, record: record.json, person: record.person.isEmpty ? nil : record.person, anchor: record.anchor)
             } else {
                 .delete(uuid: record.uuid, anchor: record.anchor)
             }
         }
     }
 
-    func send(_ records: [OutgoingRecord], dailyTotals: [String: Double]) throws(SinkDeliveryError) -> SendResult {
+    func send(_ records: [OutgoingRecord], context: DeliveryContext) throws(SinkDeliveryError) -> SendResult {
         let writer = try connected()
         do {
             try writer.write(Self.changes(records))

@@ -150,6 +150,8 @@ public struct SinkConfiguration: Sendable {
     public var every: Double?
     /// Type identifiers, or `*`.
     public var readTypes: [String]
+    /// The person whose samples the sink reads; nil for every person's.
+    public var person: String?
 
     public init(_ definition: SinkDefinition) throws(SinkConfigurationError) {
         name = definition.name
@@ -157,6 +159,7 @@ public struct SinkConfiguration: Sendable {
         options = try SinkOptions.decoded(definition.options)
         every = definition.every
         readTypes = definition.readTypes
+        person = definition.person
     }
 
     /// The quantity types the sink may read.

@@ -53,6 +53,8 @@ public final class SinkDeliverer {
     private let transport: any SinkTransport
     private let onEvent: (DeliveryEvent) -> Void
     private(set) var cursor: Int64
+    /// Whose samples the sink reads (one person, or every person).
+    private let scope: PersonScope
 
     public init(configuration: SinkConfiguration, store: HealthStore, transport: any SinkTransport,
                 onEvent: @escaping (DeliveryEvent) -> Void = { _ in }) throws {
@@ -61,6 +63,7 @@ public final class SinkDeliverer {
         self.transport = transport
         self.onEvent = onEvent
         cursor = try store.sink(named: configuration.name).cursor
+        scope = try store.sinkScope(person: configuration.person)
         try store.relaxDurabilityForDelivery()
     }
 
@@ -78,7 +81,7 @@ public final class SinkDeliverer {
         let retries = try storeStep { try store.deadLetters(sink: name, retryingOnly: true, limit: batchSize) }
         if !retries.isEmpty {
             let records = retries.map(OutgoingRecord.init)
-            switch try transport.send(records, dailyTotals: try dailyTotals(records)) {
+            switch try transport.send(records, context: try context(records)) {
             case .accepted:
                 try storeStep {
                     try store.acknowledge(sink: name, through: nil, delivered: counts(records),
@@ -92,7 +95,9 @@ public final class SinkDeliverer {
                 return (0, records.count)
             }
         }
-        let batch = try storeStep { try store.feedBatch(after: cursor, types: configuration.readTypes, limit: batchSize) }
+        let batch = try storeStep {
+            try store.feedBatch(after: cursor, types: configuration.readTypes, limit: batchSize, person: scope)
+        }
         guard !batch.entries.isEmpty else {
             if batch.throughAnchor > cursor {
                 try storeStep { try store.advanceCursor(sink: name, to: batch.throughAnchor) }
@@ -100,10 +105,8 @@ public final class SinkDeliverer {
             }
             return (0, 0)
         }
-        let records = batch.entries.map { entry in
-            if case .added(_, let anchor) = entry { OutgoingRecord(entry, person: batch.people[anchor]) } else { OutgoingRecord(entry) }
-        }
-        switch try transport.send(records, dailyTotals: try dailyTotals(records)) {
+        let records = zip(batch.entries, batch.people).map { OutgoingRecord($0, person: $1) }
+        switch try transport.send(records, context: try context(records)) {
         case .accepted:
             try storeStep { try store.acknowledge(sink: name, through: batch.throughAnchor, delivered: counts(records)) }
             cursor = batch.throughAnchor
@@ -130,23 +133,31 @@ public final class SinkDeliverer {
         }
     }
 
-    /// Today's totals (local time zone) of the cumulative types in `records`, when the transport wants them.
-    private func dailyTotals(_ records: [OutgoingRecord]) throws(SinkDeliveryError) -> [String: Double] {
-        guard transport.wantsDailyTotals else { return [:] }
-        let types = Set(records.compactMap { $0.sample?.type }.filter { $0.aggregationStyle.isCumulative })
-        guard !types.isEmpty else { return [:] }
+    /// The people the sink reads and, when the transport wants them, today's totals (local time
+    /// zone) of each person's cumulative types in `records`.
+    private func context(_ records: [OutgoingRecord]) throws(SinkDeliveryError) -> DeliveryContext {
+        guard transport.wantsDailyTotals else { return DeliveryContext() }
+        let everybody = try storeStep { try store.people() }
+        let people = configuration.person.map { [$0] } ?? everybody.map(\.name)
+        struct Pair: Hashable { var person: String; var type: QuantityType }
+        let pairs = Set(records.compactMap { record in
+            record.sample.flatMap { $0.type.aggregationStyle.isCumulative ? Pair(person: record.person, type: $0.type) : nil }
+        })
+        guard !pairs.isEmpty else { return DeliveryContext(people: people) }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = .current
         let start = calendar.startOfDay(for: Date())
-        guard let end = calendar.date(byAdding: .day, value: 1, to: start) else { return [:] }
+        guard let end = calendar.date(byAdding: .day, value: 1, to: start) else { return DeliveryContext(people: people) }
         var totals: [String: Double] = [:]
-        for type in types {
+        for pair in pairs {
+            guard let person = everybody.first(where: { $0.name == pair.person }) else { continue }
             let buckets = try storeStep {
-                try store.statistics(.sum, type: type, from: start, to: end, granularity: nil, zone: .current)
+                try store.statistics(.sum, type: pair.type, from: start, to: end, granularity: nil, zone: .current,
+                                     person: .person(person.id))
             }
-            totals[type.identifier] = buckets.first?.value ?? 0
+            totals[DeliveryContext.key(person: pair.person, type: pair.type.identifier)] = buckets.first?.value ?? 0
         }
-        return totals
+        return DeliveryContext(dailyTotals: totals, people: people)
     }
 
     /// Delivers until nothing is left, retrying failures with `retry`'s backoff; records each

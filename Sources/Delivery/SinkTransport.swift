@@ -50,13 +50,33 @@ enum JSONTextFormat {
     }
 }
 
+/// What a transport may need beside the records: today's totals of cumulative types per person
+/// (Home Assistant states) and the people the sink reads (one Home Assistant device each).
+public struct DeliveryContext: Sendable {
+    /// Today's total (canonical unit) by `DeliveryContext.key(person:type:)`.
+    public var dailyTotals: [String: Double]
+    /// The people whose samples the sink reads, in the order they were added.
+    public var people: [String]
+
+    public init(dailyTotals: [String: Double] = [:], people: [String] = []) {
+        self.dailyTotals = dailyTotals
+        self.people = people
+    }
+
+    /// The key of a person's total of a type identifier in `dailyTotals`.
+    public static func key(person: String, type: String) -> String { person + "\u{0}" + type }
+
+    /// Today's total of `type` for `person`, if computed.
+    public func dailyTotal(person: String, type: String) -> Double? { dailyTotals[Self.key(person: person, type: type)] }
+}
+
 /// A connection to one receiver (an MQTT broker, an HTTP server, a PostgreSQL database). Used by one thread at a time; `send` blocks until the receiver
 /// acknowledged or refused the batch, or throws when it could not say.
 public protocol SinkTransport: AnyObject {
     /// Whether `send` wants today's totals of cumulative types (Home Assistant states).
     var wantsDailyTotals: Bool { get }
-    /// Sends `records` in order; `dailyTotals` maps type identifiers to today's total (canonical unit).
-    func send(_ records: [OutgoingRecord], dailyTotals: [String: Double]) throws(SinkDeliveryError) -> SendResult
+    /// Sends `records` in order, with today's totals and the sink's people in `context`.
+    func send(_ records: [OutgoingRecord], context: DeliveryContext) throws(SinkDeliveryError) -> SendResult
     /// Lets the connection handle incoming traffic while there is nothing to send (keepalive,
     /// Home Assistant's `online`), for at most `milliseconds`.
     func idle(milliseconds: Int)

@@ -83,6 +83,11 @@ public struct PluginOutputValidator: Sendable {
 
     /// Classifies and checks one line (without its newline).
     public func validate(_ line: [UInt8]) -> PluginLine {
+        // Nearly every line a plugin prints is a plain sample: the one-pass decoder takes it, no probe.
+        if var sample = decoder.decodePlainSample(line) {
+            if let problem = check(&sample) { return .rejected(problem) }
+            return .record(.sample(sample))
+        }
         let message: MessageProbe
         do {
             message = try JSONDecoder().decode(MessageProbe.self, from: Data(line))

@@ -148,20 +148,26 @@ final class PluginRunner: @unchecked Sendable {
         var deadline = Date().addingTimeInterval(ChildProcess.seconds(configuration.finishTimeout))
         /// Drains with the lock held; flushes without it. The plugin's time to finish does not
         /// count the time the caller spends committing (the plugin waits on back-pressure then).
+        /// After a flush it drains again before returning: the reader may have filled the queue
+        /// while the lock was free, and its wake-ups went to nobody then, so waiting without
+        /// draining would leave both sides waiting until the deadline.
         func drainAndFlushLocked() throws {
-            drainLocked(into: &output)
-            guard output.records.count >= limit else { return }
-            condition.unlock()
-            defer { condition.lock() }
-            let flushStarted = Date()
-            do {
-                try flush(output)
-            } catch {
-                stop()
-                throw error
+            while true {
+                drainLocked(into: &output)
+                guard output.records.count >= limit else { return }
+                condition.unlock()
+                let flushStarted = Date()
+                do {
+                    try flush(output)
+                } catch {
+                    stop()  // takes the lock itself
+                    condition.lock()
+                    throw error
+                }
+                condition.lock()
+                output = AdapterOutput()
+                deadline += Date().timeIntervalSince(flushStarted)
             }
-            output = AdapterOutput()
-            deadline += Date().timeIntervalSince(flushStarted)
         }
 
         condition.lock()

@@ -15,7 +15,7 @@ public struct Correlation: Hashable, Sendable {
     public var metadata: Metadata
 
     public init(
-        uuid: UUID = UUID(),
+        uuid: UUID = SampleIdentifierGenerator.shared.next(),
         type: CorrelationType,
         start: Date,
         end: Date,

@@ -13,21 +13,51 @@ public struct HealthRecordDecoder: Sendable {
     /// Makes the uuid of records that do not carry one.
     public var makeUUID: @Sendable () -> UUID
 
-    public init(defaultSource: String, makeUUID: @escaping @Sendable () -> UUID = { UUID() }) {
+    public init(
+        defaultSource: String,
+        makeUUID: @escaping @Sendable () -> UUID = { SampleIdentifierGenerator.shared.next() }
+    ) {
         self.defaultSource = defaultSource
         self.makeUUID = makeUUID
     }
 
     /// Decodes one line (surrounding whitespace and a trailing newline are allowed).
     public func decodeLine(_ line: some StringProtocol) throws(RecordDecodingError) -> HealthRecord {
-        let value = try Self.parseJSON(line)
-        return try decodeRecord(value)
+        var text = String(line)
+        let result = text.withUTF8 { bytes in
+            Result { () throws(RecordDecodingError) -> HealthRecord in try decodeLine(bytes) }
+        }
+        return try result.get()
     }
 
     /// Decodes one line of UTF-8 bytes.
     public func decodeLine(_ line: Data) throws(RecordDecodingError) -> HealthRecord {
-        let value = try Self.parseJSON(line)
-        return try decodeRecord(value)
+        let result = line.withUnsafeBytes { raw in
+            Result { () throws(RecordDecodingError) -> HealthRecord in try decodeLine(raw.bindMemory(to: UInt8.self)) }
+        }
+        return try result.get()
+    }
+
+    /// Decodes one line of UTF-8 bytes: a plain sample line in one pass over the bytes
+    /// (`SampleLineFastDecoder`), anything else (correlations, escapes, every error) through the
+    /// JSON tree, so both ways give the same records and the same errors.
+    public func decodeLine(_ bytes: UnsafeBufferPointer<UInt8>) throws(RecordDecodingError) -> HealthRecord {
+        if let sample = SampleLineFastDecoder.decode(bytes, defaultSource: defaultSource, makeUUID: makeUUID) {
+            return .sample(sample)
+        }
+        return try decodeLineThroughTree(bytes)
+    }
+
+    /// The sample of a plain sample line (what `decodeLine` reads in one pass), or nil when the
+    /// line is anything else and needs `decodeLine` (a correlation, another message, an error).
+    public func decodePlainSample(_ line: [UInt8]) -> QuantitySample? {
+        line.withUnsafeBufferPointer { SampleLineFastDecoder.decode($0, defaultSource: defaultSource, makeUUID: makeUUID) }
+    }
+
+    /// The reference decoding: the whole line parsed into a JSON tree, then read field by field
+    /// (what `decodeLine` falls back to; public for the equivalence checks of tests and fuzzing).
+    public func decodeLineThroughTree(_ bytes: UnsafeBufferPointer<UInt8>) throws(RecordDecodingError) -> HealthRecord {
+        try decodeRecord(Self.parseJSON(bytes))
     }
 
     /// Decodes a device object as written by `HealthRecordEncoder.encode(_: Device)`.
@@ -46,13 +76,6 @@ public struct HealthRecordDecoder: Sendable {
         var string = String(text)
         let result = string.withUTF8 { bytes in
             Result { () throws(RecordDecodingError) -> JSONValue in try parseJSON(bytes) }
-        }
-        return try result.get()
-    }
-
-    private static func parseJSON(_ data: Data) throws(RecordDecodingError) -> JSONValue {
-        let result = data.withUnsafeBytes { raw in
-            Result { () throws(RecordDecodingError) -> JSONValue in try parseJSON(raw.bindMemory(to: UInt8.self)) }
         }
         return try result.get()
     }

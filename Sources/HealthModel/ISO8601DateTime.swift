@@ -20,26 +20,49 @@ public enum ISO8601DateTime {
         return text
     }
 
-    /// Appends the formatted `date` to `text`.
+    /// Appends the formatted `date` to `text` (written as bytes into one small buffer: this runs
+    /// twice per JSON line).
     public static func append(_ date: Date, to text: inout String) {
         let micros = microsecondsSince1970(date)
         let seconds = micros >= 0 ? micros / 1_000_000 : (micros - 999_999) / 1_000_000
-        let fraction = Int(micros - seconds * 1_000_000)
+        var fraction = Int(micros - seconds * 1_000_000)
         let days = Int(seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400)
         let secondOfDay = Int(seconds) - days * 86_400
         let (year, month, day) = CalendarMath.date(days: days)
-        text += CalendarMath.padded(year, 4)
-        text += "-" + CalendarMath.padded(month, 2)
-        text += "-" + CalendarMath.padded(day, 2)
-        text += "T" + CalendarMath.padded(secondOfDay / 3600, 2)
-        text += ":" + CalendarMath.padded(secondOfDay / 60 % 60, 2)
-        text += ":" + CalendarMath.padded(secondOfDay % 60, 2)
-        if fraction != 0 {
-            var digits = CalendarMath.padded(fraction, 6)
-            while digits.hasSuffix("0") { digits.removeLast() }
-            text += "." + digits
+        // The text is made inside and appended outside the closure: capturing `text` there could
+        // copy the whole string per call.
+        let formatted = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 27) { buffer -> String in
+            var count = 0
+            func put(_ value: Int, digits: Int) {
+                var remaining = value
+                for position in stride(from: count + digits - 1, through: count, by: -1) {
+                    buffer[position] = UInt8(ascii: "0") + UInt8(remaining % 10)
+                    remaining /= 10
+                }
+                count += digits
+            }
+            func put(_ byte: Unicode.Scalar) {
+                buffer[count] = UInt8(ascii: byte)
+                count += 1
+            }
+            put(year, digits: 4)  // clamped to 1...9999 by microsecondsSince1970
+            put("-"); put(month, digits: 2)
+            put("-"); put(day, digits: 2)
+            put("T"); put(secondOfDay / 3600, digits: 2)
+            put(":"); put(secondOfDay / 60 % 60, digits: 2)
+            put(":"); put(secondOfDay % 60, digits: 2)
+            if fraction != 0 {
+                var digits = 6
+                while fraction % 10 == 0 {
+                    fraction /= 10
+                    digits -= 1
+                }
+                put("."); put(fraction, digits: digits)
+            }
+            put("Z")
+            return String(decoding: UnsafeBufferPointer(rebasing: buffer[0..<count]), as: UTF8.self)
         }
-        text += "Z"
+        text += formatted
     }
 
     private static func microsecondsSince1970(_ date: Date) -> Int64 {

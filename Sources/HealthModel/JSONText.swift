@@ -11,6 +11,12 @@ public enum JSONText {
     /// `\n`, `\t`... or `\u00XX`; everything else (including non-ASCII) written as UTF-8.
     public static func appendQuoted(_ string: String, to text: inout String) {
         text.append("\"")
+        // Most strings (type identifiers, units, sources) need no escape: appended whole.
+        if !string.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
+            text.append(string)
+            text.append("\"")
+            return
+        }
         var pendingStart = string.unicodeScalars.startIndex
         var index = pendingStart
         let scalars = string.unicodeScalars
@@ -34,13 +40,13 @@ public enum JSONText {
                 }
             }
             if let escape {
-                text.unicodeScalars.append(contentsOf: scalars[pendingStart..<index])
+                text.append(contentsOf: string[pendingStart..<index])
                 text.append(escape)
                 pendingStart = scalars.index(after: index)
             }
             index = scalars.index(after: index)
         }
-        text.unicodeScalars.append(contentsOf: scalars[pendingStart..<scalars.endIndex])
+        text.append(contentsOf: string[pendingStart..<scalars.endIndex])
         text.append("\"")
     }
 }

@@ -21,7 +21,7 @@ public struct QuantitySample: Hashable, Sendable {
     public var metadata: Metadata
 
     public init(
-        uuid: UUID = UUID(),
+        uuid: UUID = SampleIdentifierGenerator.shared.next(),
         type: QuantityType,
         quantity: Quantity,
         start: Date,

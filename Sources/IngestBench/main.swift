@@ -12,9 +12,11 @@ struct BenchOptions {
     var repeats = 3
     var statsRepeats = 5
     var directory: String?
-    /// Runs only some parts (for profiling): `pipeline`, `raw`, `ingest` (both), `stats`, `capture`, `daemon`, `sink`
-    /// or `postgres`.
+    /// Runs only some parts (for profiling): `pipeline`, `raw`, `ingest` (both), `stats`, `capture`,
+    /// `cli`, `import`, `daemon`, `sink` or `postgres`.
     var only: String?
+    /// The Apple Health export generator the `import` part runs (python3).
+    var exportGenerator = "../shared/tools/gen_apple_health_export.py"
     /// Samples of the delivery backlog (MQTT and HTTP) and of the daemon's drain (and of the PostgreSQL sink's backlog).
     var sinkBacklog = 100_000
     var sinkDrain = 1_000_000
@@ -28,7 +30,9 @@ struct BenchOptions {
           --repeats N        ingest runs (both arms interleaved by batch); medians are reported (default 3)
           --stats-repeats N  runs of each statistics arm; the median is reported (default 5)
           --dir PATH         where the temporary databases go (default: a new folder in $TMPDIR)
-          --only PART        run only pipeline, raw, ingest, stats, capture, daemon, sink or postgres (for profiling)
+          --only PART        run only pipeline, raw, ingest, stats, capture, cli, import, daemon, sink or postgres
+          --export-generator PATH  the Apple Health export generator for the import part
+                             (default ../shared/tools/gen_apple_health_export.py)
           --quick            a fast smoke run: 50000 samples, 52560 step samples, 1 and 3 runs,
                              sinks 10000 backlog and 50000 drained
         The pipeline first runs once alone; the peak resident set (VmHWM) is read right after it.
@@ -56,10 +60,16 @@ struct BenchOptions {
                 directory = arguments[index]
             case "--only":
                 index += 1
-                guard index < arguments.count, ["pipeline", "raw", "ingest", "stats", "capture", "daemon", "sink", "postgres"].contains(arguments[index]) else {
-                    throw BenchError("--only needs pipeline, raw, ingest, stats, capture, daemon, sink or postgres\n\(Self.usage)")
+                guard index < arguments.count,
+                    ["pipeline", "raw", "ingest", "stats", "capture", "cli", "import", "daemon", "sink", "postgres"].contains(arguments[index])
+                else {
+                    throw BenchError("--only needs pipeline, raw, ingest, stats, capture, cli, import, daemon, sink or postgres\n\(Self.usage)")
                 }
                 only = arguments[index]
+            case "--export-generator":
+                index += 1
+                guard index < arguments.count else { throw BenchError("--export-generator needs a path\n\(Self.usage)") }
+                exportGenerator = arguments[index]
             case "--quick":
                 samples = 50_000
                 statsSamples = 52_560
@@ -96,6 +106,9 @@ func runBenchmark(_ options: BenchOptions) throws {
     if options.only == nil || options.only == "capture" {
         captureDecodeBenchmark(reports: options.samples >= 1_000_000 ? 1_000_000 : 100_000,
                                repeats: options.repeats)
+    }
+    if options.only == nil || options.only == "cli" || options.only == "import" {
+        try cliBenchmarks(options, directory: directory, parts: options.only.map { [$0] } ?? ["cli", "import"])
     }
     if options.only == nil || options.only == "sink" {
         do {

@@ -90,7 +90,12 @@ public struct PersonAssigner {
 
     /// The person of every record (nil: unassigned) and why. Body mass readings are decided
     /// first, so that the derived readings of a weighing follow it wherever they are in the batch.
-    public mutating func assign(_ records: [NormalizedRecord]) throws -> [(person: Int64?, reason: AssignmentReason)] {
+    /// `deviceKeys` are what the transport knows the records' device by (a USB device's
+    /// `VID:PID` and serial number): an owner of one of them owns every record, after the keys
+    /// the samples carry themselves.
+    public mutating func assign(_ records: [NormalizedRecord], deviceKeys: [String] = []) throws
+        -> [(person: Int64?, reason: AssignmentReason)] {
+        let transportKeys = deviceKeys.map(Household.deviceKey)
         var result = [(person: Int64?, reason: AssignmentReason)](repeating: (nil, .unassigned), count: records.count)
         guard !household.people.isEmpty else { return result }
         if household.people.count == 1 {
@@ -100,7 +105,7 @@ public struct PersonAssigner {
         var later: [Int] = []
         for (index, record) in records.enumerated() {
             let samples = record.samples
-            if let decided = direct(samples) {
+            if let decided = direct(samples, transportKeys: transportKeys) {
                 result[index] = decided
                 rememberWeighing(samples, person: decided.person)
             } else if let weight = samples.first(where: { $0.type == .bodyMass }) {
@@ -125,10 +130,10 @@ public struct PersonAssigner {
     }
 
     /// The device owner or the scale user slot of a record, when either names a person.
-    private func direct(_ samples: [QuantitySample]) -> (person: Int64?, reason: AssignmentReason)? {
+    private func direct(_ samples: [QuantitySample], transportKeys: [String]) -> (person: Int64?, reason: AssignmentReason)? {
         guard let first = samples.first else { return nil }
         if !household.deviceOwners.isEmpty {
-            for key in Household.deviceKeys(of: first) {
+            for key in Household.deviceKeys(of: first) + transportKeys {
                 if let owner = household.deviceOwners[key] { return (owner, .deviceOwner) }
             }
         }

@@ -38,7 +38,9 @@ public final class Pipeline {
     /// Runs one batch through every stage and commits what passes in one transaction.
     /// - Parameter releasing: pending rows these records came from (a grant bringing them in): they
     ///   leave the pending area in the same transaction.
-    public func ingest(_ records: [HealthRecord], releasing: [Int64] = []) throws -> IngestReport {
+    /// - Parameter deviceKeys: what the transport knows the records' device by (a USB device's
+    ///   `VID:PID` and serial number), for device owners.
+    public func ingest(_ records: [HealthRecord], releasing: [Int64] = [], deviceKeys: [String] = []) throws -> IngestReport {
         let clock = now()
         var batch = intake(records, clock: clock)
         // A decision taken since the grants were read (`ingestd auth grant` or `deny` in another
@@ -51,7 +53,7 @@ public final class Pipeline {
             }
         }
         var report = batch.report
-        let people = try assignPeople(batch.accepted)
+        let people = try assignPeople(batch.accepted, deviceKeys: deviceKeys)
         let receipt = try store.write(batch.accepted, people: people, held: batch.held, releasing: releasing,
                                       rejections: report.rejections)
         report.pending = receipt.pending
@@ -79,13 +81,13 @@ public final class Pipeline {
 
     /// The assignment stage: the person of every accepted record (nil: unassigned), with the
     /// household read fresh for the batch (another process may have added people or owners).
-    private func assignPeople(_ accepted: [NormalizedRecord]) throws -> [Int64?] {
+    private func assignPeople(_ accepted: [NormalizedRecord], deviceKeys: [String]) throws -> [Int64?] {
         guard !accepted.isEmpty else { return [] }
         let store = self.store
         var assigner = PersonAssigner(household: try store.loadHousehold(), tolerance: assignTolerance) {
             try store.personOfWeighing(source: $0, syncIdentifier: $1)
         }
-        return try assigner.assign(accepted).map(\.person)
+        return try assigner.assign(accepted, deviceKeys: deviceKeys).map(\.person)
     }
 
     /// Normalizes, validates and authorizes every record of a batch.

@@ -29,9 +29,11 @@ extension HealthStore {
     /// whatever the number of samples), and hands each to `body`: a sample, or a correlation with
     /// its members. `types` (nil: every type) selects samples by type; a correlation comes whole
     /// when any of its members is selected. `from`/`to` select records overlapping [from, to), a
-    /// correlation by its own dates. The walk is one read transaction: one consistent snapshot.
+    /// correlation by its own dates. `person` selects whose samples. The walk is one read
+    /// transaction: one consistent snapshot.
     @discardableResult
     public func forEachRecord(types: [QuantityType]? = nil, from: Date? = nil, to: Date? = nil,
+                              person: PersonScope = .everyone,
                               _ body: (HealthRecord) throws -> Void) throws -> ExportReadSummary {
         try refreshIDs()
         var summary = ExportReadSummary()
@@ -49,6 +51,8 @@ extension HealthStore {
             conditions.append("(COALESCE(c.end_time, x.end_time) > ?1 OR COALESCE(c.start_time, x.start_time) >= ?1)")
         }
         if to != nil { conditions.append("COALESCE(c.start_time, x.start_time) < ?2") }
+        let personCondition = person.condition("x")
+        if !personCondition.isEmpty { conditions.append(String(personCondition.dropFirst(" AND ".count))) }
         let sql = """
             SELECT x.id, x.uuid, x.value, x.start_time, x.end_time, s.name, x.metadata,
                    d.name, d.manufacturer, d.model, d.hardware_version, d.firmware_version, d.software_version,

@@ -7,13 +7,20 @@ public enum PersonScope: Sendable, Equatable {
     case everyone
     case person(Int64)
     case unassigned
+    /// Every person's samples, not the unassigned ones (a sink reading the whole household).
+    case anyPerson
 
     /// The SQL condition on the samples (or tombstones) alias `alias`, starting with " AND".
-    func condition(_ alias: String) -> String {
-        switch self {
+    /// `indexed: false` writes the column `+alias.person` so that SQLite does not pick the
+    /// person index (the change feed walks the anchor order instead of collecting and sorting
+    /// every sample of the person per page).
+    func condition(_ alias: String, indexed: Bool = true) -> String {
+        let column = (indexed ? "" : "+") + alias + ".person"
+        return switch self {
         case .everyone: ""
-        case .person(let id): " AND \(alias).person = \(id)"
-        case .unassigned: " AND \(alias).person IS NULL"
+        case .person(let id): " AND \(column) = \(id)"
+        case .unassigned: " AND \(column) IS NULL"
+        case .anyPerson: " AND \(column) IS NOT NULL"
         }
     }
 }
@@ -31,6 +38,8 @@ public enum PeopleError: Error, Equatable, Sendable, CustomStringConvertible {
     case reassignToSelf(String)
     case unknownSample(UUID)
     case emptyDeviceIdentifier
+    /// `people remove` of a person a sink reads (remove the sink first).
+    case readBySinks(String, sinks: [String])
 
     public var description: String {
         switch self {
@@ -46,6 +55,8 @@ public enum PeopleError: Error, Equatable, Sendable, CustomStringConvertible {
         case .reassignToSelf(let name): "cannot reassign \(name)'s samples to \(name)"
         case .unknownSample(let uuid): "no stored sample has uuid \(uuid.uuidString.lowercased())"
         case .emptyDeviceIdentifier: "the device identifier must not be empty"
+        case .readBySinks(let name, let sinks):
+            "the sink\(sinks.count == 1 ? "" : "s") \(sinks.joined(separator: ", ")) deliver\(sinks.count == 1 ? "s" : "") \(name)'s samples; remove \(sinks.count == 1 ? "it" : "them") first ('ingestd sinks remove NAME')"
         }
     }
 }
@@ -145,6 +156,10 @@ extension HealthStore {
             let person = try person(named: name)
             let everybody = try people()
             if everybody.count == 1 { throw PeopleError.lastPerson(name) }
+            let readers = try db.prepare("SELECT name FROM sinks WHERE person = ? ORDER BY name")
+            try readers.bind(person.id, at: 1)
+            let sinks = try readers.mapRows { $0.string(at: 0) ?? "" }
+            if !sinks.isEmpty { throw PeopleError.readBySinks(name, sinks: sinks) }
             let count = try sampleCount(of: person)
             switch disposal {
             case .refuse:

@@ -3,7 +3,8 @@ import HealthModel
 import Pipeline
 
 /// A sink as stored: its name, target URL, kind options (opaque JSON owned by the Delivery
-/// module), schedule and read grants (type identifiers, `*` for every type).
+/// module), schedule, read grants (type identifiers, `*` for every type) and whose samples it
+/// reads (one person, or every person; never the unassigned samples).
 public struct SinkDefinition: Sendable, Equatable {
     public var name: String
     public var url: String
@@ -11,13 +12,16 @@ public struct SinkDefinition: Sendable, Equatable {
     /// Seconds between scheduled deliveries; nil delivers right after each commit.
     public var every: Double?
     public var readTypes: [String]
+    /// The person whose samples the sink reads; nil for every person's.
+    public var person: String?
 
-    public init(name: String, url: String, options: String, every: Double?, readTypes: [String]) {
+    public init(name: String, url: String, options: String, every: Double?, readTypes: [String], person: String? = nil) {
         self.name = name
         self.url = url
         self.options = options
         self.every = every
         self.readTypes = readTypes
+        self.person = person
     }
 
     /// Whether the sink may read every type.
@@ -39,15 +43,9 @@ public struct SinkState: Sendable {
 /// anchor the cursor moves to once the receiver has acknowledged them all.
 public struct FeedBatch: Sendable {
     public var entries: [ChangeEntry]
+    /// The person of each entry (a deletion's: the person the sample had), in `entries` order.
+    public var people: [String]
     public var throughAnchor: Int64
-    /// The person's name of each sample entry, by its anchor (absent: unassigned).
-    public var people: [Int64: String] = [:]
-
-    public init(entries: [ChangeEntry], throughAnchor: Int64, people: [Int64: String] = [:]) {
-        self.entries = entries
-        self.throughAnchor = throughAnchor
-        self.people = people
-    }
 }
 
 /// A record a receiver rejected for good, kept for listing and `sinks retry`.
@@ -112,12 +110,14 @@ extension HealthStore {
             let exists = try db.prepare("SELECT 1 FROM sinks WHERE name = ?")
             try exists.bind(sink.name, at: 1)
             if try exists.firstRow({ _ in true }) != nil { throw SinkStoreError.sinkExists(sink.name) }
-            let insert = try db.prepare("INSERT INTO sinks(name, url, options, every, created_at) VALUES (?, ?, ?, ?, ?)")
+            let personID = try sink.person.map { try person(named: $0).id }
+            let insert = try db.prepare("INSERT INTO sinks(name, url, options, every, created_at, person) VALUES (?, ?, ?, ?, ?, ?)")
             try insert.bind(sink.name, at: 1)
             try insert.bind(sink.url, at: 2)
             try insert.bind(sink.options, at: 3)
             if let every = sink.every { try insert.bind(every, at: 4) } else { try insert.bindNull(at: 4) }
             try insert.bind(now.timeIntervalSince1970, at: 5)
+            if let personID { try insert.bind(personID, at: 6) } else { try insert.bindNull(at: 6) }
             try insert.execute()
             let grant = try db.prepare("INSERT OR IGNORE INTO read_grants(sink, type, granted_at) VALUES (?, ?, ?)")
             for type in sink.readTypes {
@@ -153,13 +153,15 @@ extension HealthStore {
             dead[row.string(at: 0) ?? ""] = row.int(at: 1)
         }
         let statement = try db.prepare("""
-            SELECT name, url, options, every, cursor, last_success, last_error, last_error_at FROM sinks ORDER BY name
+            SELECT k.name, k.url, k.options, k.every, k.cursor, k.last_success, k.last_error, k.last_error_at, p.name
+            FROM sinks k LEFT JOIN people p ON p.id = k.person ORDER BY k.name
             """)
         return try statement.mapRows { row in
             let name = row.string(at: 0) ?? ""
             return SinkState(
                 definition: SinkDefinition(name: name, url: row.string(at: 1) ?? "", options: row.string(at: 2) ?? "{}",
-                                           every: row.isNull(at: 3) ? nil : row.double(at: 3), readTypes: grants[name] ?? []),
+                                           every: row.isNull(at: 3) ? nil : row.double(at: 3), readTypes: grants[name] ?? [],
+                                           person: row.string(at: 8)),
                 cursor: row.int64(at: 4),
                 lastSuccess: row.isNull(at: 5) ? nil : Date(timeIntervalSince1970: row.double(at: 5)),
                 lastError: row.string(at: 6),
@@ -200,24 +202,32 @@ extension HealthStore {
         for (index, type) in types.enumerated() { try statement.bind(type, at: index + first) }
     }
 
-    /// At most about `limit` entries (samples and tombstones of `types`) after `cursor`, oldest
-    /// first, never splitting one anchor; `throughAnchor` is where the cursor may move once all
-    /// are acknowledged (past stretches that hold nothing of `types`).
-    public func feedBatch(after cursor: Int64, types: [String], limit: Int) throws -> FeedBatch {
+    /// The person scope of a sink reading `person` (nil: every person, never the unassigned).
+    public func sinkScope(person: String?) throws -> PersonScope {
+        guard let person else { return .anyPerson }
+        return .person(try self.person(named: person).id)
+    }
+
+    /// At most about `limit` entries (samples and tombstones of `types` and of the people in
+    /// `person`) after `cursor`, oldest first, never splitting one anchor; `throughAnchor` is
+    /// where the cursor may move once all are acknowledged (past stretches that hold nothing of
+    /// `types`). A sample moved to another person (`assign`) is a tombstone of the previous
+    /// person and an addition of the new one at the same anchor: each scope sees its half.
+    public func feedBatch(after cursor: Int64, types: [String], limit: Int, person: PersonScope = .everyone) throws -> FeedBatch {
         try refreshIDs()
         let limit = max(1, limit)
         let upper = try currentAnchor()
-        guard upper > cursor else { return FeedBatch(entries: [], throughAnchor: cursor) }
+        guard upper > cursor else { return FeedBatch(entries: [], people: [], throughAnchor: cursor) }
         let added = try db.prepare("""
-            SELECT \(Self.sampleColumns), t.identifier, p.name FROM samples x JOIN sources s ON s.id = x.source
-            JOIN types t ON t.id = x.type LEFT JOIN devices d ON d.id = x.device LEFT JOIN people p ON p.id = x.person
-            WHERE x.id > ?1 AND x.id <= ?2\(typeFilter(types, column: "x.type")) ORDER BY x.id LIMIT \(limit)
+            SELECT \(Self.sampleColumns), t.identifier, x.person FROM samples x JOIN sources s ON s.id = x.source
+            JOIN types t ON t.id = x.type LEFT JOIN devices d ON d.id = x.device
+            WHERE x.id > ?1 AND x.id <= ?2\(typeFilter(types, column: "x.type"))\(person.condition("x", indexed: false))
+            ORDER BY x.id LIMIT \(limit)
             """)
         try added.bind(cursor, at: 1)
         try added.bind(upper, at: 2)
         try bindTypes(types, to: added)
-        var samples: [(anchor: Int64, entry: ChangeEntry)] = []
-        var people: [Int64: String] = [:]
+        var samples: [(anchor: Int64, entry: ChangeEntry, person: Int64?)] = []
         var lastSampleAnchor = cursor
         var rowsOfSamples = 0
         try added.forEachRow { row in
@@ -226,17 +236,17 @@ extension HealthStore {
             lastSampleAnchor = id
             guard let identifier = row.string(at: 17), let quantityType = QuantityType.named(identifier),
                   let sample = try readSample(row, type: quantityType) else { return }
-            if let person = row.string(at: 18) { people[id] = person }
-            samples.append((id, .added(sample, anchor: id)))
+            samples.append((id, .added(sample, anchor: id), row.isNull(at: 18) ? nil : row.int64(at: 18)))
         }
         let deleted = try db.prepare("""
-            SELECT x.anchor, x.uuid, t.identifier FROM tombstones x JOIN types t ON t.id = x.type
-            WHERE x.anchor > ?1 AND x.anchor <= ?2\(typeFilter(types, column: "x.type")) ORDER BY x.anchor LIMIT \(limit)
+            SELECT x.anchor, x.uuid, t.identifier, x.person FROM tombstones x JOIN types t ON t.id = x.type
+            WHERE x.anchor > ?1 AND x.anchor <= ?2\(typeFilter(types, column: "x.type"))\(person.condition("x", indexed: false))
+            ORDER BY x.anchor LIMIT \(limit)
             """)
         try deleted.bind(cursor, at: 1)
         try deleted.bind(upper, at: 2)
         try bindTypes(types, to: deleted)
-        var tombstones: [(anchor: Int64, entry: ChangeEntry)] = []
+        var tombstones: [(anchor: Int64, entry: ChangeEntry, person: Int64?)] = []
         var rowsOfTombstones = 0
         var lastTombstoneAnchor = cursor
         try deleted.forEachRow { row in
@@ -244,26 +254,30 @@ extension HealthStore {
             let anchor = row.int64(at: 0)
             lastTombstoneAnchor = anchor
             guard let uuid = Self.uuid(from: row.bytes(at: 1) ?? []) else { return }
-            tombstones.append((anchor, .deleted(uuid: uuid, type: row.string(at: 2) ?? "", anchor: anchor)))
+            tombstones.append((anchor, .deleted(uuid: uuid, type: row.string(at: 2) ?? "", anchor: anchor),
+                               row.isNull(at: 3) ? nil : row.int64(at: 3)))
         }
         var through = upper
         // A full page may have more behind it: stop at its last anchor (whole anchors only).
         if rowsOfSamples >= limit { through = min(through, lastSampleAnchor) }
         if rowsOfTombstones >= limit { through = min(through, lastTombstoneAnchor) }
-        var entries = tombstones.filter { $0.anchor <= through }.map { (anchor: $0.anchor, deleted: true, entry: $0.entry) }
-        entries += samples.filter { $0.anchor <= through }.map { (anchor: $0.anchor, deleted: false, entry: $0.entry) }
+        var entries = tombstones.filter { $0.anchor <= through }
+            .map { (anchor: $0.anchor, deleted: true, entry: $0.entry, person: $0.person) }
+        entries += samples.filter { $0.anchor <= through }
+            .map { (anchor: $0.anchor, deleted: false, entry: $0.entry, person: $0.person) }
         // At one anchor the deletion comes before the insert that replaced it.
         entries.sort { ($0.anchor, $0.deleted ? 0 : 1) < ($1.anchor, $1.deleted ? 0 : 1) }
-        return FeedBatch(entries: entries.map(\.entry), throughAnchor: through, people: people)
+        let people = try entries.map { entry in try entry.person.map { try personName($0) } ?? "" }
+        return FeedBatch(entries: entries.map(\.entry), people: people, throughAnchor: through)
     }
 
-    /// How many entries of `types` wait after `cursor`.
-    public func backlogCount(after cursor: Int64, types: [String]) throws -> Int {
+    /// How many entries of `types` (and of the people in `person`) wait after `cursor`.
+    public func backlogCount(after cursor: Int64, types: [String], person: PersonScope = .everyone) throws -> Int {
         try refreshIDs()
         var total = 0
         for (table, column) in [("samples", "id"), ("tombstones", "anchor")] {
             let statement = try db.prepare(
-                "SELECT count(*) FROM \(table) x WHERE x.\(column) > ?1\(typeFilter(types, column: "x.type", first: 2))")
+                "SELECT count(*) FROM \(table) x WHERE x.\(column) > ?1\(typeFilter(types, column: "x.type", first: 2))\(person.condition("x", indexed: false))")
             try statement.bind(cursor, at: 1)
             try bindTypes(types, to: statement, first: 2)
             total += try statement.firstRow { $0.int(at: 0) } ?? 0

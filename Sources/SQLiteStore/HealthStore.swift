@@ -60,6 +60,7 @@ public final class HealthStore {
         Migration(version: 3, name: "what adapters remember per device", sql: schemaV3),
         Migration(version: 4, name: "sinks, read grants, cursors, dead letters", sql: schemaV4),
         Migration(version: 5, name: "people", sql: schemaV5),
+        Migration(version: 6, name: "sinks read one person or everybody", sql: schemaV6),
     ])
 
     /// Per adapter and device: small values an adapter keeps between connections (the last
@@ -298,6 +299,12 @@ public final class HealthStore {
         UPDATE tombstones SET person = (SELECT id FROM people WHERE name = '\(firstPersonName)');
         ALTER TABLE commit_counts ADD COLUMN person INTEGER;
         UPDATE commit_counts SET person = (SELECT id FROM people WHERE name = '\(firstPersonName)');
+        """
+
+    /// A sink reads one person's samples (`sinks.person`) or, NULL, the samples of every person
+    /// (never the unassigned ones). A sink that existed before keeps reading everybody.
+    static let schemaV6 = """
+        ALTER TABLE sinks ADD COLUMN person INTEGER REFERENCES people(id);
         """
 
     /// The name of the person a store starts with (and an old single-user store's profile becomes).

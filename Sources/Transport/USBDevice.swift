@@ -31,6 +31,11 @@ public struct USBDeviceDescription: Hashable, Sendable, CustomStringConvertible 
     /// `0fcf:1008`.
     public var idString: String { String(format: "%04x:%04x", vendorID, productID) }
 
+    /// What `ingestd devices assign` may name this device by: `VID:PID` and its serial number.
+    public var ownerKeys: [String] {
+        [idString] + (serialNumber.map { $0.trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : [$0] } ?? [])
+    }
+
     public var description: String {
         var text = idString
         if let bus, let address { text += String(format: " bus %03d address %03d", bus, address) }

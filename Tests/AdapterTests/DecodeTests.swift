@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// The built `ingestd` binary, run as a user would: `ingestd decode FILE --json --tz Europe/Berlin`.
-@Suite struct DecodeTests {
+@Suite(.offCooperativePool) struct DecodeTests {
     /// One capture per adapter (BLE and USB, with the capture's adapter options), plus a malformed one.
     @Test(arguments: ["gatt-health/thermometer", "gatt-health/blood-pressure-fragmented",
                       "xiaomi-scale/mi-scale-v1", "bthome/bthome-mass", "ant-plus/scale", "temper/temper2"])

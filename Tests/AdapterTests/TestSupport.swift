@@ -155,7 +155,7 @@ struct Replayed {
         let replay = CaptureReplay(adapters: [], forcedAdapterID: nil, timeZone: try Captures.timeZone())
         let encoder = HealthRecordEncoder()
         var lines: [String] = []
-        summary = try replay.runUSB(path: path, adapters: BuiltinAdapters.usb, forcedDevice: nil, options: options) { records in
+        summary = try replay.runUSB(path: path, adapters: BuiltinAdapters.usb, forcedDevice: nil, options: options) { records, _ in
             lines += records.map(encoder.encode)
             return DeliveryReceipt(stored: records.count, held: 0)
         }

@@ -263,10 +263,19 @@ private let patientCommandTimeout: Duration = .seconds(15)
             script: .init(statusOverrides: [0x200B: [0x0C]], reportBatches: [[ScaleReports.weightScale]]),
             configuration: HCIScannerConfiguration(silencePeriod: .milliseconds(100), commandTimeout: patientCommandTimeout))
         try await rig.start()
-        #expect(await rig.scanner.state == .sharing)
+        // Not the state right after start: on a loaded machine the watchdog may already have
+        // taken over before the test looks. The log and the commands say what happened.
+        #expect(rig.logs.count(kind: "scan-busy") == 1)
         let advertisement = try await take(1, from: rig.scanner.events).first?.advertisement
         #expect(advertisement?.address == ScaleReports.weightScaleAddress)
         #expect(await rig.scanner.state == .scanning)
+        let scanCommands = await rig.controller.commands.filter { $0[2] == 0x20 && ($0[1] == 0x0B || $0[1] == 0x0C) }
+        #expect(Array(scanCommands.prefix(3)) == [
+            hex("01 0b 20 07 00 60 00 30 00 00 00"),    // refused: another host scans
+            hex("01 0b 20 07 00 60 00 30 00 00 00"),    // the watchdog's retry, accepted
+            hex("01 0c 20 02 01 00"),
+        ])
+        #expect(await rig.scanner.statistics.commandsDisallowed == 1)
         #expect(rig.logs.count(kind: "scan-own") == 1)
         await rig.stop()
     }
@@ -286,24 +295,28 @@ private let patientCommandTimeout: Duration = .seconds(15)
             hex("01 0b 20 07 00 60 00 30 00 00 00"),
             hex("01 0c 20 02 01 00"),
         ])
-        #expect(rig.logs.count(kind: "scan-silence") == 1)
-        #expect(await rig.scanner.statistics.silenceIncidents == 1)
         await rig.stop()
+        // One incident, logged once, ended by the second batch. Once the last report arrived the
+        // controller is silent again, so a slow test may see a second incident start: the order
+        // of the records is asserted, not their total.
+        let incidents = rig.logs.all.map(\.kind).filter { $0 == "scan-silence" || $0 == "scan-resumed" }
+        #expect(Array(incidents.prefix(2)) == ["scan-silence", "scan-resumed"])
+        #expect(await rig.scanner.statistics.silenceIncidents == rig.logs.count(kind: "scan-silence"))
     }
 
     @Test func aControllerThatStaysQuietIsLoggedOncePerIncident() async throws {
+        // No report ever: one incident however late the watchdog's restarts run (a report the
+        // scanner handled after a first restart would end that incident and let a second begin).
         let rig = try Rig(
-            script: .init(reportBatches: [[ScaleReports.miScale]]),
             configuration: HCIScannerConfiguration(silencePeriod: .milliseconds(50), commandTimeout: patientCommandTimeout))
         try await rig.start()
-        _ = try await take(1, from: rig.scanner.events)
-        // Three restarts: the first enable plus three more.
+        // Three restarts: the first enable plus three (disable, enable) pairs.
         _ = try await rig.controller.waitForCommands(opcode: 0x200C, count: 1 + 2 * 3)
+        await rig.stop()
         #expect(await rig.scanner.statistics.watchdogRestarts >= 3)
         #expect(await rig.scanner.statistics.silenceIncidents == 1)
         #expect(rig.logs.count(kind: "scan-silence") == 1)
         #expect(rig.logs.all.first { $0.kind == "scan-silence" }?.level == .warning)
-        await rig.stop()
     }
 
     @Test func controllerThatNeverAnswersTimesOut() async throws {

@@ -2,11 +2,12 @@ import Delivery
 import Foundation
 import HealthModel
 import SQLiteStore
+import TestSupport
 import Testing
 
 /// The daemon (`ingestd run --no-usb --no-ble`) delivers to its sinks after commits, re-reads
 /// them on SIGHUP and announces delivered batches to `ingestd watch`.
-@Suite(.serialized) struct DaemonDeliveryTests {
+@Suite(.serialized, .offCooperativePool) struct DaemonDeliveryTests {
     @Test func daemonDeliversAfterCommitsAndPicksUpNewSinksOnSIGHUP() throws {
         let directory = try TemporaryDirectory("daemon-sinks")
         let fixture = try StoreFixture(directory: directory)

@@ -2,10 +2,11 @@ import Delivery
 import Foundation
 import HealthModel
 import SQLiteStore
+import TestSupport
 import Testing
 
 /// HTTP sinks against a real Python `http.server` receiver on 127.0.0.1.
-@Suite(.serialized) struct HTTPDeliveryTests {
+@Suite(.serialized, .offCooperativePool) struct HTTPDeliveryTests {
     private func options(batchSize: Int, timeout: Double = 30) -> SinkOptions {
         var options = SinkOptions()
         options.batchSize = batchSize

@@ -2,10 +2,11 @@ import Delivery
 import Foundation
 import HealthModel
 import SQLiteStore
+import TestSupport
 import Testing
 
 /// MQTT sinks against a real Mosquitto broker on 127.0.0.1.
-@Suite(.serialized) struct MQTTDeliveryTests {
+@Suite(.serialized, .offCooperativePool) struct MQTTDeliveryTests {
     private func options(prefix: String = "ingestd/gw", homeAssistant: Bool = false, batchSize: Int = 50) -> SinkOptions {
         var options = SinkOptions()
         options.gatewayID = "gw"
@@ -25,15 +26,15 @@ import Testing
         let sink = try fixture.addSink("steps-only", url: "mqtt://127.0.0.1:\(broker.port)", types: [.stepCount], options: options())
 
         #expect(try fixture.deliver(sink) == .caughtUp(delivered: 300, deadLettered: 0))
-        #expect(waitFor(10) { subscriber.lines().filter { $0.hasPrefix("ingestd/gw/stepCount ") }.count >= 300 })
+        #expect(waitFor(10) { subscriber.lines().filter { $0.hasPrefix("ingestd/gw/me/stepCount ") }.count >= 300 })
         Thread.sleep(forTimeInterval: 0.3)
         let lines = subscriber.lines()
-        let sampleLines = lines.filter { $0.hasPrefix("ingestd/gw/stepCount ") }
-        let received = sampleLines.compactMap { uuidOfMessage(String($0.dropFirst("ingestd/gw/stepCount ".count))) }
+        let sampleLines = lines.filter { $0.hasPrefix("ingestd/gw/me/stepCount ") }
+        let received = sampleLines.compactMap { uuidOfMessage(String($0.dropFirst("ingestd/gw/me/stepCount ".count))) }
         #expect(received.count == 300)
         #expect(Set(received).symmetricDifference(steps.map { $0.uuidString.lowercased() }).isEmpty)
         // Read authorization: a sink granted stepCount never sends bodyMass.
-        #expect(!lines.contains { $0.contains("BodyMass") || $0.hasPrefix("ingestd/gw/bodyMass") })
+        #expect(!lines.contains { $0.contains("BodyMass") || $0.hasPrefix("ingestd/gw/me/bodyMass") })
         // Birth and (on close) the retained offline status.
         #expect(lines.contains("ingestd/gw/status online"))
         #expect(try retainedMessages(port: broker.port, topic: "ingestd/gw/status") == ["ingestd/gw/status": "offline"])
@@ -58,7 +59,7 @@ import Testing
         var expected = try fixture.addSteps(200)
         let sink = try fixture.addSink("ha", url: "mqtt://127.0.0.1:\(broker.port)", types: [.stepCount], options: options(batchSize: 20))
         // A persistent subscriber session: the broker keeps its messages across the restart.
-        var subscriber = try MQTTSubscriber(port: broker.port, topic: "ingestd/gw/stepCount", clientID: "test-restart",
+        var subscriber = try MQTTSubscriber(port: broker.port, topic: "ingestd/gw/me/stepCount", clientID: "test-restart",
                                             output: directory.path("sub.txt"))
         let events = EventLog()
         let service = DeliveryService(storePath: fixture.path, softwareVersion: "test",
@@ -83,7 +84,7 @@ import Testing
 
         try broker.start()
         let before = subscriber.lines()
-        subscriber = try MQTTSubscriber(port: broker.port, topic: "ingestd/gw/stepCount", clientID: "test-restart",
+        subscriber = try MQTTSubscriber(port: broker.port, topic: "ingestd/gw/me/stepCount", clientID: "test-restart",
                                         output: directory.path("sub-after-restart.txt"))
         let drained = try waitFor(30) {
             try fixture.withStore { store in
@@ -92,7 +93,7 @@ import Testing
             }
         }
         #expect(drained)
-        let uuids = { (lines: [String]) in Set(lines.compactMap { uuidOfMessage(String($0.dropFirst("ingestd/gw/stepCount ".count))) }) }
+        let uuids = { (lines: [String]) in Set(lines.compactMap { uuidOfMessage(String($0.dropFirst("ingestd/gw/me/stepCount ".count))) }) }
         #expect(waitFor(10) { uuids(before + subscriber.lines()).count >= 500 })
         let received = uuids(before + subscriber.lines())
         #expect(received.symmetricDifference(expected.map { $0.uuidString.lowercased() }).isEmpty)
@@ -120,7 +121,7 @@ import Testing
         let outcome = try fixture.deliver(sink) { deliverer in
             // Home Assistant restarts: its configs are gone until it says online.
             let configs = try retainedMessages(port: broker.port, topic: "homeassistant/#")
-            #expect(configs.count == 4)
+            #expect(configs.count == 5)  // the gateway's connectivity and me's four types
             for topic in configs.keys {
                 try runTool("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", String(broker.port), "-t", topic, "-r", "-n"])
             }
@@ -128,20 +129,26 @@ import Testing
             try runTool("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", String(broker.port), "-t", "homeassistant/status", "-m", "online"])
             #expect(waitFor(5) {
                 deliverer.idle(milliseconds: 50)
-                return ((try? retainedMessages(port: broker.port, topic: "homeassistant/+/+/+/config").count) ?? 0) == 4
+                return ((try? retainedMessages(port: broker.port, topic: "homeassistant/+/+/+/config").count) ?? 0) == 5
             })
         }
         #expect(outcome == .caughtUp(delivered: 6, deadLettered: 0))
 
-        let configs = try retainedMessages(port: broker.port, topic: "homeassistant/#")
+        var configs = try retainedMessages(port: broker.port, topic: "homeassistant/#")
+        let gatewayConfig = configs.removeValue(forKey: "homeassistant/binary_sensor/ingestd_gw/status/config")
+        let gatewayText = try #require(gatewayConfig)
+        let gateway = try #require(try JSONSerialization.jsonObject(with: Data(gatewayText.utf8)) as? [String: Any])
+        #expect(gateway["state_topic"] as? String == "ingestd/gw/status" && gateway["device_class"] as? String == "connectivity")
+        #expect((gateway["device"] as? [String: Any])?["identifiers"] as? [String] == ["ingestd_gw"])
         var byType: [String: [String: Any]] = [:]
         for (topic, payload) in configs {
             let object = try #require(try JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any], "not JSON: \(payload)")
-            #expect(topic.hasPrefix("homeassistant/sensor/ingestd_gw/") && topic.hasSuffix("/config"))
+            #expect(topic.hasPrefix("homeassistant/sensor/ingestd_gw_me/") && topic.hasSuffix("/config"))
             let device = try #require(object["device"] as? [String: Any])
-            #expect(device["identifiers"] as? [String] == ["ingestd_gw"])
+            #expect(device["identifiers"] as? [String] == ["ingestd_gw_me"])
+            #expect(device["via_device"] as? String == "ingestd_gw")
             #expect(object["availability_topic"] as? String == "ingestd/gw/status")
-            #expect((object["unique_id"] as? String)?.hasPrefix("ingestd_gw_") == true)
+            #expect((object["unique_id"] as? String)?.hasPrefix("ingestd_gw_me_") == true)
             byType[topic.split(separator: "/")[3].description] = object
         }
         let steps = try #require(byType["stepCount"])
@@ -158,11 +165,11 @@ import Testing
         #expect(heart["unit_of_measurement"] as? String == "bpm" && heart["expire_after"] as? Int == 600)
 
         // States, retained: today's steps and distance in km, the latest weight and heart rate.
-        let states = try retainedMessages(port: broker.port, topic: "ingestd/gw/+/state")
-        #expect(states["ingestd/gw/stepCount/state"] == "1500")
-        #expect(states["ingestd/gw/distanceWalkingRunning/state"] == "0.95")
-        #expect(states["ingestd/gw/bodyMass/state"] == "72.35")
-        #expect(states["ingestd/gw/heartRate/state"] == "72")
+        let states = try retainedMessages(port: broker.port, topic: "ingestd/gw/me/+/state")
+        #expect(states["ingestd/gw/me/stepCount/state"] == "1500")
+        #expect(states["ingestd/gw/me/distanceWalkingRunning/state"] == "0.95")
+        #expect(states["ingestd/gw/me/bodyMass/state"] == "72.35")
+        #expect(states["ingestd/gw/me/heartRate/state"] == "72")
         broker.stop()
     }
 

@@ -4,10 +4,11 @@ import HealthModel
 import LocalPostgres
 import PostgresStore
 import SQLiteStore
+import TestSupport
 import Testing
 
 /// The `postgresql://` sink against a real PostgreSQL server started for each test.
-@Suite(.serialized) struct PostgresDeliveryTests {
+@Suite(.serialized, .offCooperativePool) struct PostgresDeliveryTests {
     /// The server, or nil (and the test is skipped with the reason) when the binaries are absent.
     static func server() throws -> LocalPostgres? {
         guard LocalPostgres.binaryDirectory() != nil else {

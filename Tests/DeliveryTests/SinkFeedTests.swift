@@ -2,10 +2,11 @@ import Delivery
 import Foundation
 import HealthModel
 import SQLiteStore
+import TestSupport
 import Testing
 
 /// The feed as sinks read it, configuration parsing and secrets; no receivers.
-struct SinkFeedTests {
+@Suite(.offCooperativePool) struct SinkFeedTests {
     @Test func batchesNeverSplitAnAnchorAndCarryDeletionsOfGrantedTypesOnly() throws {
         let directory = try TemporaryDirectory("feed")
         let fixture = try StoreFixture(directory: directory)

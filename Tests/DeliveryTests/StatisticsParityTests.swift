@@ -5,13 +5,14 @@ import LocalPostgres
 import Pipeline
 import PostgresStore
 import SQLiteStore
+import TestSupport
 import Testing
 
 /// One statistics suite run against both stores through the `QueryStore` port: gateway stores
 /// (SQLite) are delivered by their `postgresql://` sinks into one database, then every query is
 /// asked of each gateway's SQLite store and of the PostgreSQL store narrowed to that gateway, and
 /// across gateways; the answers must agree (values to 1e-9 relative: sums are added in another order).
-@Suite(.serialized) struct StatisticsParityTests {
+@Suite(.serialized, .offCooperativePool) struct StatisticsParityTests {
     static let berlin = TimeZone(identifier: "Europe/Berlin")!
     /// 2026-03-29 is the spring-forward day in Berlin (23 hours).
     static let dstDay = Date(timeIntervalSince1970: 1_774_738_800)  // 2026-03-28T23:00:00Z = 00:00 Berlin

@@ -2,10 +2,11 @@ import Export
 import Foundation
 import HealthModel
 import SQLiteStore
+import TestSupport
 import Testing
 
 /// `HealthStore.forEachRecord`: what the export reads from a store.
-@Suite struct ExportCursorTests {
+@Suite(.offCooperativePool) struct ExportCursorTests {
     @Test func everyRecordComesBackInTimeOrderWithCorrelationsWhole() throws {
         let temp = try mixedStore()
         let records = try temp.records()
@@ -60,7 +61,7 @@ import Testing
 }
 
 /// The cursor on stored rows it cannot turn into records as they are.
-@Suite struct ExportCursorBoundsTests {
+@Suite(.offCooperativePool) struct ExportCursorBoundsTests {
     @Test func aTypeThisBuildDoesNotKnowIsCountedNotExported() throws {
         let temp = try mixedStore()
         let connection = try Connection(path: temp.path, mode: .readWrite)

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// `ingestd export` as a process: options, files, and a large export in bounded memory.
-@Suite struct ExportProcessTests {
+@Suite(.offCooperativePool) struct ExportProcessTests {
     @Test func openScaleExportToAFile() throws {
         let temp = try mixedStore()
         let out = temp.directory.appendingPathComponent("scale.csv").path
@@ -73,10 +73,11 @@ import TestSupport
         let connection = try Connection(path: temp.path, mode: .readWrite)
         try connection.execute(sql: """
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(extra))
-            INSERT INTO samples(uuid, type, value, start_time, end_time, source, device, device_local_id)
+            INSERT INTO samples(uuid, type, value, start_time, end_time, source, device, device_local_id, person)
             SELECT randomblob(16), (SELECT id FROM types WHERE identifier = 'HKQuantityTypeIdentifierHeartRate'),
                    1 + (i % 100) / 100.0, 1.6e9 + i * 60.0, 1.6e9 + i * 60.0,
-                   (SELECT id FROM sources WHERE name = 'watch'), (SELECT MIN(id) FROM devices), ''
+                   (SELECT id FROM sources WHERE name = 'watch'), (SELECT MIN(id) FROM devices), '',
+                   (SELECT MIN(id) FROM people)
             FROM n
             """)
         connection.close()

@@ -1,10 +1,11 @@
 import Export
 import Foundation
 import HealthModel
+import TestSupport
 import Testing
 
 /// The CSV and JSON-lines writers on the mixed store's records.
-@Suite struct ExportWriterTests {
+@Suite(.offCooperativePool) struct ExportWriterTests {
     @Test func jsonLinesReadBackAsTheSameRecords() throws {
         let temp = try mixedStore()
         let records = try temp.records()

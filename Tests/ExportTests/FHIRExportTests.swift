@@ -1,11 +1,12 @@
 import Export
 import Foundation
 import HealthModel
+import TestSupport
 import Testing
 
 /// The FHIR export, checked by an independent R4 implementation (`FHIRValidator`) and against
 /// this table of LOINC codes and UCUM units written out by hand.
-@Suite(.serialized) struct FHIRExportTests {
+@Suite(.serialized, .offCooperativePool) struct FHIRExportTests {
     /// uuid → (LOINC, UCUM code, value in that unit) the export must produce.
     static let expected: [UUID: (loinc: String, ucum: String, value: Double)] = [
         FixtureID.steps: ("55423-8", "{steps}", 4312),
@@ -126,7 +127,7 @@ import Testing
 }
 
 /// Device text is untrusted: whatever a device calls itself, the Observation stays valid R4.
-@Suite(.serialized) struct FHIRDeviceTextTests {
+@Suite(.serialized, .offCooperativePool) struct FHIRDeviceTextTests {
     @Test func controlCharactersAndBlankNamesStillMakeValidObservations() throws {
         let named = Device(name: "Scale\u{1}\u{7F}\tA ", manufacturer: "  ", model: "M\u{0}")
         let blank = Device(name: " \n ", localIdentifier: "AA:BB")

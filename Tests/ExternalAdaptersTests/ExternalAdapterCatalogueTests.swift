@@ -1,9 +1,10 @@
 import AdapterKit
 import ExternalAdapters
 import Foundation
+import TestSupport
 import Testing
 
-@Suite("ExternalAdapterCatalogue")
+@Suite("ExternalAdapterCatalogue", .offCooperativePool)
 struct ExternalAdapterCatalogueTests {
     @Test("Usable and broken plugins are told apart; a built-in adapter's id is refused")
     func load() throws {

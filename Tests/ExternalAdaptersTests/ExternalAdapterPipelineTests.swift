@@ -13,7 +13,7 @@ import XiaomiScale
 
 /// The "done when": a Python script dropped into a plugin directory decodes a BLE scale
 /// from a replayed capture into the store, with no rebuild; grants are enforced by the pipeline.
-@Suite("External adapters end to end")
+@Suite("External adapters end to end", .offCooperativePool)
 struct ExternalAdapterPipelineTests {
     let utc = TimeZone(identifier: "UTC")!
 

@@ -7,7 +7,7 @@ import Testing
 import Transport
 import XiaomiScale
 
-@Suite("ExternalAdapterSession")
+@Suite("ExternalAdapterSession", .offCooperativePool)
 struct ExternalAdapterSessionTests {
     let utc = TimeZone(identifier: "UTC")!
 
@@ -147,6 +147,34 @@ struct ExternalAdapterSessionTests {
         #expect(adapter.supervisor.statistics.failures == 0)
     }
 
+    /// A slow flush (a loaded disk) lets the plugin fill the output queue while the lock is free; the wake-ups of
+    /// that time reach nobody. `finish` drained only before waiting, so it then waited for a wake-up while the
+    /// reader waited for room: both stood still until the finish timeout and the rest of the flood was lost.
+    @Test("A slow flush does not stall the flooding plugin: the queue filled meanwhile is drained before waiting")
+    func slowFlushDoesNotStall() throws {
+        let directory = try PluginDirectory()
+        let path = try directory.install("sample-flood.py", as: "sample-flood")
+        let configuration = testConfiguration { configuration in
+            configuration.outputQueueCapacity = 256
+            configuration.exitGracePeriod = .seconds(60)
+            configuration.finishTimeout = .seconds(20)
+        }
+        let adapter = try loadAdapter(path, id: "sample-flood", configuration: configuration)
+        let session = adapter.makeSession(for: try traits(name: "FLOOD", services: [BLEUUID(0x181D)]),
+                                          context: AdapterContext(timeZone: utc, source: "sample-flood"))
+        var output = AdapterOutput()
+        var starts = Set<Date>()
+        let began = ContinuousClock.now
+        try session.finish(into: &output, flushingAt: 500) { batch in
+            Thread.sleep(forTimeInterval: 0.05)
+            for sample in batch.records.flatMap(\.samples) { starts.insert(sample.start) }
+        }
+        for sample in output.records.flatMap(\.samples) { starts.insert(sample.start) }
+        #expect(starts.count == 20_000, "every sample the plugin printed, once")
+        #expect(ContinuousClock.now - began < .seconds(20), "finished before the finish timeout")
+        #expect(adapter.supervisor.statistics.failures == 0)
+    }
+
     /// A flush that fails (the store refused a batch) stops the plugin and reaches the caller.
     @Test("A failing flush stops the flooding plugin and is rethrown")
     func failingFlushStopsThePlugin() throws {
@@ -272,7 +300,7 @@ struct ExternalAdapterSessionTests {
     }
 }
 
-@Suite("ExternalUSBSession")
+@Suite("ExternalUSBSession", .offCooperativePool)
 struct ExternalUSBSessionTests {
     /// A stick the `usb-steps` plugin matches.
     static let device = USBDeviceDescription(vendorID: 0x0FCF, productID: 0x1008, bus: 1, address: 5, product: "ANTUSB-m Stick")

@@ -2,6 +2,7 @@ import AdapterKit
 import ExternalAdapters
 import Foundation
 import HealthModel
+import TestSupport
 import Testing
 import Transport
 
@@ -9,7 +10,7 @@ import Transport
 import Glibc
 #endif
 
-@Suite("PluginDescriber")
+@Suite("PluginDescriber", .offCooperativePool)
 struct PluginDescriberTests {
     func describe(variant: String, timeout: Duration = .seconds(30)) throws -> Result<AdapterDescriptor, PluginDescribeError> {
         let directory = try PluginDirectory()

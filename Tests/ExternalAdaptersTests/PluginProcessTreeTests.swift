@@ -6,7 +6,7 @@ import TestSupport
 import Transport
 
 /// Issue 10 finding 11: helpers a plugin starts in a session of their own must not outlive it.
-@Suite("Plugin process tree")
+@Suite("Plugin process tree", .offCooperativePool)
 struct PluginProcessTreeTests {
     /// Whether `pid` is a live process (not gone, not a zombie waiting for its parent).
     private func isAlive(_ pid: pid_t) -> Bool {

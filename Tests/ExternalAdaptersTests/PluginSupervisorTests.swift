@@ -1,8 +1,9 @@
 @testable import ExternalAdapters
 import Foundation
+import TestSupport
 import Testing
 
-@Suite("PluginSupervisor")
+@Suite("PluginSupervisor", .offCooperativePool)
 struct PluginSupervisorTests {
     @Test("Back-off doubles from 1 s and stops at 5 min")
     func delays() {

@@ -55,7 +55,7 @@ import Transport
                 peripherals.add(peripheral)
                 let client = GATTClient(channel: try PacketChannel(adopting: clientEnd),
                                         peer: GATTPeer(address: address, addressType: type, connectionHandle: 0),
-                                        configuration: GATTClientConfiguration(requestTimeout: .seconds(2)),
+                                        configuration: GATTClientConfiguration(requestTimeout: .seconds(15)),  // patient: not a timeout test
                                         log: options.log, tap: options.tap)
                 await client.start()
                 return client

@@ -44,9 +44,12 @@ import Transport
     /// `requestTimeout` is the GATT client's patience with the simulated peripheral: generous by
     /// default, so a loaded machine (tests run in parallel on two cores) does not fail a session
     /// that is merely slow; the test of a silent peripheral shortens it.
-    private func runDaemon(store: String, peripherals: Peripherals, listen: Duration,
+    /// With `until`, the daemon runs until it holds (see ``runDaemonUntil(store:backend:logger:within:until:)``);
+    /// without, it runs `--once` for `listen`.
+    private func runDaemon(store: String, peripherals: Peripherals, listen: Duration = .seconds(12),
                            requestTimeout: Duration = .seconds(5),
-                           log: RecordingLogHandler = RecordingLogHandler()) async throws -> SimulatedController {
+                           log: RecordingLogHandler = RecordingLogHandler(),
+                           until done: (@Sendable () -> Bool)? = nil) async throws -> SimulatedController {
         let (hostEnd, controllerEnd) = try SocketPair.make()
         let controller = try SimulatedController(descriptor: controllerEnd,
                                                  script: SimulatedController.Script(reportBatches: [reports()]))
@@ -68,8 +71,12 @@ import Transport
         let backend = BluetoothBackend(adapters: BuiltinAdapters.bluetooth, link: link, controllerName: "sim0",
                                        timeZone: TimeZone(identifier: "Europe/Berlin")!, onceListen: listen)
         let logger = Logger(label: "test", handler: log)
-        let daemon = Daemon(options: DaemonOptions(storePath: store, once: true), backends: [backend], logger: logger)
-        try await daemon.run()
+        if let done {
+            try await runDaemonUntil(store: store, backend: backend, logger: logger, until: done)
+        } else {
+            let daemon = Daemon(options: DaemonOptions(storePath: store, once: true), backends: [backend], logger: logger)
+            try await daemon.run()
+        }
         return controller
     }
 
@@ -78,7 +85,13 @@ import Transport
         await scenario.run(["auth", "grant", "xiaomi-scale", "bodyMass"])
         await scenario.run(["auth", "grant", "gatt-health", "bodyMass"])
         let peripherals = Peripherals()
-        _ = try await runDaemon(store: scenario.store, peripherals: peripherals, listen: .seconds(12))
+        let log = RecordingLogHandler()
+        _ = try await runDaemon(store: scenario.store, peripherals: peripherals, log: log) {
+            let messages = log.records.map(\.message)
+            return ["bodyMass from xiaomi-scale", "bodyMass from gatt-health"].allSatisfy { source in
+                messages.contains { $0.hasPrefix("committed") && $0.hasSuffix(source) }
+            }
+        }
         #expect(peripherals.count == 1, "one connection to the weight scale, not one per advertisement")
 
         let store = try HealthStore(path: scenario.store)

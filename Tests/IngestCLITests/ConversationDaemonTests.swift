@@ -31,8 +31,9 @@ import Transport
     private func runDaemon(store: String, name: String, services: [UInt16] = [], profile: SimulatedProfile,
                            responder: (any SimulatedResponder)?, security: SimulatedSecurity = .none,
                            peripherals: PeripheralList = PeripheralList(), options: [String: String] = [:],
-                           listen: Duration,
-                           log: RecordingLogHandler = RecordingLogHandler()) async throws {
+                           listen: Duration = .seconds(6),
+                           log: RecordingLogHandler = RecordingLogHandler(),
+                           until done: (@Sendable () -> Bool)? = nil) async throws {
         let (hostEnd, controllerEnd) = try SocketPair.make()
         var data = ADStructure.flags(0x06) + ADStructure.completeLocalName(name)
         if !services.isEmpty { data += ADStructure.serviceUUIDs16(services) }
@@ -61,9 +62,13 @@ import Transport
         var backend = BluetoothBackend(adapters: BuiltinAdapters.bluetooth, link: link, controllerName: "sim0",
                                        timeZone: TimeZone(identifier: "Europe/Berlin")!, onceListen: listen)
         backend.options = options
-        let daemon = Daemon(options: DaemonOptions(storePath: store, once: true), backends: [backend],
-                            logger: Logger(label: "test", handler: log))
-        try await daemon.run()
+        let logger = Logger(label: "test", handler: log)
+        if let done {
+            try await runDaemonUntil(store: store, backend: backend, logger: logger, until: done)
+        } else {
+            let daemon = Daemon(options: DaemonOptions(storePath: store, once: true), backends: [backend], logger: logger)
+            try await daemon.run()
+        }
     }
 
     /// The band's step count arrives as one StepCount for its day; its clock is set after the
@@ -73,8 +78,10 @@ import Transport
         await scenario.run(["auth", "grant", "dsd6-band", "stepCount"])
         let band = SimulatedDSD6Band(steps: 4321)
         let log = RecordingLogHandler()
+        // The clock is set last, after the commit: the daemon runs until the band received it.
+        let clockSets: @Sendable () -> Int = { band.commands.filter { $0.hasPrefix("AT+DT=") }.count }
         try await runDaemon(store: scenario.store, name: "DS-D6", profile: SimulatedDSD6Band.profile,
-                            responder: band, listen: .seconds(6), log: log)
+                            responder: band, log: log) { clockSets() == 1 }
         #expect(Array(band.commands.prefix(3)) == ["AT+TOPACE=0", "AT+TIMEZONE", "AT+SN"],
                 "\(band.commands) \(log.records.map(\.message))")
         let clock = try #require(band.commands.last)
@@ -83,7 +90,7 @@ import Transport
 
         band.setSteps(6000)
         try await runDaemon(store: scenario.store, name: "DS-D6", profile: SimulatedDSD6Band.profile,
-                            responder: band, listen: .seconds(6))
+                            responder: band) { clockSets() == 2 }
         let store = try HealthStore(path: scenario.store)
         defer { store.close() }
         let samples = try store.samples(type: .stepCount)

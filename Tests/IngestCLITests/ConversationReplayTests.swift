@@ -23,7 +23,8 @@ import Transport
         let path = directory.appendingPathComponent("glucose.btsnoop").path
         let zone = try #require(TimeZone(identifier: "Europe/Berlin"))
 
-        // Live: the meter's 50 records over a socketpair, recorded.
+        // Live: the meter's 50 records over a socketpair, recorded. Not a test of timeouts: the client
+        // is patient with a simulator that shares two cores with every suite running in parallel.
         let recorder = BluetoothCaptureRecorder(target: Self.meter, now: { Date() }, onRecord: nil)
         try recorder.open(path: path)
         let connection = recorder.connection(handle: 0x0040, peer: Self.meter, addressType: .public)
@@ -33,7 +34,7 @@ import Transport
         await peripheral.start()
         let client = GATTClient(channel: try PacketChannel(adopting: clientEnd),
                                 peer: GATTPeer(address: Self.meter, addressType: .public, connectionHandle: 0x0040),
-                                configuration: GATTClientConfiguration(requestTimeout: .seconds(2)), tap: connection.tap)
+                                configuration: GATTClientConfiguration(requestTimeout: .seconds(15)), tap: connection.tap)
         await client.start()
         connection.opened()
         let link = GATTClientConversationLink(client: client)

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@Suite(.serialized) struct CrashSafetyTests {
+@Suite(.serialized, .offCooperativePool) struct CrashSafetyTests {
     let directory: URL
 
     init() throws {

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@Suite(.serialized) struct DaemonTests {
+@Suite(.serialized, .offCooperativePool) struct DaemonTests {
     private func storePath() throws -> String {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ingestd-daemon-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -4,7 +4,7 @@ import TestSupport
 
 /// First contact, with the built binary on a real capture: a weighing from a source nobody granted
 /// yet is held, not lost; `auth grant` brings it in, `auth deny` discards it.
-@Suite(.serialized) struct FirstContactTests {
+@Suite(.serialized, .offCooperativePool) struct FirstContactTests {
     let directory: URL
     let store: String
     /// The GATT weight scale capture (three weighings) and its expected decode.

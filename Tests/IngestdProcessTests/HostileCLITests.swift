@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// Issue 10 (findings 3, 4, 7, 9, 10), driven through the built binary as a user would.
-@Suite(.serialized) struct HostileCLITests {
+@Suite(.serialized, .offCooperativePool) struct HostileCLITests {
     let directory: URL
 
     init() throws {
@@ -264,7 +264,7 @@ import TestSupport
 
 /// Issue 10 findings 7 and 10: store files and the user's access to them. Runs the binary as
 /// `nobody` when the tests run as root (root ignores file modes).
-@Suite(.serialized) struct StoreAccessTests {
+@Suite(.serialized, .offCooperativePool) struct StoreAccessTests {
     let directory: URL
 
     init() throws {

@@ -62,7 +62,7 @@ struct MeasuredRun {
 
 /// Issue 10: untrusted input must neither crash ingestd nor make it buffer without bound. Each test runs the
 /// real binary; memory is the peak resident set read from /proc, compared with a small replay's.
-@Suite(.serialized) struct HostileInputTests {
+@Suite(.serialized, .offCooperativePool) struct HostileInputTests {
     let directory: URL
 
     init() throws {

@@ -5,7 +5,7 @@ import TestSupport
 /// People (issue 15), with the built binary: a shared Mi scale's weighings land as alice's, bob's
 /// or unassigned from a replayed capture; `assign` moves one and the change feed shows it; a band
 /// assigned to alice counts in her `today` only.
-@Suite(.serialized) struct PeopleTests {
+@Suite(.serialized, .offCooperativePool) struct PeopleTests {
     let directory: URL
     let store: String
     static let captures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
@@ -160,5 +160,73 @@ import TestSupport
         #expect(bob.stdout.contains(#""steps":0"#), "\(bob.stdout) \(bob.stderr)")
         #expect(try ingestd(["today", "--date", "2025-01-14", "--tz", "UTC"]).status == 64)
         #expect(try ingestd(["unassigned", "--json"]).stdout.isEmpty)
+    }
+
+    static let adapterCaptures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("AdapterTests/Captures")
+
+    @Test func usbDevicesAreAssignedByVIDPIDAndBySerialNumberEndToEnd() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try addAliceAndBob()
+        // A TEMPer2 thermometer has no serial number: its owner is named by VID:PID (any case).
+        let temper = Self.adapterCaptures.appendingPathComponent("temper/temper2.pcapng").path
+        #expect(try ingestd(["auth", "grant", "temper", "--all"]).status == 0)
+        let owner = try ingestd(["devices", "assign", "0C45:7402", "alice"])
+        #expect(owner.status == 0, "\(owner.stderr)")
+        let replay = try ingestd(["replay", temper, "--tz", "Europe/Berlin", "--adapter-option", "temper-interval=1"])
+        #expect(replay.status == 0, "\(replay.stderr)")
+        let readings = try ingestd(["samples", "ambientTemperature", "--person", "alice", "--json"])
+        #expect(readings.lines.count == 2, "\(readings.stdout) \(readings.stderr)")
+        #expect(try ingestd(["samples", "ambientTemperature", "--person", "bob", "--json"]).stdout.isEmpty)
+        #expect(try ingestd(["unassigned", "--json"]).stdout.isEmpty)
+
+        // An Omron pedometer by the serial number its samples carry.
+        let omron = Self.adapterCaptures.appendingPathComponent("omron-hj720it/pedometerLog1-session.pcapng").path
+        let decoded = try IngestdProcess.runBlocking(["decode", omron, "--json"])
+        let first = try json(try #require(decoded.lines.first, "\(decoded.stderr)"))
+        let serial = try #require((first["metadata"] as? [String: Any])?["HKDeviceSerialNumber"] as? String)
+        let source = try #require(first["source"] as? String)
+        #expect(try ingestd(["auth", "grant", source, "--all"]).status == 0)
+        #expect(try ingestd(["devices", "assign", serial, "bob"]).status == 0)
+        let pedometer = try ingestd(["replay", omron, "--tz", "Europe/Berlin"])
+        #expect(pedometer.status == 0, "\(pedometer.stderr)")
+        #expect(try !ingestd(["samples", "stepCount", "--person", "bob", "--json"]).lines.isEmpty)
+        #expect(try ingestd(["samples", "stepCount", "--person", "alice", "--json"]).stdout.isEmpty)
+        #expect(try ingestd(["unassigned", "--json"]).stdout.isEmpty)
+    }
+
+    @Test func sinksAndExportTakeAPersonAndNeedOneWhenThereAreSeveral() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try addAliceAndBob()
+        let lines = directory.appendingPathComponent("bands.jsonl").path
+        try """
+            {"type":"HKQuantityTypeIdentifierStepCount","value":1200,"unit":"count","start":"2025-01-14T08:00:00Z","end":"2025-01-14T08:30:00Z","source":"band","device":{"localIdentifier":"band-a"}}
+            {"type":"HKQuantityTypeIdentifierStepCount","value":700,"unit":"count","start":"2025-01-14T09:00:00Z","end":"2025-01-14T09:10:00Z","source":"band","device":{"localIdentifier":"band-b"}}
+
+            """.write(toFile: lines, atomically: true, encoding: .utf8)
+        #expect(try ingestd(["auth", "grant", "band", "--all"]).status == 0)
+        #expect(try ingestd(["devices", "assign", "band-a", "alice"]).status == 0)
+        #expect(try ingestd(["devices", "assign", "band-b", "bob"]).status == 0)
+        #expect(try ingestd(["replay", lines]).status == 0)
+
+        let export = try ingestd(["export", "--format", "jsonl", "--person", "bob"])
+        #expect(export.status == 0, "\(export.stderr)")
+        #expect(try values(export) == [700])
+        let ambiguous = try ingestd(["export", "--format", "csv"])
+        #expect(ambiguous.status == 64 && ambiguous.stderr.contains("2 people (alice, bob): give --person NAME"), "\(ambiguous.stderr)")
+
+        let noPerson = try ingestd(["sinks", "add", "ha", "mqtt://127.0.0.1:1", "--all-types"])
+        #expect(noPerson.status == 64)
+        #expect(noPerson.stderr.contains("2 people (alice, bob): give --person NAME; or --all-people"), "\(noPerson.stderr)")
+        #expect(try ingestd(["sinks", "add", "ha", "mqtt://127.0.0.1:1", "--all-types", "--person", "carol"]).status == 64)
+        #expect(try ingestd(["sinks", "add", "ha", "mqtt://127.0.0.1:1", "--all-types", "--person", "bob", "--all-people"]).status == 64)
+        #expect(try ingestd(["sinks", "add", "bobs", "http://127.0.0.1:1/in", "--all-types", "--person", "bob"]).status == 0)
+        #expect(try ingestd(["sinks", "add", "house", "mqtt://127.0.0.1:1", "--all-types", "--all-people"]).status == 0)
+        let list = try ingestd(["sinks", "list", "--json"]).lines
+        #expect(list.count == 2)
+        #expect(list.first { $0.contains(#""name":"bobs""#) }?.contains(#""person":"bob","cursor":0,"backlog":1"#) == true, "\(list)")
+        #expect(list.first { $0.contains(#""name":"house""#) }?.contains(#""person":null,"cursor":0,"backlog":2"#) == true, "\(list)")
+        let removal = try ingestd(["people", "remove", "bob", "--delete-samples"])
+        #expect(removal.status == 64 && removal.stderr.contains("the sink bobs delivers bob's samples"), "\(removal.stderr)")
     }
 }

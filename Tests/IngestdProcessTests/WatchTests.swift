@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// `ingestd watch` follows the commit log while another process writes.
-@Suite(.serialized) struct WatchTests {
+@Suite(.serialized, .offCooperativePool) struct WatchTests {
     @Test func watchPrintsOneLinePerCommitAndTypeWrittenByAnotherProcess() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ingestd-watch-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

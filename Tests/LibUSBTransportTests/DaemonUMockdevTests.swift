@@ -1,10 +1,11 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `ingestd run --no-ble` end to end under umockdev: the daemon's USB backend, the adapters' live sessions and the
 /// store, with the real libusb on fake devices that replay usbmon captures strictly in order
 /// (Fixtures/ORIGIN says how each capture was made).
-@Suite(.serialized, .enabled(if: UMockdev.isInstalled, UMockdev.skipReason))
+@Suite(.serialized, .offCooperativePool, .enabled(if: UMockdev.isInstalled, UMockdev.skipReason))
 struct DaemonUMockdevTests {
     static let firstPort = UMockdev.deviceSyspath
     static let secondPort = "/sys/devices/pci0000:00/0000:00:14.0/usb1/1-2"

@@ -1,11 +1,12 @@
 import AdapterKit
 import BuiltinAdapters
 import Foundation
+import TestSupport
 import Testing
 import Transport
 
 /// `ingestd devices` (the built binary) under umockdev: the real libusb enumerates the fake stick.
-@Suite(.enabled(if: UMockdev.isInstalled, UMockdev.skipReason))
+@Suite(.offCooperativePool, .enabled(if: UMockdev.isInstalled, UMockdev.skipReason))
 struct DevicesCommandTests {
     static let stick = USBDeviceDescription(vendorID: 0x0FCF, productID: 0x1008, bus: 1, address: 2)
 

@@ -1,8 +1,9 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// LibUSBContext through the real libusb under umockdev: enumeration and hotplug.
-@Suite(.enabled(if: UMockdev.isInstalled, UMockdev.skipReason))
+@Suite(.offCooperativePool, .enabled(if: UMockdev.isInstalled, UMockdev.skipReason))
 struct LibUSBContextTests {
     @Test func enumerateListsTheFakeStickWithEndpointsFromItsDescriptors() throws {
         let result = try UMockdev.runProbe(device: "fake_ant.umockdev", capture: "fake_ant.pcapng", ["list"])

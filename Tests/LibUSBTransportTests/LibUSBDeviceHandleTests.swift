@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import LibUSBTransport
 import Transport
 
 /// LibUSBDeviceHandle through the real libusb under `umockdev-run --pcap`: the transfers must be
 /// the ones in the capture (type, endpoint, length, bytes) or umockdev does not answer them.
-@Suite(.enabled(if: UMockdev.isInstalled, UMockdev.skipReason))
+@Suite(.offCooperativePool, .enabled(if: UMockdev.isInstalled, UMockdev.skipReason))
 struct LibUSBDeviceHandleUMockdevTests {
     static let antSteps = ["claim", "write:a4014a00ef", "read:64", "read:64"]
 

@@ -296,8 +296,8 @@ struct SplitMix64 {
 
         let store = try HealthStore(path: path)
         defer { store.close() }
-        // Migrated through every later step too (5: people).
-        #expect(try store.db.prepare("PRAGMA user_version").firstRow { $0.int(at: 0) } == 5)
+        // Migrated through every later step too (5: people, 6: whose samples a sink reads).
+        #expect(try store.db.prepare("PRAGMA user_version").firstRow { $0.int(at: 0) } == 6)
         #expect(try store.sinks().isEmpty && store.readGrants().isEmpty)
         #expect(try store.grants().map(\.source) == ["phone"])
         #expect(try store.people().map(\.name) == [HealthStore.firstPersonName])
@@ -307,5 +307,33 @@ struct SplitMix64 {
         #expect(policy.decision(source: "phone", type: .stepCount) == .granted)
         #expect(policy.decision(source: "neighbour", type: .bodyMass) == .denied)
         #expect(policy.decision(source: "neighbour", type: .stepCount) == .undecided)
+    }
+}
+
+/// A store with a sink from before people had sinks of their own (schema 5) keeps the sink, which
+/// then reads every person's samples.
+@Suite struct SinkPersonMigrationTests {
+    @Test func aSchemaFiveSinkReadsEverybodyAfterTheMigration() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.url.appendingPathComponent("five.sqlite").path
+        let schemaFive = Migrator(applicationID: HealthStore.applicationID, migrations: [
+            Migration(version: 1, name: "initial schema", sql: HealthStore.schemaV1),
+            Migration(version: 2, name: "pending area and explicit denials", sql: HealthStore.schemaV2),
+            Migration(version: 3, name: "what adapters remember per device", sql: HealthStore.schemaV3),
+            Migration(version: 4, name: "sinks, read grants, cursors, dead letters", sql: HealthStore.schemaV4),
+            Migration(version: 5, name: "people", sql: HealthStore.schemaV5),
+        ])
+        let old = try schemaFive.openDatabase(path: path, mode: .createIfMissing)
+        try old.execute(sql: """
+            INSERT INTO sinks(name, url, options, cursor, created_at) VALUES ('ha', 'mqtt://127.0.0.1', '{}', 7, 0);
+            INSERT INTO read_grants(sink, type, granted_at) VALUES ('ha', '*', 0);
+            """)
+        old.close()
+
+        let store = try HealthStore(path: path)
+        defer { store.close() }
+        let sink = try store.sink(named: "ha")
+        #expect(sink.definition.person == nil && sink.cursor == 7 && sink.definition.readsAllTypes)
+        #expect(try store.sinkScope(person: sink.definition.person) == .anyPerson)
     }
 }

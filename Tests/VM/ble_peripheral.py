@@ -10,6 +10,15 @@ Profiles (any combination, --profiles heart-rate,weight,thermometer,blood-pressu
                   Temperature Type 0x2A1D = body (general)
   blood-pressure  0x1810: Blood Pressure Measurement 0x2A35 indicated once
                   (--systolic/--diastolic mmHg, with a pulse rate --pulse)
+  glucose         0x1808: a meter with stored records 1..--records; the Record Access Control
+                  Point 0x2A52 (write, indicate) answers Report Stored Records (all, or sequence
+                  number >= N) with one Glucose Measurement 0x2A18 notification per record and
+                  its response indication. SIGUSR1 adds --add-on-signal new records (readings
+                  taken between two connections). Record N: (95 + N) mg/dL at
+                  2026-11-30 08:00 + N minutes.
+  dsd6            the DS-D6 band's vendor service 0x190A: AT commands written to 0x0001 (lines
+                  ending CR LF), replies notified on 0x0002 in 20-byte pieces: AT+TOPACE=0
+                  (--steps), AT+TIMEZONE, AT+SN (--serial), AT+BATT, AT+DT=... (echoed).
 plus Generic Access and Device Information. Every exchange is logged (one line per PDU) so a
 scenario can assert on what the daemon asked for. The server accepts connections one after the
 other until killed.
@@ -18,6 +27,7 @@ import argparse
 import ctypes
 import os
 import select
+import signal
 import socket
 import struct
 import sys
@@ -138,7 +148,91 @@ def build_database(arguments):
                  + sfloat(arguments.pulse))  # flags: mmHg, pulse rate present
         measurements[database.characteristic(0x2A35, INDICATE, b"")] = value
         database.characteristic(0x2A49, READ, le16(0))
-    return database, measurements
+    responders = {}  # value handle written -> function(value) -> [(handle, bytes, indicate)]
+    if "glucose" in profiles:
+        database.service(0x1808)
+        measurement = database.characteristic(0x2A18, NOTIFY, b"")
+        database.characteristic(0x2A51, READ, le16(0))
+        control_point = database.characteristic(0x2A52, 0x08 | INDICATE, b"")
+        meter = GlucoseMeter(arguments.records, arguments.add_on_signal, measurement, control_point)
+        responders[control_point] = meter.respond
+    if "dsd6" in profiles:
+        database.service(0x190A)
+        reply = database.characteristic(0x0002, NOTIFY, b"")
+        command = database.characteristic(0x0001, 0x04 | 0x08, b"")
+        band = Band(arguments.steps, arguments.serial, reply)
+        responders[command] = band.respond
+    return database, measurements, responders
+
+
+class GlucoseMeter:
+    """Numbered stored records; RACP Report Stored Records (op 0x01) with operator all (0x01) or
+    greater than or equal to (0x03, filter type 0x01: sequence number)."""
+
+    def __init__(self, records, added_on_signal, measurement, control_point):
+        self.records = list(range(1, records + 1))
+        self.measurement, self.control_point = measurement, control_point
+        self.added_on_signal = added_on_signal
+        signal.signal(signal.SIGUSR1, lambda *_: self.add(self.added_on_signal))
+
+    def add(self, count):
+        following = (self.records[-1] if self.records else 0) + 1
+        self.records += list(range(following, following + count))
+        log("records now 1..%d" % self.records[-1])
+
+    @staticmethod
+    def record(sequence):
+        """Flags 0x02 (type and sample location present, kg/L), sequence, base time, concentration
+        (95 + sequence) x 10^-5 kg/L = mg/dL, capillary whole blood from a finger."""
+        minutes = sequence
+        mantissa = (95 + minutes) & 0x0FFF
+        return (bytes([0x02]) + le16(sequence) + le16(2026) + bytes([11, 30, 8 + minutes // 60, minutes % 60, 0])
+                + sfloat(mantissa, -5) + bytes([0x11]))
+
+    def respond(self, value):
+        log("racp request %s" % value.hex())
+        if value == b"\x01\x01":
+            selected = list(self.records)
+        elif len(value) == 5 and value[:3] == b"\x01\x03\x01":
+            first = struct.unpack("<H", value[3:5])[0]
+            selected = [r for r in self.records if r >= first]
+        else:
+            return [(self.control_point, bytes([0x06, 0x00, value[:1][0] if value else 0, 0x02]), True)]
+        log("racp: reporting %d record(s)" % len(selected))
+        replies = [(self.measurement, self.record(r), False) for r in selected]
+        replies.append((self.control_point, bytes([0x06, 0x00, 0x01, 0x01 if selected else 0x06]), True))
+        return replies
+
+
+class Band:
+    """The DS-D6's AT command responder."""
+
+    def __init__(self, steps, serial, reply):
+        self.steps, self.serial, self.reply = steps, serial, reply
+        self.pending = b""
+
+    def respond(self, value):
+        self.pending = (self.pending + value)[-256:]
+        replies = []
+        while b"\n" in self.pending:
+            line, _, self.pending = self.pending.partition(b"\n")
+            command = line.rstrip(b"\r").decode(errors="replace")
+            log("band command %s" % command)
+            if command == "AT+TOPACE=0":
+                text = "AT+TOPACE:%d" % self.steps
+            elif command == "AT+TIMEZONE":
+                text = "AT+TIMEZONE:3600"
+            elif command == "AT+SN":
+                text = "AT+SN:%s" % self.serial
+            elif command == "AT+BATT":
+                text = "AT+BATT:80"
+            elif command.startswith("AT+DT="):
+                text = "AT+DT:" + command[6:]
+            else:
+                text = "AT+ERR"
+            data = (text + "\r\n").encode()
+            replies += [(self.reply, data[i:i + 20], False) for i in range(0, len(data), 20)]
+        return replies
 
 
 def error(opcode, handle, code):
@@ -223,13 +317,16 @@ def answer(database, pdu, mtu):
     return error(opcode, 0, NOT_SUPPORTED), mtu
 
 
-def serve(connection, database, measurements):
+def serve(connection, database, measurements, responders):
     """One connection: answers requests, notifies the heart rate every second, indicates each
-    stored measurement once its CCCD asks for indications (one outstanding at a time)."""
+    stored measurement once its CCCD asks for indications (one outstanding at a time), and
+    sends what a responder (glucose RACP, DS-D6 commands) gives for a write, in order, each
+    only while its CCCD enables it (a client that did not subscribe gets nothing)."""
     mtu = 23
     sent_once = set()
     awaiting_confirmation = False
     last_notification = 0.0
+    outbox = []  # (handle, value, indicate) from responders
     while True:
         readable, _, _ = select.select([connection], [], [], 0.25)
         if readable:
@@ -247,6 +344,18 @@ def serve(connection, database, measurements):
             response, mtu = answer(database, pdu, mtu)
             if response is not None:
                 connection.send(response)
+            if pdu[0] in (WRITE_REQ, WRITE_CMD) and len(pdu) >= 3:
+                handle = struct.unpack("<H", pdu[1:3])[0]
+                if handle in responders:
+                    outbox += responders[handle](bytes(pdu[3:]))
+        while outbox and not (outbox[0][2] and awaiting_confirmation):
+            handle, value, indicate = outbox.pop(0)
+            enabled = database.cccd(handle).value[:1]
+            if enabled != (b"\x02" if indicate else b"\x01"):
+                log("not subscribed to 0x%04x: dropped %s" % (handle, value.hex()))
+                continue
+            connection.send(bytes([INDICATION if indicate else NOTIFICATION]) + le16(handle) + value[:mtu - 3])
+            awaiting_confirmation = awaiting_confirmation or indicate
         now = time.monotonic()
         for handle, value in measurements.items():
             uuid, mode = database.pushed[handle]
@@ -288,17 +397,20 @@ def main():
     parser.add_argument("--systolic", type=int, default=120)
     parser.add_argument("--diastolic", type=int, default=80)
     parser.add_argument("--pulse", type=int, default=66)
+    parser.add_argument("--records", type=int, default=50, help="glucose: stored records 1..N")
+    parser.add_argument("--add-on-signal", type=int, default=3, help="glucose: records SIGUSR1 adds")
+    parser.add_argument("--steps", type=int, default=4321, help="dsd6: the band's step count")
     arguments = parser.parse_args()
-    database, measurements = build_database(arguments)
+    database, measurements, responders = build_database(arguments)
     server = listen(arguments.address)
     log("serving %s on %s: services %s" % (arguments.name, arguments.address,
                                           " ".join("0x%04X" % s[2] for s in database.services)))
     while True:
         connection, peer = server.accept()
         log("connection from", peer)
-        serve(connection, database, measurements)
+        serve(connection, database, measurements, responders)
         connection.close()
-        for handle in measurements:
+        for handle in list(measurements) + list(database.pushed):
             database.cccd(handle).value = b"\x00\x00"
 
 

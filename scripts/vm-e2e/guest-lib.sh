@@ -132,11 +132,14 @@ central_ready() {
 }
 
 # peripheral_start INDEX PROFILES UUIDS [ble_peripheral options]: controller INDEX advertises the
-# 16-bit service UUIDS (comma separated) connectably and serves the profiles. Log: /tmp/peripheralINDEX.log
+# 16-bit service UUIDS (comma separated) connectably and serves the profiles; ADV_DATA (hex AD
+# structures, e.g. a complete local name) is added to the advertising data when set.
+# Log: $RESULTS/peripheralINDEX.log
 peripheral_start() {
     local index=$1 profiles=$2 uuids=$3; shift 3
     local uuid_arguments=()
     for uuid in ${uuids//,/ }; do uuid_arguments+=(-u "$uuid"); done
+    [ -z "${ADV_DATA:-}" ] || uuid_arguments+=(-d "$ADV_DATA")
     mgmt --index "$index" power off > /dev/null
     mgmt --index "$index" le on > /dev/null
     mgmt --index "$index" bredr off > /dev/null
@@ -145,7 +148,9 @@ peripheral_start() {
     mgmt --index "$index" add-adv -c "${uuid_arguments[@]}" 1 > /dev/null
     background "$PYTHON" "$VM_DEVICES/ble_peripheral.py" --address "${BT_ADDRESS[index]}" --profiles "$profiles" "$@" \
         > "$RESULTS/peripheral$index.log" 2>&1
-    wait_for 10 grep -q serving "$RESULTS/peripheral$index.log"
+    # Python starts slowly under emulation on a loaded host (seen: more than 10 s).
+    wait_for 40 grep -q serving "$RESULTS/peripheral$index.log" \
+        || { note "peripheral $index never served: $(tail -3 "$RESULTS/peripheral$index.log")"; return 1; }
 }
 
 # ---------------------------------------------------------------- USB gadgets
@@ -210,3 +215,26 @@ fresh_store() {
 }
 
 ANT_KEY_OPTION=(--adapter-option ant-network-key=0123456789ABCDEF)
+
+# ---------------------------------------------------------------- MQTT
+
+# mqtt_start: a Mosquitto broker on 127.0.0.1:1883 inside the guest (anonymous, no persistence)
+# and a QoS 1 subscriber to ingestd/# writing `topic payload` lines to $RESULTS/mqtt-messages.txt.
+# Ready when the port listens and a probe message published on ingestd/probe came back.
+mqtt_start() {
+    [ -x /usr/sbin/mosquitto ] && command -v mosquitto_sub > /dev/null \
+        || { note "mosquitto or mosquitto-clients missing (scripts/bootstrap installs them)"; return 1; }
+    mkdir -p /run/mosquitto
+    printf '%s\n' 'listener 1883 127.0.0.1' 'allow_anonymous true' 'persistence false' 'user root' \
+        "log_dest file $RESULTS/mosquitto.log" 'log_type all' > /run/mosquitto/vm.conf
+    background /usr/sbin/mosquitto -c /run/mosquitto/vm.conf > "$RESULTS/mosquitto.out" 2>&1
+    # 127.0.0.1:1883 listening: 0100007F:075B, state 0A, in /proc/net/tcp.
+    wait_for 20 grep -q ' 0100007F:075B 00000000:0000 0A' /proc/net/tcp \
+        || { note "mosquitto is not listening: $(tail -3 "$RESULTS/mosquitto.out")"; return 1; }
+    : > "$RESULTS/mqtt-messages.txt"
+    background mosquitto_sub -h 127.0.0.1 -p 1883 -q 1 -i vm-subscriber -v -t 'ingestd/#' \
+        > "$RESULTS/mqtt-messages.txt" 2> "$RESULTS/mosquitto_sub.err"
+    wait_for 20 sh -c 'mosquitto_pub -h 127.0.0.1 -p 1883 -t ingestd/probe -m ready; sleep 0.5;
+        grep -q "^ingestd/probe ready" "$0"' "$RESULTS/mqtt-messages.txt" \
+        || { note "the subscriber never received the probe: $(cat "$RESULTS/mosquitto_sub.err")"; return 1; }
+}

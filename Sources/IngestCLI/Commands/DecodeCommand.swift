@@ -46,7 +46,9 @@ struct DecodeCommand: Command {
         var replay = CaptureReplay(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue), forcedAdapterID: decoding.adapter, timeZone: decoding.zone)
         replay.options = decoding.adapterSettings
         for (file, input) in zip(files, inputs) {
+            var emitted = 0
             let emit: ([HealthRecord]) throws -> Void = { records in
+                emitted += records.count
                 for record in records {
                     if json {
                         context.stdout.writeLine(encoder.encode(record))
@@ -58,9 +60,13 @@ struct DecodeCommand: Command {
                     }
                 }
             }
+            let fileSize = (try? FileManager.default.attributesOfItem(atPath: input.path)[.size] as? Int) ?? 0
+            let progress = ProgressLine(label: "decode \(file)", totalBytes: fileSize, context: context)
+            replay.progress = progress.isShown ? { bytes, _ in progress.update(bytes: bytes, records: emitted) } : nil
+            defer { progress.finish() }
             let summary = CaptureReplay.isUSBCapture(path: input.path)
                 ? try replay.runUSB(path: input.path, adapters: usbAdapters, forcedDevice: decoding.usbDevice,
-                                    options: decoding.adapterSettings, deliver: { records in
+                                    options: decoding.adapterSettings, deliver: { records, _ in
                                         try emit(records)
                                         // Nothing is stored, nothing held: the session behaves as in the capture.
                                         return DeliveryReceipt(stored: records.count, held: 0)

@@ -7,11 +7,12 @@ struct DevicesAssignCommand: Command {
         name: "assign", abstract: "Make PERSON the owner of DEVICE: its samples are theirs from now on.",
         discussion: """
             DEVICE is what the samples name the device by: a BLE address, a serial number or an \
-            adapter-given local identifier (see 'ingestd samples --json'), matched case-insensitively. \
+            adapter-given local identifier (see 'ingestd samples --json'), or a USB device's VID:PID or \
+            serial number as 'ingestd devices list' shows them, matched case-insensitively. \
             Samples already stored unassigned stay so; move them with 'ingestd assign --all-from DEVICE PERSON'.
             """)
     static let signature = Signature {
-        Positional("DEVICE", help: "BLE address, serial number or local identifier.")
+        Positional("DEVICE", help: "BLE address, USB VID:PID, serial number or local identifier.")
         Positional("PERSON", help: "The owner's name.")
         StoreOption.self
     }

@@ -26,6 +26,7 @@ struct ExportCommand: Command {
         Option("layout", valueName: "long|openscale", help: "CSV layout (csv only).", default: "long",
                allowedValues: ["long", "openscale"])
         Option("out", valueName: "FILE", help: "Write to FILE (created 0600, replaced only when complete) instead of stdout.")
+        PersonOption.self
         StoreOption.self
     }
 
@@ -37,6 +38,7 @@ struct ExportCommand: Command {
     let layout: String
     let outPath: String?
     let storePath: String?
+    let person: PersonOption
 
     init(_ arguments: ParsedValues) throws {
         let formatName: String = try arguments.required("format")
@@ -55,6 +57,7 @@ struct ExportCommand: Command {
         layout = try arguments.value("layout") ?? "long"
         outPath = try arguments.value("out")
         storePath = try StoreOption(arguments).path
+        person = try PersonOption(arguments)
         if let from, let to, from >= to { throw UsageError.invalid("--from must be before --to") }
         if layout != "long", format != .csv { throw UsageError.invalid("--layout is for --format csv only") }
     }
@@ -80,6 +83,7 @@ struct ExportCommand: Command {
     func run(_ context: CommandContext) async throws {
         let store = try CommonArguments.openStore(storePath, context: context, readOnly: true)
         defer { store.close() }
+        let scope = try person.scope(in: store)
         let destination = try outPath.map { try ExportFile(path: $0) }
         var writer = makeWriter()
         var buffer = ""
@@ -91,7 +95,7 @@ struct ExportCommand: Command {
         let readSummary: ExportReadSummary
         do {
             writer.writeHeader(to: &buffer)
-            readSummary = try store.forEachRecord(types: types, from: from, to: to) { record in
+            readSummary = try store.forEachRecord(types: types, from: from, to: to, person: scope) { record in
                 writer.write(record, to: &buffer)
                 if buffer.utf8.count >= chunkSize {
                     try drain()

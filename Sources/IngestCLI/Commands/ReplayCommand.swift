@@ -80,19 +80,24 @@ struct ReplayCommand: Command {
         for (file, input) in zip(files, inputs) {
             let readPath = input?.path ?? file
             if file != "-", CaptureReplay.isCapture(path: readPath) {
-                let deliver: ([HealthRecord]) throws -> DeliveryReceipt = { records in
-                    let batchReport = try ingest(records, pipeline: pipeline, lines: nil, file: file, context: context)
+                let deliver: ([HealthRecord], [String]) throws -> DeliveryReceipt = { records, deviceKeys in
+                    let batchReport = try ingest(records, pipeline: pipeline, lines: nil, file: file, context: context,
+                                                 deviceKeys: deviceKeys)
                     report.merge(batchReport)
                     return DeliveryReceipt(batchReport)
                 }
                 let summary = CaptureReplay.isUSBCapture(path: readPath)
                     ? try captures.runUSB(path: readPath, adapters: usbAdapters, forcedDevice: decoding.usbDevice,
                                           options: decoding.adapterSettings, deliver: deliver)
-                    : try await captures.run(path: readPath) { _ = try deliver($0) }
+                    : try await captures.run(path: readPath) { _ = try deliver($0, []) }
                 for line in summary.lines(path: file) { context.stderr.writeLine(line) }
                 continue
             }
             let reader = try LineReader(path: readPath)
+            let fileSize = (try? FileManager.default.attributesOfItem(atPath: readPath)[.size] as? Int) ?? 0
+            let progress = ProgressLine(label: "replay \(file)", totalBytes: fileSize, context: context)
+            defer { progress.finish() }
+            var bytesRead = 0
             var batch: [HealthRecord] = []
             batch.reserveCapacity(batchSize)
             var batchLines: [Int] = []
@@ -104,6 +109,7 @@ struct ReplayCommand: Command {
                 switch line {
                 case .text(let text):
                     bytes = text
+                    bytesRead += text.count + 1
                 case .overlong(let length):
                     malformed += 1
                     context.stderr.writeLine("error: \(file):\(lineNumber): line of \(length) bytes is longer than the limit of \(reader.maximumLineLength) bytes; skipped")
@@ -127,6 +133,7 @@ struct ReplayCommand: Command {
                     records += batch.count
                     batch.removeAll(keepingCapacity: true)
                     batchLines.removeAll(keepingCapacity: true)
+                    progress.update(bytes: bytesRead, records: records)
                     if records % 100_000 < batchSize {
                         context.logger.info("\(file): \(records) records ingested")
                     }
@@ -145,10 +152,11 @@ struct ReplayCommand: Command {
     /// Ingests one batch; `lines` (the line number of every record, for JSON lines) lets a uuid
     /// conflict be reported against its line.
     private func ingest(
-        _ batch: [HealthRecord], pipeline: Pipeline, lines: [Int]?, file: String, context: CommandContext
+        _ batch: [HealthRecord], pipeline: Pipeline, lines: [Int]?, file: String, context: CommandContext,
+        deviceKeys: [String] = []
     ) throws -> IngestReport {
         do {
-            let report = try pipeline.ingest(batch)
+            let report = try pipeline.ingest(batch, deviceKeys: deviceKeys)
             if let lines {
                 for conflict in report.conflicts where conflict.record < lines.count {
                     context.stderr.writeLine(

@@ -39,16 +39,24 @@ struct SinksAddCommand: Command {
         Option("header", valueName: "'NAME: VALUE'", help: "An HTTP header (repeatable); a value word @/path or env:NAME is a secret.",
                repeatable: true)
         Option("timeout", valueName: "SECONDS", help: "HTTP request timeout.", default: "30")
+        Option("person", valueName: "NAME",
+               help: "Deliver only this person's samples (default: the only person; required when the store has several, or --all-people).")
+        Flag("all-people", help: "Deliver every person's samples (MQTT: each person's own topics and Home Assistant device).")
         StoreOption.self
     }
 
     let definition: SinkDefinition
     let storePath: String?
+    let person: PersonOption
+    let allPeople: Bool
 
     init(_ arguments: ParsedValues) throws {
         let name: String = try arguments.required("name")
         let url: String = try arguments.required("url")
         storePath = try StoreOption(arguments).path
+        person = try PersonOption(arguments)
+        allPeople = arguments.flag("all-people")
+        if allPeople, person.name != nil { throw UsageError.invalid("give --person NAME or --all-people, not both") }
         let target: SinkTarget
         do {
             try SinkConfigurationError.validateName(name)
@@ -144,9 +152,18 @@ struct SinksAddCommand: Command {
     func run(_ context: CommandContext) async throws {
         let store = try CommonArguments.openStore(storePath, context: context)
         defer { store.close() }
+        var definition = self.definition
+        if !allPeople {
+            do {
+                definition.person = try person.resolve(in: store).name
+            } catch let error as UsageError where person.name == nil {
+                throw UsageError.invalid("\(error.description); or --all-people to deliver everybody's")
+            }
+        }
         try SinksCommand.mapErrors { try store.addSink(definition) }
         let target = (try? SinkTarget(url: definition.url).urlWithoutCredentials) ?? ""
         let types = definition.readsAllTypes ? "every type" : definition.readTypes.compactMap { QuantityType.named($0)?.shortName }.joined(separator: ", ")
-        context.stderr.writeLine("added sink \(definition.name) → \(target), reading \(types); a running ingestd picks it up on SIGHUP, or run 'ingestd sinks deliver \(definition.name)'")
+        let whose = definition.person.map { "\($0)'s" } ?? "every person's"
+        context.stderr.writeLine("added sink \(definition.name) → \(target), reading \(whose) \(types); a running ingestd picks it up on SIGHUP, or run 'ingestd sinks deliver \(definition.name)'")
     }
 }

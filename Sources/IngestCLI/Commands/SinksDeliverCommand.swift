@@ -44,12 +44,23 @@ struct SinksDeliverCommand: Command {
             let configuration = try SinksCommand.mapErrors { try SinkConfiguration(state.definition) }
             let transport = SinkTransports.make(configuration, secrets: SecretResolver(environment: context.environment),
                                                 softwareVersion: Ingestd.version)
+            let backlog = try? store.backlogCount(after: state.cursor, types: configuration.readTypes)
+            let progress = ProgressLine(label: "sink \(configuration.name)", measure: .items(name: "records", total: backlog), context: context)
+            var done = 0
             let deliverer = try SinkDeliverer(configuration: configuration, store: store, transport: transport) { event in
-                if case .failed(let sink, let attempt, let error, let retryIn?) = event {
+                switch event {
+                case .failed(let sink, let attempt, let error, let retryIn?):
+                    progress.finish()
                     stderr.writeLine("warning: sink \(sink): attempt \(attempt) failed: \(error); retrying in \(String(format: "%.1f", retryIn)) s")
+                case .delivered(_, _, let count, _), .deadLettered(_, let count, _):
+                    done += count
+                    progress.update(done: done, records: done)
+                default:
+                    break
                 }
             }
             let outcome = deliverer.deliverBacklog(retry: RetryPolicy(maximumAttempts: retries, initialDelay: backoff, maximumDelay: 60))
+            progress.finish()
             deliverer.close()
             switch outcome {
             case .caughtUp(let delivered, let deadLettered):

@@ -34,13 +34,15 @@ struct SinksListCommand: Command {
             let target = (try? SinkTarget(url: definition.url)).map { Self.describe($0, definition: definition) }
                 ?? SinkTarget.redacted(definition.url)
             let kind = (try? SinkTarget(url: definition.url).kind.rawValue) ?? "?"
-            let backlog = try store.backlogCount(after: sink.cursor, types: definition.readTypes)
+            let backlog = try store.backlogCount(after: sink.cursor, types: definition.readTypes,
+                                                 person: try store.sinkScope(person: definition.person))
             let lastSuccess = sink.lastSuccess.map(ISO8601DateTime.string(from:))
             if json {
                 var fields = [
                     "\"name\":\(JSONText.quoted(definition.name))", "\"kind\":\(JSONText.quoted(kind))",
                     "\"target\":\(JSONText.quoted(target))",
                     "\"types\":[" + definition.readTypes.map(JSONText.quoted).joined(separator: ",") + "]",
+                    "\"person\":" + (definition.person.map(JSONText.quoted) ?? "null"),
                     "\"cursor\":\(sink.cursor)", "\"backlog\":\(backlog)",
                     "\"last_success\":" + (lastSuccess.map(JSONText.quoted) ?? "null"),
                     "\"last_error\":" + (sink.lastError.map(JSONText.quoted) ?? "null"),
@@ -52,12 +54,12 @@ struct SinksListCommand: Command {
             } else {
                 let types = definition.readsAllTypes ? "(all types)"
                     : definition.readTypes.map { QuantityType.named($0)?.shortName ?? $0 }.joined(separator: ",")
-                rows.append([definition.name, kind, target, types, String(sink.cursor), String(backlog),
+                rows.append([definition.name, kind, target, types, definition.person ?? "(everybody)", String(sink.cursor), String(backlog),
                              lastSuccess ?? "never", sink.lastError ?? "", String(sink.deadLetters)])
             }
         }
         if !json {
-            context.stdout.write(Table(header: ["NAME", "KIND", "TARGET", "TYPES", "CURSOR", "BACKLOG", "LAST SUCCESS",
+            context.stdout.write(Table(header: ["NAME", "KIND", "TARGET", "TYPES", "PERSON", "CURSOR", "BACKLOG", "LAST SUCCESS",
                                                 "LAST ERROR", "DEAD LETTERS"], rows: rows).rendered)
         }
     }

@@ -39,9 +39,10 @@ public actor IngestService {
     }
 
     /// Normalizes, validates, authorizes and commits one batch. Logs counts, never values.
-    func ingest(_ records: [HealthRecord], origin: String) throws -> IngestReport {
+    /// `deviceKeys`: what the transport knows the device by (USB `VID:PID`, serial number), for device owners.
+    func ingest(_ records: [HealthRecord], origin: String, deviceKeys: [String] = []) throws -> IngestReport {
         guard !closed else { throw RuntimeError.failure("the store is closed (shutting down)") }
-        let report = try pipeline.ingest(records)
+        let report = try pipeline.ingest(records, deviceKeys: deviceKeys)
         onCommit?(records, report)
         totals += report.totals
         var log = logger
@@ -107,12 +108,12 @@ public actor IngestService {
 
     /// Runs `ingest` from a thread outside Swift concurrency (a USB session), blocking it until the
     /// commit is done. Never call from a task of the cooperative pool.
-    nonisolated func ingestBlocking(_ records: [HealthRecord], origin: String) throws -> IngestReport {
+    nonisolated func ingestBlocking(_ records: [HealthRecord], origin: String, deviceKeys: [String] = []) throws -> IngestReport {
         let result = Mutex<Result<IngestReport, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task {
             let outcome: Result<IngestReport, any Error>
-            do { outcome = .success(try await self.ingest(records, origin: origin)) } catch { outcome = .failure(error) }
+            do { outcome = .success(try await self.ingest(records, origin: origin, deviceKeys: deviceKeys)) } catch { outcome = .failure(error) }
             result.withLock { $0 = outcome }
             done.signal()
         }

@@ -156,11 +156,12 @@ final class USBSessionSupervisor: Sendable {
     }
 
     /// Waits (off the cooperative pool) until every session thread has ended or `limit` passed;
-    /// returns whether they all ended.
+    /// returns whether they all ended. The wait blocks a thread of its own, not a worker of
+    /// Dispatch's global queues (whose width is as small as the cooperative pool's).
     func waitForSessions(atMost limit: Duration) async -> Bool {
         let seconds = limit.inSeconds
         return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            DispatchQueue.global().async { [group] in
+            Thread.detachNewThread { [group] in
                 continuation.resume(returning: group.wait(timeout: .now() + seconds) == .success)
             }
         }
@@ -180,7 +181,7 @@ final class USBSessionSupervisor: Sendable {
             let deliver: (AdapterOutput) throws -> DeliveryReceipt = { output in
                 for rejection in output.rejections { logger.warning("frame rejected: \(rejection.reason): \(rejection.detail)") }
                 guard !output.records.isEmpty else { return DeliveryReceipt(stored: 0, held: 0) }
-                let report = try self.service.ingestBlocking(output.records, origin: device.idString)
+                let report = try self.service.ingestBlocking(output.records, origin: device.idString, deviceKeys: device.ownerKeys)
                 return DeliveryReceipt(report)
             }
             do {

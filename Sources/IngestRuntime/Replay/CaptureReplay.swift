@@ -17,6 +17,9 @@ public struct CaptureReplay {
     public var memory: any DeviceMemory = EphemeralDeviceMemory()
     /// Adapter configuration (`--adapter-option`), given to conversations.
     public var options: [String: String] = [:]
+    /// Called every 4,096 capture records with the bytes read and the records read so far
+    /// (`decode`'s progress line); not called for usbmon captures, which are read before replay.
+    public var progress: ((_ bytesRead: Int, _ recordsRead: Int) -> Void)?
 
     public init(adapters: [any BLEAdapter], forcedAdapterID: String?, timeZone: TimeZone, batchSize: Int = 1000) {
         self.adapters = adapters
@@ -78,7 +81,7 @@ public struct CaptureReplay {
     /// their own start-up and extra requests, replay as long as they hold the answers the session
     /// asks for. A session that fails ends alone; the summary says why.
     public func runUSB(path: String, adapters usbAdapters: [any USBAdapter], forcedDevice: (UInt16, UInt16)?,
-                options: [String: String], deliver: ([HealthRecord]) throws -> DeliveryReceipt) throws -> Summary {
+                options: [String: String], deliver: ([HealthRecord], _ deviceKeys: [String]) throws -> DeliveryReceipt) throws -> Summary {
         let reader: USBMonReader
         do {
             reader = try USBMonReader(path: path)
@@ -133,7 +136,7 @@ public struct CaptureReplay {
                 try runner.run(adapter, device: description, clock: clock, open: { handle }, deliver: { output in
                     var collected = output
                     do {
-                        return try absorb(&collected, into: &summary, deliver: deliver)
+                        return try absorb(&collected, into: &summary) { try deliver($0, description.ownerKeys) }
                     } catch {
                         deliveryFailure = error
                         throw error
@@ -210,6 +213,7 @@ public struct CaptureReplay {
         do {
             while let record = try reader.next() {
                 summary.records += 1
+                if summary.records & 4095 == 0 { progress?(reader.bytesRead, summary.records) }
                 events.removeAll(keepingCapacity: true)
                 decoder.process(record, into: &events)
                 for event in events {

@@ -48,6 +48,11 @@ scenario_ble() {
 # Desktop case: bluetoothd runs and manages the same controller. DESIGN.md: raw HCI scanning
 # must coexist with it; while bluetoothd itself scans, "Command Disallowed" is handled and
 # explained, not fatal.
+# True when the log has no "Command Disallowed", or has it as a notice that names bluetoothd.
+disallowed_is_explained() {
+    ! grep -q 'Command Disallowed' "$1" || log_has "$1" 'notice .*Command Disallowed.*bluetoothd'
+}
+
 scenario_ble_bluetoothd() {
     section "BLE with bluetoothd running on the same controller (idle, then scanning)"
     # bluetoothd takes every controller it finds (btvirt's peripheral one too, whose advertising it
@@ -76,8 +81,13 @@ scenario_ble_bluetoothd() {
     log=$RESULTS/ingestd-ble-bluetoothd-scanning.log
     INGESTD_LOG_LEVEL=info timeout 120 "$INGESTD_BIN" run --once --listen 15 --no-usb --hci 0 --store $store > "$log" 2>&1
     check "ble+bluetoothd (scanning): --once exits 0" [ $? = 0 ]
-    check "ble+bluetoothd (scanning): the log explains bluetoothd's scan (Command Disallowed), not an error" \
-        log_has "$log" 'notice .*Command Disallowed.*bluetoothd'
+    # bluetoothd interleaves LE scanning with BR/EDR inquiry on btvirt's dual-mode controllers, so
+    # the daemon's scan may start in a gap (allowed) or meet bluetoothd's scan (Command Disallowed).
+    # Either way nothing is an error, and a refusal is explained as a notice naming bluetoothd.
+    check "ble+bluetoothd (scanning): no error logged beside bluetoothd's scan" \
+        log_lacks "$log" ' (error|critical) '
+    check "ble+bluetoothd (scanning): a Command Disallowed, if met, is explained as bluetoothd's scan" \
+        disallowed_is_explained "$log"
     cleanup_all
     kill "$dbus" 2> /dev/null
     bt_stop

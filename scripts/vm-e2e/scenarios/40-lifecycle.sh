@@ -8,10 +8,11 @@ stop_with() {
     fresh_store $store gatt-health ant-plus
     INGESTD_LOG_LEVEL=info "$INGESTD_BIN" run --hci 0 --store $store "${ANT_KEY_OPTION[@]}" > "$log" 2>&1 &
     local daemon=$!
-    wait_for 60 grep -q 'connected (gatt-health)' "$log"
+    # Every connected device goes through a conversation: the log says "connected (gatt-health, conversation)".
+    wait_for 60 grep -qE 'connected \(gatt-health[,)]' "$log"
     wait_for 60 sh -c "'$INGESTD_BIN' samples heartRate --source ant-plus --json --store $store | grep -q value"
     check "$signal: sessions open (BLE connected, ANT streaming)" \
-        sh -c "grep -q 'connected (gatt-health)' '$log' && grep -q 'ant-plus.*arrived' '$log'"
+        sh -c "grep -qE 'connected \\(gatt-health[,)]' '$log' && grep -q 'ant-plus.*arrived' '$log'"
     kill -"$signal" $daemon
     wait_pid $daemon 10
     note "exit $WAITED_STATUS after $WAITED_SECONDS s"

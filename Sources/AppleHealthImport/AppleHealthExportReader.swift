@@ -1,0 +1,410 @@
+import Foundation
+import HealthModel
+
+/// What an import found, beyond the records it handed on.
+public struct AppleHealthImportTally: Equatable, Sendable {
+    /// Top-level `Record` elements read.
+    public var recordElements = 0
+    /// Quantity samples handed on (alone or in a correlation).
+    public var samples = 0
+    /// Correlations handed on (blood pressure, food).
+    public var correlations = 0
+    /// Top-level copies of correlation members left out (the correlation carries them).
+    public var correlationCopiesSkipped = 0
+    /// Records of types ingestd does not know (category types, workouts' HKDataTypes…), by type.
+    public var unknownTypes: [String: Int] = [:]
+    /// Records that could not be read (bad number, unit or date), by reason, with one example each.
+    public var unreadable: [String: Int] = [:]
+    public var unreadableExamples: [String: String] = [:]
+    /// Metadata entries refused (an unknown time zone, a sync version that is not an integer…).
+    public var metadataRefused = 0
+    /// Other top-level elements passed over (Workout, ActivitySummary, ClinicalRecord…), by name.
+    public var otherElements: [String: Int] = [:]
+    /// Every (source, type identifier) pair seen in the records handed on.
+    public var sourceTypes: [String: Set<String>] = [:]
+
+    public init() {}
+}
+
+/// Reads an Apple Health `export.xml` (streamed through `XMLPullReader`) into ingestd records,
+/// handing them on in batches.
+///
+/// - Quantity `Record`s become samples in their own unit (the pipeline converts), attributed to
+///   their `sourceName`, with the device parsed from the export's HKDevice description and the
+///   `MetadataEntry`s as metadata (sync identifier and version typed, so a re-written sample
+///   replaces the older version).
+/// - A `Correlation` becomes one correlation with its nested records as members. The export
+///   also lists those members as top-level records; such a copy is left out when the correlation
+///   names it (matched on type, source, dates and value, either order, within bounded tables).
+/// - Dates are `YYYY-MM-DD HH:MM:SS ±HHMM`; each sample keeps its offset as metadata
+///   `utcOffset`, and the app version as `sourceVersion`.
+public final class AppleHealthExportReader {
+    /// Records handed on per batch.
+    public var batchSize = 2_000
+    /// At most this many top-level correlation-member records wait for their correlation (and
+    /// as many correlation members wait for their top-level copy); past it the oldest goes on alone.
+    public var maximumWaitingMembers = 50_000
+
+    public private(set) var tally = AppleHealthImportTally()
+    private let xml: XMLPullReader
+    private let deliver: ([HealthRecord]) throws -> Void
+    private var batch: [HealthRecord] = []
+
+    /// Top-level member records not yet matched by a correlation, oldest first.
+    private var waitingMembers: [String: QuantitySample] = [:]
+    private var waitingOrder: [String] = []
+    private var waitingOrderStart = 0
+    /// Members of correlations whose top-level copy has not come yet.
+    private var coveredMembers: [String: Int] = [:]
+    private var coveredOrder: [String] = []
+    private var coveredOrderStart = 0
+    /// Devices by their description: an export repeats a handful of device strings on every
+    /// record. Bounded: past `maximumCachedDevices` descriptions it starts over.
+    private var devices: [String: Device?] = [:]
+    private static let maximumCachedDevices = 1_024
+
+    public init(xml: XMLPullReader, deliver: @escaping ([HealthRecord]) throws -> Void) {
+        self.xml = xml
+        self.deliver = deliver
+    }
+
+    /// Reads the whole document. On damage, what was read before it is handed on, then the
+    /// error is thrown.
+    public func run() throws {
+        do {
+            try readDocument()
+        } catch {
+            try finish()
+            throw error
+        }
+        try finish()
+    }
+
+    private struct OpenRecord {
+        var attributes: [XMLAttribute]
+        var metadata: [(key: String, value: String)] = []
+    }
+
+    private struct OpenCorrelation {
+        var attributes: [XMLAttribute]
+        var metadata: [(key: String, value: String)] = []
+        var members: [(key: String, sample: QuantitySample)] = []
+    }
+
+    private func readDocument() throws {
+        var depth = 0
+        var record: OpenRecord?
+        var correlation: OpenCorrelation?
+        var sawHealthData = false
+        while let event = try xml.next() {
+            switch event {
+            case .start(let name, let attributes):
+                depth += 1
+                switch (depth, name) {
+                case (1, "HealthData"): sawHealthData = true
+                case (1, _):
+                    throw AppleHealthImportError.damagedXML(offset: xml.documentOffset, reason: "the root element is <\(name)>, not <HealthData>")
+                case (2, "Record"):
+                    record = OpenRecord(attributes: attributes)
+                case (3, "Record") where correlation != nil:
+                    record = OpenRecord(attributes: attributes)
+                case (2, "Correlation"):
+                    correlation = OpenCorrelation(attributes: attributes)
+                case (3, "MetadataEntry"), (4, "MetadataEntry"):
+                    guard let key = Self.value("key", attributes), let value = Self.value("value", attributes) else { break }
+                    if record != nil {
+                        record?.metadata.append((key, value))
+                    } else if depth == 3, correlation != nil {
+                        correlation?.metadata.append((key, value))
+                    }
+                case (2, "ExportDate"):
+                    break
+                case (2, _):
+                    tally.otherElements[name, default: 0] += 1
+                default:
+                    break
+                }
+            case .end(let name):
+                defer { depth -= 1 }
+                switch (depth, name) {
+                case (2, "Record"):
+                    if let open = record { try topLevelRecord(open) }
+                    record = nil
+                case (3, "Record") where correlation != nil:
+                    if let open = record, let sample = sample(from: open, counting: false) {
+                        correlation?.members.append((Self.memberKey(open.attributes), sample))
+                    }
+                    record = nil
+                case (2, "Correlation"):
+                    if let open = correlation { try finishCorrelation(open) }
+                    correlation = nil
+                default:
+                    break
+                }
+            }
+        }
+        guard sawHealthData else {
+            throw AppleHealthImportError.damagedXML(offset: xml.documentOffset, reason: "no <HealthData> element")
+        }
+    }
+
+    // MARK: Records
+
+    private func topLevelRecord(_ open: OpenRecord) throws {
+        tally.recordElements += 1
+        guard let sample = sample(from: open, counting: true) else { return }
+        guard Self.isCorrelationMember(sample.type) else {
+            return try emit(.sample(sample))
+        }
+        let key = Self.memberKey(open.attributes)
+        if let covered = coveredMembers[key] {
+            if covered <= 1 { coveredMembers[key] = nil } else { coveredMembers[key] = covered - 1 }
+            tally.correlationCopiesSkipped += 1
+            return
+        }
+        if waitingMembers[key] != nil {
+            // The same reading twice at top level: hand on the first (the store deduplicates).
+            try emit(.sample(sample))
+            return
+        }
+        waitingMembers[key] = sample
+        waitingOrder.append(key)
+        if waitingMembers.count > maximumWaitingMembers { try releaseOldestWaiting() }
+    }
+
+    private func finishCorrelation(_ open: OpenCorrelation) throws {
+        let attributes = open.attributes
+        guard let typeName = Self.value("type", attributes) else { return unreadable("a correlation without a type", "Correlation") }
+        guard let type = CorrelationType.named(typeName) else {
+            tally.unknownTypes[typeName, default: 0] += 1
+            return
+        }
+        guard let source = Self.value("sourceName", attributes), !source.isEmpty else {
+            return unreadable("no sourceName", typeName)
+        }
+        guard let start = Self.date(Self.value("startDate", attributes)), let end = Self.date(Self.value("endDate", attributes)) else {
+            return unreadable("a date that is not YYYY-MM-DD HH:MM:SS ±HHMM", Self.value("startDate", attributes) ?? "")
+        }
+        for member in open.members {
+            if waitingMembers.removeValue(forKey: member.key) != nil {
+                tally.correlationCopiesSkipped += 1
+            } else {
+                coveredMembers[member.key, default: 0] += 1
+                coveredOrder.append(member.key)
+                if coveredOrder.count - coveredOrderStart > maximumWaitingMembers { forgetOldestCovered() }
+            }
+        }
+        guard !open.members.isEmpty else { return unreadable("a correlation without members", typeName) }
+        let correlation = Correlation(
+            type: type, start: start, end: end, objects: open.members.map(\.sample), source: source,
+            device: cachedDevice(Self.value("device", attributes)),
+            metadata: metadata(open.metadata, attributes: attributes))
+        tally.correlations += 1
+        tally.samples += correlation.objects.count
+        for member in correlation.objects { tally.sourceTypes[source, default: []].insert(member.type.identifier) }
+        try append(.correlation(correlation))
+    }
+
+    /// The sample a record describes, or nil (counted) when its type is unknown or it is unreadable.
+    private func sample(from open: OpenRecord, counting: Bool) -> QuantitySample? {
+        let attributes = open.attributes
+        guard let typeName = Self.value("type", attributes) else {
+            if counting { unreadable("a record without a type", "Record") }
+            return nil
+        }
+        guard let type = QuantityType.named(typeName), typeName.hasPrefix("HK") else {
+            if counting { tally.unknownTypes[typeName, default: 0] += 1 }
+            return nil
+        }
+        guard let valueText = Self.value("value", attributes), let value = Double(valueText), value.isFinite else {
+            if counting { unreadable("a value that is not a number", Self.value("value", attributes) ?? "(none)") }
+            return nil
+        }
+        guard let unitText = Self.value("unit", attributes), let unit = UnitCache.shared.unit(unitText) else {
+            if counting { unreadable("a unit ingestd does not know", Self.value("unit", attributes) ?? "(none)") }
+            return nil
+        }
+        guard let source = Self.value("sourceName", attributes), !source.isEmpty else {
+            if counting { unreadable("no sourceName", typeName) }
+            return nil
+        }
+        guard let start = Self.date(Self.value("startDate", attributes)), let end = Self.date(Self.value("endDate", attributes)) else {
+            if counting { unreadable("a date that is not YYYY-MM-DD HH:MM:SS ±HHMM", Self.value("startDate", attributes) ?? "(none)") }
+            return nil
+        }
+        return QuantitySample(
+            type: type, quantity: Quantity(value: value, unit: unit), start: start, end: end, source: source,
+            device: cachedDevice(Self.value("device", attributes)), metadata: metadata(open.metadata, attributes: attributes))
+    }
+
+    private func unreadable(_ reason: String, _ example: String) {
+        tally.unreadable[reason, default: 0] += 1
+        if tally.unreadableExamples[reason] == nil { tally.unreadableExamples[reason] = String(example.prefix(80)) }
+    }
+
+    private func metadata(_ entries: [(key: String, value: String)], attributes: [XMLAttribute]) -> Metadata {
+        var metadata = Metadata()
+        for (key, text) in entries {
+            do {
+                switch MetadataKey.canonical(key) {
+                case MetadataKey.syncVersion:
+                    guard let version = Int(text) else { throw MetadataError.wrongValueType(key: key, expected: "an integer", found: .string(text)) }
+                    metadata.syncVersion = version
+                case MetadataKey.syncIdentifier, MetadataKey.externalUUID, MetadataKey.timeZone, MetadataKey.deviceSerialNumber:
+                    try metadata.set(.string(text), forKey: key)
+                default:
+                    if let number = Double(text), number.isFinite {
+                        try metadata.set(.number(number), forKey: key)
+                    } else {
+                        try metadata.set(.string(text), forKey: key)
+                    }
+                }
+            } catch {
+                tally.metadataRefused += 1
+            }
+        }
+        if let version = Self.value("sourceVersion", attributes), !version.isEmpty {
+            try? metadata.set(.string(version), forKey: "sourceVersion")
+        }
+        if let startText = Self.value("startDate", attributes), startText.utf8.count == 25 {
+            try? metadata.set(.string(String(startText.suffix(5))), forKey: "utcOffset")
+        }
+        return metadata
+    }
+
+    // MARK: Correlation members
+
+    /// Types the export lists twice (inside their correlation and at top level).
+    static func isCorrelationMember(_ type: QuantityType) -> Bool {
+        type.isDietary || type == .bloodPressureSystolic || type == .bloodPressureDiastolic
+    }
+
+    static func memberKey(_ attributes: [XMLAttribute]) -> String {
+        ["type", "sourceName", "startDate", "endDate", "value", "unit"].map { value($0, attributes) ?? "" }.joined(separator: "\u{1F}")
+    }
+
+    private func releaseOldestWaiting() throws {
+        while waitingOrderStart < waitingOrder.count {
+            let key = waitingOrder[waitingOrderStart]
+            waitingOrderStart += 1
+            if let sample = waitingMembers.removeValue(forKey: key) {
+                try emit(.sample(sample))
+                break
+            }
+        }
+        compactOrders()
+    }
+
+    private func forgetOldestCovered() {
+        let key = coveredOrder[coveredOrderStart]
+        coveredOrderStart += 1
+        if let count = coveredMembers[key] {
+            if count <= 1 { coveredMembers[key] = nil } else { coveredMembers[key] = count - 1 }
+        }
+        compactOrders()
+    }
+
+    private func compactOrders() {
+        if waitingOrderStart > 4_096, waitingOrderStart * 2 > waitingOrder.count {
+            waitingOrder.removeFirst(waitingOrderStart)
+            waitingOrderStart = 0
+        }
+        if coveredOrderStart > 4_096, coveredOrderStart * 2 > coveredOrder.count {
+            coveredOrder.removeFirst(coveredOrderStart)
+            coveredOrderStart = 0
+        }
+    }
+
+    // MARK: Output
+
+    private func emit(_ record: HealthRecord) throws {
+        if case .sample(let sample) = record {
+            tally.samples += 1
+            tally.sourceTypes[sample.source, default: []].insert(sample.type.identifier)
+        }
+        try append(record)
+    }
+
+    private func append(_ record: HealthRecord) throws {
+        batch.append(record)
+        if batch.count >= batchSize { try flush() }
+    }
+
+    private func flush() throws {
+        guard !batch.isEmpty else { return }
+        let records = batch
+        batch.removeAll(keepingCapacity: true)
+        try deliver(records)
+    }
+
+    /// Hands on the members still waiting for a correlation (alone) and the last batch.
+    private func finish() throws {
+        for key in waitingOrder[waitingOrderStart...] {
+            if let sample = waitingMembers.removeValue(forKey: key) { try emit(.sample(sample)) }
+        }
+        waitingOrder.removeAll()
+        waitingOrderStart = 0
+        try flush()
+    }
+
+    // MARK: Field formats
+
+    static func value(_ name: String, _ attributes: [XMLAttribute]) -> String? {
+        attributes.first { $0.name == name }?.value
+    }
+
+    /// `2024-10-20 13:19:04 +0200` (the export's format); nil for anything else.
+    static func date(_ text: String?) -> Date? {
+        guard let text else { return nil }
+        var bytes = Array(text.utf8)
+        guard bytes.count == 25, bytes[10] == UInt8(ascii: " "), bytes[19] == UInt8(ascii: " "),
+            bytes[20] == UInt8(ascii: "+") || bytes[20] == UInt8(ascii: "-")
+        else { return nil }
+        bytes[10] = UInt8(ascii: "T")
+        bytes.remove(at: 19)
+        return ISO8601DateTime.date(from: String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// `device(text)`, each description parsed once (see `devices`).
+    private func cachedDevice(_ text: String?) -> Device? {
+        guard let text else { return nil }
+        if let known = devices[text] { return known }
+        if devices.count >= Self.maximumCachedDevices { devices.removeAll(keepingCapacity: true) }
+        let parsed = Self.device(text)
+        devices[text] = .some(parsed)
+        return parsed
+    }
+
+    /// The export's HKDevice description, `<<HKDevice: 0x…>, name:Apple Watch, manufacturer:Apple
+    /// Inc., model:Watch, hardware:Watch6,2, software:10.1>`, read leniently: `key:value` parts
+    /// split at ", " (a part without a known key continues the previous value).
+    static func device(_ text: String?) -> Device? {
+        guard let text, text.hasPrefix("<<HKDevice"), text.hasSuffix(">") else { return nil }
+        var device = Device()
+        var lastKey: String?
+        var values: [String: String] = [:]
+        for part in text.dropLast().components(separatedBy: ", ").dropFirst() {
+            if let colon = part.firstIndex(of: ":"), deviceKeys.contains(String(part[..<colon])) {
+                let key = String(part[..<colon])
+                values[key] = String(part[part.index(after: colon)...])
+                lastKey = key
+            } else if let key = lastKey {
+                values[key, default: ""] += ", " + part
+            }
+        }
+        device.name = values["name"]
+        device.manufacturer = values["manufacturer"]
+        device.model = values["model"]
+        device.hardwareVersion = values["hardware"]
+        device.firmwareVersion = values["firmware"]
+        device.softwareVersion = values["software"]
+        device.localIdentifier = values["localIdentifier"]
+        device.udiDeviceIdentifier = values["UDIDeviceIdentifier"] ?? values["udiDeviceIdentifier"]
+        return device.isEmpty ? nil : device
+    }
+
+    private static let deviceKeys: Set<String> = [
+        "name", "manufacturer", "model", "hardware", "firmware", "software", "localIdentifier",
+        "UDIDeviceIdentifier", "udiDeviceIdentifier", "creation date",
+    ]
+}

@@ -1,0 +1,154 @@
+import Foundation
+import HealthModel
+import SQLiteStore
+
+/// What users run, measured on the release `ingestd` next to IngestBench as child processes:
+///
+/// - `cli.decode_json_reports_per_s`: `ingestd decode CAPTURE --json > /dev/null` on the capture
+///   benchmark's mixed advertising capture (300,000 reports), reports per second of the child's
+///   CPU time (user + system); `cli.decode_text_reports_per_s` the same printing text.
+/// - `cli.replay_jsonl_vs_raw_insert`: `ingestd replay` of 200,000 generated JSON sample lines
+///   (the ingest benchmark's stream, sources granted beforehand) against the sqlite3 C API
+///   inserting the same rows into the same schema in this process (one transaction per 1,000
+///   rows, as replay's batches); wall time of both, the child's including its start.
+/// - `import.records_per_s` / `import.peak_rss_mb`: `ingestd import export.zip --grant` on an
+///   export written by `../shared/tools/gen_apple_health_export.py -n 200000` (the child's wall
+///   time and its peak resident set, from wait4); `import_1m.*` the same for 1,000,000 records.
+struct CLIBench {
+    var directory: String
+    var ingestd: String
+    var generator: String
+    let out = FigurePrinter()
+
+    /// A finished child: wall seconds, CPU seconds, peak resident set in MB, exit status.
+    struct ChildRun {
+        var wall: Double
+        var cpu: Double
+        var peakMegabytes: Double
+        var status: Int32
+    }
+
+    /// Runs `arguments[0]` with its stdout to `stdoutPath` (or /dev/null), stderr to /dev/null.
+    static func run(_ arguments: [String], stdoutPath: String = "/dev/null") throws -> ChildRun {
+        var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let started = ContinuousClock.now
+        let spawned = posix_spawn(&pid, arguments[0], &actions, nil, &argv, environ)
+        guard spawned == 0 else { throw BenchError("cannot start \(arguments[0]): \(String(cString: strerror(spawned)))") }
+        var status: Int32 = 0
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0 {
+            guard errno == EINTR else { throw BenchError("wait4: \(String(cString: strerror(errno)))") }
+        }
+        let wall = Measure.seconds(ContinuousClock.now - started)
+        let cpu = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+            + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+        let exitStatus = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        return ChildRun(wall: wall, cpu: cpu, peakMegabytes: Double(usage.ru_maxrss) / 1024, status: exitStatus)
+    }
+
+    func decodeJSON(reports: Int) throws {
+        let capture = directory + "/cli-capture.btsnoop"
+        defer { try? FileManager.default.removeItem(atPath: capture) }
+        log("cli: writing a \(reports)-report capture")
+        try CaptureDecodeBench(reports: reports, repeats: 1).writeCapture(to: capture)
+        let json = try Self.run([ingestd, "decode", capture, "--json"])
+        let text = try Self.run([ingestd, "decode", capture])
+        guard json.status == 0, text.status == 0 else { throw BenchError("ingestd decode exited \(json.status)/\(text.status)") }
+        log(String(format: "cli: decode --json %.2f s CPU (%.2f s wall), text %.2f s CPU", json.cpu, json.wall, text.cpu))
+        out.print("cli.decode_json_reports_per_s", Double(reports) / json.cpu, "1/s", decimals: 0)
+        out.print("cli.decode_text_reports_per_s", Double(reports) / text.cpu, "1/s", decimals: 0)
+    }
+
+    func replayJSONLines(samples: Int) throws {
+        let lines = directory + "/cli-replay.jsonl"
+        let store = directory + "/cli-replay.sqlite"
+        let raw = directory + "/cli-raw.sqlite"
+        defer {
+            for path in [lines, store, raw] {
+                for suffix in ["", "-wal", "-shm", ".lock"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+            }
+        }
+        var generator = SampleGenerator()
+        let encoder = HealthRecordEncoder()
+        var text = ""
+        var records: [HealthRecord] = []
+        records.reserveCapacity(samples)
+        while records.count < samples { records += generator.nextBatch(min(10_000, samples - records.count)) }
+        for record in records {
+            encoder.append(record, to: &text)
+            text += "\n"
+        }
+        try text.write(toFile: lines, atomically: false, encoding: .utf8)
+        text = ""
+        let granting = try HealthStore(path: store)
+        for source in SampleGenerator.sources { try granting.grant(source: source.name, types: [], all: true) }
+        granting.close()
+        log("cli: replaying \(samples) JSON lines")
+        let replay = try Self.run([ingestd, "replay", lines, "--store", store])
+        guard replay.status == 0 else { throw BenchError("ingestd replay exited \(replay.status)") }
+
+        try HealthStore(path: raw).close()
+        let inserter = try RawInserter(path: raw)
+        let rows = try records.map { record -> RawSampleRow in
+            guard case .sample(let sample) = record else { throw BenchError("not a sample") }
+            return try inserter.row(for: sample)
+        }
+        let started = ContinuousClock.now
+        var offset = 0
+        while offset < rows.count {
+            _ = try inserter.insert(Array(rows[offset..<min(rows.count, offset + 1_000)]))
+            offset += 1_000
+        }
+        let rawSeconds = Measure.seconds(ContinuousClock.now - started)
+        log(String(format: "cli: replay %.2f s wall (%.0f lines/s), raw insert %.2f s (%.0f rows/s)",
+                   replay.wall, Double(samples) / replay.wall, rawSeconds, Double(samples) / rawSeconds))
+        out.print("cli.replay_lines_per_s", Double(samples) / replay.wall, "1/s", decimals: 0)
+        out.print("cli.replay_jsonl_vs_raw_insert", rawSeconds / replay.wall, "ratio", decimals: 2)
+    }
+
+    func importExport(records: Int, prefix: String) throws {
+        let exportDirectory = directory + "/export-\(records)"
+        let store = directory + "/import-\(records).sqlite"
+        defer {
+            try? FileManager.default.removeItem(atPath: exportDirectory)
+            for suffix in ["", "-wal", "-shm", ".lock"] { try? FileManager.default.removeItem(atPath: store + suffix) }
+        }
+        log("import: generating a \(records)-record export")
+        let generated = try Self.run(["/usr/bin/env", "python3", generator, "-n", "\(records)", "-o", exportDirectory])
+        guard generated.status == 0 else { throw BenchError("\(generator) exited \(generated.status)") }
+        let imported = try Self.run([ingestd, "import", exportDirectory + "/export.zip", "--grant", "--store", store])
+        guard imported.status == 0 else { throw BenchError("ingestd import exited \(imported.status)") }
+        log(String(format: "import: %d records in %.2f s wall (%.2f s CPU), peak RSS %.1f MB",
+                   records, imported.wall, imported.cpu, imported.peakMegabytes))
+        out.print("\(prefix).records_per_s", Double(records) / imported.wall, "1/s", decimals: 0)
+        out.print("\(prefix).peak_rss_mb", imported.peakMegabytes, "MB", decimals: 1)
+    }
+}
+
+/// The `cli` and `import` parts of IngestBench (see `CLIBench`).
+func cliBenchmarks(_ options: BenchOptions, directory: String, parts: Set<String>) throws {
+    guard let ingestd = DaemonBench.ingestdBinary() else {
+        log("cli/import: no ingestd binary next to IngestBench; build it too (swift build -c release --product ingestd)")
+        return
+    }
+    let bench = CLIBench(directory: directory, ingestd: ingestd, generator: options.exportGenerator)
+    if parts.contains("cli") {
+        try bench.decodeJSON(reports: options.samples >= 1_000_000 ? 300_000 : 30_000)
+        try bench.replayJSONLines(samples: options.samples >= 1_000_000 ? 200_000 : 20_000)
+    }
+    if parts.contains("import") {
+        guard FileManager.default.fileExists(atPath: options.exportGenerator) else {
+            log("import: no export generator at \(options.exportGenerator) (--export-generator PATH)")
+            return
+        }
+        try bench.importExport(records: options.samples >= 1_000_000 ? 200_000 : 20_000, prefix: "import")
+        if options.samples >= 1_000_000 { try bench.importExport(records: 1_000_000, prefix: "import_1m") }
+    }
+}

@@ -1,0 +1,132 @@
+import AppleHealthImport
+import ArgumentParsing
+import Foundation
+import HealthModel
+import Pipeline
+import SQLiteStore
+
+/// `ingestd import FILE`: an Apple Health export (export.zip or export.xml), streamed through the
+/// pipeline into the store.
+struct ImportCommand: Command {
+    static let configuration = CommandConfiguration(
+        name: "import",
+        abstract: "Import an Apple Health export (export.zip or export.xml).",
+        discussion: """
+            FILE is the export.zip the Health app writes (Export All Health Data), or the export.xml \
+            inside it. The document is streamed, never loaded whole. Quantity records keep their \
+            HealthKit type, their source (the app or device name the export gives) and device; values \
+            are converted to each type's canonical unit by the pipeline; blood pressure and food \
+            correlations are stored once (the export repeats their members as separate records); a \
+            sample re-written with a higher HKMetadataKeySyncVersion replaces the older version. \
+            Importing the same export again adds nothing. Sources are authorized like any other: \
+            without --grant their samples are held (see 'ingestd auth pending') and the grant \
+            commands are printed; --grant allows every (source, type) the export holds, except pairs \
+            you denied. Types ingestd does not know (categories, workouts…) are counted and listed. \
+            A damaged archive or document stops the import at the byte offset named; what was \
+            committed before stays (exit status 65).
+            """
+    )
+    static let signature = Signature {
+        Positional("FILE", key: "file", help: "export.zip or export.xml.")
+        StoreOption.self
+        Flag("grant", help: "Grant every source the types it has in the export (denied pairs stay denied).")
+        Option("batch-size", valueName: "N", help: "Records per transaction.", default: "2000")
+        JSONOption.self
+    }
+
+    let file: String
+    let storePath: String?
+    let grant: Bool
+    let batchSize: Int
+    let json: Bool
+
+    init(_ arguments: ParsedValues) throws {
+        file = try arguments.value("file") ?? ""
+        storePath = try StoreOption(arguments).path
+        grant = arguments.flag("grant")
+        batchSize = try arguments.value("batch-size") ?? 2000
+        json = try JSONOption(arguments).isOn
+        guard batchSize > 0 else { throw UsageError.invalidValue(String(batchSize), argument: "--batch-size", reason: "must be at least 1") }
+    }
+
+    func run(_ context: CommandContext) async throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) else { throw CommandFailure.noInput(path: file) }
+        guard !isDirectory.boolValue else { throw CommandFailure.noInput(path: file, reason: "is a directory") }
+        let opened: (source: ByteChunkSource, entry: String?, fileSize: Int)
+        do {
+            opened = try AppleHealthExportFile.open(path: file)
+        } catch {
+            throw CommandFailure.dataError("\(file): \(error)")
+        }
+        let store = try CommonArguments.openStore(storePath, context: context)
+        defer { store.close() }
+        let pipeline = try Pipeline(store: store)
+        let denied = Set(try store.denials().map { "\($0.source)\u{1F}\($0.type)" })
+        var grantedPairs = Set(try store.grants().map { "\($0.source)\u{1F}\($0.type)" })
+        var report = IngestReport()
+        var records = 0
+        let progress = ProgressLine(label: "import", totalBytes: opened.fileSize, context: context)
+        let xml = XMLPullReader(source: opened.source)
+        let reader = AppleHealthExportReader(xml: xml) { batch in
+            if grant {
+                var changed = false
+                for sample in batch.flatMap(\.samples) {
+                    let pair = "\(sample.source)\u{1F}\(sample.type.identifier)"
+                    guard !grantedPairs.contains(pair), !denied.contains(pair), !denied.contains("\(sample.source)\u{1F}*") else { continue }
+                    try store.grant(source: sample.source, types: [sample.type])
+                    grantedPairs.insert(pair)
+                    changed = true
+                }
+                if changed { try pipeline.reloadAuthorization() }
+            }
+            do {
+                report.merge(try pipeline.ingest(batch))
+            } catch let error as SQLiteError where error.isDiskFull {
+                throw CommandFailure.failure("the disk is full: the last batch was not stored (nothing half-written); free space and import again")
+            }
+            records += batch.count
+            progress.update(bytes: opened.source.fileOffset, records: records)
+        }
+        reader.batchSize = batchSize
+        var damage: AppleHealthImportError?
+        do {
+            try reader.run()
+        } catch let error as AppleHealthImportError {
+            damage = error
+        }
+        progress.finish()
+        IngestSummaryPrinter(report: report).print(to: context, json: json)
+        printFindings(reader.tally, context: context)
+        if let damage {
+            context.stderr.writeLine("error: \(file): \(damage); the \(report.totals.written + report.totals.replaced) samples stored before it are kept")
+            throw ExitCode.dataError
+        }
+    }
+
+    private func printFindings(_ tally: AppleHealthImportTally, context: CommandContext) {
+        context.stderr.writeLine(
+            "note: \(tally.recordElements) records read: \(tally.samples) samples, \(tally.correlations) correlations "
+                + "(\(tally.correlationCopiesSkipped) repeated correlation members left out)")
+        for source in tally.sourceTypes.keys.sorted() {
+            let types = (tally.sourceTypes[source] ?? []).compactMap { QuantityType.named($0)?.shortName }.sorted()
+            context.stderr.writeLine("note: source \(JSONText.quoted(source)): \(types.joined(separator: ", "))")
+        }
+        if !tally.unknownTypes.isEmpty {
+            let total = tally.unknownTypes.values.reduce(0, +)
+            let list = tally.unknownTypes.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+                .map { "\($0.key) (\($0.value))" }.joined(separator: ", ")
+            context.stderr.writeLine("note: \(total) records of types ingestd does not know were skipped: \(list)")
+        }
+        for (element, count) in tally.otherElements.sorted(by: { $0.key < $1.key }) {
+            context.stderr.writeLine("note: \(count) <\(element)> element\(count == 1 ? "" : "s") not imported")
+        }
+        for (reason, count) in tally.unreadable.sorted(by: { $0.key < $1.key }) {
+            let example = tally.unreadableExamples[reason].map { ", e.g. \(JSONText.quoted($0))" } ?? ""
+            context.stderr.writeLine("warning: \(count) record\(count == 1 ? "" : "s") skipped: \(reason)\(example)")
+        }
+        if tally.metadataRefused > 0 {
+            context.stderr.writeLine("warning: \(tally.metadataRefused) metadata entries refused (not of their key's type, or an unknown time zone)")
+        }
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import HealthModel
+
+/// The one-pass sample decoder (`SampleLineFastDecoder`, behind `HealthRecordDecoder.decodeLine`)
+/// against the reference decoding through the JSON tree: the same record or the same error for
+/// every line of the test fixtures, the fuzz seeds, the literals of the coding tests, and many
+/// thousand damaged variants of them.
+@Suite struct HealthRecordDecoderEquivalenceTests {
+    static let fixedUUID = UUID(uuidString: "00000000-0000-4000-8000-000000000001") ?? UUID()
+    let decoder = HealthRecordDecoder(defaultSource: "equivalence", makeUUID: { Self.fixedUUID })
+
+    static let testsDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+
+    /// Every line of every `.jsonl` fixture under Tests/, the JSON-looking string literals of
+    /// HealthRecordCodingTests (valid and invalid lines), and the records fuzz target's seed line.
+    static func corpus() throws -> [[UInt8]] {
+        var lines: [[UInt8]] = []
+        let files = FileManager.default.enumerator(at: testsDirectory, includingPropertiesForKeys: nil)
+        while let file = files?.nextObject() as? URL {
+            guard file.pathExtension == "jsonl" else { continue }
+            let data = try Data(contentsOf: file)
+            lines += data.split(separator: UInt8(ascii: "\n")).map { Array($0) }
+        }
+        let codingTests = try String(
+            contentsOf: testsDirectory.appendingPathComponent("HealthModelTests/HealthRecordCodingTests.swift"), encoding: .utf8)
+        for literal in codingTests.components(separatedBy: "#\"").dropFirst() {
+            guard let end = literal.range(of: "\"#") else { continue }
+            let text = literal[..<end.lowerBound]
+            if text.hasPrefix("{") || text.hasPrefix(" {") { lines.append(Array(text.utf8)) }
+        }
+        lines.append(Array(#"{"type":"stepCount","value":12,"unit":"count","start":"2026-01-01T08:00:00+01:00","end":"2026-01-01T08:01:00.5Z","source":"pod","metadata":{"HKWasUserEntered":true}}"#.utf8))
+        lines.append(Array(#"{"uuid":"e621e1f8-c36c-495a-93fc-0c247a3e6e5f","type":"bodyMass","value":72.35e0,"unit":"lb","start":"2026-01-01 08:00:00+0100","end":"2026-01-01T08:00:00Z","device":{},"metadata":{"HKMetadataKeySyncIdentifier":"a","HKMetadataKeySyncVersion":9223372036854775807,"HKTimeZone":"Europe/Berlin","meal":1.5,"HKWasUserEntered":1,"note":"ü"}}"#.utf8))
+        return lines
+    }
+
+    func bothWays(_ line: [UInt8]) -> (fast: Result<HealthRecord, RecordDecodingError>, tree: Result<HealthRecord, RecordDecodingError>) {
+        line.withUnsafeBufferPointer { bytes in
+            (Result { () throws(RecordDecodingError) in try decoder.decodeLine(bytes) },
+             Result { () throws(RecordDecodingError) in try decoder.decodeLineThroughTree(bytes) })
+        }
+    }
+
+    @Test func fixturesDecodeTheSameBothWays() throws {
+        let corpus = try Self.corpus()
+        #expect(corpus.count > 100)
+        for line in corpus {
+            let (fast, tree) = bothWays(line)
+            #expect(fast == tree, "\(String(decoding: line, as: UTF8.self))")
+        }
+    }
+
+    /// The fast path must really take the lines ingestd writes (else the test above proves nothing).
+    @Test func theFastPathTakesEveryPrintedSample() throws {
+        var taken = 0
+        for line in try Self.corpus() {
+            guard case .success(.sample(let sample)) = bothWays(line).tree else { continue }
+            let printed = Array(HealthRecordEncoder().encode(sample).utf8)
+            let fast = printed.withUnsafeBufferPointer { bytes in
+                SampleLineFastDecoder.decode(bytes, defaultSource: "x", makeUUID: { Self.fixedUUID })
+            }
+            #expect(fast == sample, "\(String(decoding: printed, as: UTF8.self))")
+            taken += 1
+        }
+        #expect(taken > 50)
+    }
+
+    /// Damaged lines: bytes replaced by JSON's special characters, removed, duplicated or cut.
+    @Test func damagedLinesDecodeTheSameBothWays() throws {
+        let corpus = try Self.corpus()
+        let specials = Array(#"{}[]":,\ -+.0123456789eEtfnul"#.utf8) + [0x00, 0x0A, 0x7F, 0xC2, 0x85, 0xFF]
+        var generator = SplitMix64(seed: 17)
+        var compared = 0
+        var fastAccepted = 0
+        for line in corpus where !line.isEmpty {
+            for _ in 0..<60 {
+                var mutated = line
+                for _ in 0...Int.random(in: 0...2, using: &generator) {
+                    guard !mutated.isEmpty else { break }
+                    let position = Int.random(in: 0..<mutated.count, using: &generator)
+                    switch Int.random(in: 0..<4, using: &generator) {
+                    case 0: mutated[position] = specials.randomElement(using: &generator) ?? 0
+                    case 1: mutated.remove(at: position)
+                    case 2: mutated.insert(mutated[position], at: position)
+                    default: mutated.removeSubrange(position...)
+                    }
+                }
+                let (fast, tree) = bothWays(mutated)
+                #expect(fast == tree, "\(String(decoding: mutated, as: UTF8.self))")
+                if case .success = fast { fastAccepted += 1 }
+                compared += 1
+            }
+        }
+        #expect(compared > 6000)
+        #expect(fastAccepted > 100)
+    }
+
+    @Test func sampleIdentifiersAreVersion4AndReproducible() {
+        let first = SampleIdentifierGenerator(seed: 42)
+        let second = SampleIdentifierGenerator(seed: 42)
+        var seen = Set<UUID>()
+        for _ in 0..<10_000 {
+            let uuid = first.next()
+            #expect(uuid == second.next())
+            let text = uuid.uuidString
+            #expect(Array(text)[14] == "4", "\(text)")
+            #expect("89AB".contains(Array(text)[19]), "\(text)")
+            seen.insert(uuid)
+        }
+        #expect(seen.count == 10_000)
+        #expect(SampleIdentifierGenerator(seed: 43).next() != SampleIdentifierGenerator(seed: 42).next())
+    }
+
+    @Test func uuidsPrintAsFoundationSpellsThem() {
+        let generator = SampleIdentifierGenerator(seed: 7)
+        for uuid in [UUID(), Self.fixedUUID, generator.next(), UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255))] {
+            var text = ""
+            HealthRecordEncoder.appendUUID(uuid, to: &text)
+            #expect(text == uuid.uuidString)
+        }
+    }
+
+    @Test func aBoundedUnitCacheStartsOverWhenFull() {
+        let cache = UnitCache(capacity: 2)
+        #expect(cache.unit("kg") == (try? HealthModel.Unit(from: "kg")))
+        #expect(cache.unit("lb") != nil)
+        #expect(cache.unit("count/min") != nil)  // the third spelling empties the table first
+        #expect(cache.unit("not a unit") == nil)
+        #expect(cache.count <= 2)
+    }
+}
