@@ -24,6 +24,7 @@ let package = Package(
         .executable(name: "ingestd", targets: ["ingestd"]),
         .executable(name: "IngestBench", targets: ["IngestBench"]),
         .executable(name: "ingestd-adapter-xiaomi-scale", targets: ["ingestd-adapter-xiaomi-scale"]),
+        .executable(name: "ingestd-adapter-dsd6-band", targets: ["ingestd-adapter-dsd6-band"]),
     ],
     targets: [
         // C libraries from Debian, through module maps and shim headers.
@@ -106,6 +107,9 @@ let package = Package(
         // The Xiaomi scale adapter built as an external adapter executable (ExternalAdapterMain).
         .executableTarget(name: "ingestd-adapter-xiaomi-scale", dependencies: ["AdapterKit", "ExternalAdapterProtocol", "XiaomiScale"],
                           path: "Plugins/ExternalXiaomiScale"),
+        // The DS-D6 band adapter as a protocol-2 plugin holding its conversation through the daemon.
+        .executableTarget(name: "ingestd-adapter-dsd6-band", dependencies: ["ExternalAdapterProtocol", "DSD6Band"],
+                          path: "Plugins/ExternalDSD6Band"),
 
         // Helpers shared by the test targets: hex literals, advertisement builders, the ingestd
         // process runner, log collection, the Omron CSV export, the fragmentation verifier.
