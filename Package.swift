@@ -24,6 +24,7 @@ let package = Package(
         .executable(name: "ingestd", targets: ["ingestd"]),
         .executable(name: "IngestBench", targets: ["IngestBench"]),
         .executable(name: "ingestd-adapter-xiaomi-scale", targets: ["ingestd-adapter-xiaomi-scale"]),
+        .executable(name: "ingestd-adapter-dsd6-band", targets: ["ingestd-adapter-dsd6-band"]),
     ],
     targets: [
         // C libraries from Debian, through module maps and shim headers.
@@ -33,6 +34,7 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // The health model: pure values, Foundation only.
         .target(name: "HealthModel"),
@@ -70,8 +72,12 @@ let package = Package(
         // Apple Health exports (export.zip / export.xml) streamed into records: zip central directory,
         // inflate (zlib), a pull XML reader, the export's record mapping.
         .target(name: "AppleHealthImport", dependencies: ["CZlib", "HealthModel"]),
-        // Sinks: cursors over the change feed, the delivery engine, MQTT (libmosquitto), HTTP push (libcurl).
-        .target(name: "Delivery", dependencies: ["HealthModel", "SQLiteStore", "CMosquitto", "CCurl"]),
+        // The shared PostgreSQL store of a fleet (libpq): connection, versioned schema, the sink's batch writer,
+        // and the read side the query commands use with --store postgresql://….
+        .target(name: "PostgresStore", dependencies: ["CLibPQ", "HealthModel", "Pipeline"]),
+        // Sinks: cursors over the change feed, the delivery engine, MQTT (libmosquitto), HTTP push (libcurl),
+        // PostgreSQL (through PostgresStore's writer).
+        .target(name: "Delivery", dependencies: ["HealthModel", "SQLiteStore", "CMosquitto", "CCurl", "PostgresStore"]),
         // The runtime: the daemon and its device backends, the ingest service, the capture replay
         // engine, the capture recorders, input files, the adapter catalogue (built-in + external).
         .target(name: "IngestRuntime", dependencies: [
@@ -81,7 +87,7 @@ let package = Package(
         // Commands and wiring; only `ingestd`'s main imports it.
         .target(name: "IngestCLI", dependencies: [
             "ArgumentParsing", "IngestRuntime", "Logging", "ExternalAdapterProtocol", "BLEWire", "Export", "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
-            "LibUSBTransport", "BlueZTransport", "ExternalAdapters", "Delivery", "AppleHealthImport",
+            "LibUSBTransport", "BlueZTransport", "ExternalAdapters", "Delivery", "AppleHealthImport", "PostgresStore",
         ]),
         // The ordered registry of built-in adapters (exact matches before generic ones).
         .target(
@@ -94,16 +100,22 @@ let package = Package(
             name: "IngestBench",
             dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CSQLite", "BLEWire", "CaptureFormats",
                            "BuiltinAdapters", "AdapterKit", "Transport",
-                           "IngestRuntime", "BLESimulators", "BlueZTransport", "Logging", "Delivery"]
+                           "IngestRuntime", "BLESimulators", "BlueZTransport", "Logging", "Delivery",
+                           "PostgresStore", "LocalPostgres"]
         ),
 
         // The Xiaomi scale adapter built as an external adapter executable (ExternalAdapterMain).
         .executableTarget(name: "ingestd-adapter-xiaomi-scale", dependencies: ["AdapterKit", "ExternalAdapterProtocol", "XiaomiScale"],
                           path: "Plugins/ExternalXiaomiScale"),
+        // The DS-D6 band adapter as a protocol-2 plugin holding its conversation through the daemon.
+        .executableTarget(name: "ingestd-adapter-dsd6-band", dependencies: ["ExternalAdapterProtocol", "DSD6Band"],
+                          path: "Plugins/ExternalDSD6Band"),
 
         // Helpers shared by the test targets: hex literals, advertisement builders, the ingestd
         // process runner, log collection, the Omron CSV export, the fragmentation verifier.
-        .target(name: "TestSupport", dependencies: ["BLEWire", "Transport"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["BLEWire", "Transport"], path: "Tests/TestSupport", exclude: ["LocalPostgres"]),
+        // A throwaway PostgreSQL server (initdb + pg_ctl in a temp dir, as the postgres user) for tests and IngestBench.
+        .target(name: "LocalPostgres", path: "Tests/TestSupport/LocalPostgres"),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel", "TestSupport"]),
         .testTarget(name: "AppleHealthImportTests", dependencies: ["AppleHealthImport", "HealthModel", "TestSupport"],
                     exclude: ["Fixtures"]),
@@ -113,8 +125,9 @@ let package = Package(
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "SQLiteStore", "HealthModel"]),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "Pipeline", "HealthModel"]),
         // Real receivers: a Mosquitto broker and a Python HTTP server started on 127.0.0.1 by the tests,
-        // the engine in process and the built ingestd (kill -9 mid-delivery).
-        .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "SQLiteStore", "Pipeline", "HealthModel", "TestSupport", "ingestd"],
+        // the engine in process and the built ingestd (kill -9 mid-delivery); a real PostgreSQL (LocalPostgres).
+        .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "SQLiteStore", "Pipeline", "HealthModel", "TestSupport", "ingestd",
+                                                          "LocalPostgres", "PostgresStore"],
                     exclude: ["Receivers"]),
         // Runs the built ingestd binary (SIGKILL mid-replay, then replay again).
         .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd", "TestSupport"], exclude: ["Captures"]),

@@ -205,6 +205,9 @@ public enum ATTPDU {
     /// The largest attribute value ATT allows (a long write or read never exceeds it).
     public static let maximumAttributeValueLength = 512
 
+    /// The ATT MTU of an LE link before an Exchange MTU.
+    public static let defaultMTU = 23
+
     public static func errorResponse(request: UInt8, handle: UInt16, code: ATTErrorCode) -> [UInt8] {
         [ATTOpcode.errorResponse.rawValue, request] + handle.littleEndianBytes(count: 2) + [code.rawValue]
     }

@@ -33,6 +33,15 @@ public struct HCITraceDecoder: Sendable {
         connections[ConnectionKey(controller: controllerIndex, handle: handle)]?.servers[0]
     }
 
+    /// Emits what the end of the trace completes: reads whose last part filled the MTU, which a
+    /// Read Blob Request would have continued (see ``ConnectionState``). Call once after the last
+    /// packet; decoding may go on afterwards.
+    public mutating func finish(into events: inout [TransportEvent]) {
+        for key in connections.keys.sorted(by: { ($0.controller, $0.handle) < ($1.controller, $1.handle) }) {
+            connections[key]?.completeLongReads(statistics: &statistics, events: &events)
+        }
+    }
+
     /// Counts a record of a capture that is not an HCI packet (``TraceStatistics/nonHCIRecords``).
     public mutating func countNonHCIRecord() {
         statistics.nonHCIRecords += 1
@@ -212,7 +221,10 @@ public struct HCITraceDecoder: Sendable {
         let handle = parameters.uint16(at: 2) & 0x0FFF
         let peer = parameters.address(at: 6)
         let key = ConnectionKey(controller: controller, handle: handle)
-        if let stale = connections.removeValue(forKey: key) { remember(stale) }
+        if var stale = connections.removeValue(forKey: key) {
+            stale.completeLongReads(statistics: &statistics, events: &events)
+            remember(stale)
+        }
         var state = ConnectionState(handle: handle, peerAddress: peer)
         if let known = tablesByPeer[peer] { state.servers[0] = known }
         connections[key] = state
@@ -235,7 +247,8 @@ public struct HCITraceDecoder: Sendable {
         }
         guard parameters[0] == 0 else { return }
         let handle = parameters.uint16(at: 1) & 0x0FFF
-        let state = connections.removeValue(forKey: ConnectionKey(controller: controller, handle: handle))
+        var state = connections.removeValue(forKey: ConnectionKey(controller: controller, handle: handle))
+        state?.completeLongReads(statistics: &statistics, events: &events)
         if let state { remember(state) }
         statistics.disconnections += 1
         events.append(.disconnected(BLEDisconnection(
@@ -289,6 +302,8 @@ struct ExtendedAdvertisingKey: Hashable, Sendable {
 /// An ATT request waiting for its response.
 enum PendingRequest: Hashable, Sendable {
     case read(handle: UInt16)
+    case readBlob(handle: UInt16, offset: Int)
+    case exchangeMTU(clientMTU: Int)
     case readByType(BLEUUID?)
     case readByGroupType(BLEUUID?)
     case findInformation
@@ -311,6 +326,16 @@ struct ConnectionState: Sendable {
     /// A long write being prepared towards the server of the same index: its handle and the
     /// parts joined so far (Prepare Write Requests at consecutive offsets), until Execute Write.
     var preparedWrite: [(handle: UInt16, value: [UInt8])?] = [nil, nil]
+    /// A long read being received from the server of the same index: a Read Response that filled
+    /// the MTU, joined with the Read Blob Responses at consecutive offsets that follow it. It
+    /// becomes one `read` value when a part comes back shorter than the MTU allows (or the value
+    /// reaches 512 bytes), when the server answers a Read Blob with Attribute Not Long or Invalid
+    /// Offset (the value is whole), when the client asks anything else, when the connection ends,
+    /// or at ``HCITraceDecoder/finish(into:)``. Another error answering a Read Blob drops it: the
+    /// read failed.
+    var longRead: [(handle: UInt16, value: [UInt8], timestamp: Int64)?] = [nil, nil]
+    /// The ATT MTU: 23 until an Exchange MTU Request and Response are seen.
+    var mtu = ATTPDU.defaultMTU
 
     init(handle: UInt16, peerAddress: BLEAddress?) {
         self.handle = handle
@@ -383,6 +408,12 @@ struct ConnectionState: Sendable {
         // PDU away from it. Unknown direction counts as the usual case (the peer is the server).
         let fromClient = direction == .received ? 1 : 0
         let fromServer = direction == .sent ? 1 : 0
+        if (opcode.isRequest || opcode.isCommand), let held = longRead[fromClient],
+           !(opcode == .readBlobRequest && pdu.count >= 5 && pdu.uint16(at: 1) == held.handle
+               && Int(pdu.uint16(at: 3)) == held.value.count) {
+            // The client asks something else: the value read so far is all it wanted.
+            completeLongRead(server: fromClient, statistics: &statistics, events: &events)
+        }
         switch opcode {
         case .handleValueNotification, .handleValueIndication:
             receiveHandleValue(pdu, isNotification: opcode == .handleValueNotification, server: fromServer,
@@ -431,6 +462,10 @@ struct ConnectionState: Sendable {
             return .readByType(BLEUUID(littleEndianBytes: pdu.slice(5, pdu.count)))
         case .readRequest:
             return .read(handle: pdu.uint16(at: 1))
+        case .readBlobRequest where pdu.count >= 5:  // handle, offset
+            return .readBlob(handle: pdu.uint16(at: 1), offset: Int(pdu.uint16(at: 3)))
+        case .exchangeMTURequest where pdu.count >= 3:  // the client's receive MTU
+            return .exchangeMTU(clientMTU: Int(pdu.uint16(at: 1)))
         case .readByGroupTypeRequest:  // start, end, group type
             return .readByGroupType(BLEUUID(littleEndianBytes: pdu.slice(5, pdu.count)))
         default:
@@ -456,13 +491,73 @@ struct ConnectionState: Sendable {
                 statistics.unmatchedResponses += 1
                 return
             }
-            statistics.reads += 1
-            events.append(.gattValue(value(handle: handle, bytes: pdu.slice(1, pdu.count), kind: .read,
-                                           server: server, timestamp: timestamp)))
+            let part = Array(pdu.slice(1, pdu.count))
+            longRead[server] = (handle, part, timestamp)
+            // A part that fills the MTU may go on in Read Blob Responses.
+            if part.count < mtu - 1 || part.count >= ATTPDU.maximumAttributeValueLength {
+                completeLongRead(server: server, statistics: &statistics, events: &events)
+            }
+        case .readBlobResponse:
+            receiveReadBlob(pdu, request: request, server: server, timestamp: timestamp,
+                            statistics: &statistics, events: &events)
+        case .errorResponse where pdu.count >= 5:  // request opcode, handle, code
+            guard case .readBlob(let handle, _) = request, longRead[server]?.handle == handle else { return }
+            if pdu[4] == ATTErrorCode.attributeNotLong.rawValue || pdu[4] == ATTErrorCode.invalidOffset.rawValue {
+                completeLongRead(server: server, statistics: &statistics, events: &events)
+            } else {
+                longRead[server] = nil
+            }
+        case .exchangeMTUResponse where pdu.count >= 3:  // the server's receive MTU
+            guard case .exchangeMTU(let clientMTU) = request else {
+                statistics.unmatchedResponses += 1
+                return
+            }
+            mtu = max(ATTPDU.defaultMTU, min(clientMTU, Int(pdu.uint16(at: 1))))
         case .readByGroupTypeResponse:
             receiveReadByGroupType(pdu, request: request, server: server, statistics: &statistics)
         default:
             break  // Error Response and responses that carry nothing the decoder maps
+        }
+    }
+
+    /// Read Blob Response: the part of the held long read at the offset its request asked for.
+    private mutating func receiveReadBlob(
+        _ pdu: UnsafeRawBufferPointer, request: PendingRequest?, server: Int, timestamp: Int64,
+        statistics: inout TraceStatistics, events: inout [TransportEvent]
+    ) {
+        guard case .readBlob(let handle, let offset) = request, var held = longRead[server], held.handle == handle,
+              held.value.count == offset else {
+            statistics.unmatchedResponses += 1
+            return
+        }
+        let part = pdu.slice(1, pdu.count)
+        guard offset + part.count <= ATTPDU.maximumAttributeValueLength else {
+            longRead[server] = nil
+            statistics.count(.attResponseMalformed)
+            return
+        }
+        held.value.append(contentsOf: part)
+        held.timestamp = timestamp
+        longRead[server] = held
+        if part.count < mtu - 1 || held.value.count == ATTPDU.maximumAttributeValueLength {
+            completeLongRead(server: server, statistics: &statistics, events: &events)
+        }
+    }
+
+    /// Emits the long reads still held (the connection ends, or the trace).
+    mutating func completeLongReads(statistics: inout TraceStatistics, events: inout [TransportEvent]) {
+        for server in longRead.indices { completeLongRead(server: server, statistics: &statistics, events: &events) }
+    }
+
+    /// Emits the value held for the server of this index as one `read`, stamped with its last part.
+    private mutating func completeLongRead(server: Int, statistics: inout TraceStatistics,
+                                           events: inout [TransportEvent]) {
+        guard let held = longRead[server] else { return }
+        longRead[server] = nil
+        statistics.reads += 1
+        held.value.withUnsafeBytes { bytes in
+            events.append(.gattValue(value(handle: held.handle, bytes: bytes, kind: .read, server: server,
+                                           timestamp: held.timestamp)))
         }
     }
 

@@ -20,6 +20,7 @@ public struct DecodedTrace: Sendable {
         while let record = try reader.next() {
             decoder.process(record, into: &events)
         }
+        decoder.finish(into: &events)
         self.events = events
         self.statistics = decoder.statistics
         self.warnings = reader.warnings

@@ -19,4 +19,11 @@ extension HCITraceDecoder {
         process(record, into: &events)
         return events
     }
+
+    /// The events the end of the trace completes (``finish(into:)``).
+    public mutating func finish() -> [TransportEvent] {
+        var events: [TransportEvent] = []
+        finish(into: &events)
+        return events
+    }
 }

@@ -1,11 +1,13 @@
 import Foundation
 import HealthModel
+import PostgresStore
 import SQLiteStore
 
 /// What kind of receiver a sink talks to, chosen by its URL's scheme.
 public enum SinkKind: String, Sendable, Codable {
     case mqtt
     case http
+    case postgresql
 }
 
 /// The body format of an HTTP sink.
@@ -42,8 +44,14 @@ public struct SinkOptions: Sendable, Codable, Equatable {
     /// `Name: value` lines; a value word `@/path` or `env:NAME` is replaced by the secret.
     public var headers: [String] = []
     public var timeoutSeconds: Double = 30
+    // PostgreSQL
+    /// The schema ingestd's tables live in (nil: `ingestd`).
+    public var schema: String?
 
     public init() {}
+
+    /// The default batch of a PostgreSQL sink: one transaction per batch, so larger than HTTP's.
+    public static let postgresBatchSize = 10_000
 
     /// The MQTT topic prefix: `--prefix`, or `ingestd/<gateway id>`.
     public var resolvedPrefix: String { topicPrefix ?? "ingestd/\(gatewayID)" }
@@ -72,7 +80,7 @@ public struct SinkTarget: Sendable, Equatable {
     public var scheme: String
     public var host: String
     public var port: Int
-    /// For HTTP: the whole URL without user information.
+    /// For HTTP: the whole URL without user information; for PostgreSQL: the URL without its password.
     public var urlWithoutCredentials: String
     public var username: String?
     public var password: String?
@@ -85,10 +93,20 @@ public struct SinkTarget: Sendable, Equatable {
         switch scheme {
         case "mqtt", "mqtts": kind = .mqtt
         case "http", "https": kind = .http
-        case "postgresql", "postgres":
-            throw .unsupportedScheme(scheme, reason: "PostgreSQL sinks are not available yet")
+        case "postgresql", "postgres": kind = .postgresql
         default:
-            throw .unsupportedScheme(scheme, reason: "use mqtt://, mqtts://, http:// or https://")
+            throw .unsupportedScheme(scheme, reason: "use mqtt://, mqtts://, http://, https:// or postgresql://")
+        }
+        if kind == .postgresql {
+            // libpq reads the URL itself; the host may be empty (a Unix socket named by ?host=/dir).
+            self.scheme = scheme
+            host = components.host ?? ""
+            port = components.port ?? 5432
+            username = components.user.flatMap { $0.isEmpty ? nil : $0.removingPercentEncoding ?? $0 }
+            let split = PostgresURL.splittingPassword(url)
+            password = split.password.flatMap { $0.isEmpty ? nil : $0 }
+            urlWithoutCredentials = split.url
+            return
         }
         guard let host = components.host, !host.isEmpty else {
             throw .invalidURL(SinkTarget.redacted(url), reason: "no host")

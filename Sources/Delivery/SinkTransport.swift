@@ -70,7 +70,7 @@ public struct DeliveryContext: Sendable {
     public func dailyTotal(person: String, type: String) -> Double? { dailyTotals[Self.key(person: person, type: type)] }
 }
 
-/// A connection to one receiver. Used by one thread at a time; `send` blocks until the receiver
+/// A connection to one receiver (an MQTT broker, an HTTP server, a PostgreSQL database). Used by one thread at a time; `send` blocks until the receiver
 /// acknowledged or refused the batch, or throws when it could not say.
 public protocol SinkTransport: AnyObject {
     /// Whether `send` wants today's totals of cumulative types (Home Assistant states).
@@ -92,6 +92,7 @@ public enum SinkTransports {
         switch configuration.target.kind {
         case .mqtt: MQTTSinkTransport(configuration, secrets: secrets, softwareVersion: softwareVersion)
         case .http: HTTPSinkTransport(configuration, secrets: secrets)
+        case .postgresql: PostgresSinkTransport(configuration, secrets: secrets)
         }
     }
 }

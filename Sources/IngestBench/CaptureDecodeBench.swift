@@ -104,6 +104,9 @@ struct CaptureDecodeBench {
                 output.records.removeAll(keepingCapacity: true)
             }
         }
+        events.removeAll(keepingCapacity: true)
+        decoder.finish(into: &events)
+        for event in events { router.route(event, into: &output) }
         router.finish(into: &output)
         counts.samples += output.records.count
         counts.advertisements = decoder.statistics.advertisements

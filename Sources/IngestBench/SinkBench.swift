@@ -69,11 +69,12 @@ enum SinkBench {
     }
 
     /// Adds a sink and times the in-process engine draining the whole backlog; samples per second.
-    static func drain(storePath: String, name: String, url: String, count: Int) throws -> Double {
+    static func drain(storePath: String, name: String, url: String, count: Int, batchSize: Int = 1000) throws -> Double {
         let store = try HealthStore(path: storePath)
         defer { store.close() }
         var options = SinkOptions()
         options.gatewayID = "bench"
+        options.batchSize = batchSize
         let definition = SinkDefinition(name: name, url: url, options: options.encoded(), every: nil,
                                         readTypes: [QuantityType.stepCount.identifier])
         try store.addSink(definition)

@@ -13,11 +13,11 @@ struct BenchOptions {
     var statsRepeats = 5
     var directory: String?
     /// Runs only some parts (for profiling): `pipeline`, `raw`, `ingest` (both), `stats`, `capture`,
-    /// `cli`, `import`, `daemon` or `sink`.
+    /// `cli`, `import`, `daemon`, `sink` or `postgres`.
     var only: String?
     /// The Apple Health export generator the `import` part runs (python3).
     var exportGenerator = "../shared/tools/gen_apple_health_export.py"
-    /// Samples of the delivery backlog (MQTT and HTTP) and of the daemon's drain.
+    /// Samples of the delivery backlog (MQTT and HTTP) and of the daemon's drain (and of the PostgreSQL sink's backlog).
     var sinkBacklog = 100_000
     var sinkDrain = 1_000_000
 
@@ -30,7 +30,7 @@ struct BenchOptions {
           --repeats N        ingest runs (both arms interleaved by batch); medians are reported (default 3)
           --stats-repeats N  runs of each statistics arm; the median is reported (default 5)
           --dir PATH         where the temporary databases go (default: a new folder in $TMPDIR)
-          --only PART        run only pipeline, raw, ingest, stats, capture, cli, import, daemon or sink
+          --only PART        run only pipeline, raw, ingest, stats, capture, cli, import, daemon, sink or postgres
           --export-generator PATH  the Apple Health export generator for the import part
                              (default ../shared/tools/gen_apple_health_export.py)
           --quick            a fast smoke run: 50000 samples, 52560 step samples, 1 and 3 runs,
@@ -61,9 +61,9 @@ struct BenchOptions {
             case "--only":
                 index += 1
                 guard index < arguments.count,
-                    ["pipeline", "raw", "ingest", "stats", "capture", "cli", "import", "daemon", "sink"].contains(arguments[index])
+                    ["pipeline", "raw", "ingest", "stats", "capture", "cli", "import", "daemon", "sink", "postgres"].contains(arguments[index])
                 else {
-                    throw BenchError("--only needs pipeline, raw, ingest, stats, capture, cli, import, daemon or sink\n\(Self.usage)")
+                    throw BenchError("--only needs pipeline, raw, ingest, stats, capture, cli, import, daemon, sink or postgres\n\(Self.usage)")
                 }
                 only = arguments[index]
             case "--export-generator":
@@ -115,6 +115,14 @@ func runBenchmark(_ options: BenchOptions) throws {
             try SinkBench.run(backlog: options.sinkBacklog, drainSamples: options.sinkDrain, directory: directory)
         } catch {
             SinkBench.note("delivery benchmarks failed: \(error)")
+        }
+    }
+    if options.only == nil || options.only == "postgres" {
+        do {
+            try PostgresBench.run(backlog: options.sinkDrain, statsSamples: options.statsSamples, gateways: 10,
+                                  repeats: options.statsRepeats, directory: directory)
+        } catch {
+            PostgresBench.note("PostgreSQL benchmarks failed: \(error)")
         }
     }
 }

@@ -2,21 +2,6 @@ import Foundation
 import HealthModel
 import Pipeline
 
-/// A source that wrote samples, with its devices and counts (`ingestd sources`).
-public struct SourceSummary: Sendable, Equatable {
-    public var name: String
-    public var sampleCount: Int
-    public var countsByType: [String: Int]
-    public var devices: [Device]
-
-    public init(name: String, sampleCount: Int, countsByType: [String: Int], devices: [Device]) {
-        self.name = name
-        self.sampleCount = sampleCount
-        self.countsByType = countsByType
-        self.devices = devices
-    }
-}
-
 extension HealthStore {
     // MARK: Authorization
 

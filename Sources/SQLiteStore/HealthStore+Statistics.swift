@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import Pipeline
 
 extension HealthStore {
     /// HealthKit's statistics collection query over the store: fetches the samples of `type`
@@ -13,32 +14,9 @@ extension HealthStore {
         granularity: BucketGranularity?, zone: TimeZone, person: PersonScope = .everyone
     ) throws -> [StatisticsBucket] {
         let samples = try statisticsSamples(type: type, from: from, to: to, person: person)
-        let engine = StatisticsEngine()
-        let buckets: CalendarBuckets
-        switch (from, to, granularity) {
-        case (let from?, let to?, let granularity?):
-            buckets = try CalendarBuckets(from: from, to: to, granularity: granularity, timeZone: zone)
-        case (let from?, let to?, nil):
-            buckets = try CalendarBuckets(single: from, to: to)
-        case (_, _, let granularity?):
-            let covering = try CalendarBuckets(covering: samples, granularity: granularity, timeZone: zone)
-            guard !covering.isEmpty else { return [] }
-            let start = from ?? covering.boundaries[0]
-            let end = to ?? covering.boundaries[covering.boundaries.count - 1]
-            guard start < end else { return [] }
-            buckets = try CalendarBuckets(from: start, to: end, granularity: granularity, timeZone: zone)
-        case (_, _, nil):
-            guard let first = samples.map(\.start).min(), let last = samples.map(\.end).max() else { return [] }
-            let start = from ?? first
-            var end = to ?? last
-            // The range is half-open: a reading exactly at the last instant must still count.
-            if to == nil, samples.contains(where: { $0.isInstantaneous && $0.start == last }) {
-                end = last.addingTimeInterval(1)
-            }
-            if end <= start { end = start.addingTimeInterval(1) }
-            buckets = try CalendarBuckets(single: start, to: end)
-        }
-        return try engine.statistics(operation, of: samples, in: buckets)
+        guard let buckets = try StatisticsRange.buckets(from: from, to: to, granularity: granularity, zone: zone,
+                                                        extent: SampleExtent(samples)) else { return [] }
+        return try StatisticsEngine().statistics(operation, of: samples, in: buckets)
     }
 
     /// The samples of `type` overlapping `[from, to)` as the statistics engine takes them, each

@@ -270,6 +270,86 @@ import Transport
         #expect(trace.statistics.reads == 1)
     }
 
+    /// A long read: a Read Response that fills the MTU (23: 22 bytes), then Read Blob Responses
+    /// at consecutive offsets until one is shorter, give one read of the joined value, stamped
+    /// with its last part; a notification in between stays a notification of its own.
+    @Test func readBlobPartsBecomeOneRead() throws {
+        let long = Array(0..<50).map { UInt8($0) }
+        var capture = SyntheticCapture()
+        try discovery(&capture)
+        try capture.acl(.sent, handle: 0x40, att: hex("0a 03 00"))
+        try capture.acl(.received, handle: 0x40, att: hex("0b") + Array(long[0..<22]))
+        try capture.acl(.sent, handle: 0x40, att: hex("0c 03 00 16 00"))                // offset 22
+        try capture.acl(.received, handle: 0x40, att: hex("1b 03 00 aa"))               // notification in between
+        try capture.acl(.received, handle: 0x40, att: hex("0d") + Array(long[22..<44]))
+        try capture.acl(.sent, handle: 0x40, att: hex("0c 03 00 2c 00"))                // offset 44
+        let lastPartTime = Date(microsecondsSince1970: capture.time)
+        try capture.acl(.received, handle: 0x40, att: hex("0d") + Array(long[44...]))
+        try capture.acl(.sent, handle: 0x40, att: hex("52 03 00 01"))                   // a write after it
+        let trace = try capture.decode()
+        let values = trace.events.compactMap(\.gattValue)
+        #expect(values.map(\.kind) == [.notification, .read, .writeWithoutResponse])
+        #expect(values[1].value == long)
+        #expect(values[1].characteristicUUID == BLEUUID(0x2A1C))
+        #expect(values[1].time == lastPartTime)
+        #expect(trace.statistics.reads == 1)
+        #expect(trace.statistics.unmatchedResponses == 0)
+        #expect(trace.statistics.malformed.isEmpty)
+    }
+
+    /// How a long read ends otherwise: after an MTU exchange (64 and 48: 47-byte parts); at
+    /// Attribute Not Long (the value is whole); at another request (the client wanted no more);
+    /// at the disconnection, before it; at the end of the trace. Another error answering a
+    /// Read Blob means the read failed: no value.
+    @Test func longReadsEndAtTheMTUAnErrorAnotherRequestOrTheEnd() throws {
+        let long = Array(0..<50).map { UInt8($0) }
+        var capture = SyntheticCapture()
+        try discovery(&capture)
+        // Not Long: 22 bytes whole.
+        try capture.acl(.sent, handle: 0x40, att: hex("0a 03 00"))
+        try capture.acl(.received, handle: 0x40, att: hex("0b") + Array(long[0..<22]))
+        try capture.acl(.sent, handle: 0x40, att: hex("0c 03 00 16 00"))
+        try capture.acl(.received, handle: 0x40, att: hex("01 0c 03 00 0b"))
+        // Insufficient Encryption on the blob: the read failed.
+        try capture.acl(.sent, handle: 0x40, att: hex("0a 03 00"))
+        try capture.acl(.received, handle: 0x40, att: hex("0b") + Array(repeating: 0xEE, count: 22))
+        try capture.acl(.sent, handle: 0x40, att: hex("0c 03 00 16 00"))
+        try capture.acl(.received, handle: 0x40, att: hex("01 0c 03 00 0f"))
+        // The client asks something else: the 22 bytes are the value.
+        try capture.acl(.sent, handle: 0x40, att: hex("0a 03 00"))
+        try capture.acl(.received, handle: 0x40, att: hex("0b") + Array(long[1..<23]))
+        try capture.acl(.sent, handle: 0x40, att: hex("12 03 00 07"))
+        try capture.acl(.received, handle: 0x40, att: hex("13"))
+        // MTU 48: a 47-byte part goes on, a 3-byte one ends it; then a 22-byte read is whole at once.
+        try capture.acl(.sent, handle: 0x40, att: hex("02 40 00"))
+        try capture.acl(.received, handle: 0x40, att: hex("03 30 00"))
+        try capture.acl(.sent, handle: 0x40, att: hex("0a 03 00"))
+        try capture.acl(.received, handle: 0x40, att: hex("0b") + Array(long[0..<47]))
+        try capture.acl(.sent, handle: 0x40, att: hex("0c 03 00 2f 00"))
+        try capture.acl(.received, handle: 0x40, att: hex("0d") + Array(long[47...]))
+        try capture.acl(.sent, handle: 0x40, att: hex("0a 03 00"))
+        try capture.acl(.received, handle: 0x40, att: hex("0b") + Array(long[2..<24]))
+        try capture.acl(.received, handle: 0x40, att: hex("1b 03 00 aa"))
+        // A full part, then the link ends.
+        try capture.acl(.sent, handle: 0x40, att: hex("0a 03 00"))
+        try capture.acl(.received, handle: 0x40, att: hex("0b") + Array(long[0..<47]))
+        try capture.event(HCI.disconnectionComplete(handle: 0x40, reason: 0x13))
+        // A full part at the end of the trace.
+        try capture.event(HCI.connectionComplete(handle: 0x41, peerType: 0, peer: thermometer))
+        try capture.acl(.sent, handle: 0x41, att: hex("0a 03 00"))
+        try capture.acl(.received, handle: 0x41, att: hex("0b") + Array(long[3..<25]))
+        let trace = try capture.decode()
+        let values = trace.events.compactMap(\.gattValue)
+        #expect(values.map(\.kind) == [.read, .read, .write, .read, .read, .notification, .read, .read])
+        let reads = values.filter { $0.kind == .read }.map(\.value)
+        #expect(reads == [Array(long[0..<22]), Array(long[1..<23]), long, Array(long[2..<24]), Array(long[0..<47]),
+                          Array(long[3..<25])])
+        let lastReadOfTheFirstLink = try #require(trace.events.lastIndex { $0.gattValue?.value == Array(long[0..<47]) })
+        #expect(trace.events[lastReadOfTheFirstLink + 1].disconnection != nil)
+        #expect(values.last?.connection == 0x41)
+        #expect(trace.statistics.reads == 6)
+    }
+
     @Test func readByTypeForACharacteristicYieldsValues() throws {
         var capture = SyntheticCapture()
         try discovery(&capture)

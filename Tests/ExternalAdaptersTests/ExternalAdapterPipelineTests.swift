@@ -52,6 +52,7 @@ struct ExternalAdapterPipelineTests {
         while let record = try reader.next() {
             for event in decoder.process(record) { router.route(event, into: &output) }
         }
+        for event in decoder.finish() { router.route(event, into: &output) }
         router.finish(into: &output)
         return output
     }

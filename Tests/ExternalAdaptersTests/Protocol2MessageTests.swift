@@ -130,4 +130,51 @@ struct Protocol2MessageTests {
         #expect((body["uuids"] as? [String])?.count == 256)
         #expect(body["deviceMayForget"] as? Bool == false && body["held"] as? Int == 10)
     }
+
+    @Test("A Swift plugin reads the daemon's conversation lines back; malformed ones are refused with the field named")
+    func conversationLinesReadBack() throws {
+        let time = try #require(ISO8601DateTime.date(from: "2026-11-30T18:00:00Z"))
+        let address = try #require(BLEAddress("C0:FF:EE:00:FF:B0"))
+        #expect(try ExternalConversationInputCodec.decode(ExternalConversationLine.connected(address: address, time: time, mtu: 23))
+            == .connected(address: address, time: time, mtu: 23))
+        var database = GATTDatabase()
+        database.addService(.init(startHandle: 1, endHandle: 6, uuid: BLEUUID(0xFFB0)))
+        database.addCharacteristic(.init(declarationHandle: 2, properties: 0x0C, valueHandle: 3, uuid: BLEUUID(0xFFB1)))
+        database.addCharacteristic(.init(declarationHandle: 4, properties: 0x10, valueHandle: 5, uuid: BLEUUID(0xFFB2)))
+        database.addAttributeType(BLEUUID(0x2902), handle: 6)
+        guard case .database(let read) = try ExternalConversationInputCodec.decode(ExternalConversationLine.database(database)) else {
+            Issue.record("not a database")
+            return
+        }
+        #expect(read.characteristics == database.characteristics)
+        #expect(read.services.map(\.uuid) == [BLEUUID(0xFFB0)])
+        #expect(read.attributeTypes == [6: BLEUUID(0x2902)])
+        #expect(ExternalConversationLine.database(read) == ExternalConversationLine.database(database))
+        let value = GATTValue(time: time, connection: 0, peerAddress: nil, serviceUUID: BLEUUID(0xFFB0),
+                              characteristicUUID: BLEUUID(0xFFB2), handle: 5, value: [0x5A, 0x0F, 0x03], kind: .indication)
+        #expect(try ExternalConversationInputCodec.decode(ExternalConversationLine.value(value)) == .value(value))
+        #expect(try ExternalConversationInputCodec.decode(ExternalConversationLine.result(id: .number(1), value: [0x64]))
+            == .result(id: .number(1), value: [0x64]))
+        #expect(try ExternalConversationInputCodec.decode(ExternalConversationLine.result(id: .text("x")))
+            == .result(id: .text("x"), value: nil))
+        let failure = PluginRequestFailure(.attError(operation: "write", characteristic: BLEUUID(0xFFB1), code: 0x03))
+        #expect(try ExternalConversationInputCodec.decode(ExternalConversationLine.failed(id: .number(7), failure))
+            == .failed(id: .number(7), failure))
+        let uuids = [UUID(), UUID()]
+        let committed = ExternalConversationLine.committed(uuids: uuids, receipt: DeliveryReceipt(stored: 1, held: 1))
+        #expect(try ExternalConversationInputCodec.decode(committed[0])
+            == .committed(uuids: uuids, stored: 1, held: 1, deviceMayForget: false))
+        #expect(try ExternalConversationInputCodec.decode(ExternalConversationLine.disconnected(reason: "gone", time: time))
+            == .disconnected(reason: "gone", time: time))
+
+        #expect(throws: ExternalConversationInputError.invalidField(message: "connected", field: "mtu", text: "x")) {
+            try ExternalConversationInputCodec.decode(#"{"connected":{"address":"C0:FF:EE:00:FF:B0","time":"2026-11-30T18:00:00Z","mtu":"x"}}"#)
+        }
+        #expect(throws: ExternalConversationInputError.invalidField(message: "notification", field: "value", text: "zz")) {
+            try ExternalConversationInputCodec.decode(#"{"notification":{"characteristic":"FFB2","handle":5,"value":"zz","time":"2026-11-30T18:00:00Z"}}"#)
+        }
+        #expect(throws: ExternalConversationInputError.notAConversationLine("advertisement")) {
+            try ExternalConversationInputCodec.decode(#"{"advertisement":{}}"#)
+        }
+    }
 }

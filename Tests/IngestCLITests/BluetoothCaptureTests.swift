@@ -1,4 +1,6 @@
+import AdapterKit
 import BLESimulators
+import BuiltinAdapters
 import BLEWire
 import BlueZTransport
 import CaptureFormats
@@ -36,8 +38,10 @@ import Transport
         var all: [SimulatedPeripheral] { lock.withLock { started } }
     }
 
-    /// A link to a simulated controller advertising `reports`; connections go to weight scales.
-    static func simulatedLink(reports: [[UInt8]], peripherals: Peripherals) async throws -> BluetoothLink {
+    /// A link to a simulated controller advertising `reports`; connections go to weight scales
+    /// (or to peripherals serving `profile`, answered by `responder`).
+    static func simulatedLink(reports: [[UInt8]], peripherals: Peripherals, profile: SimulatedProfile = .weightScale,
+                              responder: (any SimulatedResponder)? = nil) async throws -> BluetoothLink {
         let (hostEnd, controllerEnd) = try SocketPair.make()
         let controller = try SimulatedController(descriptor: controllerEnd,
                                                  script: SimulatedController.Script(reportBatches: [reports]))
@@ -50,7 +54,7 @@ import Transport
             },
             connect: { address, type, options in
                 let (clientEnd, peripheralEnd) = try SocketPair.make()
-                let peripheral = try SimulatedPeripheral(descriptor: peripheralEnd, profile: .weightScale)
+                let peripheral = try SimulatedPeripheral(descriptor: peripheralEnd, profile: profile, responder: responder)
                 await peripheral.start()
                 peripherals.add(peripheral)
                 let client = GATTClient(channel: try PacketChannel(adopting: clientEnd),
@@ -62,13 +66,60 @@ import Transport
             })
     }
 
-    static func capture(link: BluetoothLink, target: BLEAddress?, path: String,
+    static func capture(link: BluetoothLink, target: BLEAddress?, path: String, adapters: [any BLEAdapter] = [],
+                        progress: @escaping @Sendable (String, CaptureStop) -> Void = { _, _ in },
                         until done: @escaping @Sendable (BluetoothCaptureCounts) -> Bool) async throws -> BluetoothCaptureCounts {
         let stop = CaptureStop()
         var capture = BluetoothCapture(link: link, controllerName: "sim0", target: target, duration: .seconds(60))
         capture.onRecord = { counts in if done(counts) { stop.stop() } }
+        capture.adapters = adapters
+        capture.timeZone = TimeZone(identifier: "UTC")!
         let logger = Logger(label: "test", handler: RecordingLogHandler())
-        return try await capture.run(out: path, stop: stop, progress: { _ in }, logger: logger)
+        return try await capture.run(out: path, stop: stop, progress: { progress($0, stop) }, logger: logger)
+    }
+
+    /// A glucose meter gives its stored records only when asked through the Record Access
+    /// Control Point. A targeted capture holds the conversation the daemon would (the adapter
+    /// the router picks from the advertisements), so the capture has the request, the 12 records
+    /// and the response, and decodes to the 12 readings; nothing was stored, so the meter was
+    /// asked for all its records. Without the adapters, the generic session only subscribes: the
+    /// meter sends nothing and the capture decodes to nothing (what captures were before).
+    @Test func aTargetedCaptureOfAConversingDeviceRecordsTheConversationAndReplaysToItsRecords() async throws {
+        let scenario = try Scenario()
+        let meterAddress = BLEAddress("C0:FF:EE:00:18:08")!
+        let advertising = ADStructure.flags(0x06) + ADStructure.serviceUUIDs16([0x1808]) + ADStructure.completeLocalName("Meter")
+        let reports = Array(repeating: AdvertisingReportBuilder.legacy(eventType: 0x00, address: meterAddress, data: advertising),
+                            count: 2)
+        let meter = SimulatedGlucoseMeter(records: 12)
+        let path = scenario.directory.appendingPathComponent("meter.btsnoop").path
+        let link = try await Self.simulatedLink(reports: reports, peripherals: Peripherals(),
+                                                profile: SimulatedGlucoseMeter.profile, responder: meter)
+        // The conversation waits for more after the transfer, as in the daemon: stop once the
+        // meter's RACP response (the capture's only indication) is recorded.
+        let counts = try await Self.capture(link: link, target: meterAddress, path: path,
+                                            adapters: BuiltinAdapters.bluetooth) { $0.indications >= 1 }
+        #expect(counts.connections == 1)
+        #expect(counts.notifications == 12)
+        #expect(meter.requests == [[0x01, 0x01]], "report all stored records")
+
+        let decoded = await scenario.run(["decode", path, "--tz", "UTC", "--json"], withStore: false)
+        #expect(decoded.status == 0, "\(decoded.stderr)")
+        let sequences = decoded.stdout.compactMap { line -> Int? in
+            guard let range = line.range(of: #""IngestGlucoseSequenceNumber":(\d+)"#, options: .regularExpression) else { return nil }
+            return Int(line[range].split(separator: ":").last ?? "")
+        }
+        #expect(sequences == Array(1...12), "\(decoded.stdout)")
+        #expect(decoded.stdout.first?.contains("\"value\":96") == true, "\(decoded.stdout.first ?? "")")
+
+        let genericPath = scenario.directory.appendingPathComponent("generic.btsnoop").path
+        let genericMeter = SimulatedGlucoseMeter(records: 12)
+        let genericLink = try await Self.simulatedLink(reports: reports, peripherals: Peripherals(),
+                                                       profile: SimulatedGlucoseMeter.profile, responder: genericMeter)
+        let generic = try await Self.capture(link: genericLink, target: meterAddress, path: genericPath) { counts in
+            counts.connections == 1 && counts.attPDUs >= 20
+        }
+        #expect(generic.notifications == 0)
+        #expect(genericMeter.requests.isEmpty)
     }
 
     @Test func aScanCaptureOfAMiScaleBroadcastDecodesToItsWeight() async throws {

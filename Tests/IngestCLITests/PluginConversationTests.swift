@@ -206,6 +206,77 @@ import Transport
         #expect(try health.samples(type: .stepCount).map(\.quantity.value) == [4321], "the band next to the flood")
     }
 
+    /// The built `ingestd-adapter-dsd6-band` (the DS-D6 adapter wrapped by
+    /// `ExternalAdapterMain.run(conversing:)`) copied into `directory` and described.
+    static func installSwiftBandPlugin(in directory: URL, log: PluginLog) throws -> ExternalAdapter {
+        var candidates: [URL] = []
+        if let url = Bundle.main.executableURL { candidates.append(url.deletingLastPathComponent()) }
+        candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
+        candidates.append(Bundle.main.bundleURL.deletingLastPathComponent())
+        let built = try #require(candidates.map { $0.appendingPathComponent("ingestd-adapter-dsd6-band").path }
+            .first { FileManager.default.isExecutableFile(atPath: $0) }, "ingestd-adapter-dsd6-band is not built")
+        let target = directory.appendingPathComponent("ingestd-adapter-dsd6-band")
+        try FileManager.default.copyItem(atPath: built, toPath: target.path)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: target.path)
+        let configuration = ExternalAdapterConfiguration(finishTimeout: .seconds(5), log: { log.add($0) })
+        let description = try PluginDescriber().describePlugin(executable: target.path, expectedID: "dsd6-band").get()
+        #expect(description.protocolVersion == 2 && description.connects)
+        return ExternalAdapter(description: description, executable: target.path, configuration: configuration)
+    }
+
+    /// A Swift conversing adapter as a protocol-2 plugin: the DS-D6 band's conversation runs in
+    /// the plugin process, each step a request through the daemon. The band gets the commands
+    /// the built-in adapter sends, in the same order, the clock last (after `committed`), and the
+    /// store the same step count, device and sync identifier.
+    @Test func aSwiftConversingAdapterRunsAsAProtocol2Plugin() async throws {
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "dsd6-band", "stepCount"])
+        let pluginLog = PluginLog()
+        let adapter = try Self.installSwiftBandPlugin(in: scenario.directory, log: pluginLog)
+        let band = SimulatedDSD6Band(steps: 4321)
+        let log = RecordingLogHandler()
+        try await runDaemon(store: scenario.store, adapters: [adapter], devices: [
+            Device(address: Self.bandAddress, name: "DS-D6", services: [], profile: SimulatedDSD6Band.profile, responder: band),
+        ], log: log, until: { band.commands.contains { $0.hasPrefix("AT+DT=") } })
+        #expect(Array(band.commands.prefix(3)) == ["AT+TOPACE=0", "AT+TIMEZONE", "AT+SN"],
+                "\(band.commands) \(pluginLog.messages) \(log.records.map(\.message))")
+        let clock = try #require(band.commands.last)
+        #expect(clock.hasPrefix("AT+DT=") && clock.count == 20, "\(clock)")
+        let health = try HealthStore(path: scenario.store)
+        defer { health.close() }
+        let samples = try health.samples(type: .stepCount, source: "dsd6-band")
+        #expect(samples.map(\.quantity.value) == [4321], "\(pluginLog.messages)")
+        #expect(samples.first?.metadata.syncIdentifier?.hasPrefix("dsd6/567890123456/") == true)
+        #expect(samples.first?.device?.localIdentifier == Self.bandAddress.description)
+        #expect(adapter.supervisor.statistics.failures == 0, "\(pluginLog.messages)")
+        #expect(adapter.supervisor.statistics.rejections.isEmpty, "\(adapter.supervisor.statistics.rejections)")
+    }
+
+    /// Replay drives the Swift plugin's conversation from the real DS-D6 logs as it drives the
+    /// built-in adapter's: the same step counts, days and sync identifiers.
+    @Test func theSwiftBandPluginReplaysTheRealBandLogsAsTheBuiltInDoes() async throws {
+        let scenario = try Scenario()
+        let adapter = try Self.installSwiftBandPlugin(in: scenario.directory, log: PluginLog())
+        let captures = Self.examples.deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Tests/AdapterTests/Captures/dsd6-band")
+        let zone = try #require(TimeZone(identifier: "Europe/Berlin"))
+        for name in ["real-first-sync.btsnoop", "real-repeated-syncs.btsnoop"] {
+            let path = captures.appendingPathComponent(name).path
+            func steps(_ adapters: [any BLEAdapter]) async throws -> [String] {
+                var records: [HealthRecord] = []
+                _ = try await CaptureReplay(adapters: adapters, forcedAdapterID: nil, timeZone: zone).run(path: path) {
+                    records += $0
+                }
+                return records.flatMap(\.samples).map {
+                    "\($0.start) \($0.quantity) \($0.metadata.syncIdentifier ?? "") \($0.source)"
+                }
+            }
+            let builtIn = try await steps(BuiltinAdapters.bluetooth)
+            #expect(!builtIn.isEmpty)
+            #expect(try await steps([adapter]) == builtIn, "\(name)")
+        }
+    }
+
     /// A live plugin conversation recorded to btsnoop, then replayed: the replay runs the same
     /// plugin against the capture (its writes matched, the captured notifications answering)
     /// and gives the same samples.

@@ -17,7 +17,7 @@ struct SamplesCommand: Command {
         Option("limit", valueName: "N", help: "At most N samples (0: no limit).", default: "0")
         PersonOption.self
         JSONOption.self
-        StoreOption.self
+        QueryStoreOptions.self
     }
 
     let type: QuantityType
@@ -27,7 +27,7 @@ struct SamplesCommand: Command {
     let unit: String?
     let limit: Int
     let json: Bool
-    let storeFile: StoreOption
+    let storeFile: QueryStoreOptions
     let person: PersonOption
 
     init(_ arguments: ParsedValues) throws {
@@ -39,17 +39,17 @@ struct SamplesCommand: Command {
         unit = try UnitOption(arguments).text
         limit = try arguments.value("limit") ?? 0
         json = try JSONOption(arguments).isOn
-        storeFile = try StoreOption(arguments)
+        storeFile = try QueryStoreOptions(arguments)
         person = try PersonOption(arguments)
         guard limit >= 0 else { throw UsageError.invalidValue(String(limit), argument: "--limit", reason: "must not be negative") }
     }
 
     func run(_ context: CommandContext) async throws {
         let outputUnit = try CommonArguments.outputUnit(unit, for: type)
-        let store = try storeFile.open(context, readOnly: true)
+        let store = try storeFile.open(context)
         defer { store.close() }
         let samples = try store.samples(type: type, from: from, to: to, source: source,
-                                        person: try person.scope(in: store), limit: limit)
+                                        scope: try storeFile.scope(person, in: store), limit: limit)
         let encoder = HealthRecordEncoder()
         if json {
             for sample in samples {

@@ -2,30 +2,36 @@ import Delivery
 import ArgumentParsing
 import Foundation
 import HealthModel
+import PostgresStore
 import SQLiteStore
 
 /// `ingestd sinks add NAME URL (--types T,… | --all-types) [--every D] [kind options]`.
 struct SinksAddCommand: Command {
     static let configuration = CommandConfiguration(
-        name: "add", abstract: "Add a sink: the URL's scheme (mqtt, mqtts, http, https) picks the kind.",
+        name: "add", abstract: "Add a sink: the URL's scheme (mqtt, mqtts, http, https, postgresql) picks the kind.",
         discussion: """
             Secrets (--password, header values) may be written as @/path (read from that file when \
             connecting) or env:NAME (an environment variable of the delivering process); they are \
-            never printed. The sink starts with the whole stored feed of its types as backlog.
+            never printed. The sink starts with the whole stored feed of its types as backlog. A \
+            postgresql:// sink creates or migrates its schema (--schema, default ingestd) on first contact \
+            and upserts samples by uuid with --gateway-id and the person, one transaction per batch.
             """)
     static let signature = Signature {
         Positional("NAME", help: "The sink's name (letters, digits, '-', '_').")
-        Positional("URL", help: "mqtt://host[:port], mqtts://host[:port], http(s)://host[:port]/path.")
+        Positional("URL", help: "mqtt://host[:port], mqtts://host[:port], http(s)://host[:port]/path, postgresql://[user@]host[:port]/db.")
         Option("types", valueName: "T,…", help: "Quantity types the sink may read, comma-separated (stepCount,bodyMass).")
         Flag("all-types", help: "Let the sink read every type.")
         Option("every", valueName: "DURATION", help: "Deliver on a schedule (30s, 15m, 1h, 1d) instead of right after commits.")
-        Option("batch-size", valueName: "N", help: "Records per batch (HTTP: per request).", default: "1000")
+        Option("batch-size", valueName: "N",
+               help: "Records per batch (HTTP: per request; PostgreSQL: per transaction, default 10000).", default: "1000")
         Option("mqtt-version", valueName: "3.1.1|5", help: "MQTT protocol level.", allowedValues: ["3.1.1", "5"])
         Option("ca-file", valueName: "PATH", help: "CA certificates (PEM) to verify the TLS server with.")
         Option("username", valueName: "USER", help: "MQTT user name.")
-        Option("password", valueName: "SECRET", help: "MQTT password: @/path, env:NAME or the value.")
+        Option("password", valueName: "SECRET", help: "MQTT or PostgreSQL password: @/path, env:NAME or the value.")
         Option("client-id", valueName: "ID", help: "MQTT client id (default: ingestd-<gateway id>-<sink name>).")
-        Option("gateway-id", valueName: "ID", help: "This gateway's id in topics and Home Assistant (default: the host name).")
+        Option("gateway-id", valueName: "ID",
+               help: "This gateway's id in topics, Home Assistant and PostgreSQL rows (default: the host name).")
+        Option("schema", valueName: "NAME", help: "PostgreSQL schema of ingestd's tables.", default: PostgresSchema.defaultName)
         Option("prefix", valueName: "TOPIC", help: "MQTT topic prefix (default: ingestd/<gateway id>).")
         Flag("home-assistant", help: "Publish Home Assistant discovery configs and states.")
         Option("discovery-prefix", valueName: "TOPIC", help: "Home Assistant's discovery prefix.", default: "homeassistant")
@@ -67,19 +73,30 @@ struct SinksAddCommand: Command {
             if readTypes.isEmpty { throw UsageError.invalidValue(typeList, argument: "--types", reason: "no type named") }
         }
         var options = SinkOptions()
-        let batchSize: Int = try arguments.value("batch-size") ?? 1000
+        var batchSize: Int = try arguments.value("batch-size") ?? 1000
+        if target.kind == .postgresql, !arguments.isPresent("batch-size") { batchSize = SinkOptions.postgresBatchSize }
         guard (1...100_000).contains(batchSize) else {
             throw UsageError.invalidValue(String(batchSize), argument: "--batch-size", reason: "must be 1...100000")
         }
         options.batchSize = batchSize
-        let mqttOptions = ["mqtt-version", "username", "password", "client-id", "prefix", "gateway-id"]
-        let httpOptions = ["format", "header"]
-        let foreign = target.kind == .mqtt ? httpOptions : mqttOptions
-        for option in foreign where arguments.isPresent(option) {
+        let applicable: Set<String> = switch target.kind {
+        case .mqtt: ["mqtt-version", "username", "password", "client-id", "prefix", "gateway-id"]
+        case .http: ["format", "header"]
+        case .postgresql: ["password", "gateway-id", "schema"]
+        }
+        for option in ["mqtt-version", "username", "password", "client-id", "prefix", "gateway-id", "format", "header", "schema"]
+        where !applicable.contains(option) && arguments.isPresent(option) {
             throw UsageError.invalid("--\(option) does not apply to a \(target.kind.rawValue) sink")
         }
-        if target.kind == .http, arguments.flag("home-assistant") {
-            throw UsageError.invalid("--home-assistant does not apply to a http sink")
+        if target.kind != .mqtt, arguments.flag("home-assistant") {
+            throw UsageError.invalid("--home-assistant does not apply to a \(target.kind.rawValue) sink")
+        }
+        if target.kind == .postgresql, let schema: String = try arguments.value("schema") {
+            do {
+                options.schema = try PostgresSchema(name: schema).name
+            } catch {
+                throw UsageError.invalidValue(schema, argument: "--schema", reason: error.description)
+            }
         }
         if let version: String = try arguments.value("mqtt-version") { options.protocolVersion = MQTTProtocolVersion(rawValue: version) ?? .v311 }
         options.caFile = try arguments.value("ca-file")

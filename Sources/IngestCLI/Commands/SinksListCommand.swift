@@ -72,6 +72,8 @@ struct SinksListCommand: Command {
         if target.kind == .mqtt {
             text += " prefix \(options.resolvedPrefix)"
             if options.homeAssistant { text += " +home-assistant" }
+        } else if target.kind == .postgresql {
+            text += " schema \(options.schema ?? "ingestd") gateway \(options.gatewayID)"
         } else if options.format == .healthAutoExport {
             text += " health-auto-export"
         }

@@ -5,16 +5,29 @@ import Pipeline
 import SQLiteStore
 
 /// `ingestd sources`: who wrote what.
-struct SourcesCommand: StoreReportCommand {
-    static let configuration = CommandConfiguration(name: "sources", abstract: "List sources and their devices with sample counts.")
-    let options: StoreReportOptions
+struct SourcesCommand: Command {
+    static let configuration = CommandConfiguration(
+        name: "sources", abstract: "List sources and their devices with sample counts.",
+        discussion: "With --store postgresql://… the fleet's sources across gateways (--gateway ID: one of them).")
+    static let signature = Signature {
+        JSONOption.self
+        QueryStoreOptions.self
+    }
+    let json: Bool
+    let storeOptions: QueryStoreOptions
+
+    init(_ arguments: ParsedValues) throws {
+        json = try JSONOption(arguments).isOn
+        storeOptions = try QueryStoreOptions(arguments)
+    }
 
     func run(_ context: CommandContext) async throws {
-        let store = try options.store.open(context, readOnly: true)
+        let store = try storeOptions.open(context)
         defer { store.close() }
         let encoder = HealthRecordEncoder()
-        let held = try store.pendingCounts()
-        var summaries = try store.sources()
+        // Samples held for undecided sources exist only in a gateway's own store.
+        let held = try (store as? HealthStore)?.pendingCounts() ?? [:]
+        var summaries = try store.sourceSummaries(scope: QueryScope(gateway: storeOptions.gateway))
         // A source that has only held samples so far is listed too.
         for name in held.keys where !summaries.contains(where: { $0.name == name }) {
             summaries.append(SourceSummary(name: name, sampleCount: 0, countsByType: [:], devices: []))

@@ -30,7 +30,7 @@ struct StatsCommand: Command {
         UnitOption.self
         PersonOption.self
         JSONOption.self
-        StoreOption.self
+        QueryStoreOptions.self
     }
 
     let type: QuantityType
@@ -41,7 +41,7 @@ struct StatsCommand: Command {
     let zone: TimeZone
     let unit: String?
     let json: Bool
-    let storeFile: StoreOption
+    let storeFile: QueryStoreOptions
     let person: PersonOption
 
     init(_ arguments: ParsedValues) throws {
@@ -54,7 +54,7 @@ struct StatsCommand: Command {
         to = range.to
         unit = try UnitOption(arguments).text
         json = try JSONOption(arguments).isOn
-        storeFile = try StoreOption(arguments)
+        storeFile = try QueryStoreOptions(arguments)
         person = try PersonOption(arguments)
         if statistic == "sum", !type.aggregationStyle.isCumulative {
             throw UsageError.invalid(
@@ -104,12 +104,12 @@ struct StatsCommand: Command {
 
     func run(_ context: CommandContext) async throws {
         let outputUnit = try CommonArguments.outputUnit(unit, for: type)
-        let store = try storeFile.open(context, readOnly: true)
+        let store = try storeFile.open(context)
         defer { store.close() }
         let buckets: [StatisticsBucket]
         do {
             buckets = try store.statistics(operation, type: type, from: from, to: to, granularity: by, zone: zone,
-                                           person: try person.scope(in: store))
+                                           scope: try storeFile.scope(person, in: store))
         } catch StatisticsError.tooManyBuckets(let limit) {
             throw UsageError.invalid("the range makes more than \(limit) buckets; narrow it or use longer buckets")
         }

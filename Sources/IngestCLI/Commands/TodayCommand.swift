@@ -17,14 +17,14 @@ struct TodayCommand: Command {
         TimeZoneOption.self
         PersonOption.self
         JSONOption.self
-        StoreOption.self
+        QueryStoreOptions.self
     }
 
     let date: CalendarDate?
     let zone: TimeZone
     let zoneName: String
     let json: Bool
-    let storeFile: StoreOption
+    let storeFile: QueryStoreOptions
     let person: PersonOption
 
     init(_ arguments: ParsedValues) throws {
@@ -33,7 +33,7 @@ struct TodayCommand: Command {
         zoneName = zoneOption.name ?? zone.identifier
         date = try arguments.value("date", expected: "a date YYYY-MM-DD") { CalendarDate($0) }
         json = try JSONOption(arguments).isOn
-        storeFile = try StoreOption(arguments)
+        storeFile = try QueryStoreOptions(arguments)
         person = try PersonOption(arguments)
     }
 
@@ -54,17 +54,17 @@ struct TodayCommand: Command {
               let end = calendar.date(byAdding: .day, value: 1, to: start) else {
             throw CommandFailure.failure("cannot compute the day \(day) in \(zoneName)")
         }
-        let path = storeFile.path ?? HealthStore.defaultPath(environment: context.environment)
+        let path = storeFile.location ?? HealthStore.defaultPath(environment: context.environment)
         var steps = 0.0
         var meters = 0.0
-        if FileManager.default.fileExists(atPath: path) {
-            let store = try CommonArguments.openStore(path, context: context)
+        if storeFile.isFleet || FileManager.default.fileExists(atPath: path) {
+            let store = try storeFile.open(context)
             defer { store.close() }
-            let scope = try person.scope(in: store)
+            let scope = try storeFile.scope(person, in: store)
             steps = try store.statistics(.sum, type: .stepCount, from: start, to: end, granularity: nil, zone: zone,
-                                         person: scope).first?.value ?? 0
+                                         scope: scope).first?.value ?? 0
             meters = try store.statistics(.sum, type: .distanceWalkingRunning, from: start, to: end, granularity: nil,
-                                          zone: zone, person: scope).first?.value ?? 0
+                                          zone: zone, scope: scope).first?.value ?? 0
         }
         let stepsText = JSONNumber.format(steps.rounded())
         let kilometres = (meters / 1000 * 1000).rounded() / 1000

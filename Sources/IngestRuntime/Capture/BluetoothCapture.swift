@@ -36,6 +36,17 @@ public struct BluetoothCaptureCounts: Sendable, Equatable, CustomStringConvertib
 
 /// `capture` over Bluetooth LE: an active scan for the duration, and with a target address a
 /// GATT session with that device whenever it advertises connectably and none is open.
+///
+/// The session is the one the daemon would hold: when an adapter of ``adapters`` takes the
+/// device (by its advertisements, as the daemon's router decides) and talks to connected
+/// devices, its conversation runs over the GATT client (the daemon's conversation path), so
+/// the capture holds the whole exchange (commands written, replies, stored records fetched) and
+/// replays to the same samples. What the conversation delivers is counted, not stored, and its
+/// receipts say so (held: a conversation never erases a device for a capture); the device memory
+/// (a glucose meter's last sequence number) lasts for the capture, so a second connection asks
+/// for new records only, as the daemon would. A device no adapter converses with gets the
+/// generic session: discovery, a read of everything readable, a subscription to everything that
+/// notifies or indicates, then recording until the link ends.
 public struct BluetoothCapture: Sendable {
     var link: BluetoothLink
     var controllerName: String
@@ -49,6 +60,13 @@ public struct BluetoothCapture: Sendable {
     var now: @Sendable () -> Date = { Date() }
     /// Called after each record is written (tests end the capture from here).
     var onRecord: (@Sendable (BluetoothCaptureCounts) -> Void)?
+    /// The adapters that may converse with the target, in the daemon's order (empty: every
+    /// session is the generic one).
+    public var adapters: [any BLEAdapter] = []
+    /// The zone conversations read device clocks in.
+    public var timeZone: TimeZone = .current
+    /// Adapter configuration (`--adapter-option`), given to conversations.
+    public var options: [String: String] = [:]
 
     public init(link: BluetoothLink, controllerName: String, target: BLEAddress?, duration: Duration) {
         self.link = link
@@ -96,23 +114,42 @@ public struct BluetoothCapture: Sendable {
         let sessions = SessionGate(delay: reconnectDelay)
         let link = self.link
         let configuration = gattConfiguration
+        let router: AdapterRouter?
+        do {
+            router = target == nil || adapters.isEmpty ? nil : try AdapterRouter(adapters: adapters, timeZone: timeZone)
+        } catch {
+            await scanner.stop()
+            try? recorder.close()
+            throw RuntimeError.badRequest(error.description)
+        }
+        let conversation = ConversationSettings(timeZone: timeZone, options: options, memory: EphemeralDeviceMemory())
+        var unused = AdapterOutput()
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 await stop.wait(atMost: duration)
                 await scanner.stop()
             }
             for await event in scanner.events {
-                guard let target, case .advertisement(let advertisement) = event, advertisement.address == target,
-                      advertisement.eventType.isConnectable, sessions.claim() else { continue }
+                guard let target, case .advertisement(let advertisement) = event, advertisement.address == target else {
+                    continue
+                }
+                // The daemon's choice of adapter: the router, fed the target's advertisements.
+                router?.route(event, into: &unused)
+                unused = AdapterOutput()
+                guard advertisement.eventType.isConnectable, sessions.claim() else { continue }
                 let handle = recorder.nextConnectionHandle()
+                let conversing = router?.adapter(for: target).flatMap { $0.holdsConversations ? $0 : nil }
+                    .map { ($0, router?.traits(for: target) ?? BLEDeviceTraits(address: target)) }
                 group.addTask {
                     await Self.session(with: advertisement, handle: handle, link: link, recorder: recorder,
-                                       configuration: configuration, logger: logger, progress: progress)
+                                       configuration: configuration, conversing: conversing, settings: conversation,
+                                       logger: logger, progress: progress)
                     sessions.release()
                 }
             }
             group.cancelAll()
         }
+        router?.finish(into: &unused)
         reporter.cancel()
         do {
             try recorder.close()
@@ -122,10 +159,20 @@ public struct BluetoothCapture: Sendable {
         return recorder.counts
     }
 
-    /// One GATT session: connect, discover, read what is readable, subscribe to what notifies or
-    /// indicates, then wait until the link ends or the capture stops.
+    /// What conversations in a capture share: the zone, the adapter options and the device memory.
+    struct ConversationSettings: Sendable {
+        var timeZone: TimeZone
+        var options: [String: String]
+        var memory: any DeviceMemory
+    }
+
+    /// One GATT session: connect, then the adapter's conversation (`conversing`), or the generic
+    /// session (discover, read what is readable, subscribe to what notifies or indicates, then
+    /// wait until the link ends or the capture stops).
     private static func session(with advertisement: BLEAdvertisement, handle: UInt16, link: BluetoothLink,
                                 recorder: BluetoothCaptureRecorder, configuration: GATTClientConfiguration,
+                                conversing: (adapter: any BLEAdapter, traits: BLEDeviceTraits)?,
+                                settings: ConversationSettings,
                                 logger: Logger, progress: @Sendable (String) -> Void) async {
         let address = advertisement.address
         let connection = recorder.connection(handle: handle, peer: address, addressType: advertisement.addressType)
@@ -138,6 +185,24 @@ public struct BluetoothCapture: Sendable {
             return
         }
         connection.opened()
+        if let (adapter, traits) = conversing {
+            let id = adapter.descriptor.id
+            progress("connected to \(address): \(id)'s conversation (what it delivers is recorded, not stored)")
+            let delivered = Mutex(0)
+            let context = AdapterContext(timeZone: settings.timeZone, source: id, memory: settings.memory,
+                                         options: settings.options)
+            let succeeded = await BluetoothBackend.converse(over: client, adapter: adapter, traits: traits,
+                                                            context: context, logger: logger) { output in
+                delivered.withLock { $0 += output.records.count }
+                // Nothing is stored: the device must keep its records.
+                return DeliveryReceipt(stored: 0, held: output.records.count)
+            }
+            let end = await client.linkEnd ?? .closedLocally
+            connection.closed(reason: Self.hciReason(for: end))
+            progress("conversation with \(address) ended\(succeeded ? "" : " early (see the log)"): "
+                + "\(delivered.withLock { $0 }) records delivered, none stored; disconnected (\(end))")
+            return
+        }
         progress("connected to \(address): discovering, reading and subscribing")
         let pump = Task { for await _ in client.events {} }
         await withTaskCancellationHandler {

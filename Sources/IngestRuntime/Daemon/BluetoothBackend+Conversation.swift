@@ -23,14 +23,28 @@ extension BluetoothBackend {
             advice?.connectFailed(error)
             return false
         }
+        let context = AdapterContext(
+            timeZone: timeZone, source: adapter.descriptor.id,
+            memory: StoreDeviceMemory(service: service, adapter: adapter.descriptor.id), options: options)
+        return await converse(over: client, adapter: adapter, traits: traits, context: context, logger: logger) { output in
+            guard !output.records.isEmpty else { return DeliveryReceipt(stored: 0, held: 0) }
+            return DeliveryReceipt(try await service.ingest(output.records, origin: "ble"))
+        }
+    }
+
+    /// Runs the adapter's conversation over a connected GATT client, handing each batch to
+    /// `deliver` (the daemon commits it; `ingestd capture` stores nothing), then disconnects.
+    /// Rejections are logged. Returns whether the conversation ended without an error.
+    static func converse(over client: GATTClient, adapter: any BLEAdapter, traits: BLEDeviceTraits,
+                         context: AdapterContext, logger: Logger,
+                         deliver: @escaping (AdapterOutput) async throws -> DeliveryReceipt) async -> Bool {
         logger.info("connected (\(adapter.descriptor.id), conversation)")
         let conversationLink = GATTClientConversationLink(client: client)
         await conversationLink.start()
-        guard let conversation = adapter.conversation(
-            for: traits, context: AdapterContext(
-                timeZone: timeZone, source: adapter.descriptor.id,
-                memory: StoreDeviceMemory(service: service, adapter: adapter.descriptor.id), options: options))
-        else { return false }
+        guard let conversation = adapter.conversation(for: traits, context: context) else {
+            await client.disconnect()
+            return false
+        }
         var succeeded = true
         await withTaskCancellationHandler {
             do {
@@ -38,8 +52,7 @@ extension BluetoothBackend {
                     for rejection in output.rejections {
                         logger.warning("frame rejected by \(rejection.adapter): \(rejection.reason)")
                     }
-                    guard !output.records.isEmpty else { return DeliveryReceipt(stored: 0, held: 0) }
-                    return DeliveryReceipt(try await service.ingest(output.records, origin: "ble"))
+                    return try await deliver(output)
                 }
             } catch {
                 logger.warning("conversation ended: \(error)")

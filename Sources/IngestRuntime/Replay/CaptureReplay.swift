@@ -227,6 +227,12 @@ public struct CaptureReplay {
             try drain(force: true)
             throw RuntimeError.dataError("\(path): \(error.description)")
         }
+        events.removeAll(keepingCapacity: true)
+        decoder.finish(into: &events)
+        for event in events {
+            router.route(event, into: &output)
+            connections.absorb(event, decoder: decoder)
+        }
         // External adapters' processes may still print a lot once their input ended: commit it
         // in batches as it comes rather than hold it.
         try router.finish(into: &output, flushingAt: batchSize) { batch in

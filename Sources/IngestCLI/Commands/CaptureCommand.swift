@@ -20,9 +20,12 @@ struct CaptureCommand: Command {
         discussion: """
             Without --usb, scans Bluetooth LE actively (so scan responses arrive) and writes every HCI \
             packet to FILE as btsnoop (datalink 1002, as Android's HCI snoop log). With --ble ADDR only that \
-            device's advertisements are kept, and ingestd connects to it when it advertises connectably: \
-            GATT discovery, a read of every readable characteristic and a subscription to everything that \
-            notifies or indicates; that session is written as ACL data with its connection events. With \
+            device's advertisements are kept, and ingestd connects to it when it advertises connectably and \
+            holds the session the daemon would: when an adapter (external or built-in, as 'ingestd run' \
+            chooses) takes the device and talks to connected devices, that adapter's conversation (commands, \
+            replies, stored records fetched; nothing is stored and nothing is erased), otherwise GATT \
+            discovery, a read of every readable characteristic and a subscription to everything that \
+            notifies or indicates; the session is written as ACL data with its connection events. With \
             --usb VID:PID the device is opened with libusb and what a session does is written as usbmon \
             (pcapng, LINKTYPE 220): the matching adapter's session, or, for a device no adapter knows, \
             reads of its interrupt and bulk IN endpoints. Either file replays with 'ingestd decode'. \
@@ -35,6 +38,8 @@ struct CaptureCommand: Command {
         Option("seconds", valueName: "N", help: "How long to record.", default: "30")
         ControllerOption.self
         TimeZoneOption.self
+        AdapterSettingsOption.self
+        PluginsOption.self
     }
 
     let out: String
@@ -43,6 +48,8 @@ struct CaptureCommand: Command {
     let seconds: Double
     let hci: Int
     let zone: TimeZone
+    let adapterSettings: [String: String]
+    let pluginDirectories: [String]
 
     init(_ arguments: ParsedValues) throws {
         out = try arguments.required("out")
@@ -59,6 +66,8 @@ struct CaptureCommand: Command {
         seconds = try arguments.value("seconds") ?? 30
         hci = try ControllerOption(arguments).index
         zone = try TimeZoneOption(arguments).zone
+        adapterSettings = try AdapterSettingsOption(arguments).settings
+        pluginDirectories = try PluginsOption(arguments).directories
         guard usbDevice == nil || bleAddress == nil else {
             throw UsageError.invalid("--usb and --ble cannot be used together: a capture records one transport")
         }
@@ -88,8 +97,14 @@ struct CaptureCommand: Command {
             let summary = try await capture.run(out: out, stop: stop, progress: progress)
             stderr.writeLine("capture: wrote \(out): \(summary)")
         } else {
-            let capture = BluetoothCapture(link: .controller(UInt16(hci)), controllerName: "hci\(hci)", target: bleAddress,
+            var capture = BluetoothCapture(link: .controller(UInt16(hci)), controllerName: "hci\(hci)", target: bleAddress,
                                            duration: duration)
+            if bleAddress != nil {
+                let catalogue = ExternalAdapterSupport.loadCatalogue(directories: pluginDirectories, context: context)
+                capture.adapters = ExternalAdapterSupport.bluetoothAdapters(catalogue)
+            }
+            capture.timeZone = zone
+            capture.options = adapterSettings
             let counts = try await capture.run(out: out, stop: stop, progress: progress, logger: context.logger)
             stderr.writeLine("capture: wrote \(out): \(counts)")
             if let bleAddress, counts.advertisements == 0 {

@@ -1,0 +1,73 @@
+import ArgumentParsing
+import Foundation
+import Pipeline
+import PostgresStore
+import SQLiteStore
+
+/// `--store PATH|URL`, `--schema NAME`, `--gateway ID` of the query commands: the local store
+/// file, or a fleet's shared PostgreSQL database (`postgresql://…`) read across gateways.
+struct QueryStoreOptions: OptionGroup {
+    static var arguments: [ArgumentElement] {
+        [
+            Option("store", valueName: "PATH|URL",
+                   help: "The store file (default: ~/.local/share/ingestd/health.sqlite), or postgresql://… for a fleet's database.")
+                .element,
+            Option("schema", valueName: "NAME", help: "With --store postgresql://…: the schema the sinks write (default: ingestd).")
+                .element,
+            Option("gateway", valueName: "ID", help: "With --store postgresql://…: only the samples of this gateway.").element,
+        ]
+    }
+
+    /// The path or URL given with `--store`; nil means the default store file.
+    let location: String?
+    let schema: String?
+    let gateway: String?
+
+    init(_ values: ParsedValues) throws {
+        location = try values.value("store")
+        schema = try values.value("schema")
+        gateway = try values.value("gateway")
+        if !isFleet {
+            if schema != nil { throw UsageError.invalid("--schema needs --store postgresql://…") }
+            if gateway != nil { throw UsageError.invalid("--gateway needs --store postgresql://… (a store file is one gateway)") }
+        }
+    }
+
+    /// Whether the store is a fleet's PostgreSQL database.
+    var isFleet: Bool { location.map(PostgresURL.matches) ?? false }
+
+    /// The store named by `--store`, opened read-only, with clear errors.
+    func open(_ context: CommandContext) throws -> any QueryStore {
+        guard isFleet, let location else {
+            return try CommonArguments.openStore(location, context: context, readOnly: true)
+        }
+        do {
+            let schema: PostgresSchema
+            do {
+                schema = try PostgresSchema(name: self.schema ?? PostgresSchema.defaultName)
+            } catch {
+                throw UsageError.invalidValue(self.schema ?? "", argument: "--schema", reason: error.description)
+            }
+            return try PostgresQueryStore(url: location, schema: schema)
+        } catch let error as PostgresError {
+            throw CommandFailure.failure(error.description)
+        }
+    }
+
+    /// Whose samples: `--person`, or (a store file) its only person, or (a fleet) everybody.
+    func scope(_ person: PersonOption, in store: any QueryStore) throws -> QueryScope {
+        let names = try store.queryPeopleNames()
+        if let name = person.name {
+            guard names.contains(name) else {
+                throw UsageError.invalidValue(name, argument: "--person", reason: "no such person (people: \(names.joined(separator: ", ")))")
+            }
+            return QueryScope(people: .named(name), gateway: gateway)
+        }
+        if isFleet { return QueryScope(people: .everyone, gateway: gateway) }
+        guard names.count == 1, let only = names.first else {
+            if names.isEmpty { throw UsageError.invalid("the store has no people; add one with 'ingestd people add NAME'") }
+            throw UsageError.invalid("the store has \(names.count) people (\(names.joined(separator: ", "))): give --person NAME")
+        }
+        return QueryScope(people: .named(only), gateway: gateway)
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import HealthModel
+
+/// Whose samples a query reads and from which gateway.
+public struct QueryScope: Sendable, Equatable {
+    /// Whose samples.
+    public enum People: Sendable, Equatable {
+        /// Everybody's (statistics are still computed per person, then combined).
+        case everyone
+        /// The samples of the person with this name.
+        case named(String)
+        /// The samples nobody was assigned.
+        case unassigned
+    }
+
+    public var people: People
+    /// Only samples delivered by this gateway (nil: every gateway; a local store is one gateway).
+    public var gateway: String?
+
+    public init(people: People = .everyone, gateway: String? = nil) {
+        self.people = people
+        self.gateway = gateway
+    }
+}
+
+/// A source that wrote samples, with its devices and counts (`ingestd sources`).
+public struct SourceSummary: Sendable, Equatable {
+    public var name: String
+    public var sampleCount: Int
+    public var countsByType: [String: Int]
+    public var devices: [Device]
+
+    public init(name: String, sampleCount: Int, countsByType: [String: Int], devices: [Device]) {
+        self.name = name
+        self.sampleCount = sampleCount
+        self.countsByType = countsByType
+        self.devices = devices
+    }
+}
+
+/// The read side of a store, the port the query commands use: the local SQLite store of one
+/// gateway and the shared PostgreSQL store of a fleet answer the same questions with the same
+/// semantics (HealthKit's sample and statistics queries; merge by source priority, calendar
+/// buckets in a time zone, proportional split of intervals across bucket edges).
+public protocol QueryStore: AnyObject {
+    /// The names of the people whose samples the store holds (for resolving `--person`).
+    func queryPeopleNames() throws -> [String]
+    /// Samples of `type` overlapping `[from, to)` (an instantaneous sample at `from` included),
+    /// optionally of one source, in `scope`, sorted by start date, at most `limit` (0: no limit).
+    func samples(type: QuantityType, from: Date?, to: Date?, source: String?, scope: QueryScope, limit: Int) throws
+        -> [QuantitySample]
+    /// The statistics collection query: `operation` per calendar bucket of `granularity` in `zone`
+    /// (one bucket without `granularity`). Samples of different people (or gateways) are never
+    /// merged by priority with each other: each person's statistics are computed, then combined.
+    func statistics(_ operation: StatisticsOperation, type: QuantityType, from: Date?, to: Date?,
+                    granularity: BucketGranularity?, zone: TimeZone, scope: QueryScope) throws -> [StatisticsBucket]
+    /// Who wrote what: per source its sample count per type and its devices, in `scope`'s gateway.
+    func sourceSummaries(scope: QueryScope) throws -> [SourceSummary]
+    /// Ends the store's connection.
+    func close()
+}

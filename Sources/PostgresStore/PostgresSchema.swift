@@ -1,0 +1,104 @@
+import Foundation
+
+/// ingestd's tables in one PostgreSQL schema (default `ingestd`), created and migrated on first
+/// contact. Versions are applied in order inside one transaction holding an advisory lock, so
+/// gateways meeting a fresh database at the same moment do not race.
+///
+/// `samples` holds every gateway's samples keyed by uuid: the gateway that sent it, the person it
+/// belongs to, the type, value in the type's canonical unit, interval, source, the sample as
+/// DESIGN.md's JSON (`record`), the gateway's feed anchor and `deleted_at` for tombstones.
+/// `source_spans` keeps, per gateway, person (`''` for unassigned), type and source, the time its
+/// samples span: statistics look there to see whether one person's sources can overlap (then the
+/// priority merge is needed) without scanning the samples.
+public struct PostgresSchema: Sendable {
+    /// The schema name used when none is given.
+    public static let defaultName = "ingestd"
+    /// The newest version this ingestd knows.
+    public static var latestVersion: Int { migrations.count }
+
+    /// The schema's name (validated: lowercase letters, digits, `_`).
+    public let name: String
+
+    public init(name: String = PostgresSchema.defaultName) throws(PostgresError) {
+        guard let first = name.unicodeScalars.first, ("a"..."z").contains(first), name.count <= 63,
+              name.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }) else {
+            throw .invalidSchemaName(name)
+        }
+        self.name = name
+    }
+
+    /// `name.table`, quoted.
+    public func table(_ table: String) -> String { "\"\(name)\".\(table)" }
+
+    /// The migrations in order; `{s}` stands for the quoted schema name.
+    static let migrations: [String] = [
+        """
+        CREATE TABLE {s}.samples (
+            uuid uuid PRIMARY KEY,
+            gateway text NOT NULL,
+            person text,
+            type text NOT NULL,
+            value double precision NOT NULL,
+            unit text NOT NULL,
+            start_time timestamptz NOT NULL,
+            end_time timestamptz NOT NULL,
+            source text NOT NULL,
+            record jsonb NOT NULL,
+            anchor bigint NOT NULL,
+            deleted_at timestamptz,
+            written_at timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE INDEX samples_type_start ON {s}.samples (type, start_time);
+        CREATE TABLE {s}.source_spans (
+            gateway text NOT NULL,
+            person text NOT NULL,
+            type text NOT NULL,
+            source text NOT NULL,
+            first_start timestamptz NOT NULL,
+            last_end timestamptz NOT NULL,
+            PRIMARY KEY (gateway, person, type, source)
+        );
+        CREATE TABLE {s}.gateways (
+            id text PRIMARY KEY,
+            first_delivery timestamptz NOT NULL DEFAULT now(),
+            last_delivery timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE TABLE {s}.source_priority (
+            type text NOT NULL,
+            source text NOT NULL,
+            rank integer NOT NULL,
+            PRIMARY KEY (type, source)
+        );
+        """,
+    ]
+
+    /// Creates the schema or brings it to `latestVersion`; returns the version found before.
+    @discardableResult
+    public func migrate(_ connection: PostgresConnection) throws(PostgresError) -> Int {
+        try connection.transaction { () throws(PostgresError) -> Int in
+            try connection.execute("SELECT pg_advisory_xact_lock(hashtext($1))", ["ingestd-schema:" + name])
+            try connection.execute("CREATE SCHEMA IF NOT EXISTS \"\(name)\"")
+            try connection.execute("CREATE TABLE IF NOT EXISTS \(table("schema_version")) (version integer NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
+            let found = try currentVersion(connection)
+            guard found <= Self.latestVersion else {
+                throw .schemaTooNew(schema: name, version: found, known: Self.latestVersion)
+            }
+            for version in (found + 1)...max(found + 1, Self.latestVersion) where version <= Self.latestVersion {
+                let sql = Self.migrations[version - 1].replacingOccurrences(of: "{s}", with: "\"\(name)\"")
+                for statement in sql.split(separator: ";").map({ $0.trimmingCharacters(in: .whitespacesAndNewlines) }) where !statement.isEmpty {
+                    try connection.execute(statement)
+                }
+                try connection.execute("INSERT INTO \(table("schema_version")) (version) VALUES ($1)", [String(version)])
+            }
+            return found
+        }
+    }
+
+    /// The version recorded in the schema (0 when none).
+    public func currentVersion(_ connection: PostgresConnection) throws(PostgresError) -> Int {
+        let rows = try connection.execute("SELECT COALESCE(MAX(version), 0) FROM \(table("schema_version"))")
+        let text = rows.rows.first?.first.flatMap { $0 } ?? "0"
+        guard let version = Int(text) else { throw .unexpectedValue(column: "schema_version.version", value: text) }
+        return version
+    }
+}
