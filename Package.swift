@@ -9,7 +9,7 @@ let fuzzSettings: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
 /// contract and compiled into ingestd through `BuiltinAdapters`. Adding a device is its folder, this line and its
 /// line in `Plugins/BuiltinAdapters/BuiltinAdapters.swift` (see Plugins/README.md).
 let builtinAdapterModules = [
-    "XiaomiScale", "BTHome", "GATTHealthProfiles", "DSD6Band", "YunmaiScale", "HidrateSpark",  // Bluetooth LE
+    "XiaomiScale", "BTHome", "GATTHealthProfiles", "DSD6Band", "YunmaiScale", "BeurerScale", "HidrateSpark",  // Bluetooth LE
     "ANTPlus", "OmronPedometer", "TEMPer",  // USB
 ]
 let builtinAdapterTargets: [Target] = builtinAdapterModules.map { name in

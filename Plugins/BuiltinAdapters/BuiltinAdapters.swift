@@ -1,5 +1,6 @@
 import ANTPlus
 import AdapterKit
+import BeurerScale
 import BTHome
 import DSD6Band
 import GATTHealthProfiles
@@ -22,6 +23,7 @@ public enum BuiltinAdapters {
         BTHomeAdapter(),
         DSD6BandAdapter(),
         YunmaiScaleAdapter(),
+        BeurerScaleAdapter(),
         HidrateSparkAdapter(),
         GATTHealthAdapter(),
     ]

@@ -72,14 +72,10 @@ final class GATTHealthConversation: GATTConversation {
     private func setCurrentTime(over link: any GATTConversationLink, into output: inout AdapterOutput)
         async throws(GATTConversationError)
     {
-        let now = await link.now()
-        do {
-            try await link.write(CurrentTime.bytes(for: now, in: context.timeZone), to: GATTHealthUUID.currentTime,
-                                 withResponse: true)
-        } catch {
-            if case .disconnected = error { throw error }
-            output.reject(context.source, reason: "current-time-refused",
-                          detail: "\(link.peerAddress): \(error)", time: now)
+        let written = try await link.writeCurrentTime(to: GATTHealthUUID.currentTime, in: context.timeZone)
+        if let refusal = written.refusal {
+            output.reject(context.source, reason: "current-time-refused", detail: "\(link.peerAddress): \(refusal)",
+                          time: written.time)
         }
     }
 
@@ -295,22 +291,5 @@ enum RecordAccessResponse: Equatable {
         case 0x04, 0x09: self = .filterNotSupported
         default: self = .failed(bytes[3])
         }
-    }
-}
-
-/// The Current Time characteristic's value (0x2A2B, 10 bytes): Exact Time 256 (year uint16,
-/// month, day, hours, minutes, seconds, day of week 1 = Monday … 7 = Sunday, fractions of
-/// 1/256 s) and Adjust Reason (bit 0 manual time update).
-enum CurrentTime {
-    static func bytes(for date: Date, in zone: TimeZone) -> [UInt8] {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = zone
-        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .weekday, .nanosecond], from: date)
-        let year = UInt16(clamping: c.year ?? 0)
-        let weekday = c.weekday.map { UInt8(($0 + 5) % 7 + 1) } ?? 0  // Foundation: 1 = Sunday
-        let fractions = UInt8(clamping: (c.nanosecond ?? 0) / 3_906_250)
-        return [UInt8(year & 0xFF), UInt8(year >> 8), UInt8(clamping: c.month ?? 0), UInt8(clamping: c.day ?? 0),
-                UInt8(clamping: c.hour ?? 0), UInt8(clamping: c.minute ?? 0), UInt8(clamping: c.second ?? 0),
-                weekday, fractions, 0x01]
     }
 }

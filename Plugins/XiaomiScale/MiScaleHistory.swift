@@ -12,6 +12,12 @@ public enum MiScaleHistory {
     /// Option naming the 16-bit id under which the scale remembers what was acknowledged
     /// (`--adapter-option mi-scale-history-id=N`, 1…65535; 1 when not given).
     public static let historyIDOption = "mi-scale-history-id"
+    /// The scale's clock, Current Time (0x2A2B) in its body composition service, read by the
+    /// scale in local time: set before every history download, so that the readings it stores
+    /// later carry the right time.
+    public static let clock = BLEUUID(0x2A2B)
+    /// Option turning the clock setting off (`--adapter-option mi-scale-set-clock=false`).
+    public static let setClockOption = "mi-scale-set-clock"
 
     /// Turns the history on (written first).
     public static let enable: [UInt8] = [0x01, 0x96, 0x8A, 0xBD, 0x62]
@@ -45,7 +51,8 @@ public enum MiScaleHistory {
 
 /// One history download from a connected Mi scale.
 ///
-/// Subscribes to the history characteristic, turns the history on, selects the readings not yet
+/// Sets the scale's clock (Current Time 0x2A2B, the daemon's time in the local zone; off with
+/// `mi-scale-set-clock=false`), subscribes to the history characteristic, turns the history on, selects the readings not yet
 /// acknowledged for the configured id, starts the transfer and collects the frames until the
 /// end marker. The stabilized readings are delivered (the same samples as their broadcasts, so a
 /// reading seen both ways is stored once); only when the store committed them all is the scale
@@ -87,6 +94,13 @@ final class MiScaleHistoryConversation: GATTConversation {
         let model: MiScaleModel = database.service(containing: history.valueHandle)?.uuid == BLEUUID(0x181D)
             ? .smartScale : .bodyCompositionScale
         let characteristic = MiScaleHistory.characteristic
+        if let clock = database.characteristic(MiScaleHistory.clock), clock.properties & 0x08 != 0,
+           context.options[MiScaleHistory.setClockOption] != "false" {
+            let written = try await link.writeCurrentTime(to: MiScaleHistory.clock, in: context.timeZone)
+            if let refusal = written.refusal {
+                output.reject(context.source, reason: "clock-refused", detail: "\(device.address): \(refusal)", time: written.time)
+            }
+        }
         try await link.subscribe(to: characteristic, mode: .notifications)
         try await link.write(MiScaleHistory.enable, to: characteristic, withResponse: true)
         try await link.write(MiScaleHistory.select(id: historyID), to: characteristic, withResponse: true)

@@ -10,10 +10,13 @@ import Transport
 /// `04 FF FF <id>` marks everything sent as acknowledged for `id`.
 public final class SimulatedMiScale: SimulatedResponder {
     public static let history = BLEUUID(high: 0x0000_2A2F_0000_3512, low: 0x2118_0009_AF10_0700)
+    /// The scale's clock (Current Time, read and written).
+    public static let clock = BLEUUID(0x2A2B)
 
     /// The scale's GATT table.
     public static let profile = SimulatedProfile(name: "MIBFS", services: [
-        .init(uuid: BLEUUID(0x181B), characteristics: [.init(uuid: history, properties: 0x18)]),
+        .init(uuid: BLEUUID(0x181B), characteristics: [.init(uuid: history, properties: 0x18),
+                                                       .init(uuid: clock, properties: 0x0A)]),
     ])
 
     private struct State {
@@ -22,6 +25,7 @@ public final class SimulatedMiScale: SimulatedResponder {
         var selectedID: UInt16?
         var sentUpTo = 0
         var writes: [[UInt8]] = []
+        var clockWrites: [[UInt8]] = []
     }
     private let state = Mutex(State())
 
@@ -36,6 +40,9 @@ public final class SimulatedMiScale: SimulatedResponder {
     /// Everything written to the history characteristic, in order.
     public var writes: [[UInt8]] { state.withLock { $0.writes } }
 
+    /// Everything written to the clock (0x2A2B), in order.
+    public var clockWrites: [[UInt8]] { state.withLock { $0.clockWrites } }
+
     /// How many readings `id` acknowledged.
     public func acknowledgedCount(id: UInt16) -> Int { state.withLock { $0.acknowledged[id] ?? 0 } }
 
@@ -48,6 +55,10 @@ public final class SimulatedMiScale: SimulatedResponder {
     }
 
     public func respond(toWriteOf value: [UInt8], characteristic: BLEUUID) -> [SimulatedReply] {
+        if characteristic == Self.clock {
+            state.withLock { $0.clockWrites.append(value) }
+            return []
+        }
         guard characteristic == Self.history else { return [] }
         return state.withLock { state -> [SimulatedReply] in
             state.writes.append(value)

@@ -249,6 +249,13 @@ import Transport
         #expect(scale.writes == [[0x01, 0x96, 0x8A, 0xBD, 0x62], [0x01, 0xFF, 0xFF, 0x00, 0x07], [0x02], [0x03],
                                  [0x04, 0xFF, 0xFF, 0x00, 0x07]])
         #expect(scale.acknowledgedCount(id: 7) == 2)
+        let clock = try #require(scale.clockWrites.first, "the scale's clock is set before the download")
+        var berlin = Calendar(identifier: .gregorian)
+        berlin.timeZone = try #require(TimeZone(identifier: "Europe/Berlin"))
+        let written = try #require(berlin.date(from: DateComponents(
+            year: Int(clock[0]) | Int(clock[1]) << 8, month: Int(clock[2]), day: Int(clock[3]),
+            hour: Int(clock[4]), minute: Int(clock[5]), second: Int(clock[6]))))
+        #expect(clock.count == 10 && abs(written.timeIntervalSinceNow) < 60, "local time written: \(clock)")
         func weights() throws -> [Double] {
             let store = try HealthStore(path: scenario.store)
             defer { store.close() }
@@ -258,8 +265,10 @@ import Transport
 
         scale.add([SimulatedMiScale.frame(weight: 71.9, impedance: 501, year: 2026, month: 11, day: 30, hour: 19, minute: 0, second: 0)])
         try await runDaemon(store: scenario.store, name: "MIBFS", services: [0x181B], profile: SimulatedMiScale.profile,
-                            responder: scale, options: ["mi-scale-history-id": "7"], listen: .seconds(6))
+                            responder: scale, options: ["mi-scale-history-id": "7", "mi-scale-set-clock": "false"],
+                            listen: .seconds(6))
         #expect(try weights() == [71.9, 72.1, 72.45])
+        #expect(scale.clockWrites.count == 1, "mi-scale-set-clock=false leaves the clock alone")
         #expect(scale.acknowledgedCount(id: 7) == 3)
         let store = try HealthStore(path: scenario.store)
         defer { store.close() }
@@ -297,6 +306,71 @@ import Transport
         #expect(mass.first?.metadata.entries["IngestImpedanceOhm"] == .number(512))
         let fat = try store.samples(type: .bodyFatPercentage)
         #expect(fat.map(\.quantity.value) == [0.235])
+    }
+
+    /// A Sanitas SBF70 with two users (two saved weighings for the first, one for the second):
+    /// greeted, its clock set, each user's weighings downloaded part by part with every part
+    /// acknowledged, and erased on the scale only after the commit; while the types are undecided
+    /// (held) nothing is erased; the next contact brings only the weighing saved since. Each
+    /// sample carries the user's place on the scale, which a household person is assigned by.
+    @Test func aBeurerScalesSavedWeighingsAreErasedOnlyAfterTheCommit() async throws {
+        func weighing(_ time: UInt32, _ fiftyGrams: UInt16, fat: UInt16) -> SimulatedBeurerScale.Weighing {
+            .init(time: time, weightFiftyGrams: fiftyGrams, impedance: 480, bodyFatPermille: fat, bodyMassIndexTenths: 243)
+        }
+        let users = [
+            SimulatedBeurerScale.User(id: 101, initials: "ANN", birthYear: 1984,
+                                      weighings: [weighing(1_764_400_000, 1_450, fat: 281), weighing(1_764_486_400, 1_446, fat: 279)]),
+            SimulatedBeurerScale.User(id: 102, initials: "BOB", birthYear: 1979, weighings: [weighing(1_764_490_000, 1_702, fat: 0)]),
+        ]
+        let farewell: [UInt8] = [0xEA, 0x02]
+        let undecided = try Scenario()
+        let waiting = SimulatedBeurerScale(users: users)
+        try await runDaemon(store: undecided.store, name: "SANITAS SBF70", profile: SimulatedBeurerScale.profile(),
+                            responder: waiting, until: { waiting.writes.contains(farewell) })
+        #expect(waiting.savedCounts == [101: 2, 102: 1], "held weighings are not erased: \(waiting.writes)")
+        #expect(!waiting.writes.contains { $0.count > 1 && $0[1] == 0x43 })
+
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "beurer-sanitas", "--all"])
+        await scenario.run(["people", "add", "bob", "--scale-user-index", "2"])
+        let scale = SimulatedBeurerScale(users: users)
+        let before = Date()
+        try await runDaemon(store: scenario.store, name: "SANITAS SBF70", profile: SimulatedBeurerScale.profile(),
+                            responder: scale, until: { scale.writes.contains(farewell) })
+        #expect(scale.savedCounts == [101: 0, 102: 0])
+        let writes = scale.writes
+        #expect(writes.first == [0xE6, 0x01])
+        #expect(writes.dropFirst().first?.first == 0xE9 && abs(Double(scale.clock) - before.timeIntervalSince1970) < 30)
+        #expect(writes.contains([0xE7, 0xF1, 0x34, 0x02, 0x02]), "the second user's info acknowledged")
+        #expect(writes.filter { $0.starts(with: [0xE7, 0xF1, 0x42]) }.count == 6, "every part acknowledged: \(writes)")
+        let deleteAnn: [UInt8] = [0xE7, 0x43, 0, 0, 0, 0, 0, 0, 0, 101]
+        let lastAckOfAnn = try #require(writes.lastIndex(of: [0xE7, 0xF1, 0x42, 0x04, 0x04]))
+        let deleteIndex = try #require(writes.firstIndex(of: deleteAnn))
+        #expect(deleteIndex > lastAckOfAnn)
+        #expect(writes.last == farewell)
+
+        func bodyMass() throws -> [QuantitySample] {
+            let store = try HealthStore(path: scenario.store)
+            defer { store.close() }
+            return try store.samples(type: .bodyMass).sorted { $0.start < $1.start }
+        }
+        let mass = try bodyMass()
+        #expect(mass.map(\.quantity.value) == [72.5, 72.3, 85.1])
+        #expect(mass.map { $0.metadata.entries[MetadataKey.deviceUserID] } == [.number(1), .number(1), .number(2)])
+        #expect(mass.first?.start == Date(timeIntervalSince1970: 1_764_400_000))
+        #expect(mass.first?.metadata.entries["IngestScaleUserInitials"] == .string("ANN"))
+        let store = try HealthStore(path: scenario.store)
+        let fat = try store.samples(type: .bodyFatPercentage).map(\.quantity.value).sorted()
+        let bobsSamples = try store.sampleCount(of: store.person(named: "bob"))
+        store.close()
+        #expect(bobsSamples == 2, "user 2's body mass and BMI go to the person with scale user index 2")
+        #expect(fat == [0.279, 0.281], "the scale computed no body fat for the second user")
+
+        scale.add(weighing(1_764_572_800, 1_440, fat: 277), user: 101)
+        try await runDaemon(store: scenario.store, name: "SANITAS SBF70", profile: SimulatedBeurerScale.profile(),
+                            responder: scale, until: { scale.writes.filter { $0 == farewell }.count == 2 })
+        #expect(try bodyMass().map(\.quantity.value) == [72.5, 72.3, 85.1, 72.0])
+        #expect(scale.savedCounts == [101: 0, 102: 0])
     }
 
     /// A HidrateSpark bottle with two stored sips: both are taken, one at a time, as water intake
