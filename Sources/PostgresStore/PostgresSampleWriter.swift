@@ -76,6 +76,11 @@ public final class PostgresSampleWriter {
             case .delete(let uuid, _): !seen.insert(uuid).inserted
             }
         }
+        let highestAnchor = changes.reduce(Int64(0)) { highest, change in
+            switch change {
+            case .upsert(_, _, _, let anchor), .delete(_, let anchor): max(highest, anchor)
+            }
+        }
         let latest = repeats ? "DISTINCT ON (uuid)" : ""
         let order = repeats ? "ORDER BY uuid, seq DESC" : ""
         return try connection.transaction { () throws(PostgresError) -> Int in
@@ -108,9 +113,9 @@ public final class PostgresSampleWriter {
                 SET first_start = least(x.first_start, EXCLUDED.first_start), last_end = greatest(x.last_end, EXCLUDED.last_end)
                 """, [gateway])
             try connection.execute("""
-                INSERT INTO \(schema.table("gateways")) (id) VALUES ($1)
-                ON CONFLICT (id) DO UPDATE SET last_delivery = now()
-                """, [gateway])
+                INSERT INTO \(schema.table("gateways")) AS x (id, last_anchor) VALUES ($1, $2)
+                ON CONFLICT (id) DO UPDATE SET last_delivery = now(), last_anchor = greatest(x.last_anchor, EXCLUDED.last_anchor)
+                """, [gateway, String(highestAnchor)])
             return upserted + deleted
         }
     }

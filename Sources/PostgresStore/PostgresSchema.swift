@@ -9,7 +9,9 @@ import Foundation
 /// DESIGN.md's JSON (`record`), the gateway's feed anchor and `deleted_at` for tombstones.
 /// `source_spans` keeps, per gateway, person (`''` for unassigned), type and source, the time its
 /// samples span: statistics look there to see whether one person's sources can overlap (then the
-/// priority merge is needed) without scanning the samples.
+/// priority merge is needed) without scanning the samples. `gateways` holds each gateway's first and
+/// last delivery and (version 2) its position in its own feed (`last_anchor`), the per-gateway part
+/// of the fleet's change anchor (`FleetAnchor`).
 public struct PostgresSchema: Sendable {
     /// The schema name used when none is given.
     public static let defaultName = "ingestd"
@@ -69,6 +71,14 @@ public struct PostgresSchema: Sendable {
             rank integer NOT NULL,
             PRIMARY KEY (type, source)
         );
+        """,
+        // 2: the fleet's change order. Each gateway's position (the highest feed anchor it delivered)
+        // is kept with the gateway, and its rows are found by (gateway, anchor): `changes` reads a
+        // composite anchor, one position per gateway, without a database-wide sequence.
+        """
+        ALTER TABLE {s}.gateways ADD COLUMN last_anchor bigint NOT NULL DEFAULT 0;
+        UPDATE {s}.gateways g SET last_anchor = COALESCE((SELECT max(anchor) FROM {s}.samples x WHERE x.gateway = g.id), 0);
+        CREATE INDEX samples_gateway_anchor ON {s}.samples (gateway, anchor)
         """,
     ]
 
