@@ -146,4 +146,32 @@ import Testing
         let nobody = try IngestdProcess.runBlocking(["status", "--store", url, "--gateway", "ward-9"])
         #expect(nobody.stdout.contains("no deliveries from gateway ward-9"))
     }
+
+    @Test func aVersion1DatabaseIsMigratedWithEachGatewaysPosition() throws {
+        guard let server = try PostgresDeliveryTests.server() else { return }
+        defer { server.shutDown() }
+        let writer = try PostgresSampleWriter(connection: try PostgresConnection(url: server.url()), schema: try PostgresSchema(), gateway: "g1")
+        let samples = (0..<3).map { index in
+            QuantitySample(type: .stepCount, quantity: Quantity(value: 5, unit: QuantityType.stepCount.canonicalUnit),
+                           start: Date(timeIntervalSince1970: 1_780_000_000 + Double(index) * 60),
+                           end: Date(timeIntervalSince1970: 1_780_000_030 + Double(index) * 60), source: "phone")
+        }
+        try writer.write(samples.enumerated().map { .upsert($1, record: HealthRecordEncoder().encode($1), person: nil, anchor: Int64(10 + $0)) })
+        writer.connection.close()
+        // Back to what version 1 had: no position column, no (gateway, anchor) index.
+        _ = try server.psql("""
+            DROP INDEX ingestd.samples_gateway_anchor; ALTER TABLE ingestd.gateways DROP COLUMN last_anchor;
+            DELETE FROM ingestd.schema_version WHERE version > 1
+            """)
+        let connection = try PostgresConnection(url: server.url())
+        #expect(try PostgresSchema().migrate(connection) == 1)
+        #expect(try server.psql("SELECT last_anchor FROM ingestd.gateways WHERE id = 'g1'") == "12")
+        #expect(try server.psql("SELECT count(*) FROM pg_indexes WHERE indexname = 'samples_gateway_anchor'") == "1")
+        let store = try PostgresQueryStore(url: server.url(), schema: try PostgresSchema())
+        defer { store.close() }
+        let all = try read(store, since: FleetAnchor())
+        #expect(all.changes.count == 3)
+        #expect(all.anchor == FleetAnchor(positions: ["g1": 12]))
+        #expect(throws: FleetAnchorError.self) { try FleetAnchor(token: "f1." + Data("g1\t-3\n".utf8).base64EncodedString()) }
+    }
 }
