@@ -61,9 +61,11 @@ enum PostgresBench {
         try server.psql("TRUNCATE ingestd.samples, ingestd.source_spans")
         let start = 1_672_527_600  // 2023-01-01T00:00:00+01:00
         try server.psql("""
-            INSERT INTO ingestd.samples (uuid, gateway, person, type, value, unit, start_time, end_time, source, record, anchor)
+            INSERT INTO ingestd.samples (uuid, gateway, person, type, value, unit, start_time, end_time, source, record, anchor,
+                                         start_epoch, end_epoch)
             SELECT gen_random_uuid(), 'gateway-' || g, 'me', 'HKQuantityTypeIdentifierStepCount', 10 + (i % 90), 'count',
-                   to_timestamp(\(start) + i * 60), to_timestamp(\(start) + i * 60 + 59), 'band', '{}'::jsonb, i + 1
+                   to_timestamp(\(start) + i * 60), to_timestamp(\(start) + i * 60 + 59), 'band', '{}'::jsonb, i + 1,
+                   \(start) + i * 60, \(start) + i * 60 + 59
             FROM generate_series(1, \(gateways)) AS g, generate_series(0, \(samples - 1)) AS i
             """)
         try server.psql("""

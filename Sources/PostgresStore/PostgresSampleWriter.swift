@@ -86,14 +86,16 @@ public final class PostgresSampleWriter {
         return try connection.transaction { () throws(PostgresError) -> Int in
             try connection.copyIn("COPY ingestd_incoming FROM STDIN", data: Self.copyData(changes))
             let upserted = try connection.execute("""
-                INSERT INTO \(samples) AS x (uuid, gateway, person, type, value, unit, start_time, end_time, source, record, anchor)
+                INSERT INTO \(samples) AS x (uuid, gateway, person, type, value, unit, start_time, end_time, source, record, anchor,
+                                              start_epoch, end_epoch)
                 SELECT \(latest) uuid, $1, person, type, value, unit, to_timestamp(start_time), to_timestamp(end_time),
-                       source, record::jsonb, anchor
+                       source, record::jsonb, anchor, start_time, end_time
                 FROM ingestd_incoming WHERE op = 'a' \(order)
                 ON CONFLICT (uuid) DO UPDATE SET gateway = EXCLUDED.gateway, person = EXCLUDED.person, type = EXCLUDED.type,
                     value = EXCLUDED.value, unit = EXCLUDED.unit, start_time = EXCLUDED.start_time,
                     end_time = EXCLUDED.end_time, source = EXCLUDED.source, record = EXCLUDED.record,
-                    anchor = EXCLUDED.anchor, deleted_at = NULL, written_at = now()
+                    anchor = EXCLUDED.anchor, deleted_at = NULL, written_at = now(), start_epoch = EXCLUDED.start_epoch,
+                    end_epoch = EXCLUDED.end_epoch
                 WHERE x.record IS DISTINCT FROM EXCLUDED.record OR x.person IS DISTINCT FROM EXCLUDED.person
                     OR x.deleted_at IS NOT NULL
                 """, [gateway]).affected

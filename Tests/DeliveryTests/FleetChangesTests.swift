@@ -161,12 +161,19 @@ import Testing
         // Back to what version 1 had: no position column, no (gateway, anchor) index.
         _ = try server.psql("""
             DROP INDEX ingestd.samples_gateway_anchor; ALTER TABLE ingestd.gateways DROP COLUMN last_anchor;
+            ALTER TABLE ingestd.samples DROP COLUMN start_epoch, DROP COLUMN end_epoch;
             DELETE FROM ingestd.schema_version WHERE version > 1
             """)
+        // Queries refuse a version-1 schema with what to do rather than failing on a missing column.
+        #expect(throws: PostgresError.schemaTooOld(schema: "ingestd", version: 1, needed: PostgresSchema.latestVersion)) {
+            try PostgresQueryStore(url: server.url(), schema: try PostgresSchema())
+        }
         let connection = try PostgresConnection(url: server.url())
         #expect(try PostgresSchema().migrate(connection) == 1)
         #expect(try server.psql("SELECT last_anchor FROM ingestd.gateways WHERE id = 'g1'") == "12")
         #expect(try server.psql("SELECT count(*) FROM pg_indexes WHERE indexname = 'samples_gateway_anchor'") == "1")
+        // The epoch columns of existing rows are filled from their timestamps.
+        #expect(try server.psql("SELECT min(start_epoch), max(end_epoch) FROM ingestd.samples") == "1780000000|1780000150")
         let store = try PostgresQueryStore(url: server.url(), schema: try PostgresSchema())
         defer { store.close() }
         let all = try read(store, since: FleetAnchor())
