@@ -14,7 +14,7 @@ struct ExternalAdapterCatalogueTests {
         try directory.install("scale.py", as: "xiaomi-scale")
         try directory.install("scale.py", as: "not-executable", mode: 0o644)
         // The protocol's 5 s: long enough for the good plugins on a busy machine; the hung one is described concurrently.
-        let configuration = testConfiguration()
+        let configuration = testConfiguration { $0.describeTimeout = .seconds(5) }
         let catalogue = ExternalAdapterCatalogue.load(directories: [directory.path], reservedIDs: ["xiaomi-scale", "bthome"],
                                                       configuration: configuration)
         #expect(catalogue.plugins.map(\.id) == ["hang", "not-executable", "py-scale", "xiaomi-scale"])

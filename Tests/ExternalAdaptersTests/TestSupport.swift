@@ -79,6 +79,7 @@ func testConfiguration(clock: ManualClock = ManualClock(), log: LogCollector = L
                        environment: [String: String] = [:],
                        change: (inout ExternalAdapterConfiguration) -> Void = { _ in }) -> ExternalAdapterConfiguration {
     var configuration = ExternalAdapterConfiguration(clock: clock, finishTimeout: .seconds(30), log: log.handler)
+    configuration.describeTimeout = .seconds(30) // a python start-up on a loaded machine; not a test of timeouts
     configuration.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     change(&configuration)
     return configuration
