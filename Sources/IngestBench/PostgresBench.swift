@@ -10,7 +10,7 @@ import SQLiteStore
 /// directory, as the postgres user when run as root):
 /// - `sink.postgres_samples_per_s`: the engine drains a backlog of step samples from a SQLite
 ///   store into the database through the `postgresql://` sink (COPY into staging, upsert by uuid,
-///   one transaction per batch of 1,000, the default); `sink.postgres_copy_samples_per_s`: the same
+///   one transaction per batch of 10,000, the default); `sink.postgres_copy_samples_per_s`: the same
 ///   rows, written to a file by the server, loaded by one `COPY … FROM` file into a table of the same
 ///   shape (primary key and indexes); `sink.postgres_vs_copy` is their ratio (target ≥ 0.5).
 /// - `stats.postgres_year_by_day_ms`: `stats --sum --by day` for a year in Europe/Berlin over a
@@ -61,9 +61,11 @@ enum PostgresBench {
         try server.psql("TRUNCATE ingestd.samples, ingestd.source_spans")
         let start = 1_672_527_600  // 2023-01-01T00:00:00+01:00
         try server.psql("""
-            INSERT INTO ingestd.samples (uuid, gateway, person, type, value, unit, start_time, end_time, source, record, anchor)
+            INSERT INTO ingestd.samples (uuid, gateway, person, type, value, unit, start_time, end_time, source, record, anchor,
+                                         start_epoch, end_epoch)
             SELECT gen_random_uuid(), 'gateway-' || g, 'me', 'HKQuantityTypeIdentifierStepCount', 10 + (i % 90), 'count',
-                   to_timestamp(\(start) + i * 60), to_timestamp(\(start) + i * 60 + 59), 'band', '{}'::jsonb, i + 1
+                   to_timestamp(\(start) + i * 60), to_timestamp(\(start) + i * 60 + 59), 'band', '{}'::jsonb, i + 1,
+                   \(start) + i * 60, \(start) + i * 60 + 59
             FROM generate_series(1, \(gateways)) AS g, generate_series(0, \(samples - 1)) AS i
             """)
         try server.psql("""

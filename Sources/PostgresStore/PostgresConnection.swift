@@ -16,6 +16,8 @@ public enum PostgresError: Error, Equatable, CustomStringConvertible {
     case invalidSchemaName(String)
     /// The database holds a newer schema than this ingestd knows.
     case schemaTooNew(schema: String, version: Int, known: Int)
+    /// The database holds an older schema than the queries need (no sink of this ingestd delivered yet).
+    case schemaTooOld(schema: String, version: Int, needed: Int)
 
     public var description: String {
         switch self {
@@ -28,6 +30,8 @@ public enum PostgresError: Error, Equatable, CustomStringConvertible {
             "invalid schema name '\(name)': use 1-63 lowercase letters, digits or '_', starting with a letter"
         case .schemaTooNew(let schema, let version, let known):
             "schema \(schema) is at version \(version); this ingestd knows up to \(known) (upgrade ingestd)"
+        case .schemaTooOld(let schema, let version, let needed):
+            "schema \(schema) is at version \(version); queries need version \(needed) (a sink of this ingestd migrates it when it next delivers)"
         }
     }
 

@@ -7,7 +7,8 @@ import Pipeline
 ///
 /// Statistics are computed in the database where the data is large: the calendar buckets are
 /// chosen exactly as the SQLite store chooses them (`StatisticsRange`, in Swift, so DST and week
-/// starts agree) and sent as one array; each sample finds its buckets with `width_bucket`, interval
+/// starts agree) and sent as one array; each sample finds its buckets with `width_bucket` on the
+/// epoch seconds stored with it (`start_epoch`, `end_epoch`: no per-row timestamp conversion), interval
 /// samples are split across bucket edges in proportion to time, and sums, minimums, maximums,
 /// arithmetic means and latest values are aggregated in SQL. Two cases need the priority timeline
 /// or per-source holds, so their rows are read and handed to the same `StatisticsEngine` the
@@ -32,6 +33,9 @@ public final class PostgresQueryStore: QueryStore {
         let version = try schema.currentVersion(connection)
         guard version <= PostgresSchema.latestVersion else {
             throw .schemaTooNew(schema: schema.name, version: version, known: PostgresSchema.latestVersion)
+        }
+        guard version >= PostgresSchema.latestVersion else {
+            throw .schemaTooOld(schema: schema.name, version: version, needed: PostgresSchema.latestVersion)
         }
     }
 
@@ -107,18 +111,15 @@ public final class PostgresQueryStore: QueryStore {
         }
     }
 
-    /// Epoch seconds of a `timestamptz` column as float8.
-    private static func epoch(_ column: String) -> String { "date_part('epoch', \(column))" }
-
     private func extent(_ sql: String, _ parameters: [String?]) throws -> SampleExtent? {
         let samples = schema.table("samples")
         let row = try connection.execute("""
-            SELECT min(\(Self.epoch("x.start_time"))), max(\(Self.epoch("x.end_time"))) FROM \(samples) x WHERE \(sql)
+            SELECT min(x.start_epoch), max(x.end_epoch) FROM \(samples) x WHERE \(sql)
             """, parameters).rows.first
         guard let first = row?[0].flatMap(Double.init), let last = row?[1].flatMap(Double.init) else { return nil }
         let instant = try connection.execute("""
             SELECT EXISTS (SELECT 1 FROM \(samples) x WHERE \(sql) AND x.start_time = x.end_time
-                           AND \(Self.epoch("x.end_time")) = $\(parameters.count + 1)::float8)
+                           AND x.end_epoch = $\(parameters.count + 1)::float8)
             """, parameters + [String(last)]).rows.first?.first == "t"
         return SampleExtent(earliestStart: Date(timeIntervalSince1970: first), latestEnd: Date(timeIntervalSince1970: last),
                             instantAtLatestEnd: instant)
@@ -182,7 +183,7 @@ public final class PostgresQueryStore: QueryStore {
         // only those few groups are then spread over the buckets they overlap.
         let grouped = """
             WITH x AS NOT MATERIALIZED (
-                SELECT \(Self.epoch("x.start_time")) AS s, \(Self.epoch("x.end_time")) AS e, x.value AS v
+                SELECT x.start_epoch AS s, x.end_epoch AS e, x.value AS v
                 FROM \(schema.table("samples")) x WHERE \(sql)
             ), y AS NOT MATERIALIZED (
                 SELECT s, e, v, width_bucket(s, \(b)) AS ws, width_bucket(e, \(b)) AS we FROM x
@@ -220,7 +221,7 @@ public final class PostgresQueryStore: QueryStore {
         case .latest:
             statement = """
                 WITH x AS NOT MATERIALIZED (
-                    SELECT \(Self.epoch("x.start_time")) AS s, \(Self.epoch("x.end_time")) AS e, x.value AS v
+                    SELECT x.start_epoch AS s, x.end_epoch AS e, x.value AS v
                     FROM \(schema.table("samples")) x WHERE \(sql)
                 ), y AS NOT MATERIALIZED (
                     SELECT s, e, v, width_bucket(s, \(b)) AS ws, width_bucket(e, \(b)) AS we FROM x
@@ -260,7 +261,7 @@ public final class PostgresQueryStore: QueryStore {
                 FROM (SELECT gateway, source, min(anchor) AS first FROM \(samples) WHERE type = $1 GROUP BY gateway, source) g
                 LEFT JOIN \(schema.table("source_priority")) p ON p.type = $1 AND p.source = g.source
             )
-            SELECT x.gateway, x.person, r.rank, \(Self.epoch("x.start_time")), \(Self.epoch("x.end_time")), x.value
+            SELECT x.gateway, x.person, r.rank, x.start_epoch, x.end_epoch, x.value
             FROM \(samples) x JOIN ranks r ON r.gateway = x.gateway AND r.source = x.source
             WHERE \(sql) ORDER BY x.gateway, x.person, x.start_time
             """, parameters).rows

@@ -76,19 +76,26 @@ public final class PostgresSampleWriter {
             case .delete(let uuid, _): !seen.insert(uuid).inserted
             }
         }
+        let highestAnchor = changes.reduce(Int64(0)) { highest, change in
+            switch change {
+            case .upsert(_, _, _, let anchor), .delete(_, let anchor): max(highest, anchor)
+            }
+        }
         let latest = repeats ? "DISTINCT ON (uuid)" : ""
         let order = repeats ? "ORDER BY uuid, seq DESC" : ""
         return try connection.transaction { () throws(PostgresError) -> Int in
             try connection.copyIn("COPY ingestd_incoming FROM STDIN", data: Self.copyData(changes))
             let upserted = try connection.execute("""
-                INSERT INTO \(samples) AS x (uuid, gateway, person, type, value, unit, start_time, end_time, source, record, anchor)
+                INSERT INTO \(samples) AS x (uuid, gateway, person, type, value, unit, start_time, end_time, source, record, anchor,
+                                              start_epoch, end_epoch)
                 SELECT \(latest) uuid, $1, person, type, value, unit, to_timestamp(start_time), to_timestamp(end_time),
-                       source, record::jsonb, anchor
+                       source, record::jsonb, anchor, start_time, end_time
                 FROM ingestd_incoming WHERE op = 'a' \(order)
                 ON CONFLICT (uuid) DO UPDATE SET gateway = EXCLUDED.gateway, person = EXCLUDED.person, type = EXCLUDED.type,
                     value = EXCLUDED.value, unit = EXCLUDED.unit, start_time = EXCLUDED.start_time,
                     end_time = EXCLUDED.end_time, source = EXCLUDED.source, record = EXCLUDED.record,
-                    anchor = EXCLUDED.anchor, deleted_at = NULL, written_at = now()
+                    anchor = EXCLUDED.anchor, deleted_at = NULL, written_at = now(), start_epoch = EXCLUDED.start_epoch,
+                    end_epoch = EXCLUDED.end_epoch
                 WHERE x.record IS DISTINCT FROM EXCLUDED.record OR x.person IS DISTINCT FROM EXCLUDED.person
                     OR x.deleted_at IS NOT NULL
                 """, [gateway]).affected
@@ -108,9 +115,9 @@ public final class PostgresSampleWriter {
                 SET first_start = least(x.first_start, EXCLUDED.first_start), last_end = greatest(x.last_end, EXCLUDED.last_end)
                 """, [gateway])
             try connection.execute("""
-                INSERT INTO \(schema.table("gateways")) (id) VALUES ($1)
-                ON CONFLICT (id) DO UPDATE SET last_delivery = now()
-                """, [gateway])
+                INSERT INTO \(schema.table("gateways")) AS x (id, last_anchor) VALUES ($1, $2)
+                ON CONFLICT (id) DO UPDATE SET last_delivery = now(), last_anchor = greatest(x.last_anchor, EXCLUDED.last_anchor)
+                """, [gateway, String(highestAnchor)])
             return upserted + deleted
         }
     }

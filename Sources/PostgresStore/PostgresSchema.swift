@@ -6,10 +6,13 @@ import Foundation
 ///
 /// `samples` holds every gateway's samples keyed by uuid: the gateway that sent it, the person it
 /// belongs to, the type, value in the type's canonical unit, interval, source, the sample as
-/// DESIGN.md's JSON (`record`), the gateway's feed anchor and `deleted_at` for tombstones.
+/// DESIGN.md's JSON (`record`), the gateway's feed anchor and `deleted_at` for tombstones, and
+/// (version 2) the interval's ends as epoch seconds for the statistics.
 /// `source_spans` keeps, per gateway, person (`''` for unassigned), type and source, the time its
 /// samples span: statistics look there to see whether one person's sources can overlap (then the
-/// priority merge is needed) without scanning the samples.
+/// priority merge is needed) without scanning the samples. `gateways` holds each gateway's first and
+/// last delivery and (version 2) its position in its own feed (`last_anchor`), the per-gateway part
+/// of the fleet's change anchor (`FleetAnchor`).
 public struct PostgresSchema: Sendable {
     /// The schema name used when none is given.
     public static let defaultName = "ingestd"
@@ -69,6 +72,20 @@ public struct PostgresSchema: Sendable {
             rank integer NOT NULL,
             PRIMARY KEY (type, source)
         );
+        """,
+        // 2: the fleet's change order. Each gateway's position (the highest feed anchor it delivered)
+        // is kept with the gateway, and its rows are found by (gateway, anchor): `changes` reads a
+        // composite anchor, one position per gateway, without a database-wide sequence.
+        // Statistics: the interval's ends as epoch seconds (`start_epoch`, `end_epoch`, the gateway's
+        // own numbers), written with the row, so bucketing reads them instead of converting every
+        // row's timestamps (existing rows are filled once here).
+        """
+        ALTER TABLE {s}.gateways ADD COLUMN last_anchor bigint NOT NULL DEFAULT 0;
+        UPDATE {s}.gateways g SET last_anchor = COALESCE((SELECT max(anchor) FROM {s}.samples x WHERE x.gateway = g.id), 0);
+        CREATE INDEX samples_gateway_anchor ON {s}.samples (gateway, anchor);
+        ALTER TABLE {s}.samples ADD COLUMN start_epoch double precision, ADD COLUMN end_epoch double precision;
+        UPDATE {s}.samples SET start_epoch = date_part('epoch', start_time), end_epoch = date_part('epoch', end_time);
+        ALTER TABLE {s}.samples ALTER COLUMN start_epoch SET NOT NULL, ALTER COLUMN end_epoch SET NOT NULL
         """,
     ]
 

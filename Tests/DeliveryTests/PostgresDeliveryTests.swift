@@ -61,7 +61,7 @@ import Testing
             guard case .caughtUp(let delivered, 0) = outcome else { Issue.record("gateway \(index): \(outcome)"); continue }
             #expect(delivered >= 3002)
         }
-        #expect(try server.psql("SELECT max(version) FROM fleet.schema_version") == "1")
+        #expect(try server.psql("SELECT max(version) FROM fleet.schema_version") == String(PostgresSchema.latestVersion))
         #expect(try server.psql("SELECT count(*) = count(DISTINCT uuid) FROM fleet.samples") == "t")
         for gateway in ["room-1", "room-2"] {
             let live = try server.psql("SELECT uuid FROM fleet.samples WHERE gateway = '\(gateway)' AND deleted_at IS NULL")

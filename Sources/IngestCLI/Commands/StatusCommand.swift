@@ -2,19 +2,45 @@ import ArgumentParsing
 import Foundation
 import HealthModel
 import Pipeline
+import PostgresStore
 import SQLiteStore
 
 /// `ingestd status`: what the store holds and what was refused lately. Works while the daemon runs.
-struct StatusCommand: StoreReportCommand {
+/// With `--store postgresql://…`: what the fleet's database holds per gateway.
+struct StatusCommand: Command {
     static let configuration = CommandConfiguration(
         name: "status",
-        abstract: "Per source and type: sample counts and the last sample; held samples; rejections in the last 24 h.")
+        abstract: "Per source and type: sample counts and the last sample; held samples; rejections in the last 24 h.",
+        discussion: """
+            With --store postgresql://… the fleet's database: its schema version, per gateway its first and \
+            last delivery, its position in its own feed, live and deleted samples, and per source and type \
+            the live samples and the last one (--gateway ID: one gateway).
+            """)
+    static let signature = Signature {
+        JSONOption.self
+        QueryStoreOptions.self
+    }
 
-    let options: StoreReportOptions
+    let json: Bool
+    let storeOptions: QueryStoreOptions
+
+    init(_ arguments: ParsedValues) throws {
+        json = try JSONOption(arguments).isOn
+        storeOptions = try QueryStoreOptions(arguments)
+    }
 
     func run(_ context: CommandContext) async throws {
-        let store = try options.store.open(context, readOnly: true)
-        defer { store.close() }
+        let opened = try storeOptions.open(context)
+        defer { opened.close() }
+        if let fleet = opened as? PostgresQueryStore {
+            do {
+                try report(fleet, context)
+            } catch let error as PostgresError {
+                throw CommandFailure.failure(error.description)
+            }
+            return
+        }
+        guard let store = opened as? HealthStore else { throw CommandFailure.failure("status: unknown kind of store") }
         let rows = try store.sourceTypeStatus()
         let held = try store.pendingCounts()
         let unassigned = try store.unassignedCount()
@@ -71,6 +97,38 @@ struct StatusCommand: StoreReportCommand {
         for source in denied.keys.sorted() {
             let types = (denied[source] ?? []).compactMap { QuantityType.named($0) }
             context.stdout.writeLine("denied (ingestd auth deny): allow with \(AuthorizationPolicy.grantCommand(source: source, types: types))")
+        }
+    }
+
+    /// The fleet's status: schema version, gateways, and per gateway, source and type the live samples.
+    private func report(_ store: PostgresQueryStore, _ context: CommandContext) throws {
+        let (version, gateways, sources) = try store.fleetStatus(scope: QueryScope(gateway: storeOptions.gateway))
+        let time = ISO8601DateTime.string(from:)
+        if json {
+            context.stdout.writeLine("{\"schema\":\(JSONText.quoted(store.schema.name)),\"version\":\(version)}")
+            for gateway in gateways {
+                context.stdout.writeLine(
+                    "{\"gateway\":\(JSONText.quoted(gateway.gateway)),\"firstDelivery\":\(JSONText.quoted(time(gateway.firstDelivery))),\"lastDelivery\":\(JSONText.quoted(time(gateway.lastDelivery))),\"anchor\":\(gateway.lastAnchor),\"samples\":\(gateway.liveSamples),\"deleted\":\(gateway.deletedSamples)}")
+            }
+            for row in sources {
+                context.stdout.writeLine(
+                    "{\"gateway\":\(JSONText.quoted(row.gateway)),\"source\":\(JSONText.quoted(row.source)),\"type\":\(JSONText.quoted(row.type)),\"count\":\(row.count),\"last\":\(JSONText.quoted(time(row.lastSampleEnd)))}")
+            }
+            return
+        }
+        context.stdout.writeLine("store: \(store.connection.target) schema \(store.schema.name) (version \(version))")
+        if gateways.isEmpty {
+            context.stdout.writeLine(storeOptions.gateway.map { "no deliveries from gateway \($0)" } ?? "no gateway has delivered yet")
+            return
+        }
+        context.stdout.write(Table(header: ["GATEWAY", "FIRST DELIVERY", "LAST DELIVERY", "ANCHOR", "SAMPLES", "DELETED"], rows: gateways.map {
+            [$0.gateway, time($0.firstDelivery), time($0.lastDelivery), "\($0.lastAnchor)", "\($0.liveSamples)", "\($0.deletedSamples)"]
+        }).rendered)
+        if !sources.isEmpty {
+            context.stdout.writeLine("")
+            context.stdout.write(Table(header: ["GATEWAY", "SOURCE", "TYPE", "SAMPLES", "LAST SAMPLE"], rows: sources.map {
+                [$0.gateway, $0.source, QuantityType.named($0.type)?.shortName ?? $0.type, "\($0.count)", time($0.lastSampleEnd)]
+            }).rendered)
         }
     }
 }
