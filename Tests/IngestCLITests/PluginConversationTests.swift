@@ -151,7 +151,7 @@ import Transport
         try await runDaemon(store: scenario.store, adapters: [adapter], devices: [
             Device(address: Self.scaleAddress, name: "ACME-SCALE", services: [0xFFB0], profile: SimulatedVendorScale.profile,
                    responder: scale),
-        ], until: { scale.erasures == 1 })
+        ], until: { scale.erasures == 1 && pluginLog.messages.contains { $0.contains("memory erased after the commit") } })
         #expect(scale.commands == [[0xA5, 0x01], [0xA5, 0x02]], "\(pluginLog.messages)")
         #expect(storedAtErase.withLock { $0 } == [3], "the erase came after the commit of all three")
         #expect(scale.erasures == 1 && scale.readings.isEmpty)
