@@ -14,6 +14,9 @@ usb_node() {
     return 1
 }
 
+# node_has_mode NODE "GROUP MODE": whether the device node exists with that group and mode.
+node_has_mode() { [ -n "$1" ] && [ "$(stat -c '%G %a' "$1" 2> /dev/null)" = "$2" ]; }
+
 # user_prefix USER: sets AS_USER to the command prefix that runs a program as USER with USER's
 # groups (setpriv and env exec it: the pid, and the signals sent to it, are the program's).
 user_prefix() { AS_USER=(setpriv --reuid="$1" --regid="$(id -g "$1")" --init-groups env HOME="/tmp/home-$1"); }
@@ -51,11 +54,15 @@ scenario_udev_permissions() {
     wait_for 30 grep -q 'started' "$log"
     # Plugged in after the daemon started: libusb's hotplug (udev's netlink events) reports it.
     check "udev: stick plugged in while the daemon runs" gadget_start ant ant --bpm 64 --kg 72.35 || { kill $daemon; gadget_stop ant; return; }
+    # The gadget side says "configured" a moment before the host's sysfs entry and node exist
+    # (seen once in CI): wait for the host's device, then for udev's rule to have been applied.
+    wait_for 30 usb_node 0fcf
     udevadm settle --timeout=60
     local node
     node=$(usb_node 0fcf)
+    wait_for 15 node_has_mode "$node" "ingestd 660"
     note "node $node: $(stat -c '%U:%G %a' "$node" 2> /dev/null)"
-    check "udev: the node is group ingestd, mode 0660" [ "$(stat -c '%G %a' "$node" 2> /dev/null)" = "ingestd 660" ]
+    check "udev: the node is group ingestd, mode 0660" node_has_mode "$node" "ingestd 660"
     check "udev: a member of ingestd opens it" [ "$(open_errno vm-daemon "$node")" = ok ]
     check "udev: a user outside the group cannot (EACCES)" [ "$(open_errno vm-outsider "$node")" = EACCES ]
     check "udev: hotplug arrival started a session" wait_for 60 grep -q 'ant-plus.*arrived: starting its session' "$log"
