@@ -204,10 +204,14 @@ final class USBSessionSupervisor: Sendable {
                 logger.info("device gone: session ended")
                 break
             } catch {
-                // Pulled out mid-transfer, a device often fails with an I/O error rather than "no device":
-                // a device that is no longer there is not retried.
-                if !isPresent(device) {
+                // Pulled out mid-transfer, a device often fails with an I/O error rather than "no device",
+                // and before the kernel has removed it: a device that goes is not retried.
+                if leaves(device, stop: stop) {
                     logger.info("device gone: session ended (\(error))")
+                    break
+                }
+                if stop.isSet {
+                    logger.info("session ended while stopping (\(error))")
                     break
                 }
                 outcome = "\(error)"
@@ -222,6 +226,18 @@ final class USBSessionSupervisor: Sendable {
             while Date() < deadline, !stop.isSet { Thread.sleep(forTimeInterval: 0.1) }
         }
         state.withLock { state in state.running[key] = nil }
+    }
+
+    /// After a failed session, whether the device turns out to be leaving: it is gone from the bus
+    /// within `grace` (a failure while being pulled out comes before the kernel removes the device).
+    /// False as soon as the session is asked to stop with the device still there (shutting down).
+    private func leaves(_ device: USBDeviceDescription, stop: StopFlag, grace: TimeInterval = 1.5) -> Bool {
+        let deadline = Date().addingTimeInterval(grace)
+        while true {
+            if !isPresent(device) { return true }
+            if stop.isSet || Date() >= deadline { return false }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
     }
 
     /// Whether the device is still on the bus (an enumeration that fails counts as present).
