@@ -70,6 +70,9 @@ scenario_kill_restart() {
     check "kill: the restart reads the history and exits 0" [ $? = 0 ]
     check "kill: every day equals the vendor export" omron_days_match $store
     kill_mid_download $store "$RESULTS/ingestd-kill-2.log"
+    # The killed daemon's half-done transfer can make the host reset the device: read again only
+    # once the pedometer is back on the bus (--once with no device present ends at once).
+    wait_for 30 sh -c 'lsusb -d 0590:0028 | grep -q .'
     INGESTD_LOG_LEVEL=info timeout 300 "$INGESTD_BIN" run --once --listen 240 --no-ble --store $store "${OMRON_OPTIONS[@]}" \
         > "$RESULTS/ingestd-restart-2.log" 2>&1
     check "kill: killed again, restarted, exit 0" [ $? = 0 ]
