@@ -68,26 +68,8 @@ enum UMockdev {
     /// Runs a program; a run that takes longer than `limit` is killed (with its children) and
     /// fails the test, so a hang shows up as a failure, never as a stuck test run.
     static func execute(_ path: String, _ arguments: [String], limit: TimeInterval = 60) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        let finished = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in finished.signal() }
-        try process.run()
-        let outData = PipeReader(out.fileHandleForReading)
-        let errData = PipeReader(err.fileHandleForReading)
-        if finished.wait(timeout: .now() + limit) == .timedOut {
-            killTree(process.processIdentifier)
-            _ = finished.wait(timeout: .now() + 5)
-            Issue.record("\(path) \(arguments.joined(separator: " ")) did not finish within \(Int(limit)) s: killed")
-        }
-        let stdout = outData.text()
-        let stderr = errData.text()
-        return Result(status: process.terminationStatus, stdout: stdout, stderr: stderr)
+        let output = try ChildProcess.run(path, arguments, limit: limit, kill: killTree)
+        return Result(status: output.status, stdout: output.stdout, stderr: output.stderr)
     }
 
     /// Kills a process and its descendants (found through /proc/PID/task/PID/children).

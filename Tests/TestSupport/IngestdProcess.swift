@@ -74,28 +74,7 @@ public enum IngestdProcess {
     }
 
     private static func runToEnd(_ binary: String, _ arguments: [String], limit: TimeInterval) throws -> Output {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        let finished = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in finished.signal() }
-        try process.run()
-        // Both pipes are read on threads of their own, so neither can fill up and block the child.
-        let stdout = PipeReader(out.fileHandleForReading)
-        let stderr = PipeReader(err.fileHandleForReading)
-        var timedOut = false
-        if finished.wait(timeout: .now() + limit) == .timedOut {
-            timedOut = true
-            kill(process.processIdentifier, SIGKILL)
-            _ = finished.wait(timeout: .now() + 5)
-            Issue.record("ingestd \(arguments.joined(separator: " ")) did not finish within \(Int(limit)) s: killed")
-        }
-        return Output(status: process.terminationStatus, stdout: stdout.text(), stderr: stderr.text(),
-                      timedOut: timedOut)
+        try ChildProcess.run(binary, arguments, limit: limit, name: "ingestd")
     }
 
     /// A started `ingestd` the test signals, kills or waits for itself.
@@ -126,6 +105,36 @@ public enum IngestdProcess {
         let running = Running(process: process)
         try process.run()
         return running
+    }
+}
+
+/// Runs a program to its end, both pipes read so it never blocks on a full one; a run that
+/// outlasts `limit` is ended by `kill` (SIGKILL by default) and recorded as a test issue, so a
+/// hang shows up as a failure, never as a stuck test run.
+public enum ChildProcess {
+    public static func run(_ path: String, _ arguments: [String], limit: TimeInterval, name: String? = nil,
+                           kill: (Int32) -> Void = { Glibc.kill($0, SIGKILL) }) throws -> IngestdProcess.Output {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        let finished = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in finished.signal() }
+        try process.run()
+        let stdout = PipeReader(out.fileHandleForReading)
+        let stderr = PipeReader(err.fileHandleForReading)
+        var timedOut = false
+        if finished.wait(timeout: .now() + limit) == .timedOut {
+            timedOut = true
+            kill(process.processIdentifier)
+            _ = finished.wait(timeout: .now() + 5)
+            Issue.record("\(name ?? path) \(arguments.joined(separator: " ")) did not finish within \(Int(limit)) s: killed")
+        }
+        return IngestdProcess.Output(status: process.terminationStatus, stdout: stdout.text(), stderr: stderr.text(),
+                                     timedOut: timedOut)
     }
 }
 
