@@ -62,6 +62,12 @@ public final class AppleHealthExportReader {
     /// record. Bounded: past `maximumCachedDevices` descriptions it starts over.
     private var devices: [String: Device?] = [:]
     private static let maximumCachedDevices = 1_024
+    /// Source names seen, so that the samples of one source share one string (less memory, and
+    /// comparisons downstream find equal storage first). Bounded like `devices`.
+    private var sources: [String] = []
+    private static let maximumCachedSources = 64
+    /// (source, type) pairs handed on for the first time since `takeNewSourceTypes()`.
+    private var newSourceTypes: [(source: String, type: QuantityType)] = []
 
     public init(xml: XMLPullReader, deliver: @escaping ([HealthRecord]) throws -> Void) {
         self.xml = xml
@@ -196,12 +202,12 @@ public final class AppleHealthExportReader {
         }
         guard !open.members.isEmpty else { return unreadable("a correlation without members", typeName) }
         let correlation = Correlation(
-            type: type, start: start, end: end, objects: open.members.map(\.sample), source: source,
+            type: type, start: start, end: end, objects: open.members.map(\.sample), source: sharedSource(source),
             device: cachedDevice(Self.value("device", attributes)),
             metadata: metadata(open.metadata, attributes: attributes))
         tally.correlations += 1
         tally.samples += correlation.objects.count
-        for member in correlation.objects { tally.sourceTypes[source, default: []].insert(member.type.identifier) }
+        for member in correlation.objects { noteSourceType(source, member.type) }
         try append(.correlation(correlation))
     }
 
@@ -233,7 +239,7 @@ public final class AppleHealthExportReader {
             return nil
         }
         return QuantitySample(
-            type: type, quantity: Quantity(value: value, unit: unit), start: start, end: end, source: source,
+            type: type, quantity: Quantity(value: value, unit: unit), start: start, end: end, source: sharedSource(source),
             device: cachedDevice(Self.value("device", attributes)), metadata: metadata(open.metadata, attributes: attributes))
     }
 
@@ -317,10 +323,31 @@ public final class AppleHealthExportReader {
 
     // MARK: Output
 
+    /// The (source, type) pairs handed on for the first time since the last call (a caller that
+    /// grants what an import holds asks once per batch instead of looking at every sample).
+    public func takeNewSourceTypes() -> [(source: String, type: QuantityType)] {
+        defer { newSourceTypes.removeAll() }
+        return newSourceTypes
+    }
+
+    private func noteSourceType(_ source: String, _ type: QuantityType) {
+        if tally.sourceTypes[source, default: []].insert(type.identifier).inserted {
+            newSourceTypes.append((source, type))
+        }
+    }
+
+    /// `name`, as the string already made for an earlier record of the same source.
+    private func sharedSource(_ name: String) -> String {
+        for known in sources where known.utf8.elementsEqual(name.utf8) { return known }
+        if sources.count >= Self.maximumCachedSources { sources.removeAll(keepingCapacity: true) }
+        sources.append(name)
+        return name
+    }
+
     private func emit(_ record: HealthRecord) throws {
         if case .sample(let sample) = record {
             tally.samples += 1
-            tally.sourceTypes[sample.source, default: []].insert(sample.type.identifier)
+            noteSourceType(sample.source, sample.type)
         }
         try append(record)
     }

@@ -14,6 +14,10 @@ import SQLiteStore
 /// - `import.records_per_s` / `import.peak_rss_mb`: `ingestd import export.zip --grant` on an
 ///   export written by `../shared/tools/gen_apple_health_export.py -n 200000` (the child's wall
 ///   time and its peak resident set, from wait4); `import_1m.*` the same for 1,000,000 records.
+///   `import.raw_insert_rows_per_s`: the rows that import stored, inserted again through the
+///   sqlite3 C API alone into a new store of the same schema (2,000 rows per transaction, as the
+///   import's batches) — the ceiling of any import into this store; `import.vs_raw_insert` the
+///   import's wall time against it.
 struct CLIBench {
     var directory: String
     var ingestd: String
@@ -129,6 +133,25 @@ struct CLIBench {
                    records, imported.wall, imported.cpu, imported.peakMegabytes))
         out.print("\(prefix).records_per_s", Double(records) / imported.wall, "1/s", decimals: 0)
         out.print("\(prefix).peak_rss_mb", imported.peakMegabytes, "MB", decimals: 1)
+        guard prefix == "import" else { return }
+        // The ceiling: the rows the import stored, inserted again through the sqlite3 C API alone
+        // into a new store of the same schema, in the import's transactions of 2,000 rows.
+        let raw = directory + "/import-raw.sqlite"
+        defer { for suffix in ["", "-wal", "-shm", ".lock"] { try? FileManager.default.removeItem(atPath: raw + suffix) } }
+        try HealthStore(path: raw).close()
+        let inserter = try RawInserter(path: raw)
+        let rows = try inserter.rowsCopied(fromStore: store)
+        let started = ContinuousClock.now
+        var offset = 0
+        while offset < rows.count {
+            _ = try inserter.insert(Array(rows[offset..<min(rows.count, offset + 2_000)]))
+            offset += 2_000
+        }
+        let rawSeconds = Measure.seconds(ContinuousClock.now - started)
+        log(String(format: "import: the same %d rows through the sqlite3 C API: %.2f s (%.0f rows/s)",
+                   rows.count, rawSeconds, Double(rows.count) / rawSeconds))
+        out.print("import.raw_insert_rows_per_s", Double(rows.count) / rawSeconds, "1/s", decimals: 0)
+        out.print("import.vs_raw_insert", rawSeconds / imported.wall, "ratio", decimals: 2)
     }
 }
 

@@ -156,6 +156,35 @@ final class RawInserter {
         return (0..<10).map { String(sqlite3_column_double(statement, $0)) }.joined(separator: " ")
     }
 
+    /// The sample rows a store holds (members of correlations included, as plain rows), with
+    /// its types, sources and devices copied into this file under the same ids: the rows an
+    /// import wrote, to insert again as the import's baseline.
+    func rowsCopied(fromStore path: String) throws -> [RawSampleRow] {
+        try exec("ATTACH DATABASE '\(path.replacingOccurrences(of: "'", with: "''"))' AS imported")
+        defer { try? exec("DETACH DATABASE imported") }
+        try exec("BEGIN; INSERT INTO types SELECT * FROM imported.types; INSERT INTO sources SELECT * FROM imported.sources; "
+                 + "INSERT INTO devices SELECT * FROM imported.devices; COMMIT")
+        var statement: OpaquePointer?
+        let sql = "SELECT uuid, type, value, start_time, end_time, source, device, device_local_id, metadata FROM imported.samples ORDER BY id"
+        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK, let statement else { throw error("select") }
+        defer { sqlite3_finalize(statement) }
+        var rows: [RawSampleRow] = []
+        while sqlite3_step(statement) == SQLITE_ROW {
+            guard sqlite3_column_bytes(statement, 0) == 16, let blob = sqlite3_column_blob(statement, 0) else { throw error("a uuid") }
+            let uuid = blob.loadUnaligned(as: uuid_t.self)
+            func text(_ column: Int32) -> String? {
+                sqlite3_column_type(statement, column) == SQLITE_NULL ? nil : String(cString: sqlite3_column_text(statement, column))
+            }
+            rows.append(RawSampleRow(
+                uuid: uuid, type: sqlite3_column_int64(statement, 1), value: sqlite3_column_double(statement, 2),
+                start: sqlite3_column_double(statement, 3), end: sqlite3_column_double(statement, 4),
+                source: sqlite3_column_int64(statement, 5),
+                device: sqlite3_column_type(statement, 6) == SQLITE_NULL ? nil : sqlite3_column_int64(statement, 6),
+                deviceLocalID: text(7) ?? "", metadata: text(8)))
+        }
+        return rows
+    }
+
     private func exec(_ sql: String) throws {
         guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else { throw error(sql) }
     }

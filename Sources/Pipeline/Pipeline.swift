@@ -117,6 +117,8 @@ public final class Pipeline {
         var memberCounts: [Int] = []
         /// The index in the ingested records of every accepted record.
         var acceptedRecords: [Int] = []
+        /// The batch's authorization decisions so far.
+        var decisions = RecentDecisions()
 
         init(capacity: Int) {
             accepted.reserveCapacity(capacity)
@@ -133,7 +135,7 @@ public final class Pipeline {
         case .sample(let sample):
             switch normalizedQuantity(of: sample, clock: clock) {
             case .success(let quantity):
-                let decision = policy.decision(source: sample.source, type: sample.type)
+                let decision = batch.decisions.decision(source: sample.source, type: sample.type, policy: policy)
                 if decision == .denied {
                     reject(sample, .notAuthorized, into: &batch.report)
                     return
@@ -242,6 +244,29 @@ public final class Pipeline {
         var normalized = correlation
         normalized.objects = members
         return normalized
+    }
+
+    /// The authorization decisions of the last few (source, type) pairs of a batch: most batches
+    /// hold a handful of pairs, and comparing a source's bytes costs less than hashing it (twice)
+    /// in the policy's tables. Byte-equal names are canonically equal, so a hit is always right.
+    struct RecentDecisions {
+        private var entries: [(source: String, type: QuantityType, decision: AuthorizationDecision)] = []
+        private var next = 0
+        private static let limit = 8
+
+        mutating func decision(source: String, type: QuantityType, policy: AuthorizationPolicy) -> AuthorizationDecision {
+            for entry in entries where entry.type == type && entry.source.utf8.elementsEqual(source.utf8) {
+                return entry.decision
+            }
+            let decision = policy.decision(source: source, type: type)
+            if entries.count < Self.limit {
+                entries.append((source, type, decision))
+            } else {
+                entries[next] = (source, type, decision)
+                next = (next + 1) % Self.limit
+            }
+            return decision
+        }
     }
 
     /// Keeps a record of an undecided pair for the pending area and counts its samples as held.

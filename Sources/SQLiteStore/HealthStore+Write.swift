@@ -149,8 +149,11 @@ struct BatchWriter {
     /// the batch has few pairs.
     private var pairCounts: [(key: HealthStore.PairKey, count: Int)] = []
     private var morePairCounts: [HealthStore.PairKey: Int] = [:]
-    /// The last metadata encoded and its JSON: adapters tend to repeat the same metadata.
-    private var lastMetadata: (metadata: Metadata, json: String)?
+    /// The last few metadata values encoded, with their JSON: adapters repeat the same metadata,
+    /// and an import alternates between a few sources' (app version, time zone offset).
+    private var recentMetadata: [(metadata: Metadata, json: String)] = []
+    private var nextMetadataSlot = 0
+    private static let recentMetadataLimit = 4
 
     /// Newly stored (written or replaced) samples per (type, source).
     var counts: [HealthStore.PairKey: Int] {
@@ -174,9 +177,14 @@ struct BatchWriter {
 
     /// The JSON text stored for non-empty metadata.
     private mutating func metadataJSON(_ metadata: Metadata) -> String {
-        if let last = lastMetadata, Self.encodeAlike(last.metadata, metadata) { return last.json }
+        for recent in recentMetadata where Self.encodeAlike(recent.metadata, metadata) { return recent.json }
         let json = HealthRecordEncoder().encode(metadata)
-        lastMetadata = (metadata, json)
+        if recentMetadata.count < Self.recentMetadataLimit {
+            recentMetadata.append((metadata, json))
+        } else {
+            recentMetadata[nextMetadataSlot] = (metadata, json)
+            nextMetadataSlot = (nextMetadataSlot + 1) % Self.recentMetadataLimit
+        }
         return json
     }
 
@@ -184,9 +192,27 @@ struct BatchWriter {
     /// byte-equal strings (`==` would also match canonically equivalent spellings, which encode
     /// differently).
     private static func encodeAlike(_ a: Metadata, _ b: Metadata) -> Bool {
-        a.entries.isEmpty && b.entries.isEmpty && a.syncVersion == b.syncVersion && a.wasUserEntered == b.wasUserEntered
+        a.syncVersion == b.syncVersion && a.wasUserEntered == b.wasUserEntered
             && sameBytes(a.syncIdentifier, b.syncIdentifier) && sameBytes(a.externalUUID, b.externalUUID)
             && sameBytes(a.timeZone, b.timeZone) && sameBytes(a.deviceSerialNumber, b.deviceSerialNumber)
+            && sameEntries(a.entries, b.entries)
+    }
+
+    /// Whether two entry tables hold byte-equal keys and values (a few entries, as an import's
+    /// `sourceVersion` and `utcOffset`, are compared; larger tables are taken as different).
+    private static func sameEntries(_ a: [String: MetadataValue], _ b: [String: MetadataValue]) -> Bool {
+        guard a.count == b.count else { return false }
+        guard a.count <= 8 else { return false }
+        for (key, value) in a {
+            guard let index = b.index(forKey: key), b[index].key.utf8.elementsEqual(key.utf8) else { return false }
+            switch (value, b[index].value) {
+            case let (.string(x), .string(y)): guard x.utf8.elementsEqual(y.utf8) else { return false }
+            case let (.number(x), .number(y)): guard x.bitPattern == y.bitPattern else { return false }
+            case let (.bool(x), .bool(y)): guard x == y else { return false }
+            default: return false
+            }
+        }
+        return true
     }
 
     private static func sameBytes(_ a: String?, _ b: String?) -> Bool {

@@ -111,6 +111,60 @@ import Testing
         #expect(handedOn > 1_000 && handedOn < 2_400)
     }
 
+    @Test func theBackgroundReaderHandsOverTheSameRecordsAndNewPairsOnce() throws {
+        let direct = try Self.read(AppleHealthExportFile.open(path: Self.zipPath).source)
+        let reading = BackgroundExportReader(source: try AppleHealthExportFile.open(path: Self.zipPath).source, batchSize: 100)
+        var records: [HealthRecord] = []
+        var pairs: [String] = []
+        var lastOffset = 0
+        while let batch = reading.next() {
+            #expect(batch.records.count <= 100 + 7)
+            #expect(batch.fileOffset >= lastOffset)
+            lastOffset = batch.fileOffset
+            records += batch.records
+            pairs += batch.newSourceTypes.map { "\($0.source)/\($0.type.shortName)" }
+            // Every sample's pair was announced in its batch or before it.
+            for sample in batch.records.flatMap(\.samples) { #expect(pairs.contains("\(sample.source)/\(sample.type.shortName)")) }
+        }
+        let outcome = reading.waitForOutcome()
+        #expect(outcome.damage == nil)
+        #expect(outcome.tally == direct.tally)
+        #expect(records.count == direct.records.count)
+        #expect(records.map(\.samples.count) == direct.records.map(\.samples.count))
+        #expect(pairs.count == Set(pairs).count)
+        #expect(Set(pairs).count == direct.tally.sourceTypes.values.map(\.count).reduce(0, +))
+        #expect(reading.next() == nil)
+    }
+
+    @Test func theBackgroundReaderReportsDamageAfterTheBatchesBeforeIt() throws {
+        var xml = try Self.inflatedXML()
+        let quote = try #require(xml[(xml.count / 2)...].firstIndex(of: UInt8(ascii: "\"")))
+        xml[quote] = UInt8(ascii: "<")
+        let path = try Self.temporaryFile(xml, name: "export.xml")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let reading = BackgroundExportReader(source: try AppleHealthExportFile.open(path: path).source, batchSize: 100)
+        var handedOn = 0
+        while let batch = reading.next() { handedOn += batch.records.count }
+        guard case .damagedXML(let offset, _)? = reading.waitForOutcome().damage else {
+            Issue.record("no damage reported")
+            return
+        }
+        #expect(offset <= quote)
+        #expect(handedOn > 1_000 && handedOn < 2_400)
+    }
+
+    @Test func closingTheBackgroundReaderEarlyStopsItsThread() throws {
+        // The reader fills its one waiting slot and blocks; close() must wake and end it.
+        let reading = BackgroundExportReader(source: try AppleHealthExportFile.open(path: Self.zipPath).source, batchSize: 10)
+        let first = try #require(reading.next())
+        #expect(first.records.count >= 10)
+        reading.close()
+        #expect(reading.next() == nil)
+        let outcome = reading.waitForOutcome()
+        #expect(outcome.damage == nil)
+        #expect(outcome.tally.recordElements < 2505)
+    }
+
     @Test func aTruncatedZipIsRefusedWithAnOffset() throws {
         let zip = try Array(Data(contentsOf: URL(fileURLWithPath: Self.zipPath)))
         let path = try Self.temporaryFile(Array(zip.prefix(zip.count / 2)), name: "export.zip")

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 @testable import HealthModel
@@ -96,20 +97,44 @@ import TestSupport
         #expect(fastAccepted > 100)
     }
 
-    @Test func sampleIdentifiersAreVersion4AndReproducible() {
-        let first = SampleIdentifierGenerator(seed: 42)
-        let second = SampleIdentifierGenerator(seed: 42)
+    @Test func sampleIdentifiersAreVersion7TimeOrderedAndReproducible() {
+        // 2024-10-20 13:19:04.123 UTC, fixed: the sequence is then reproducible.
+        let first = SampleIdentifierGenerator(seed: 42, milliseconds: { 1_729_430_344_123 })
+        let second = SampleIdentifierGenerator(seed: 42, milliseconds: { 1_729_430_344_123 })
         var seen = Set<UUID>()
+        var previous: [UInt8] = []
         for _ in 0..<10_000 {
             let uuid = first.next()
             #expect(uuid == second.next())
             let text = uuid.uuidString
-            #expect(Array(text)[14] == "4", "\(text)")
+            #expect(Array(text)[14] == "7", "\(text)")
             #expect("89AB".contains(Array(text)[19]), "\(text)")
+            let bytes = withUnsafeBytes(of: uuid.uuid) { Array($0) }
+            // Strictly increasing as bytes (index order), even 10,000 in one millisecond: the
+            // 12-bit counter runs out and the timestamp moves on.
+            #expect(previous.lexicographicallyPrecedes(bytes), "\(text)")
+            previous = bytes
             seen.insert(uuid)
         }
         #expect(seen.count == 10_000)
+        // The first one carries the clock's millisecond in its first 48 bits: 0x0192_AA14_D1BB.
+        let head = SampleIdentifierGenerator(seed: 1, milliseconds: { 1_729_430_344_123 }).next().uuidString
+        #expect(head.hasPrefix("0192AA14-D1BB-7"), "\(head)")
         #expect(SampleIdentifierGenerator(seed: 43).next() != SampleIdentifierGenerator(seed: 42).next())
+    }
+
+    @Test func sampleIdentifiersStayOrderedWhenTheClockStepsBack() {
+        let clock = Mutex<UInt64>(2_000_000)
+        let generator = SampleIdentifierGenerator(seed: 9, milliseconds: { clock.withLock { $0 } })
+        let before = generator.next()
+        clock.withLock { $0 = 1_000_000 }
+        let after = generator.next()
+        let a = withUnsafeBytes(of: before.uuid) { Array($0) }, b = withUnsafeBytes(of: after.uuid) { Array($0) }
+        #expect(a.lexicographicallyPrecedes(b))
+        // A fresh generator on the system clock starts at the current time.
+        let now = UInt64(Date().timeIntervalSince1970 * 1000)
+        let stamp = withUnsafeBytes(of: SampleIdentifierGenerator().next().uuid) { $0.prefix(6).reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
+        #expect(stamp >= now - 1_000 && stamp <= now + 60_000)
     }
 
     @Test func uuidsPrintAsFoundationSpellsThem() {

@@ -67,37 +67,34 @@ struct ImportCommand: Command {
         var report = IngestReport()
         var records = 0
         let progress = ProgressLine(label: "import", totalBytes: opened.fileSize, context: context)
-        let xml = XMLPullReader(source: opened.source)
-        let reader = AppleHealthExportReader(xml: xml) { batch in
+        // The export is read on a thread of its own while this one stores the batches before it.
+        let reading = BackgroundExportReader(source: opened.source, batchSize: batchSize)
+        defer { reading.close() }
+        while let batch = reading.next() {
             if grant {
                 var changed = false
-                for sample in batch.flatMap(\.samples) {
-                    let pair = "\(sample.source)\u{1F}\(sample.type.identifier)"
-                    guard !grantedPairs.contains(pair), !denied.contains(pair), !denied.contains("\(sample.source)\u{1F}*") else { continue }
-                    try store.grant(source: sample.source, types: [sample.type])
+                for (source, type) in batch.newSourceTypes {
+                    let pair = "\(source)\u{1F}\(type.identifier)"
+                    guard !grantedPairs.contains(pair), !denied.contains(pair), !denied.contains("\(source)\u{1F}*") else { continue }
+                    try store.grant(source: source, types: [type])
                     grantedPairs.insert(pair)
                     changed = true
                 }
                 if changed { try pipeline.reloadAuthorization() }
             }
             do {
-                report.merge(try pipeline.ingest(batch))
+                report.merge(try pipeline.ingest(batch.records))
             } catch let error as SQLiteError where error.isDiskFull {
                 throw CommandFailure.failure("the disk is full: the last batch was not stored (nothing half-written); free space and import again")
             }
-            records += batch.count
-            progress.update(bytes: opened.source.fileOffset, records: records)
+            records += batch.records.count
+            progress.update(bytes: batch.fileOffset, records: records)
         }
-        reader.batchSize = batchSize
-        var damage: AppleHealthImportError?
-        do {
-            try reader.run()
-        } catch let error as AppleHealthImportError {
-            damage = error
-        }
+        let outcome = reading.waitForOutcome()
+        let damage = outcome.damage
         progress.finish()
         IngestSummaryPrinter(report: report).print(to: context, json: json)
-        printFindings(reader.tally, context: context)
+        printFindings(outcome.tally, context: context)
         if let damage {
             context.stderr.writeLine("error: \(file): \(damage); the \(report.totals.written + report.totals.replaced) samples stored before it are kept")
             throw ExitCode.dataError
