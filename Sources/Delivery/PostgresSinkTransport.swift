@@ -18,6 +18,9 @@ final class PostgresSinkTransport: SinkTransport {
 
     var wantsDailyTotals: Bool { false }
 
+    /// While the server writes a batch the client is idle: the deliverer reads the next one meanwhile.
+    var sendsWhileTheNextBatchIsRead: Bool { true }
+
     private var targetName: String { "PostgreSQL \(configuration.target.urlWithoutCredentials)" }
 
     private func connected() throws(SinkDeliveryError) -> PostgresSampleWriter {
