@@ -3,8 +3,9 @@ import HealthModel
 import PostgresStore
 
 /// Delivers to a shared PostgreSQL database: the schema is created or migrated on first contact,
-/// each batch is one transaction (COPY into staging, upsert by uuid with this gateway's id and the
-/// person, tombstones marked deleted). A committed transaction is the acknowledgement. Data errors
+/// each batch is one transaction (`PostgresSampleWriter`: new samples by a binary COPY into the
+/// table, else COPY into staging and upsert by uuid with this gateway's id and the person,
+/// tombstones marked deleted). The deliverer reads the next batch while this one is sent. A committed transaction is the acknowledgement. Data errors
 /// (SQLSTATE classes 22 and 23) refuse the batch for good; anything else is retried.
 final class PostgresSinkTransport: SinkTransport {
     private let configuration: SinkConfiguration
@@ -17,6 +18,9 @@ final class PostgresSinkTransport: SinkTransport {
     }
 
     var wantsDailyTotals: Bool { false }
+
+    /// While the server writes a batch the client is idle: the deliverer reads the next one meanwhile.
+    var sendsWhileTheNextBatchIsRead: Bool { true }
 
     private var targetName: String { "PostgreSQL \(configuration.target.urlWithoutCredentials)" }
 

@@ -47,6 +47,11 @@ public enum BacklogOutcome: Sendable, Equatable {
 /// and moves the cursor only after the receiver acknowledged (at-least-once). Not thread-safe:
 /// one deliverer, its store connection and its transport belong to one thread. The connection's
 /// commits are made `synchronous=NORMAL` (they only move cursors: a lost one re-sends a batch).
+///
+/// With a transport that allows it (PostgreSQL), a batch's `send` runs on a thread of its own
+/// while the deliverer's thread reads the next batch (the one after the sent batch's last anchor)
+/// and builds its records; that batch is used only if the cursor did move there (the send was
+/// acknowledged or refused for good), otherwise it is dropped and read again.
 public final class SinkDeliverer {
     public let configuration: SinkConfiguration
     private let store: HealthStore
@@ -55,6 +60,8 @@ public final class SinkDeliverer {
     private(set) var cursor: Int64
     /// Whose samples the sink reads (one person, or every person).
     private let scope: PersonScope
+    /// The batch read while the previous one was being sent: the feed after `cursor` as it was then.
+    private var readAhead: (cursor: Int64, batch: FeedBatch, records: [OutgoingRecord])?
 
     public init(configuration: SinkConfiguration, store: HealthStore, transport: any SinkTransport,
                 onEvent: @escaping (DeliveryEvent) -> Void = { _ in }) throws {
@@ -95,9 +102,17 @@ public final class SinkDeliverer {
                 return (0, records.count)
             }
         }
-        let batch = try storeStep {
-            try store.feedBatch(after: cursor, types: configuration.readTypes, limit: batchSize, person: scope)
+        let batch: FeedBatch
+        let records: [OutgoingRecord]
+        if let ahead = readAhead, ahead.cursor == cursor {
+            (batch, records) = (ahead.batch, ahead.records)
+        } else {
+            batch = try storeStep {
+                try store.feedBatch(after: cursor, types: configuration.readTypes, limit: batchSize, person: scope)
+            }
+            records = zip(batch.entries, batch.people).map { OutgoingRecord($0, person: $1) }
         }
+        readAhead = nil
         guard !batch.entries.isEmpty else {
             if batch.throughAnchor > cursor {
                 try storeStep { try store.advanceCursor(sink: name, to: batch.throughAnchor) }
@@ -105,8 +120,29 @@ public final class SinkDeliverer {
             }
             return (0, 0)
         }
-        let records = zip(batch.entries, batch.people).map { OutgoingRecord($0, person: $1) }
-        switch try transport.send(records, context: try context(records)) {
+        let sendContext = try context(records)
+        let result: SendResult
+        if transport.sendsWhileTheNextBatchIsRead {
+            let send = SendInFlight(transport: transport, records: records, context: sendContext)
+            send.start()
+            // Meanwhile the next batch, as if this one moved the cursor. Kept only when it has
+            // entries (an empty one would hide what arrives later); a store error here is left
+            // for the next call to meet and report.
+            let next = batch.throughAnchor
+            if let ahead = try? store.feedBatch(after: next, types: configuration.readTypes, limit: batchSize, person: scope),
+               !ahead.entries.isEmpty {
+                readAhead = (next, ahead, zip(ahead.entries, ahead.people).map { OutgoingRecord($0, person: $1) })
+            }
+            do {
+                result = try send.wait()
+            } catch {
+                readAhead = nil
+                throw error
+            }
+        } else {
+            result = try transport.send(records, context: sendContext)
+        }
+        switch result {
         case .accepted:
             try storeStep { try store.acknowledge(sink: name, through: batch.throughAnchor, delivered: counts(records)) }
             cursor = batch.throughAnchor
@@ -202,5 +238,42 @@ public final class SinkDeliverer {
     /// Closes the transport.
     public func close() {
         transport.close()
+    }
+}
+
+/// One `send` on a thread of its own, so that the deliverer's thread can read the next batch
+/// meanwhile. The transport is not touched by the deliverer's thread between `start` and the end
+/// of `wait` (the transport is used by one thread at a time, as `SinkTransport` requires).
+private final class SendInFlight: @unchecked Sendable {
+    private let transport: any SinkTransport
+    private let records: [OutgoingRecord]
+    private let context: DeliveryContext
+    private let finished = DispatchSemaphore(value: 0)
+    /// Written by the sending thread before `finished` is signalled, read after the wait.
+    private var result: Result<SendResult, SinkDeliveryError> = .failure(.store("the send did not run"))
+
+    init(transport: any SinkTransport, records: [OutgoingRecord], context: DeliveryContext) {
+        self.transport = transport
+        self.records = records
+        self.context = context
+    }
+
+    func start() {
+        let thread = Thread { [self] in
+            do throws(SinkDeliveryError) {
+                result = .success(try transport.send(records, context: context))
+            } catch {
+                result = .failure(error)
+            }
+            finished.signal()
+        }
+        thread.name = "ingestd-sink-send"
+        thread.start()
+    }
+
+    /// Waits for the send to end; its result or its error.
+    func wait() throws(SinkDeliveryError) -> SendResult {
+        finished.wait()
+        return try result.get()
     }
 }

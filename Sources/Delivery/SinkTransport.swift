@@ -82,6 +82,14 @@ public protocol SinkTransport: AnyObject {
     func idle(milliseconds: Int)
     /// Ends the connection (MQTT: publishes `offline` first).
     func close()
+    /// Whether `send` may run on another thread while the deliverer reads the next batch from
+    /// its store (still one thread at a time on the transport; nothing is acknowledged early).
+    var sendsWhileTheNextBatchIsRead: Bool { get }
+}
+
+extension SinkTransport {
+    /// Transports send on the deliverer's thread unless they say otherwise.
+    public var sendsWhileTheNextBatchIsRead: Bool { false }
 }
 
 /// Makes the transport of a sink's kind.

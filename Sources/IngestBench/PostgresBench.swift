@@ -9,8 +9,8 @@ import SQLiteStore
 /// PostgreSQL figures, against a throwaway server the bench starts (initdb in a temporary
 /// directory, as the postgres user when run as root):
 /// - `sink.postgres_samples_per_s`: the engine drains a backlog of step samples from a SQLite
-///   store into the database through the `postgresql://` sink (COPY into staging, upsert by uuid,
-///   one transaction per batch of 10,000, the default); `sink.postgres_copy_samples_per_s`: the same
+///   store into the database through the `postgresql://` sink (one transaction per batch of 10,000,
+///   the default: new samples by a binary COPY into the table, else COPY into staging and upsert by uuid); `sink.postgres_copy_samples_per_s`: the same
 ///   rows, written to a file by the server, loaded by one `COPY … FROM` file into a table of the same
 ///   shape (primary key and indexes); `sink.postgres_vs_copy` is their ratio (target ≥ 0.5).
 /// - `stats.postgres_year_by_day_ms`: `stats --sum --by day` for a year in Europe/Berlin over a

@@ -67,8 +67,10 @@ public final class PostgresConnection {
     /// `password`, when given, is used instead of one in the URL. Waits at most `timeoutSeconds`.
     public init(url: String, password: String? = nil, timeoutSeconds: Int = 10) throws(PostgresError) {
         target = PostgresURL.redacted(url)
-        var keys = ["dbname", "connect_timeout", "application_name"]
-        var values = [url, String(max(1, timeoutSeconds)), "ingestd"]
+        // Strings go out as UTF-8 (COPY text and binary, parameters); the server converts them
+        // to the database's encoding.
+        var keys = ["dbname", "connect_timeout", "application_name", "client_encoding"]
+        var values = [url, String(max(1, timeoutSeconds)), "ingestd", "UTF8"]
         if let password {
             keys.append("password")
             values.append(password)
@@ -179,6 +181,26 @@ public final class PostgresConnection {
     /// see `PostgresCopyText`); returns the rows copied.
     @discardableResult
     public func copyIn(_ sql: String, data: String) throws(PostgresError) -> Int {
+        var utf8 = data
+        return try utf8.withUTF8 { buffer in copyIn(sql, buffer: UnsafeRawBufferPointer(buffer)) }.get()
+    }
+
+    /// `COPY … FROM STDIN` with `bytes` as the data, in the format `sql` names (`PostgresCopyBinary`
+    /// builds the binary one); returns the rows copied.
+    @discardableResult
+    public func copyIn(_ sql: String, bytes: [UInt8]) throws(PostgresError) -> Int {
+        try bytes.withUnsafeBytes { buffer in copyIn(sql, buffer: buffer) }.get()
+    }
+
+    private func copyIn(_ sql: String, buffer: UnsafeRawBufferPointer) -> Result<Int, PostgresError> {
+        do throws(PostgresError) {
+            return .success(try copyIn(sql, bufferThrowing: buffer))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private func copyIn(_ sql: String, bufferThrowing buffer: UnsafeRawBufferPointer) throws(PostgresError) -> Int {
         let connection = try live()
         let started = PQexec(connection, sql)
         guard let started, PQresultStatus(started) == PGRES_COPY_IN else {
@@ -186,10 +208,13 @@ public final class PostgresConnection {
             throw .copyFailed(reason: "the server did not enter COPY mode")
         }
         PQclear(started)
-        var utf8 = data
-        let sent = utf8.withUTF8 { buffer -> Int32 in
-            guard let base = buffer.baseAddress else { return 1 }
-            return base.withMemoryRebound(to: CChar.self, capacity: buffer.count) { PQputCopyData(connection, $0, Int32(buffer.count)) }
+        // In pieces of at most 1 MiB: PQputCopyData takes an Int32 length.
+        var offset = 0
+        var sent: Int32 = 1
+        while offset < buffer.count, sent == 1 {
+            let length = min(1 << 20, buffer.count - offset)
+            sent = PQputCopyData(connection, buffer.baseAddress?.advanced(by: offset).assumingMemoryBound(to: CChar.self), Int32(length))
+            offset += length
         }
         guard sent == 1, PQputCopyEnd(connection, nil) == 1 else {
             throw .copyFailed(reason: Self.message(PQerrorMessage(connection)))

@@ -9,15 +9,25 @@ public enum PostgresChange: Sendable {
     case delete(uuid: UUID, anchor: Int64)
 }
 
-/// Writes a gateway's changes into the shared schema, one transaction per batch: the batch is
-/// copied (`COPY`) into a temporary staging table, then upserted by uuid (a sample re-sent after a
-/// crash overwrites itself, never a second row) and tombstones mark their rows deleted. Within a
+/// Writes a gateway's changes into the shared schema, one transaction per batch.
+///
+/// A batch of samples only (no tombstone, no uuid twice: the usual backlog) is first copied in
+/// binary (`COPY … (FORMAT binary)`) straight into the samples table, its source spans and the
+/// gateway's position upserted in the same transaction. When the server refuses that COPY (a uuid
+/// already stored: a batch re-sent after a crash, or a sample of another gateway; or a value the
+/// table does not take) the transaction is rolled back and the batch takes the general path: it
+/// is copied (`COPY`) into a temporary staging table, then upserted by uuid (a sample re-sent after
+/// a crash overwrites itself, never a second row) and tombstones mark their rows deleted. Within a
 /// batch the last change of a uuid wins, so a delete followed by a re-add (a sample moved to
-/// another person) leaves the row present.
+/// another person) leaves the row present. Both paths write the same row for a sample (the
+/// timestamps are computed as `to_timestamp` computes them).
 public final class PostgresSampleWriter {
     public let connection: PostgresConnection
     public let schema: PostgresSchema
     public let gateway: String
+    /// Whether batches of new samples are first tried by one binary COPY into the table (the
+    /// tests turn it off to compare both paths' rows).
+    public var copiesNewSamplesDirectly = true
     private var stagingReady = false
 
     /// Migrates `schema` on `connection` (first contact) and registers `gateway`.
@@ -61,12 +71,71 @@ public final class PostgresSampleWriter {
         return data
     }
 
+    /// The samples table's columns the direct COPY fills, in `directRows`' order.
+    static let directColumns = "uuid, gateway, person, type, value, unit, start_time, end_time, source, record, anchor, start_epoch, end_epoch"
+
+    /// Per (person, type, source) of a batch, the earliest start and latest end (epoch seconds).
+    struct SpanKey: Hashable {
+        var person: String
+        var type: String
+        var source: String
+    }
+
+    /// A batch of new samples as binary COPY rows of the samples table, with its source spans.
+    struct DirectRows {
+        var data: [UInt8]
+        var spans: [SpanKey: (first: Double, last: Double)]
+    }
+
+    /// `changes` (samples only) as rows of the samples table for `gateway`, or nil when a sample
+    /// cannot go straight in (a tombstone, or a time `to_timestamp` refuses: the staging path
+    /// reports that one).
+    static func directRows(_ changes: [PostgresChange], gateway: String) -> DirectRows? {
+        var copy = PostgresCopyBinary(capacity: changes.count * 420)
+        var spans: [SpanKey: (first: Double, last: Double)] = [:]
+        // Few types per batch: their identifier and unit are looked up once.
+        var lastType: QuantityType?
+        var typeText = ""
+        var unitText = ""
+        for change in changes {
+            guard case .upsert(let sample, let record, let person, let anchor) = change else { return nil }
+            let start = sample.start.timeIntervalSince1970
+            let end = sample.end.timeIntervalSince1970
+            guard let startTime = PostgresCopyBinary.timestampMicroseconds(fromUnixSeconds: start),
+                  let endTime = PostgresCopyBinary.timestampMicroseconds(fromUnixSeconds: end) else { return nil }
+            if sample.type != lastType {
+                lastType = sample.type
+                typeText = sample.type.identifier
+                unitText = sample.type.canonicalUnit.description
+            }
+            copy.beginRow(fields: 13)
+            copy.append(uuid: sample.uuid)
+            copy.append(text: gateway)
+            copy.append(text: person)
+            copy.append(text: typeText)
+            copy.append(float8: sample.quantity.value)
+            copy.append(text: unitText)
+            copy.append(timestampMicroseconds: startTime)
+            copy.append(timestampMicroseconds: endTime)
+            copy.append(text: sample.source)
+            copy.append(jsonb: record)
+            copy.append(int8: anchor)
+            copy.append(float8: start)
+            copy.append(float8: end)
+            let key = SpanKey(person: person ?? "", type: typeText, source: sample.source)
+            if let span = spans[key] {
+                spans[key] = (min(span.first, start), max(span.last, end))
+            } else {
+                spans[key] = (start, end)
+            }
+        }
+        return DirectRows(data: copy.finish(), spans: spans)
+    }
+
     /// Writes `changes` in one transaction; returns how many rows were inserted or changed.
     @discardableResult
     public func write(_ changes: [PostgresChange]) throws(PostgresError) -> Int {
         guard !changes.isEmpty else { return 0 }
-        try prepareStaging()
-        let samples = schema.table("samples")
         let hasDeletions = changes.contains { if case .delete = $0 { true } else { false } }
         // The last change of a uuid wins; without repeats (the usual batch) no sort is needed.
         var seen = Set<UUID>(minimumCapacity: changes.count)
@@ -81,6 +150,68 @@ public final class PostgresSampleWriter {
             case .upsert(_, _, _, let anchor), .delete(_, let anchor): max(highest, anchor)
             }
         }
+        if copiesNewSamplesDirectly, !hasDeletions, !repeats, let rows = Self.directRows(changes, gateway: gateway),
+           let written = try writeDirectly(rows, highestAnchor: highestAnchor) {
+            return written
+        }
+        return try writeThroughStaging(changes, hasDeletions: hasDeletions, repeats: repeats, highestAnchor: highestAnchor)
+    }
+
+    /// The direct path: one transaction of the binary COPY, the spans and the gateway's position.
+    /// Returns nil (the transaction rolled back) when the server refused it for a reason other
+    /// than the connection.
+    private func writeDirectly(_ rows: DirectRows, highestAnchor: Int64) throws(PostgresError) -> Int? {
+        do {
+            return try connection.transaction { () throws(PostgresError) -> Int in
+                let copied = try connection.copyIn("COPY \(schema.table("samples")) (\(Self.directColumns)) FROM STDIN (FORMAT binary)",
+                                                   bytes: rows.data)
+                try writeSpans(rows.spans)
+                try recordPosition(highestAnchor)
+                return copied
+            }
+        } catch {
+            if error.isConnectionProblem { throw error }
+            return nil
+        }
+    }
+
+    /// Widens the stored source spans by the batch's, up to 1,000 spans per statement.
+    private func writeSpans(_ spans: [SpanKey: (first: Double, last: Double)]) throws(PostgresError) {
+        let entries = Array(spans)
+        var index = 0
+        while index < entries.count {
+            let chunk = entries[index..<min(entries.count, index + 1000)]
+            var parameters: [String?] = [gateway]
+            var rows: [String] = []
+            for (key, span) in chunk {
+                let base = parameters.count
+                rows.append("($\(base + 1)::text, $\(base + 2)::text, $\(base + 3)::text, $\(base + 4)::float8, $\(base + 5)::float8)")
+                parameters += [key.person, key.type, key.source, String(span.first), String(span.last)]
+            }
+            try connection.execute("""
+                INSERT INTO \(schema.table("source_spans")) AS x (gateway, person, type, source, first_start, last_end)
+                SELECT $1, v.person, v.type, v.source, to_timestamp(v.first), to_timestamp(v.last)
+                FROM (VALUES \(rows.joined(separator: ", "))) AS v (person, type, source, first, last)
+                ON CONFLICT (gateway, person, type, source) DO UPDATE
+                SET first_start = least(x.first_start, EXCLUDED.first_start), last_end = greatest(x.last_end, EXCLUDED.last_end)
+                """, parameters)
+            index += chunk.count
+        }
+    }
+
+    /// Records the gateway's delivery and its position (the highest anchor delivered).
+    private func recordPosition(_ highestAnchor: Int64) throws(PostgresError) {
+        try connection.execute("""
+            INSERT INTO \(schema.table("gateways")) AS x (id, last_anchor) VALUES ($1, $2)
+            ON CONFLICT (id) DO UPDATE SET last_delivery = now(), last_anchor = greatest(x.last_anchor, EXCLUDED.last_anchor)
+            """, [gateway, String(highestAnchor)])
+    }
+
+    /// The general path: COPY into the staging table, upsert by uuid, tombstones, spans, position.
+    private func writeThroughStaging(_ changes: [PostgresChange], hasDeletions: Bool, repeats: Bool,
+                                     highestAnchor: Int64) throws(PostgresError) -> Int {
+        try prepareStaging()
+        let samples = schema.table("samples")
         let latest = repeats ? "DISTINCT ON (uuid)" : ""
         let order = repeats ? "ORDER BY uuid, seq DESC" : ""
         return try connection.transaction { () throws(PostgresError) -> Int in
@@ -114,10 +245,7 @@ public final class PostgresSampleWriter {
                 ON CONFLICT (gateway, person, type, source) DO UPDATE
                 SET first_start = least(x.first_start, EXCLUDED.first_start), last_end = greatest(x.last_end, EXCLUDED.last_end)
                 """, [gateway])
-            try connection.execute("""
-                INSERT INTO \(schema.table("gateways")) AS x (id, last_anchor) VALUES ($1, $2)
-                ON CONFLICT (id) DO UPDATE SET last_delivery = now(), last_anchor = greatest(x.last_anchor, EXCLUDED.last_anchor)
-                """, [gateway, String(highestAnchor)])
+            try recordPosition(highestAnchor)
             return upserted + deleted
         }
     }
