@@ -9,7 +9,7 @@ import HealthModel
 /// and a slow store holds the reader back. `close()` (also run on deinit) stops the reader
 /// and waits for its thread.
 public final class BackgroundExportReader: @unchecked Sendable {
-    // Unchecked: `ready`, `finished`, `stopped`, `outcome` are guarded by `condition`; the
+    // Unchecked: `ready`, `stopped`, `outcome` are guarded by `condition`; the
     // reader and its source are made here and then used by the reading thread alone.
 
     /// A batch of records, the (source, type) pairs first seen in it, and how far into the file
@@ -29,9 +29,8 @@ public final class BackgroundExportReader: @unchecked Sendable {
 
     private let condition = NSCondition()
     private var ready: [Batch] = []
-    private var finished = false
     private var stopped = false
-    private var threadDone = false
+    /// Set by the reading thread as it ends: the reading is over.
     private var outcome: Outcome?
     private let depth: Int
     private let reader: AppleHealthExportReader
@@ -58,11 +57,11 @@ public final class BackgroundExportReader: @unchecked Sendable {
     deinit { close() }
 
     /// The next batch, waiting for it; nil once the document is read (or the reading stopped):
-    /// then `outcome` says how it ended.
+    /// then `waitForOutcome()` says how it ended.
     public func next() -> Batch? {
         condition.lock()
         defer { condition.unlock() }
-        while ready.isEmpty, !finished { condition.wait() }
+        while ready.isEmpty, outcome == nil { condition.wait() }
         guard !ready.isEmpty else { return nil }
         let batch = ready.removeFirst()
         condition.broadcast()
@@ -73,7 +72,7 @@ public final class BackgroundExportReader: @unchecked Sendable {
     public func waitForOutcome() -> Outcome {
         condition.lock()
         defer { condition.unlock() }
-        while !threadDone { condition.wait() }
+        while outcome == nil { condition.wait() }
         return outcome ?? Outcome(tally: AppleHealthImportTally(), damage: nil)
     }
 
@@ -83,7 +82,7 @@ public final class BackgroundExportReader: @unchecked Sendable {
         stopped = true
         ready.removeAll()
         condition.broadcast()
-        while !threadDone { condition.wait() }
+        while outcome == nil { condition.wait() }
         condition.unlock()
     }
 
@@ -111,8 +110,6 @@ public final class BackgroundExportReader: @unchecked Sendable {
         let result = Outcome(tally: reader.tally, damage: damage)
         condition.lock()
         outcome = result
-        finished = true
-        threadDone = true
         condition.broadcast()
         condition.unlock()
     }

@@ -110,7 +110,7 @@ public final class SinkDeliverer {
             batch = try storeStep {
                 try store.feedBatch(after: cursor, types: configuration.readTypes, limit: batchSize, person: scope)
             }
-            records = zip(batch.entries, batch.people).map { OutgoingRecord($0, person: $1) }
+            records = Self.outgoing(batch)
         }
         readAhead = nil
         guard !batch.entries.isEmpty else {
@@ -131,7 +131,7 @@ public final class SinkDeliverer {
             let next = batch.throughAnchor
             if let ahead = try? store.feedBatch(after: next, types: configuration.readTypes, limit: batchSize, person: scope),
                !ahead.entries.isEmpty {
-                readAhead = (next, ahead, zip(ahead.entries, ahead.people).map { OutgoingRecord($0, person: $1) })
+                readAhead = (next, ahead, Self.outgoing(ahead))
             }
             do {
                 result = try send.wait()
@@ -157,6 +157,11 @@ public final class SinkDeliverer {
             onEvent(.deadLettered(sink: name, count: records.count, reason: reason))
             return (0, records.count)
         }
+    }
+
+    /// The records a feed batch sends, each with its person.
+    private static func outgoing(_ batch: FeedBatch) -> [OutgoingRecord] {
+        zip(batch.entries, batch.people).map { OutgoingRecord($0, person: $1) }
     }
 
     private func counts(_ records: [OutgoingRecord]) -> [String: Int] {

@@ -104,13 +104,7 @@ struct CLIBench {
             guard case .sample(let sample) = record else { throw BenchError("not a sample") }
             return try inserter.row(for: sample)
         }
-        let started = ContinuousClock.now
-        var offset = 0
-        while offset < rows.count {
-            _ = try inserter.insert(Array(rows[offset..<min(rows.count, offset + 1_000)]))
-            offset += 1_000
-        }
-        let rawSeconds = Measure.seconds(ContinuousClock.now - started)
+        let rawSeconds = try inserter.timedInsert(rows, perTransaction: 1_000)
         log(String(format: "cli: replay %.2f s wall (%.0f lines/s), raw insert %.2f s (%.0f rows/s)",
                    replay.wall, Double(samples) / replay.wall, rawSeconds, Double(samples) / rawSeconds))
         out.print("cli.replay_lines_per_s", Double(samples) / replay.wall, "1/s", decimals: 0)
@@ -141,13 +135,7 @@ struct CLIBench {
         try HealthStore(path: raw).close()
         let inserter = try RawInserter(path: raw)
         let rows = try inserter.rowsCopied(fromStore: store)
-        let started = ContinuousClock.now
-        var offset = 0
-        while offset < rows.count {
-            _ = try inserter.insert(Array(rows[offset..<min(rows.count, offset + 2_000)]))
-            offset += 2_000
-        }
-        let rawSeconds = Measure.seconds(ContinuousClock.now - started)
+        let rawSeconds = try inserter.timedInsert(rows, perTransaction: 2_000)
         log(String(format: "import: the same %d rows through the sqlite3 C API: %.2f s (%.0f rows/s)",
                    rows.count, rawSeconds, Double(rows.count) / rawSeconds))
         out.print("import.raw_insert_rows_per_s", Double(rows.count) / rawSeconds, "1/s", decimals: 0)

@@ -134,6 +134,17 @@ final class RawInserter {
         return written
     }
 
+    /// Inserts all `rows`, `perTransaction` at a time; the seconds it took.
+    func timedInsert(_ rows: [RawSampleRow], perTransaction: Int) throws -> Double {
+        let started = ContinuousClock.now
+        var offset = 0
+        while offset < rows.count {
+            _ = try insert(Array(rows[offset..<min(rows.count, offset + perTransaction)]))
+            offset += perTransaction
+        }
+        return Measure.seconds(ContinuousClock.now - started)
+    }
+
     /// A summary of the `samples` table (count and column totals) to check that two files hold
     /// the same rows.
     static func fingerprint(path: String) throws -> String {
