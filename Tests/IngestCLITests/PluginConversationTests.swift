@@ -207,7 +207,7 @@ import Transport
     }
 
     /// The built `ingestd-adapter-dsd6-band` (the DS-D6 adapter wrapped by
-    /// `ExternalAdapterMain.run(conversing:)`) copied into `directory` and described.
+    /// `ExternalAdapterMain.run(conversing:)`) linked into `directory` and described.
     static func installSwiftBandPlugin(in directory: URL, log: PluginLog) throws -> ExternalAdapter {
         var candidates: [URL] = []
         if let url = Bundle.main.executableURL { candidates.append(url.deletingLastPathComponent()) }
@@ -216,8 +216,10 @@ import Transport
         let built = try #require(candidates.map { $0.appendingPathComponent("ingestd-adapter-dsd6-band").path }
             .first { FileManager.default.isExecutableFile(atPath: $0) }, "ingestd-adapter-dsd6-band is not built")
         let target = directory.appendingPathComponent("ingestd-adapter-dsd6-band")
-        try FileManager.default.copyItem(atPath: built, toPath: target.path)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: target.path)
+        // A link, not a copy: copying the large binary holds a writing descriptor for a while,
+        // and a process another test starts meanwhile can inherit it, so that starting the copy
+        // fails with ETXTBSY for as long as that process lives (seen once in CI).
+        try FileManager.default.createSymbolicLink(atPath: target.path, withDestinationPath: built)
         let configuration = ExternalAdapterConfiguration(finishTimeout: .seconds(5), log: { log.add($0) })
         let description = try PluginDescriber().describePlugin(executable: target.path, expectedID: "dsd6-band").get()
         #expect(description.protocolVersion == 2 && description.connects)
