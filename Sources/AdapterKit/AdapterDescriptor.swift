@@ -134,13 +134,22 @@ public struct BLEDeviceTraits: Sendable, Hashable {
         self.serviceDataLengths = serviceDataLengths
     }
 
-    /// Adds what an advertisement tells.
-    public mutating func absorb(_ advertisement: BLEAdvertisement) {
-        if let localName = advertisement.localName { name = localName }
-        serviceUUIDs.formUnion(advertisement.serviceUUIDs)
-        serviceUUIDs.formUnion(advertisement.serviceData.keys)
-        for (uuid, data) in advertisement.serviceData { serviceDataLengths[uuid, default: []].insert(data.count) }
-        companyIDs.formUnion(advertisement.manufacturerData.keys)
+    /// Adds what an advertisement tells; returns whether that changed anything (a device repeats
+    /// the same advertisement many times a second, and what matches it only changes with it).
+    @discardableResult
+    public mutating func absorb(_ advertisement: BLEAdvertisement) -> Bool {
+        var changed = false
+        if let localName = advertisement.localName, localName != name {
+            name = localName
+            changed = true
+        }
+        for uuid in advertisement.serviceUUIDs where serviceUUIDs.insert(uuid).inserted { changed = true }
+        for (uuid, data) in advertisement.serviceData {
+            if serviceUUIDs.insert(uuid).inserted { changed = true }
+            if serviceDataLengths[uuid, default: []].insert(data.count).inserted { changed = true }
+        }
+        for company in advertisement.manufacturerData.keys where companyIDs.insert(company).inserted { changed = true }
+        return changed
     }
 }
 

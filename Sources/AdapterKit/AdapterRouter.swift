@@ -24,6 +24,9 @@ public final class AdapterRouter {
     private let pins: [BLEAddress: String]
     private let timeZone: TimeZone
     private var traits: [BLEAddress: BLEDeviceTraits] = [:]
+    /// Devices whose matching adapters were found with their traits as they are now: the
+    /// adapters are matched again only after a device's traits changed, not for every report.
+    private var matchedWithCurrentTraits: Set<BLEAddress> = []
     /// Per device, the matching adapters' sessions in precedence order.
     private var sessions: [BLEAddress: [Entry]] = [:]
     private var connections: [UInt16: BLEAddress] = [:]
@@ -56,7 +59,10 @@ public final class AdapterRouter {
     public func route(_ event: TransportEvent, into output: inout AdapterOutput) {
         switch event {
         case .advertisement(let advertisement):
-            traits[advertisement.address, default: BLEDeviceTraits(address: advertisement.address)].absorb(advertisement)
+            let address = advertisement.address
+            if traits[address, default: BLEDeviceTraits(address: address)].absorb(advertisement) {
+                matchedWithCurrentTraits.remove(address)
+            }
             for entry in entries(for: advertisement.address) { entry.session.receive(event, into: &output) }
         case .connected(let connection):
             connections[connection.handle] = connection.peerAddress
@@ -67,8 +73,9 @@ public final class AdapterRouter {
             if let address { connectionSession(for: address)?.receive(event, into: &output) }
         case .gattValue(let value):
             guard let address = value.peerAddress ?? connections[value.connection] else { return }
-            if let service = value.serviceUUID {
-                traits[address, default: BLEDeviceTraits(address: address)].serviceUUIDs.insert(service)
+            if let service = value.serviceUUID,
+               traits[address, default: BLEDeviceTraits(address: address)].serviceUUIDs.insert(service).inserted {
+                matchedWithCurrentTraits.remove(address)
             }
             connectionSession(for: address)?.receive(event, into: &output)
         case .subscriptionChanged(let subscription):
@@ -141,6 +148,8 @@ public final class AdapterRouter {
     /// advertisement may add an adapter, e.g. once a scan response gave the name).
     private func entries(for address: BLEAddress) -> [Entry] {
         guard let known = traits[address] else { return sessions[address] ?? [] }
+        guard !matchedWithCurrentTraits.contains(address) else { return sessions[address] ?? [] }
+        matchedWithCurrentTraits.insert(address)
         let candidates: [any BLEAdapter]
         if let forced {
             candidates = [forced]
