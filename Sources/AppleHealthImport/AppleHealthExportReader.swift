@@ -68,6 +68,11 @@ public final class AppleHealthExportReader {
     private static let maximumCachedSources = 64
     /// (source, type) pairs handed on for the first time since `takeNewSourceTypes()`.
     private var newSourceTypes: [(source: String, type: QuantityType)] = []
+    /// The last (source, type) pairs noted, so that a run of records of one pair is not hashed
+    /// into `tally.sourceTypes` once per record.
+    private var recentlyNoted: [(source: String, type: QuantityType)] = []
+    private var nextNotedSlot = 0
+    private static let recentlyNotedLimit = 8
 
     public init(xml: XMLPullReader, deliver: @escaping ([HealthRecord]) throws -> Void) {
         self.xml = xml
@@ -331,6 +336,13 @@ public final class AppleHealthExportReader {
     }
 
     private func noteSourceType(_ source: String, _ type: QuantityType) {
+        for noted in recentlyNoted where noted.type == type && noted.source.hasSameUTF8(as: source) { return }
+        if recentlyNoted.count < Self.recentlyNotedLimit {
+            recentlyNoted.append((source, type))
+        } else {
+            recentlyNoted[nextNotedSlot] = (source, type)
+            nextNotedSlot = (nextNotedSlot + 1) % Self.recentlyNotedLimit
+        }
         if tally.sourceTypes[source, default: []].insert(type.identifier).inserted {
             newSourceTypes.append((source, type))
         }
@@ -338,7 +350,7 @@ public final class AppleHealthExportReader {
 
     /// `name`, as the string already made for an earlier record of the same source.
     private func sharedSource(_ name: String) -> String {
-        for known in sources where known.utf8.elementsEqual(name.utf8) { return known }
+        for known in sources where known.hasSameUTF8(as: name) { return known }
         if sources.count >= Self.maximumCachedSources { sources.removeAll(keepingCapacity: true) }
         sources.append(name)
         return name

@@ -1,3 +1,5 @@
+import Foundation
+
 /// One attribute of an XML start tag, its value with entities and character references resolved.
 public struct XMLAttribute: Equatable, Sendable {
     public var name: String
@@ -34,6 +36,7 @@ public final class XMLPullReader {
     private var atEnd = false
     private var openElements: [String] = []
     private var pendingEnd: String?
+    private var recentValues = RecentAttributeValues()
     private var sawRoot = false
     private let chunkSize: Int
 
@@ -156,18 +159,24 @@ public final class XMLPullReader {
         var scan = start + 1
         var quote: UInt8 = 0
         while true {
-            while scan < buffer.count {
-                let byte = buffer[scan]
-                if quote != 0 {
-                    if byte == quote { quote = 0 }
-                } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
-                    quote = byte
-                } else if byte == UInt8(ascii: ">") {
-                    return scan
-                } else if byte == UInt8(ascii: "<") {
-                    throw error("'<' inside a tag", at: discarded + scan)
+            // Through a buffer pointer: this loop reads every byte of every tag.
+            let stop = buffer.withUnsafeBufferPointer { bytes -> Int? in
+                while scan < bytes.count {
+                    let byte = bytes[scan]
+                    if quote != 0 {
+                        if byte == quote { quote = 0 }
+                    } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+                        quote = byte
+                    } else if byte == UInt8(ascii: ">") || byte == UInt8(ascii: "<") {
+                        return scan
+                    }
+                    scan += 1
                 }
-                scan += 1
+                return nil
+            }
+            if let stop {
+                guard buffer[stop] == UInt8(ascii: ">") else { throw error("'<' inside a tag", at: discarded + stop) }
+                return stop
             }
             guard scan - position < Self.maximumMarkupBytes else {
                 throw error("a tag longer than \(Self.maximumMarkupBytes) bytes", at: documentOffset)
@@ -298,12 +307,14 @@ public final class XMLPullReader {
 
     private func parseAttributes(_ from: Int, _ limit: Int) throws(AppleHealthImportError) -> [XMLAttribute] {
         var attributes: [XMLAttribute] = []
+        var nameLengths: [Int] = []
         var scan = from
         while true {
             let beforeSpace = scan
             while scan < limit, isSpace(buffer[scan]) { scan += 1 }
             if scan >= limit { return attributes }
             guard scan > beforeSpace else { throw error("attributes must be separated by white space", at: discarded + scan) }
+            let nameStart = scan
             let name = try parseName(scan, limit, at: scan)
             scan = name.next
             while scan < limit, isSpace(buffer[scan]) { scan += 1 }
@@ -320,19 +331,36 @@ public final class XMLPullReader {
             guard let valueEnd = buffer[valueStart..<limit].firstIndex(of: quote) else {
                 throw error("the value of \(name.name) is not closed", at: discarded + scan)
             }
-            guard !attributes.contains(where: { $0.name == name.name }) else {
+            // Names of different lengths differ: most tags compare no strings here.
+            let nameLength = name.next - nameStart
+            guard !attributes.indices.contains(where: { nameLengths[$0] == nameLength && attributes[$0].name == name.name }) else {
                 throw error("attribute \(name.name) appears twice", at: discarded + name.next)
             }
             guard attributes.count < Self.maximumAttributes else {
                 throw error("more than \(Self.maximumAttributes) attributes", at: discarded + scan)
             }
-            attributes.append(XMLAttribute(name: name.name, value: try attributeValue(valueStart, valueEnd)))
+            let value = try attributeValue(valueStart, valueEnd, place: attributes.count)
+            attributes.append(XMLAttribute(name: name.name, value: value))
+            nameLengths.append(nameLength)
             scan = valueEnd + 1
         }
     }
 
+    /// The value between `from` and `limit` with `&…;` references resolved: the string made for
+    /// the same bytes at the same place of a recent tag when there is one (`recentValues`).
+    private func attributeValue(_ from: Int, _ limit: Int, place: Int) throws(AppleHealthImportError) -> String {
+        guard limit - from >= RecentAttributeValues.minimumLength, place < RecentAttributeValues.places else {
+            return try decodedAttributeValue(from, limit)
+        }
+        let known = buffer.withUnsafeBufferPointer { recentValues.value(place: place, bytes: UnsafeBufferPointer(rebasing: $0[from..<limit])) }
+        if let known { return known }
+        let value = try decodedAttributeValue(from, limit)
+        buffer.withUnsafeBufferPointer { recentValues.remember(value, place: place, bytes: UnsafeBufferPointer(rebasing: $0[from..<limit])) }
+        return value
+    }
+
     /// The value between `from` and `limit` with `&…;` references resolved.
-    private func attributeValue(_ from: Int, _ limit: Int) throws(AppleHealthImportError) -> String {
+    private func decodedAttributeValue(_ from: Int, _ limit: Int) throws(AppleHealthImportError) -> String {
         let raw = buffer[from..<limit]
         guard raw.contains(UInt8(ascii: "&")) else {
             guard let value = validatedString(from, limit) else {
@@ -384,5 +412,42 @@ public final class XMLPullReader {
 
     private func error(_ reason: String, at offset: Int) -> AppleHealthImportError {
         .damagedXML(offset: offset, reason: reason)
+    }
+}
+
+/// Attribute values decoded for recent tags, a few per place in the tag (the first attribute,
+/// the second…), with the bytes they came from. A document of records repeats its type, source
+/// and device strings tag after tag; resolving their references, validating their UTF-8 and
+/// making a new heap string each time was a large share of reading an export. Only values long
+/// enough to need heap storage are kept; a place holds `ways` values, replaced in turn.
+struct RecentAttributeValues {
+    static let places = 16
+    static let ways = 4
+    /// Shorter values are stored inline in their `String` and cost little to make again.
+    static let minimumLength = 16
+
+    private var bytes: [[UInt8]] = Array(repeating: [], count: places * ways)
+    private var values: [String] = Array(repeating: "", count: places * ways)
+    private var nextWay: [Int] = Array(repeating: 0, count: places)
+
+    /// The string remembered for `bytes` at `place`, if any.
+    func value(place: Int, bytes raw: UnsafeBufferPointer<UInt8>) -> String? {
+        let first = place * Self.ways
+        for slot in first..<first + Self.ways where bytes[slot].count == raw.count {
+            let same = bytes[slot].withUnsafeBufferPointer { stored in
+                guard let a = stored.baseAddress, let b = raw.baseAddress else { return stored.count == raw.count }
+                return memcmp(a, b, raw.count) == 0
+            }
+            if same { return values[slot] }
+        }
+        return nil
+    }
+
+    mutating func remember(_ value: String, place: Int, bytes raw: UnsafeBufferPointer<UInt8>) {
+        let slot = place * Self.ways + nextWay[place]
+        nextWay[place] = (nextWay[place] + 1) % Self.ways
+        bytes[slot].removeAll(keepingCapacity: true)
+        bytes[slot].append(contentsOf: raw)
+        values[slot] = value
     }
 }

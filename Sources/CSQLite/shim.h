@@ -13,4 +13,9 @@ static inline int csqlite_defensive(sqlite3 *db, int on) {
     int out = 0;
     return sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, on, &out);
 }
+/* sqlite3_config is variadic too. Memory statistics cost a global mutex on every allocation
+   SQLite makes; nothing here reads them. Effective only before SQLite is first initialized. */
+static inline int csqlite_disable_memory_statistics(void) {
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
 #endif

@@ -18,10 +18,14 @@ import SQLiteStore
 ///   sqlite3 C API alone into a new store of the same schema (2,000 rows per transaction, as the
 ///   import's batches) — the ceiling of any import into this store; `import.vs_raw_insert` the
 ///   import's wall time against it.
+/// - `import.vs_healthkit_to_sqlite` (with `--healthkit-to-sqlite PATH`): healthkit-to-sqlite
+///   importing the same export.zip into a new database, its wall time against the import's (the
+///   issue's target is 30).
 struct CLIBench {
     var directory: String
     var ingestd: String
     var generator: String
+    var healthkitToSQLite: String?
     let out = FigurePrinter()
 
     /// A finished child: wall seconds, CPU seconds, peak resident set in MB, exit status.
@@ -128,6 +132,16 @@ struct CLIBench {
         out.print("\(prefix).records_per_s", Double(records) / imported.wall, "1/s", decimals: 0)
         out.print("\(prefix).peak_rss_mb", imported.peakMegabytes, "MB", decimals: 1)
         guard prefix == "import" else { return }
+        if let healthkitToSQLite {
+            let database = directory + "/healthkit-to-sqlite.db"
+            defer { try? FileManager.default.removeItem(atPath: database) }
+            let baseline = try Self.run([healthkitToSQLite, exportDirectory + "/export.zip", database])
+            guard baseline.status == 0 else { throw BenchError("\(healthkitToSQLite) exited \(baseline.status)") }
+            log(String(format: "import: healthkit-to-sqlite %.2f s wall (%.2f s CPU), peak RSS %.1f MB",
+                       baseline.wall, baseline.cpu, baseline.peakMegabytes))
+            out.print("import.healthkit_to_sqlite_records_per_s", Double(records) / baseline.wall, "1/s", decimals: 0)
+            out.print("import.vs_healthkit_to_sqlite", baseline.wall / imported.wall, "ratio", decimals: 1)
+        }
         // The ceiling: the rows the import stored, inserted again through the sqlite3 C API alone
         // into a new store of the same schema, in the import's transactions of 2,000 rows.
         let raw = directory + "/import-raw.sqlite"
@@ -149,7 +163,8 @@ func cliBenchmarks(_ options: BenchOptions, directory: String, parts: Set<String
         log("cli/import: no ingestd binary next to IngestBench; build it too (swift build -c release --product ingestd)")
         return
     }
-    let bench = CLIBench(directory: directory, ingestd: ingestd, generator: options.exportGenerator)
+    let bench = CLIBench(directory: directory, ingestd: ingestd, generator: options.exportGenerator,
+                         healthkitToSQLite: options.healthkitToSQLite)
     if parts.contains("cli") {
         try bench.decodeJSON(reports: options.samples >= 1_000_000 ? 300_000 : 30_000)
         try bench.replayJSONLines(samples: options.samples >= 1_000_000 ? 200_000 : 20_000)

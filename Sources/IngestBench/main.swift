@@ -17,6 +17,8 @@ struct BenchOptions {
     var only: String?
     /// The Apple Health export generator the `import` part runs (python3).
     var exportGenerator = "../shared/tools/gen_apple_health_export.py"
+    /// healthkit-to-sqlite (PyPI), run on the same export as the import's baseline when given.
+    var healthkitToSQLite: String?
     /// Samples of the delivery backlog (MQTT and HTTP) and of the daemon's drain (and of the PostgreSQL sink's backlog).
     var sinkBacklog = 100_000
     var sinkDrain = 1_000_000
@@ -33,6 +35,8 @@ struct BenchOptions {
           --only PART        run only pipeline, raw, ingest, stats, capture, cli, import, daemon, sink or postgres
           --export-generator PATH  the Apple Health export generator for the import part
                              (default ../shared/tools/gen_apple_health_export.py)
+          --healthkit-to-sqlite PATH  also import the 200,000-record export with healthkit-to-sqlite
+                             (pip install healthkit-to-sqlite) and print the ratio against it
           --quick            a fast smoke run: 50000 samples, 52560 step samples, 1 and 3 runs,
                              sinks 10000 backlog and 50000 drained
         The pipeline first runs once alone; the peak resident set (VmHWM) is read right after it.
@@ -70,6 +74,10 @@ struct BenchOptions {
                 index += 1
                 guard index < arguments.count else { throw BenchError("--export-generator needs a path\n\(Self.usage)") }
                 exportGenerator = arguments[index]
+            case "--healthkit-to-sqlite":
+                index += 1
+                guard index < arguments.count else { throw BenchError("--healthkit-to-sqlite needs a path\n\(Self.usage)") }
+                healthkitToSQLite = arguments[index]
             case "--quick":
                 samples = 50_000
                 statsSamples = 52_560

@@ -255,7 +255,7 @@ public final class Pipeline {
         private static let limit = 8
 
         mutating func decision(source: String, type: QuantityType, policy: AuthorizationPolicy) -> AuthorizationDecision {
-            for entry in entries where entry.type == type && entry.source.utf8.elementsEqual(source.utf8) {
+            for entry in entries where entry.type == type && entry.source.hasSameUTF8(as: source) {
                 return entry.decision
             }
             let decision = policy.decision(source: source, type: type)

@@ -204,9 +204,10 @@ struct BatchWriter {
         guard a.count == b.count else { return false }
         guard a.count <= 8 else { return false }
         for (key, value) in a {
-            guard let index = b.index(forKey: key), b[index].key.utf8.elementsEqual(key.utf8) else { return false }
-            switch (value, b[index].value) {
-            case let (.string(x), .string(y)): guard x.utf8.elementsEqual(y.utf8) else { return false }
+            // A linear search of a few entries costs less than hashing the key.
+            guard let other = b.first(where: { $0.key.hasSameUTF8(as: key) }) else { return false }
+            switch (value, other.value) {
+            case let (.string(x), .string(y)): guard x.hasSameUTF8(as: y) else { return false }
             case let (.number(x), .number(y)): guard x.bitPattern == y.bitPattern else { return false }
             case let (.bool(x), .bool(y)): guard x == y else { return false }
             default: return false
@@ -218,7 +219,7 @@ struct BatchWriter {
     private static func sameBytes(_ a: String?, _ b: String?) -> Bool {
         switch (a, b) {
         case (nil, nil): true
-        case let (a?, b?): a.utf8.elementsEqual(b.utf8)
+        case let (a?, b?): a.hasSameUTF8(as: b)
         default: false
         }
     }

@@ -291,6 +291,39 @@ import Testing
         #expect(failure("<a x=\"&#0;\"/>") == .damagedXML(offset: 6, reason: "invalid character reference &#0;"))
     }
 
+    /// Values are remembered per place in the tag (long ones): a value of the same length that
+    /// differs in one byte, a reference spelled differently, or the same value at another place
+    /// must each come out as their own bytes say.
+    @Test func repeatedAttributeValuesAreDecodedFromTheirOwnBytes() throws {
+        let values = [
+            "&lt;&lt;HKDevice: 0x1&gt;, name:Watch&gt;", "&lt;&lt;HKDevice: 0x2&gt;, name:Watch&gt;",
+            "&lt;&lt;HKDevice: 0x1&gt;, name:Watch&gt;", "&#60;&#60;HKDevice: 0x1&gt;, name:Watch&gt;",
+            "Jana\u{2019}s Apple Watch 1", "Jana\u{2019}s Apple Watch 2", "Jana\u{2019}s Apple Watch 1",
+            "a-value-of-16-by", "a-value-of-16-bz", "a-value-of-16-by", "x", "a-value-of-16-by",
+        ]
+        let records = values.enumerated().map { index, value in
+            // The same value also at another place (the second attribute) of every other tag.
+            index.isMultiple(of: 2) ? "<R a=\"\(value)\" b=\"\(value)\"/>" : "<R a=\"\(value)\" bb=\"0123456789abcdefg\"/>"
+        }
+        let document = "<D>" + records.joined() + "</D>"
+        let decoded = try events(document, chunkSize: 7).compactMap { event -> [String]? in
+            guard case .start(name: "R", let attributes) = event else { return nil }
+            return attributes.map(\.value)
+        }
+        let expected = values.enumerated().map { index, value in
+            let text = value.replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
+                .replacingOccurrences(of: "&#60;", with: "<")
+            return index.isMultiple(of: 2) ? [text, text] : [text, "0123456789abcdefg"]
+        }
+        #expect(decoded == expected)
+        // Attribute names of one length are still told apart, and a repeated one refused.
+        #expect(try events("<a ab=\"1\" cd=\"2\"/>") == [
+            .start(name: "a", attributes: [XMLAttribute(name: "ab", value: "1"), XMLAttribute(name: "cd", value: "2")]), .end(name: "a"),
+        ])
+        #expect(failure("<a ab=\"1\" cd=\"2\" ab=\"3\"/>") == .damagedXML(offset: 19, reason: "attribute ab appears twice"))
+        #expect(failure("<a><b x=\"1\" <c/></a>") == .damagedXML(offset: 12, reason: "'<' inside a tag"))
+    }
+
     @Test func boundsHoldAgainstHostileDocuments() {
         let deep = String(repeating: "<a>", count: 100)
         #expect(failure(deep) == .damagedXML(offset: 192, reason: "elements nested deeper than 64"))

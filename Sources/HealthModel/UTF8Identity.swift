@@ -1,0 +1,19 @@
+import Foundation
+
+extension String {
+    /// Whether both strings hold the same UTF-8 bytes (`==` also calls canonically equivalent
+    /// spellings equal, which encode and hash differently). Strings that share storage are told
+    /// equal without reading them: the write path compares each sample's source and metadata with
+    /// the last few it saw, and an import hands on the same interned strings record after record.
+    public func hasSameUTF8(as other: String) -> Bool {
+        var left = self
+        var right = other
+        return left.withUTF8 { a in
+            right.withUTF8 { b in
+                guard a.count == b.count else { return false }
+                guard let x = a.baseAddress, let y = b.baseAddress, x != y else { return true }
+                return memcmp(x, y, a.count) == 0
+            }
+        }
+    }
+}
