@@ -71,7 +71,9 @@ let package = Package(
         .target(name: "SQLiteStore", dependencies: ["CSQLite", "HealthModel", "Pipeline"]),
         // Apple Health exports (export.zip / export.xml) streamed into records: zip central directory,
         // inflate (zlib), a pull XML reader, the export's record mapping.
-        .target(name: "AppleHealthImport", dependencies: ["CZlib", "HealthModel"]),
+        .target(name: "AppleHealthImport", dependencies: ["CZlib", "Handover", "HealthModel"]),
+        // A producer thread handing batches to the caller (reading and decoding overlap with storing).
+        .target(name: "Handover"),
         // The shared PostgreSQL store of a fleet (libpq): connection, versioned schema, the sink's batch writer,
         // and the read side the query commands use with --store postgresql://….
         .target(name: "PostgresStore", dependencies: ["CLibPQ", "HealthModel", "Pipeline"]),
@@ -87,7 +89,7 @@ let package = Package(
         // Commands and wiring; only `ingestd`'s main imports it.
         .target(name: "IngestCLI", dependencies: [
             "ArgumentParsing", "IngestRuntime", "Logging", "ExternalAdapterProtocol", "BLEWire", "Export", "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
-            "LibUSBTransport", "BlueZTransport", "ExternalAdapters", "Delivery", "AppleHealthImport", "PostgresStore",
+            "LibUSBTransport", "BlueZTransport", "ExternalAdapters", "Delivery", "AppleHealthImport", "PostgresStore", "Handover",
         ]),
         // The ordered registry of built-in adapters (exact matches before generic ones).
         .target(
@@ -117,6 +119,7 @@ let package = Package(
         // A throwaway PostgreSQL server (initdb + pg_ctl in a temp dir, as the postgres user) for tests and IngestBench.
         .target(name: "LocalPostgres", path: "Tests/TestSupport/LocalPostgres"),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel", "TestSupport"]),
+        .testTarget(name: "HandoverTests", dependencies: ["Handover"]),
         .testTarget(name: "AppleHealthImportTests", dependencies: ["AppleHealthImport", "HealthModel", "TestSupport"],
                     exclude: ["Fixtures"]),
         // Export writers on real records; FHIR Bundles validated by the fhir.resources package (R4) in a venv;
@@ -136,7 +139,7 @@ let package = Package(
         // The commands in-process (the CLI's own tests), and the runtime end to end through them.
         .testTarget(name: "IngestCLITests", dependencies: [
             "IngestCLI", "IngestRuntime", "ArgumentParsing", "Logging", "BLEWire", "HealthModel", "AdapterKit", "BuiltinAdapters",
-            "BLESimulators", "BlueZTransport", "SQLiteStore", "Transport", "CaptureFormats", "ExternalAdapters",
+            "BLESimulators", "BlueZTransport", "SQLiteStore", "Transport", "CaptureFormats", "ExternalAdapters", "TestSupport",
         ]),
         .testTarget(
             name: "AdvertisementAdaptersTests",

@@ -1,17 +1,12 @@
 import Foundation
+import Handover
 import HealthModel
 
-/// Reads an Apple Health export on a thread of its own and hands its records over in batches,
-/// so that inflating, XML reading and record building overlap with the caller's storing (on
-/// two cores an import takes about as long as the slower of the two halves, not their sum).
-///
-/// At most `depth` batches wait to be taken: memory stays bounded whatever the export's size,
-/// and a slow store holds the reader back. `close()` (also run on deinit) stops the reader
-/// and waits for its thread.
-public final class BackgroundExportReader: @unchecked Sendable {
-    // Unchecked: `ready`, `stopped`, `outcome` are guarded by `condition`; the
-    // reader and its source are made here and then used by the reading thread alone.
-
+/// Reads an Apple Health export on a thread of its own (``BackgroundBatches``) and hands its
+/// records over in batches, so that inflating, XML reading and record building overlap with the
+/// caller's storing. At most `depth` batches wait to be taken; `close()` (also run on deinit)
+/// stops the reading and waits for its thread.
+public final class BackgroundExportReader: Sendable {
     /// A batch of records, the (source, type) pairs first seen in it, and how far into the file
     /// reading had come when it was complete.
     public struct Batch: Sendable {
@@ -27,95 +22,61 @@ public final class BackgroundExportReader: @unchecked Sendable {
         public var damage: AppleHealthImportError?
     }
 
-    private let condition = NSCondition()
-    private var ready: [Batch] = []
-    private var stopped = false
-    /// Set by the reading thread as it ends: the reading is over.
-    private var outcome: Outcome?
-    private let depth: Int
-    private let reader: AppleHealthExportReader
-    private let xml: XMLPullReader
+    private let batches: BackgroundBatches<Batch>
+    private let found: FoundTally
 
     /// Starts reading `source` (from `AppleHealthExportFile.open`) in batches of `batchSize`
     /// records, at most `depth` of them waiting.
     public init(source: ByteChunkSource, batchSize: Int, depth: Int = 1) {
-        self.depth = max(1, depth)
-        let xml = XMLPullReader(source: source)
-        self.xml = xml
-        let handOver = HandOver()
-        reader = AppleHealthExportReader(xml: xml) { records in
-            guard let target = handOver.target else { return }
-            try target.put(Batch(records: records, newSourceTypes: target.reader.takeNewSourceTypes(), fileOffset: xml.fileOffset))
+        let found = FoundTally()
+        self.found = found
+        let handedSource = HandedOver(source)
+        batches = BackgroundBatches(name: "ingestd-import-reader", depth: depth) { put in
+            let xml = XMLPullReader(source: handedSource.value)
+            let newPairs = NewPairs()
+            try withoutActuallyEscaping(put) { put in
+                let reader = AppleHealthExportReader(xml: xml) { records in
+                    try put(Batch(records: records, newSourceTypes: newPairs.take(), fileOffset: xml.fileOffset))
+                }
+                reader.batchSize = batchSize
+                newPairs.reader = reader
+                defer { found.tally = reader.tally }
+                try reader.run()
+            }
         }
-        reader.batchSize = batchSize
-        handOver.target = self
-        let thread = Thread { [self] in read() }
-        thread.name = "ingestd-import-reader"
-        thread.start()
     }
 
     deinit { close() }
 
     /// The next batch, waiting for it; nil once the document is read (or the reading stopped):
     /// then `waitForOutcome()` says how it ended.
-    public func next() -> Batch? {
-        condition.lock()
-        defer { condition.unlock() }
-        while ready.isEmpty, outcome == nil { condition.wait() }
-        guard !ready.isEmpty else { return nil }
-        let batch = ready.removeFirst()
-        condition.broadcast()
-        return batch
-    }
+    public func next() -> Batch? { batches.next() }
 
     /// What the reading found and how it ended; waits until the reading thread is done.
     public func waitForOutcome() -> Outcome {
-        condition.lock()
-        defer { condition.unlock() }
-        while outcome == nil { condition.wait() }
-        return outcome ?? Outcome(tally: AppleHealthImportTally(), damage: nil)
+        let failure = batches.waitForEnd()
+        // The reading thread wrote the tally before it ended, which `waitForEnd` waited for.
+        return Outcome(tally: found.tally, damage: failure as? AppleHealthImportError)
     }
 
     /// Stops the reading (batches not yet taken are dropped) and waits for its thread.
-    public func close() {
-        condition.lock()
-        stopped = true
-        ready.removeAll()
-        condition.broadcast()
-        while outcome == nil { condition.wait() }
-        condition.unlock()
+    public func close() { batches.close() }
+
+    /// The tally, written by the reading thread as it ends and read after it ended.
+    private final class FoundTally: @unchecked Sendable {
+        var tally = AppleHealthImportTally()
     }
 
-    private struct Stopped: Error {}
-
-    /// The reading thread's hand-over: waits while `depth` batches are waiting.
-    private func put(_ batch: Batch) throws {
-        condition.lock()
-        defer { condition.unlock() }
-        while ready.count >= depth, !stopped { condition.wait() }
-        guard !stopped else { throw Stopped() }
-        ready.append(batch)
-        condition.broadcast()
+    /// The export's byte source, made here and then used by the reading thread alone.
+    private final class HandedOver: @unchecked Sendable {
+        let value: ByteChunkSource
+        init(_ value: ByteChunkSource) { self.value = value }
     }
 
-    private func read() {
-        var damage: AppleHealthImportError?
-        do {
-            try reader.run()
-        } catch let error as AppleHealthImportError {
-            damage = error
-        } catch {
-            // Stopped by `close()`: nothing more to say.
-        }
-        let result = Outcome(tally: reader.tally, damage: damage)
-        condition.lock()
-        outcome = result
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    /// Breaks the cycle reader → closure → self: the closure holds this box, the box holds self weakly.
-    private final class HandOver: @unchecked Sendable {
-        weak var target: BackgroundExportReader?
+    /// The reader's new (source, type) pairs, taken per batch (weak: the reader holds the
+    /// closure that holds this).
+    private final class NewPairs {
+        weak var reader: AppleHealthExportReader?
+        func take() -> [(source: String, type: QuantityType)] { reader?.takeNewSourceTypes() ?? [] }
     }
 }

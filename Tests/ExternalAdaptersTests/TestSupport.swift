@@ -30,8 +30,7 @@ final class PluginDirectory {
     func install(_ script: String, as id: String, mode: Int = 0o755) throws -> String {
         let target = (path as NSString).appendingPathComponent(ExternalAdapterProtocol.executableName(for: id))
         let source = Self.scripts.appendingPathComponent(script)
-        try FileManager.default.copyItem(atPath: source.path, toPath: target)
-        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: target)
+        try ExecutableFile.copy(source.path, to: target, mode: mode_t(mode))
         return target
     }
 
@@ -39,8 +38,7 @@ final class PluginDirectory {
     @discardableResult
     func write(_ name: String, _ contents: String, mode: Int) throws -> String {
         let target = (path as NSString).appendingPathComponent(name)
-        try Data(contents.utf8).write(to: URL(fileURLWithPath: target))
-        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: target)
+        try ExecutableFile.write(Array(contents.utf8), to: target, mode: mode_t(mode))
         return target
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParsing
 import Foundation
 import Logging
+import TestSupport
 import Testing
 @testable import IngestCLI
 
@@ -25,8 +26,7 @@ import Testing
 
     func plugin(_ id: String, _ script: String) throws {
         let path = directory.appendingPathComponent("ingestd-adapter-\(id)").path
-        try Data((script + "\n").utf8).write(to: URL(fileURLWithPath: path))
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path)
+        try ExecutableFile.write(Array((script + "\n").utf8), to: path)
     }
 
     func run(_ arguments: [String]) async -> (status: Int32, stdout: [String], stderr: [String]) {

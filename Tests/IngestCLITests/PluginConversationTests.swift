@@ -9,6 +9,7 @@ import HealthModel
 import Logging
 import SQLiteStore
 import Synchronization
+import TestSupport
 import Testing
 import Transport
 @testable import IngestCLI
@@ -49,8 +50,7 @@ import Transport
     /// Copies an example plugin into `directory` as `ingestd-adapter-<id>` and describes it.
     static func install(_ file: String, id: String, in directory: URL, log: PluginLog) throws -> ExternalAdapter {
         let target = directory.appendingPathComponent("ingestd-adapter-\(id)")
-        try FileManager.default.copyItem(at: examples.appendingPathComponent(file), to: target)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: target.path)
+        try ExecutableFile.copy(examples.appendingPathComponent(file).path, to: target.path)
         let configuration = ExternalAdapterConfiguration(finishTimeout: .seconds(5), log: { log.add($0) })
         let description = try PluginDescriber().describePlugin(executable: target.path, expectedID: id).get()
         #expect(description.protocolVersion == 2 && description.connects)

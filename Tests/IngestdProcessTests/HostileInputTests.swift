@@ -161,7 +161,7 @@ struct MeasuredRun {
         try FileManager.default.createDirectory(at: plugins, withIntermediateDirectories: true)
         // The flooding plugin of the external-adapter tests: distinct step samples as fast as it can.
         let plugin = plugins.appendingPathComponent("ingestd-adapter-flood-samples").path
-        try FileManager.default.copyItem(atPath: Fixtures.path("ExternalAdaptersTests/Plugins/sample-flood.py"), toPath: plugin)
+        try ExecutableFile.copy(Fixtures.path("ExternalAdaptersTests/Plugins/sample-flood.py"), to: plugin)
         let capture = Fixtures.path("AdapterTests/Captures/xiaomi-scale/mi-scale-v1.btsnoop")
         #expect(try IngestdProcess.runBlocking(["auth", "grant", "flood-samples", "stepCount", "--store", store]).status == 0)
 

@@ -3,6 +3,7 @@ import ArgumentParsing
 import BuiltinAdapters
 import Foundation
 import IngestRuntime
+import Handover
 import HealthModel
 import Pipeline
 import SQLiteStore
@@ -97,52 +98,22 @@ struct ReplayCommand: Command {
             let fileSize = (try? FileManager.default.attributesOfItem(atPath: readPath)[.size] as? Int) ?? 0
             let progress = ProgressLine(label: "replay \(file)", totalBytes: fileSize, context: context)
             defer { progress.finish() }
-            var bytesRead = 0
-            var batch: [HealthRecord] = []
-            batch.reserveCapacity(batchSize)
-            var batchLines: [Int] = []
-            batchLines.reserveCapacity(batchSize)
-            var lineNumber = 0
-            reading: while let line = try reader.nextLine() {
-                lineNumber += 1
-                let bytes: ArraySlice<UInt8>
-                switch line {
-                case .text(let text):
-                    bytes = text
-                    bytesRead += text.count + 1
-                case .overlong(let length):
-                    malformed += 1
-                    context.stderr.writeLine("error: \(file):\(lineNumber): line of \(length) bytes is longer than the limit of \(reader.maximumLineLength) bytes; skipped")
-                    continue reading
-                case .abandoned(let skipped):
-                    malformed += 1
-                    context.stderr.writeLine("error: \(file):\(lineNumber): no newline in \(skipped) bytes (the line limit is \(reader.maximumLineLength) bytes); the rest of the file is not read")
-                    break reading
-                }
-                if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
-                do {
-                    batch.append(try decoder.decodeLine(Data(bytes)))
-                    batchLines.append(lineNumber)
-                } catch {
-                    malformed += 1
-                    context.stderr.writeLine("error: \(file):\(lineNumber): \(error.description)")
-                    continue
-                }
-                if batch.count >= batchSize {
-                    report.merge(try ingest(batch, pipeline: pipeline, lines: batchLines, file: file, context: context))
-                    records += batch.count
-                    batch.removeAll(keepingCapacity: true)
-                    batchLines.removeAll(keepingCapacity: true)
-                    progress.update(bytes: bytesRead, records: records)
-                    if records % 100_000 < batchSize {
-                        context.logger.info("\(file): \(records) records ingested")
-                    }
+            // Lines are read and decoded on a thread of their own while the batches before them are stored.
+            let lineBatches = JSONLinesDecoding.start(reader: reader, file: file, decoder: decoder, batchSize: batchSize)
+            defer { lineBatches.close() }
+            while let batch = lineBatches.next() {
+                for problem in batch.problems { context.stderr.writeLine(problem) }
+                malformed += batch.problems.count
+                guard !batch.records.isEmpty else { continue }
+                report.merge(try ingest(batch.records, pipeline: pipeline, lines: batch.lines, file: file, context: context))
+                let before = records
+                records += batch.records.count
+                progress.update(bytes: batch.bytesRead, records: records)
+                if records / 100_000 > before / 100_000 {
+                    context.logger.info("\(file): \(records) records ingested")
                 }
             }
-            if !batch.isEmpty {
-                report.merge(try ingest(batch, pipeline: pipeline, lines: batchLines, file: file, context: context))
-                records += batch.count
-            }
+            if let failure = lineBatches.waitForEnd() { throw failure }
         }
         IngestSummaryPrinter(report: report, malformedLines: malformed).print(to: context, json: json)
         // Every problem was reported above, one line each: end with 65 without another message.
@@ -227,6 +198,69 @@ struct IngestSummaryPrinter {
         }
         if malformedLines > 0 {
             context.stderr.writeLine("note: \(malformedLines) malformed line\(malformedLines == 1 ? "" : "s") skipped")
+        }
+    }
+}
+
+/// The JSON-lines side of `ingestd replay`: lines read and decoded into batches of records (each
+/// with its line number) on a thread of their own, with a message for every line that could
+/// not be used, in the order of the file.
+enum JSONLinesDecoding {
+    struct Batch: Sendable {
+        var records: [HealthRecord] = []
+        var lines: [Int] = []
+        /// One error message per malformed line (or the line that ended the reading).
+        var problems: [String] = []
+        /// Bytes of the file read up to the end of this batch.
+        var bytesRead = 0
+    }
+
+    /// The line reader, opened by the caller and used by the decoding thread alone.
+    private final class HandedReader: @unchecked Sendable {
+        let reader: LineReader
+        init(_ reader: LineReader) { self.reader = reader }
+    }
+
+    static func start(reader: LineReader, file: String, decoder: HealthRecordDecoder, batchSize: Int) -> BackgroundBatches<Batch> {
+        let handed = HandedReader(reader)
+        return BackgroundBatches(name: "ingestd-replay-reader") { put in
+            let reader = handed.reader
+            var batch = Batch()
+            batch.records.reserveCapacity(batchSize)
+            batch.lines.reserveCapacity(batchSize)
+            var lineNumber = 0
+            reading: while let line = try reader.nextLine() {
+                lineNumber += 1
+                let bytes: ArraySlice<UInt8>
+                switch line {
+                case .text(let text):
+                    bytes = text
+                    batch.bytesRead += text.count + 1
+                case .overlong(let length):
+                    batch.problems.append("error: \(file):\(lineNumber): line of \(length) bytes is longer than the limit of \(reader.maximumLineLength) bytes; skipped")
+                    continue reading
+                case .abandoned(let skipped):
+                    batch.problems.append("error: \(file):\(lineNumber): no newline in \(skipped) bytes (the line limit is \(reader.maximumLineLength) bytes); the rest of the file is not read")
+                    break reading
+                }
+                if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+                do {
+                    batch.records.append(try bytes.withUnsafeBufferPointer { try decoder.decodeLine($0) })
+                    batch.lines.append(lineNumber)
+                } catch {
+                    batch.problems.append("error: \(file):\(lineNumber): \(String(describing: error))")
+                    continue
+                }
+                if batch.records.count >= batchSize {
+                    let bytesRead = batch.bytesRead
+                    try put(batch)
+                    batch = Batch()
+                    batch.records.reserveCapacity(batchSize)
+                    batch.lines.reserveCapacity(batchSize)
+                    batch.bytesRead = bytesRead
+                }
+            }
+            if !batch.records.isEmpty || !batch.problems.isEmpty { try put(batch) }
         }
     }
 }
