@@ -349,7 +349,7 @@ public final class XMLPullReader {
     /// The value between `from` and `limit` with `&…;` references resolved: the string made for
     /// the same bytes at the same place of a recent tag when there is one (`recentValues`).
     private func attributeValue(_ from: Int, _ limit: Int, place: Int) throws(AppleHealthImportError) -> String {
-        guard limit - from >= RecentAttributeValues.minimumLength, place < RecentAttributeValues.places else {
+        guard RecentAttributeValues.lengths.contains(limit - from), place < RecentAttributeValues.places else {
             return try decodedAttributeValue(from, limit)
         }
         let known = buffer.withUnsafeBufferPointer { recentValues.value(place: place, bytes: UnsafeBufferPointer(rebasing: $0[from..<limit])) }
@@ -419,12 +419,15 @@ public final class XMLPullReader {
 /// the second…), with the bytes they came from. A document of records repeats its type, source
 /// and device strings tag after tag; resolving their references, validating their UTF-8 and
 /// making a new heap string each time was a large share of reading an export. Only values long
-/// enough to need heap storage are kept; a place holds `ways` values, replaced in turn.
+/// enough to need heap storage are kept, and none longer than a device description needs (a
+/// hostile document's megabyte values are not pinned: at most 64 values of 1 KiB are kept); a
+/// place holds `ways` values, replaced in turn.
 struct RecentAttributeValues {
     static let places = 16
     static let ways = 4
-    /// Shorter values are stored inline in their `String` and cost little to make again.
-    static let minimumLength = 16
+    /// Shorter values are stored inline in their `String` and cost little to make again; longer
+    /// ones are made each time.
+    static let lengths = 16...1024
 
     private var bytes: [[UInt8]] = Array(repeating: [], count: places * ways)
     private var values: [String] = Array(repeating: "", count: places * ways)

@@ -19,11 +19,13 @@ import Testing
         }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = .current
+        // Minutes after midnight: run just after midnight, every sample still ends within the
+        // pipeline's allowed clock skew (10 minutes ahead), and all count as today's.
         let today = calendar.startOfDay(for: Date())
         func steps(_ device: String, _ values: [Double]) -> [QuantitySample] {
             values.enumerated().map { index, value in
                 QuantitySample(type: .stepCount, quantity: Quantity(value: value, unit: QuantityType.stepCount.canonicalUnit),
-                               start: today.addingTimeInterval(Double(index) * 600), end: today.addingTimeInterval(Double(index) * 600 + 300),
+                               start: today.addingTimeInterval(Double(index) * 60), end: today.addingTimeInterval(Double(index) * 60 + 30),
                                source: "phone", device: Device(name: "Band", localIdentifier: device))
             }
         }
