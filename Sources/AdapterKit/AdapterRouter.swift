@@ -30,15 +30,25 @@ public final class AdapterRouter {
     /// Per device, the matching adapters' sessions in precedence order.
     private var sessions: [BLEAddress: [Entry]] = [:]
     private var connections: [UInt16: BLEAddress] = [:]
-    /// Devices seen that no adapter took, with what they advertised.
+    /// Devices seen that no adapter took, with what they advertised: the latest
+    /// `maximumUnmatchedDevices` of them (a crowded place, or a hostile capture, advertises from
+    /// ever new random addresses); older ones are forgotten, traits and all, and counted.
     public private(set) var unmatched: [BLEAddress: BLEDeviceTraits] = [:]
+    /// Unmatched devices forgotten to keep `unmatched` bounded.
+    public private(set) var forgottenUnmatched = 0
+    public let maximumUnmatchedDevices: Int
+    /// Unmatched addresses, oldest first from `unmatchedOrderStart` (some may have been matched since).
+    private var unmatchedOrder: [BLEAddress] = []
+    private var unmatchedOrderStart = 0
 
     /// - Parameters:
     ///   - forcedAdapterID: when set, that adapter takes every device (`--adapter ID` of replay).
     ///   - pins: devices served by one adapter only (`--adapter ADDRESS=ID`).
+    ///   - maximumUnmatchedDevices: how many devices no adapter took are remembered.
     public init(adapters: [any BLEAdapter], forcedAdapterID: String? = nil, pins: [BLEAddress: String] = [:],
-                timeZone: TimeZone) throws(AdapterRouterError) {
+                timeZone: TimeZone, maximumUnmatchedDevices: Int = 4_096) throws(AdapterRouterError) {
         self.adapters = adapters
+        self.maximumUnmatchedDevices = max(1, maximumUnmatchedDevices)
         self.timeZone = timeZone
         self.pins = pins
         let known = adapters.map(\.descriptor.id)
@@ -170,11 +180,32 @@ public final class AdapterRouter {
             sessions[address] = entries
         }
         if entries.isEmpty {
-            unmatched[address] = known
+            if unmatched.updateValue(known, forKey: address) == nil {
+                unmatchedOrder.append(address)
+                if unmatched.count > maximumUnmatchedDevices { forgetOldestUnmatched() }
+            }
         } else {
             unmatched[address] = nil
         }
         return entries
+    }
+
+    /// Forgets the oldest device still unmatched: its traits go too, so a later advertisement
+    /// starts it afresh.
+    private func forgetOldestUnmatched() {
+        while unmatchedOrderStart < unmatchedOrder.count {
+            let address = unmatchedOrder[unmatchedOrderStart]
+            unmatchedOrderStart += 1
+            guard unmatched.removeValue(forKey: address) != nil, sessions[address] == nil else { continue }
+            traits[address] = nil
+            matchedWithCurrentTraits.remove(address)
+            forgottenUnmatched += 1
+            break
+        }
+        if unmatchedOrderStart > 1_024, unmatchedOrderStart * 2 > unmatchedOrder.count {
+            unmatchedOrder.removeFirst(unmatchedOrderStart)
+            unmatchedOrderStart = 0
+        }
     }
 }
 

@@ -108,4 +108,36 @@ struct AdapterRouterTests {
         #expect(descriptor.id == "bthome")
         #expect(descriptor.produces == [.bodyMass, .ambientTemperature])
     }
+
+    /// Ever new random addresses that no adapter takes (a crowded place, a hostile capture) are
+    /// remembered up to the bound, the oldest forgotten first; a matched device is never forgotten,
+    /// and its adapter still sees only the reports whose traits changed matching again.
+    @Test("Unmatched devices are bounded; matched ones stay")
+    func unmatchedDevicesAreBounded() throws {
+        let router = try AdapterRouter(adapters: [BTHomeAdapter()], timeZone: try #require(TimeZone(identifier: "UTC")),
+                                       maximumUnmatchedDevices: 10)
+        let time = Date(timeIntervalSince1970: 1_700_000_000)
+        let bthome = "A4:C1:38:8D:18:B2"
+        func stranger(_ index: Int) -> String { String(format: "DE:AD:BE:EF:%02X:%02X", index / 256, index % 256) }
+        var output = AdapterOutput()
+        for index in 0..<25 {
+            if index == 3 {
+                router.route(.advertisement(try makeAdvertisement(address: bthome, serviceData: [(0xFCD2, hex("40 00 09 02 5d 09"))],
+                                                                  time: time)), into: &output)
+            }
+            router.route(.advertisement(try makeAdvertisement(address: stranger(index), name: "Phone \(index)", time: time)),
+                         into: &output)
+        }
+        #expect(router.unmatched.count == 10)
+        #expect(router.forgottenUnmatched == 15)
+        #expect(Set(router.unmatched.keys) == Set(try (15..<25).map { try #require(BLEAddress(stranger($0))) }))
+        #expect(router.matchedDevices == [try #require(BLEAddress(bthome)): "bthome"])
+        // A forgotten device heard again is new: its traits start afresh, and the oldest goes.
+        router.route(.advertisement(try makeAdvertisement(address: stranger(0), time: time)), into: &output)
+        let first = try #require(BLEAddress(stranger(0)))
+        #expect(router.unmatched[first]?.name == nil)
+        #expect(router.unmatched.count == 10)
+        #expect(router.forgottenUnmatched == 16)
+        #expect(router.unmatched[try #require(BLEAddress(stranger(15)))] == nil)
+    }
 }

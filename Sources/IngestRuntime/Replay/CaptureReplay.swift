@@ -42,6 +42,8 @@ public struct CaptureReplay {
         static let maximumRejectionLog = 10_000
         var skipped: [String: Int] = [:]
         var unmatched: [BLEAddress: BLEDeviceTraits] = [:]
+        /// Unmatched devices beyond the router's bound, not listed.
+        var unmatchedForgotten = 0
         var matched: [BLEAddress: String] = [:]
         var matchedUSB: [USBSessionReport] = []
         var unmatchedUSB: [USBDeviceDescription] = []
@@ -250,6 +252,7 @@ public struct CaptureReplay {
         summary.statistics = decoder.statistics
         summary.warnings = reader.warnings
         summary.unmatched = router.unmatched
+        summary.unmatchedForgotten = router.forgottenUnmatched
         summary.matched = router.matchedDevices
         return summary
     }
@@ -347,6 +350,9 @@ extension CaptureReplay.Summary {
                 parts.append("companies " + companies.sorted().map { String(format: "0x%04X", $0) }.joined(separator: ","))
             }
             lines.append("  unmatched device \(address)" + (parts.isEmpty ? "" : ": " + parts.joined(separator: ", ")))
+        }
+        if unmatchedForgotten > 0 {
+            lines.append("  … and \(unmatchedForgotten) earlier unmatched devices, not listed (only the last \(unmatched.count) are kept)")
         }
         return lines
     }
