@@ -146,6 +146,35 @@ final class Scenario {
         #expect(second.stdout == [#"{"type":"HKQuantityTypeIdentifierBodyMass","written":0,"duplicate":1,"replaced":0,"denied":0,"invalid":0,"held":0}"#])
     }
 
+    /// Lines are decoded on a thread of their own and stored in batches: every bad line is still
+    /// named, in file order, with its own number, across batch boundaries and in a long run of
+    /// bad lines (handed over in parts), and every good line is stored.
+    @Test func badLinesAreNamedInOrderAcrossBatches() async throws {
+        let scenario = try Scenario()
+        var lines: [String] = []
+        var badLineNumbers: [Int] = []
+        for index in 0..<2_600 {
+            if index % 7 == 3 || (1_000..<2_500).contains(index) {
+                lines.append(#"{"type":"stepCount","value":"many"}"#)
+                badLineNumbers.append(index + 1)
+            } else {
+                let minute = String(format: "%02d:%02d", index / 60 % 24, index % 60)
+                lines.append(#"{"type":"stepCount","value":\#(index),"unit":"count","start":"2026-01-0\#(1 + index / 1440)T\#(minute):00Z","end":"2026-01-0\#(1 + index / 1440)T\#(minute):30Z","source":"pedometer"}"#)
+            }
+        }
+        let file = try scenario.write("steps.jsonl", lines)
+        await scenario.run(["auth", "grant", "pedometer", "stepCount"])
+        let result = await scenario.run(["replay", file, "--batch-size", "100", "--json"])
+        #expect(result.status == 65)
+        let named = result.stderr.compactMap { line -> Int? in
+            guard line.hasPrefix("error: \(file):") else { return nil }
+            return Int(line.dropFirst("error: \(file):".count).prefix { $0.isNumber })
+        }
+        #expect(named == badLineNumbers)
+        let good = lines.count - badLineNumbers.count
+        #expect(result.stdout == [#"{"type":"HKQuantityTypeIdentifierStepCount","written":\#(good),"duplicate":0,"replaced":0,"denied":0,"invalid":0,"held":0}"#])
+    }
+
     @Test func missingFileExits66() async throws {
         let scenario = try Scenario()
         let result = await scenario.run(["replay", scenario.directory.appendingPathComponent("nope.jsonl").path])

@@ -2,8 +2,8 @@ import AdapterKit
 import ArgumentParsing
 import BuiltinAdapters
 import Foundation
-import IngestRuntime
 import Handover
+import IngestRuntime
 import HealthModel
 import Pipeline
 import SQLiteStore
@@ -221,6 +221,9 @@ enum JSONLinesDecoding {
         init(_ reader: LineReader) { self.reader = reader }
     }
 
+    /// Messages of bad lines handed over at the latest with this many.
+    static let maximumProblemsPerBatch = 1_000
+
     static func start(reader: LineReader, file: String, decoder: HealthRecordDecoder, batchSize: Int) -> BackgroundBatches<Batch> {
         let handed = HandedReader(reader)
         return BackgroundBatches(name: "ingestd-replay-reader") { put in
@@ -251,7 +254,8 @@ enum JSONLinesDecoding {
                     batch.problems.append("error: \(file):\(lineNumber): \(String(describing: error))")
                     continue
                 }
-                if batch.records.count >= batchSize {
+                // A file of nothing but bad lines is handed over in parts too: its messages are not held.
+                if batch.records.count >= batchSize || batch.problems.count >= maximumProblemsPerBatch {
                     let bytesRead = batch.bytesRead
                     try put(batch)
                     batch = Batch()

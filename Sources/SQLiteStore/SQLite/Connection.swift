@@ -22,7 +22,7 @@ import Darwin
 public final class Connection {
     /// Process-wide SQLite settings, applied once before the first connection opens (SQLite
     /// takes them only before it initializes): no memory statistics, whose global mutex every
-    /// allocation took (about 4 % of an import's writing thread).
+    /// allocation took (about 3 % of an import's storing thread).
     private static let processSettings: Void = {
         _ = csqlite_disable_memory_statistics()
     }()
