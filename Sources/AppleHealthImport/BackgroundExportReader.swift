@@ -4,8 +4,8 @@ import HealthModel
 
 /// Reads an Apple Health export on a thread of its own (``BackgroundBatches``) and hands its
 /// records over in batches, so that inflating, XML reading and record building overlap with the
-/// caller's storing. At most `depth` batches wait to be taken; `close()` (also run on deinit)
-/// stops the reading and waits for its thread.
+/// caller's storing. At most `depth` batches wait to be taken; `close()` (also when the reader
+/// goes away, by ``BackgroundBatches``) stops the reading and waits for its thread.
 public final class BackgroundExportReader: Sendable {
     /// A batch of records, the (source, type) pairs first seen in it, and how far into the file
     /// reading had come when it was complete.
@@ -30,7 +30,7 @@ public final class BackgroundExportReader: Sendable {
     public init(source: ByteChunkSource, batchSize: Int, depth: Int = 1) {
         let found = FoundTally()
         self.found = found
-        let handedSource = HandedOver(source)
+        let handedSource = HandedOff(source)
         batches = BackgroundBatches(name: "ingestd-import-reader", depth: depth) { put in
             let xml = XMLPullReader(source: handedSource.value)
             let newPairs = NewPairs()
@@ -45,8 +45,6 @@ public final class BackgroundExportReader: Sendable {
             }
         }
     }
-
-    deinit { close() }
 
     /// The next batch, waiting for it; nil once the document is read (or the reading stopped):
     /// then `waitForOutcome()` says how it ended.
@@ -65,12 +63,6 @@ public final class BackgroundExportReader: Sendable {
     /// The tally, written by the reading thread as it ends and read after it ended.
     private final class FoundTally: @unchecked Sendable {
         var tally = AppleHealthImportTally()
-    }
-
-    /// The export's byte source, made here and then used by the reading thread alone.
-    private final class HandedOver: @unchecked Sendable {
-        let value: ByteChunkSource
-        init(_ value: ByteChunkSource) { self.value = value }
     }
 
     /// The reader's new (source, type) pairs, taken per batch (weak: the reader holds the

@@ -103,3 +103,10 @@ private final class Channel<Batch: Sendable>: @unchecked Sendable {
         condition.unlock()
     }
 }
+
+/// A value made on one thread and from then on used by a producer thread alone (a reader, a
+/// byte source): what lets a non-Sendable value into `produce`.
+public final class HandedOff<Value>: @unchecked Sendable {
+    public let value: Value
+    public init(_ value: Value) { self.value = value }
+}

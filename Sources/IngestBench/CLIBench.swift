@@ -56,29 +56,21 @@ struct CLIBench {
         // only grows): wait4's ru_maxrss is not the child's alone, since the kernel counts the
         // spawning process's resident set (posix_spawn shares its memory until exec) into it,
         // which after the bench's own large arms is the larger figure.
-        var peakKilobytes = 0
+        var peakKilobytes = 0.0
         while true {
             let reaped = wait4(pid, &status, WNOHANG, &usage)
             if reaped == pid { break }
             guard reaped == 0 || errno == EINTR else { throw BenchError("wait4: \(String(cString: strerror(errno)))") }
-            peakKilobytes = max(peakKilobytes, Self.peakResidentKilobytes(of: pid) ?? 0)
+            peakKilobytes = max(peakKilobytes, DaemonBench.Proc.statusKilobytes(pid: pid, "VmHWM") ?? 0)
             usleep(5_000)
         }
         let wall = Measure.seconds(ContinuousClock.now - started)
         let cpu = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
             + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
         let exitStatus = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        return ChildRun(wall: wall, cpu: cpu, peakMegabytes: Double(peakKilobytes) / 1024, status: exitStatus)
+        return ChildRun(wall: wall, cpu: cpu, peakMegabytes: peakKilobytes / 1024, status: exitStatus)
     }
 
-    /// `VmHWM` of a running process, in kB (nil once it has exited).
-    static func peakResidentKilobytes(of pid: pid_t) -> Int? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
-        for line in text.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-            return Int(line.dropFirst(6).filter(\.isNumber))
-        }
-        return nil
-    }
 
     func decodeJSON(reports: Int) throws {
         let capture = directory + "/cli-capture.btsnoop"

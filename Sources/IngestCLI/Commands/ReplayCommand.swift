@@ -215,19 +215,14 @@ enum JSONLinesDecoding {
         var bytesRead = 0
     }
 
-    /// The line reader, opened by the caller and used by the decoding thread alone.
-    private final class HandedReader: @unchecked Sendable {
-        let reader: LineReader
-        init(_ reader: LineReader) { self.reader = reader }
-    }
-
     /// Messages of bad lines handed over at the latest with this many.
     static let maximumProblemsPerBatch = 1_000
 
     static func start(reader: LineReader, file: String, decoder: HealthRecordDecoder, batchSize: Int) -> BackgroundBatches<Batch> {
-        let handed = HandedReader(reader)
+        // Opened by the caller, used by the decoding thread alone.
+        let handed = HandedOff(reader)
         return BackgroundBatches(name: "ingestd-replay-reader") { put in
-            let reader = handed.reader
+            let reader = handed.value
             var batch = Batch()
             batch.records.reserveCapacity(batchSize)
             batch.lines.reserveCapacity(batchSize)
