@@ -94,15 +94,28 @@ public protocol BodyCompositionFormula: Sendable {
     var name: String { get }
     /// Bumped whenever the equations change, so stored derived values can be recomputed.
     var version: Int { get }
+    /// The inputs the formula accepts.
+    var limits: BodyCompositionLimits { get }
     /// The derived values, or why there are none.
     func derive(_ input: BodyCompositionInput) -> Result<BodyCompositionResult, BodyCompositionRefusal>
 }
 
-/// The checks every formula shares: the sex it covers, the ranges it was developed on, and the
-/// plausibility of what it produced.
-enum BodyCompositionChecks {
-    static func inputs(_ input: BodyCompositionInput, ages: ClosedRange<Int>, impedance: ClosedRange<Double>,
-                       height: ClosedRange<Double>, weight: ClosedRange<Double>) -> BodyCompositionRefusal? {
+/// The inputs a formula was developed on and accepts; every formula covers female and male only.
+public struct BodyCompositionLimits: Hashable, Sendable {
+    public var ages: ClosedRange<Int>
+    public var impedance: ClosedRange<Double>
+    public var height: ClosedRange<Double>
+    public var weight: ClosedRange<Double>
+
+    public init(ages: ClosedRange<Int>, impedance: ClosedRange<Double>, height: ClosedRange<Double>, weight: ClosedRange<Double>) {
+        self.ages = ages
+        self.impedance = impedance
+        self.height = height
+        self.weight = weight
+    }
+
+    /// Why the formula cannot take this input, or nil when it can.
+    public func refusal(of input: BodyCompositionInput) -> BodyCompositionRefusal? {
         guard input.sex == .male || input.sex == .female else { return .sexNotCovered(input.sex) }
         guard ages.contains(input.ageYears) else { return .ageOutsideFormula(input.ageYears, valid: ages) }
         guard input.impedanceOhms.isFinite, impedance.contains(input.impedanceOhms) else {
@@ -116,7 +129,10 @@ enum BodyCompositionChecks {
         }
         return nil
     }
+}
 
+/// The checks every formula shares on what it produced.
+enum BodyCompositionChecks {
     /// Refuses a result whose values are not physically possible: fat between 2 % and 75 % of
     /// body mass, water between 20 % and 80 %, muscle and bone positive and below the lean mass.
     static func plausibility(_ result: BodyCompositionResult) -> BodyCompositionRefusal? {

@@ -17,18 +17,12 @@
 public struct StandardBodyComposition: BodyCompositionFormula {
     public let name = "standard"
     public let version = 1
-    public static let ages = 18...86
-    public static let impedance = 150.0...1500.0
-    public static let height = 100.0...230.0
-    public static let weight = 20.0...300.0
+    public let limits = BodyCompositionLimits(ages: 18...86, impedance: 150...1500, height: 100...230, weight: 20...300)
 
     public init() {}
 
     public func derive(_ input: BodyCompositionInput) -> Result<BodyCompositionResult, BodyCompositionRefusal> {
-        if let refusal = BodyCompositionChecks.inputs(input, ages: Self.ages, impedance: Self.impedance,
-                                                       height: Self.height, weight: Self.weight) {
-            return .failure(refusal)
-        }
+        if let refusal = limits.refusal(of: input) { return .failure(refusal) }
         let male = input.sex == .male
         let w = input.weightKilograms
         let r = input.impedanceOhms
