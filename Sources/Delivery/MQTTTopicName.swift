@@ -7,7 +7,7 @@ import Foundation
 ///   and Home Assistant entities of such names are what they always were);
 /// - any other name becomes its first 40 characters with every character outside that set
 ///   replaced by `_`, then `-` and 8 hex digits of the FNV-1a 32-bit hash of the whole name's
-///   UTF-8 bytes: `Zoë` → `Zo_-9c1bd0b8`, `a/b` → `a_b-…`, `x y` → `x_y-…`.
+///   UTF-8 bytes: `Zoë` → `Zo_-c2a2bddc`, `a/b` → `a_b-…`, `x y` → `x_y-…`.
 /// Two different non-simple names share a level only if their hashes collide, and a simple name
 /// equals an encoded one only if it is written that way on purpose; `people add` refuses a name
 /// whose level another person already has (`problem(withPerson:among:)`), so within one store
