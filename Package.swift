@@ -53,6 +53,8 @@ let package = Package(
         .target(name: "BlueZTransport", dependencies: ["BLEWire", "CBluetooth", "Logging", "Transport"]),
         // A simulated HCI controller and GATT peripherals speaking bytes over a socketpair.
         .target(name: "BLESimulators", dependencies: ["BLEWire", "BlueZTransport", "Transport"]),
+        // The one redaction layer: known secrets and URL credentials replaced in every printed or stored error.
+        .target(name: "Redaction"),
         // One Logger and one level vocabulary; libraries take a logger.
         .target(name: "Logging"),
         // The command-line parser: commands, signatures, parsed values, help, the runner.
@@ -79,7 +81,7 @@ let package = Package(
         .target(name: "PostgresStore", dependencies: ["CLibPQ", "HealthModel", "Pipeline"]),
         // Sinks: cursors over the change feed, the delivery engine, MQTT (libmosquitto), HTTP push (libcurl),
         // PostgreSQL (through PostgresStore's writer).
-        .target(name: "Delivery", dependencies: ["HealthModel", "SQLiteStore", "CMosquitto", "CCurl", "PostgresStore"]),
+        .target(name: "Delivery", dependencies: ["HealthModel", "SQLiteStore", "CMosquitto", "CCurl", "PostgresStore", "Redaction"]),
         // The runtime: the daemon and its device backends, the ingest service, the capture replay
         // engine, the capture recorders, input files, the adapter catalogue (built-in + external).
         .target(name: "IngestRuntime", dependencies: [
@@ -90,6 +92,7 @@ let package = Package(
         .target(name: "IngestCLI", dependencies: [
             "ArgumentParsing", "IngestRuntime", "Logging", "ExternalAdapterProtocol", "BLEWire", "Export", "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
             "LibUSBTransport", "BlueZTransport", "ExternalAdapters", "Delivery", "AppleHealthImport", "PostgresStore", "Handover",
+            "Redaction",
         ]),
         // The ordered registry of built-in adapters (exact matches before generic ones).
         .target(
@@ -130,8 +133,9 @@ let package = Package(
         // Real receivers: a Mosquitto broker and a Python HTTP server started on 127.0.0.1 by the tests,
         // the engine in process and the built ingestd (kill -9 mid-delivery); a real PostgreSQL (LocalPostgres).
         .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "SQLiteStore", "Pipeline", "HealthModel", "TestSupport", "ingestd",
-                                                          "LocalPostgres", "PostgresStore"],
+                                                          "LocalPostgres", "PostgresStore", "Redaction"],
                     exclude: ["Receivers"]),
+        .testTarget(name: "RedactionTests", dependencies: ["Redaction"]),
         // Runs the built ingestd binary (SIGKILL mid-replay, then replay again).
         .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd", "TestSupport"], exclude: ["Captures"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing", "Logging"]),
@@ -195,6 +199,10 @@ let package = Package(
                           path: "Tests/Fuzz/HealthRecords", swiftSettings: fuzzSettings),
         .executableTarget(name: "fuzz-units", dependencies: ["HealthModel", "FuzzSupport"],
                           path: "Tests/Fuzz/Units", swiftSettings: fuzzSettings),
+        .executableTarget(name: "fuzz-redaction", dependencies: ["Redaction", "FuzzSupport"],
+                          path: "Tests/Fuzz/Redaction", swiftSettings: fuzzSettings),
+        .executableTarget(name: "fuzz-mqtt-topics", dependencies: ["Delivery", "FuzzSupport"],
+                          path: "Tests/Fuzz/MQTTTopics", swiftSettings: fuzzSettings),
         .executableTarget(name: "fuzz-plugin-output", dependencies: ["ExternalAdapterProtocol", "ExternalAdapters", "HealthModel", "FuzzSupport"],
                           path: "Tests/Fuzz/PluginOutput", swiftSettings: fuzzSettings),
         // Every adapter's captures (built from published byte vectors) replayed as `ingestd decode` does.

@@ -190,6 +190,18 @@ def main():
     write(plugin, "seed-mass",
           b'{"type":"bodyMass","value":160.5,"unit":"lb","start":"2026-01-01T08:00:00Z","end":"2026-01-01T08:00:00Z",'
           b'"metadata":{"HKMetadataKeySyncIdentifier":"a","HKMetadataKeySyncVersion":2}}\n{"type":"stepCount","value":1e999}\n')
+    # The redaction layer: a secret, NUL, a text echoing it (URLs, headers, conninfo).
+    redaction = os.path.join(out, "redaction")
+    write(redaction, "seed-header", b"s3cr3t-t0ken\x00HTTP 500: echo Authorization: Bearer s3cr3t-t0ken")
+    write(redaction, "seed-url", b"hunter2!\x00postgresql://u:hunter2%21@db/x?password=hunter2!&token=abc sslmode=require")
+    write(redaction, "seed-conninfo", b"p\xc3\xa4ss\x00host=db password=p\xc3\xa4ss user=me mqtts://a:b@c:8883/t")
+    # The MQTT topic builder: two names separated by NUL.
+    topics = os.path.join(out, "mqtt-topics")
+    write(topics, "seed-simple", b"alice\x00raspberrypi")
+    write(topics, "seed-wildcards", b"a+b\x00a#b")
+    write(topics, "seed-unicode", "Zo\u00eb\x00Zo\u00e9".encode())
+    write(topics, "seed-cyrillic", "\u0418\u0432\u0430\u043d\x00\u041e\u043b\u0435\u0433".encode())
+    write(topics, "seed-space", b"x y\x00a/b")
     print("seeds in %s" % out, file=sys.stderr)
 
 

@@ -101,7 +101,8 @@ final class CurlClient {
 }
 
 /// Delivers to an HTTP receiver: POSTs batches as JSON (`samples` or `health-auto-export`);
-/// 2xx accepts, 4xx other than 408/429 rejects the batch for good, everything else is retried.
+/// 2xx accepts, 4xx other than 401/403/408/429 rejects the batch for good, everything else
+/// (401 and 403 as an authentication failure) is retried.
 final class HTTPSinkTransport: SinkTransport {
     private let configuration: SinkConfiguration
     private let secrets: SecretResolver
@@ -114,7 +115,7 @@ final class HTTPSinkTransport: SinkTransport {
 
     var wantsDailyTotals: Bool { false }
 
-    private var targetName: String { "HTTP receiver \(configuration.target.urlWithoutCredentials)" }
+    private var targetName: String { "HTTP receiver \(configuration.target.displayURL)" }
 
     func send(_ records: [OutgoingRecord], context: DeliveryContext) throws(SinkDeliveryError) -> SendResult {
         var headers: [String] = []
@@ -150,6 +151,10 @@ final class HTTPSinkTransport: SinkTransport {
             throw .redirectRefused(target: targetName, status: response.status, location: response.location)
         case 408, 429:
             throw .serverError(target: targetName, status: response.status, body: response.body)
+        case 401, 403:
+            // The credentials are wrong or not allowed: the configuration must change, the records
+            // are fine. Retried and reported, never dead-lettered.
+            throw .authenticationFailed(target: targetName, reason: "HTTP \(response.status)" + (response.body.isEmpty ? "" : ": \(response.body)"))
         case 400..<500:
             return .rejected(reason: "HTTP \(response.status)" + (response.body.isEmpty ? "" : ": \(response.body)"))
         default:

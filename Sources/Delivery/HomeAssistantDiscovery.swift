@@ -85,31 +85,23 @@ public struct HomeAssistantDiscovery: Sendable {
     public var softwareVersion: String
 
     public init(discoveryPrefix: String, topicPrefix: String, gatewayID: String, softwareVersion: String) {
-        self.discoveryPrefix = discoveryPrefix
-        self.topicPrefix = topicPrefix
+        self.discoveryPrefix = MQTTTopicName.prefix(discoveryPrefix)
+        self.topicPrefix = MQTTTopicName.prefix(topicPrefix)
         self.gatewayID = gatewayID
         self.softwareVersion = softwareVersion
     }
 
-    /// `text` with everything but ASCII letters, digits, `_` and `-` replaced by `_` (ids, topic levels).
-    public static func slug(_ text: String) -> String {
-        String(text.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") ? $0 : "_" })
-    }
+    /// The gateway id as a Home Assistant node id (`MQTTTopicName.level`: letters, digits, `_` and `-` only).
+    public var nodeID: String { "ingestd_" + MQTTTopicName.level(gatewayID) }
 
-    /// The gateway id as a Home Assistant node id: letters, digits, `_` and `-` only.
-    public var nodeID: String {
-        let cleaned = Self.slug(gatewayID)
-        return "ingestd_" + (cleaned.isEmpty ? "gateway" : cleaned)
-    }
-
-    /// The node id of a person's device: the gateway's and the person's name.
-    public func nodeID(person: String) -> String { nodeID + "_" + Self.slug(person) }
+    /// The node id of a person's device: the gateway's and the person's level.
+    public func nodeID(person: String) -> String { nodeID + "_" + MQTTTopicName.level(person) }
 
     public var statusTopic: String { topicPrefix + "/status" }
 
     /// Where a person's samples of `type` are published, one message each.
     public func sampleTopic(person: String, _ type: QuantityType) -> String {
-        "\(topicPrefix)/\(Self.slug(person))/\(type.shortName)"
+        "\(topicPrefix)/\(MQTTTopicName.level(person))/\(type.shortName)"
     }
 
     public func stateTopic(person: String, _ type: QuantityType) -> String {

@@ -53,7 +53,7 @@ final class MQTTSinkTransport: SinkTransport {
                            timeout: Self.acknowledgementTimeout)
         try client.publish(topic: discovery.statusTopic, payload: "online", retain: true)
         if options.homeAssistant {
-            try client.subscribe(options.discoveryPrefix + "/status")
+            try client.subscribe(discovery.discoveryPrefix + "/status")
             discoveryDue = true
         }
         try client.waitForAcknowledgements(timeout: Self.acknowledgementTimeout)
@@ -81,7 +81,7 @@ final class MQTTSinkTransport: SinkTransport {
 
     private func noteIncoming(_ client: MosquittoClient) {
         for message in client.takeIncoming()
-        where message.topic == configuration.options.discoveryPrefix + "/status" && message.payload == "online" {
+        where message.topic == discovery.discoveryPrefix + "/status" && message.payload == "online" {
             discoveryDue = true
         }
     }
@@ -93,8 +93,13 @@ final class MQTTSinkTransport: SinkTransport {
     }
 
     func send(_ records: [OutgoingRecord], context: DeliveryContext) throws(SinkDeliveryError) -> SendResult {
+        // The message id of each record published so far, in order.
+        var messageIDs: [Int32] = []
+        messageIDs.reserveCapacity(records.count)
+        var publishing: MosquittoClient?
         do {
             let client = try connected()
+            publishing = client
             noteIncoming(client)
             if configuration.options.homeAssistant {
                 knownPeople = context.people
@@ -110,11 +115,11 @@ final class MQTTSinkTransport: SinkTransport {
                 if let known = topics[key] {
                     topic = known
                 } else {
-                    let shortName = QuantityType.named(record.type)?.shortName ?? HomeAssistantDiscovery.slug(record.type)
-                    topic = "\(prefix)/\(HomeAssistantDiscovery.slug(record.person))/\(shortName)"
+                    let shortName = QuantityType.named(record.type)?.shortName ?? MQTTTopicName.level(record.type)
+                    topic = "\(prefix)/\(MQTTTopicName.level(record.person))/\(shortName)"
                     topics[key] = topic
                 }
-                try client.publish(topic: topic, payload: record.json, retain: false)
+                messageIDs.append(try client.publish(topic: topic, payload: record.json, retain: false))
                 if let sample = record.sample, latest[key].map({ $0.sample.end <= sample.end }) ?? true {
                     latest[key] = (record.person, sample)
                 }
@@ -128,7 +133,10 @@ final class MQTTSinkTransport: SinkTransport {
             return .accepted
         } catch {
             drop()
-            throw error
+            // The records acknowledged in order before the break are delivered: the cursor moves
+            // past them (README: the highest contiguous acknowledged message).
+            let acknowledged = publishing.map { client in messageIDs.firstIndex { !client.isAcknowledged($0) } ?? messageIDs.count } ?? 0
+            throw acknowledged > 0 ? .interrupted(acknowledged: acknowledged, error) : error
         }
     }
 

@@ -52,7 +52,27 @@ final class MosquittoClient {
         guard let handle = mosquitto_new(settings.clientID, true, userdata) else {
             throw .unreachable(target: target, reason: "cannot create an MQTT client (out of memory or bad client id)")
         }
+        // The handle is configured before it becomes this object's: a set-up that fails destroys it
+        // here, once. (Destroying it after `self.handle` was set would be a double free, as deinit
+        // runs too when a fully initialised object's init throws: the fifth such attempt in one
+        // process aborted with "double free or corruption".)
+        do {
+            try Self.configure(handle, settings: settings, target: target)
+        } catch {
+            mosquitto_destroy(handle)
+            throw error
+        }
         self.handle = handle
+    }
+
+    /// Options, callbacks, credentials, TLS and the last will of a new handle.
+    private static func configure(_ handle: OpaquePointer, settings: Settings, target: String) throws(SinkDeliveryError) {
+        func check(_ code: Int32, doing what: String) throws(SinkDeliveryError) {
+            guard code == MOSQ_ERR_SUCCESS.rawValue else {
+                throw .unreachable(target: target, reason: "\(what): \(errorText(code))")
+            }
+        }
+        let isVersion5 = settings.version == .v5
         mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, isVersion5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311)
         mosquitto_max_inflight_messages_set(handle, UInt32(Self.window))
         // Small PUBLISHes go out as they are made: without Nagle's algorithm none is held back
@@ -81,21 +101,16 @@ final class MosquittoClient {
             }
             state.incoming.append((String(cString: topic), payload))
         }
-        do {
-            if let username = settings.username {
-                try check(mosquitto_username_pw_set(handle, username, settings.password), doing: "setting the credentials")
-            }
-            if settings.useTLS || settings.caFile != nil {
-                let caPath = settings.caFile == nil ? "/etc/ssl/certs" : nil
-                try check(mosquitto_tls_set(handle, settings.caFile, caPath, nil, nil, nil), doing: "setting up TLS")
-            }
-            if let will = settings.will {
-                let bytes = Array(will.payload.utf8)
-                try check(mosquitto_will_set(handle, will.topic, Int32(bytes.count), bytes, 1, true), doing: "setting the last will")
-            }
-        } catch {
-            mosquitto_destroy(handle)
-            throw error
+        if let username = settings.username {
+            try check(mosquitto_username_pw_set(handle, username, settings.password), doing: "setting the credentials")
+        }
+        if settings.useTLS || settings.caFile != nil {
+            let caPath = settings.caFile == nil ? "/etc/ssl/certs" : nil
+            try check(mosquitto_tls_set(handle, settings.caFile, caPath, nil, nil, nil), doing: "setting up TLS")
+        }
+        if let will = settings.will {
+            let bytes = Array(will.payload.utf8)
+            try check(mosquitto_will_set(handle, will.topic, Int32(bytes.count), bytes, 1, true), doing: "setting the last will")
         }
     }
 
@@ -138,9 +153,14 @@ final class MosquittoClient {
         }
     }
 
+    /// Whether the message `mid` (from `publish`) has its PUBACK. (Message ids wrap at 65,535; a
+    /// reused id still in flight makes an older message count as unacknowledged, never the reverse.)
+    func isAcknowledged(_ mid: Int32) -> Bool { !state.outstanding.contains(mid) }
+
     /// Sends a QoS 1 message once fewer than `window` are in flight; its PUBACK is awaited by
-    /// `waitForAcknowledgements` (or a later publish).
-    func publish(topic: String, payload: String, retain: Bool) throws(SinkDeliveryError) {
+    /// `waitForAcknowledgements` (or a later publish). Returns the message id.
+    @discardableResult
+    func publish(topic: String, payload: String, retain: Bool) throws(SinkDeliveryError) -> Int32 {
         if state.outstanding.count >= Self.window {
             try waitForAcknowledgements(leaving: Self.window - 1, timeout: acknowledgementTimeout)
         }
@@ -155,6 +175,7 @@ final class MosquittoClient {
             throw .unreachable(target: target, reason: "publishing to \(topic): \(Self.errorText(code))")
         }
         state.outstanding.insert(mid)
+        return mid
     }
 
     /// Drives the connection until at most `leaving` published messages wait for their PUBACK
@@ -172,7 +193,6 @@ final class MosquittoClient {
                 lastProgress = Date()
             } else if Date().timeIntervalSince(lastProgress) > timeout {
                 let waiting = state.outstanding.count
-                state.outstanding.removeAll()
                 throw .timedOut(target: target, seconds: timeout, waitingFor: "PUBACK for \(waiting) message(s)")
             }
         }
@@ -184,7 +204,7 @@ final class MosquittoClient {
         errno = 0
         let code = mosquitto_loop(handle, milliseconds, 1)
         if code != MOSQ_ERR_SUCCESS.rawValue || state.connectionLost {
-            state.outstanding.removeAll()
+            // `outstanding` is kept: it tells which messages were acknowledged before the break.
             throw .unreachable(target: target, reason: "connection lost: \(Self.errorText(code == 0 ? MOSQ_ERR_CONN_LOST.rawValue : code))")
         }
     }

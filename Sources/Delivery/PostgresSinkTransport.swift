@@ -22,7 +22,7 @@ final class PostgresSinkTransport: SinkTransport {
     /// While the server writes a batch the client is idle: the deliverer reads the next one meanwhile.
     var sendsWhileTheNextBatchIsRead: Bool { true }
 
-    private var targetName: String { "PostgreSQL \(configuration.target.urlWithoutCredentials)" }
+    private var targetName: String { "PostgreSQL \(configuration.target.displayURL)" }
 
     private func connected() throws(SinkDeliveryError) -> PostgresSampleWriter {
         if let writer { return writer }

@@ -1,6 +1,7 @@
 import Foundation
 import HealthModel
 import PostgresStore
+import Redaction
 import SQLiteStore
 
 /// What kind of receiver a sink talks to, chosen by its URL's scheme.
@@ -53,8 +54,9 @@ public struct SinkOptions: Sendable, Codable, Equatable {
     /// The default batch of a PostgreSQL sink: one transaction per batch, so larger than HTTP's.
     public static let postgresBatchSize = 10_000
 
-    /// The MQTT topic prefix: `--prefix`, or `ingestd/<gateway id>`.
-    public var resolvedPrefix: String { topicPrefix ?? "ingestd/\(gatewayID)" }
+    /// The MQTT topic prefix: `--prefix`, or `ingestd/<gateway id>`, each level made safe by
+    /// `MQTTTopicName` (simple levels unchanged).
+    public var resolvedPrefix: String { MQTTTopicName.prefix(topicPrefix ?? "ingestd/\(gatewayID)") }
 
     /// The options as stored.
     public func encoded() -> String {
@@ -126,11 +128,27 @@ public struct SinkTarget: Sendable, Equatable {
         urlWithoutCredentials = clean.string ?? "\(scheme)://\(host):\(port)"
     }
 
+    /// The values of the URL's credential query parameters (`?password=`, `?token=`, …).
+    public var credentialParameterValues: [String] {
+        guard let items = URLComponents(string: urlWithoutCredentials)?.queryItems else { return [] }
+        return items.compactMap { item in
+            SecretRedactor.credentialParameters.contains(item.name.lowercased()) ? item.value.flatMap { $0.isEmpty ? nil : $0 } : nil
+        }
+    }
+
+    /// The URL for messages and listings: without user information's password and with every
+    /// credential parameter's value replaced by `SecretRedactor.marker`.
+    public var displayURL: String { SecretRedactor.redactingCredentials(urlWithoutCredentials) }
+
     /// Whether TLS is used (`mqtts://`, `https://`).
     public var usesTLS: Bool { scheme == "mqtts" || scheme == "https" }
 
-    /// `url` with any password replaced by `***`, for messages.
+    /// `url` with any password (userinfo or credential parameter) replaced, for messages.
     public static func redacted(_ url: String) -> String {
+        SecretRedactor.redactingCredentials(userinfoRedacted(url))
+    }
+
+    private static func userinfoRedacted(_ url: String) -> String {
         guard let components = URLComponents(string: url) else {
             // Not parseable: show only the part before any '@' credentials could hide in.
             if let at = url.lastIndex(of: "@") { return "***" + url[at...] }
@@ -201,18 +219,54 @@ public enum SinkConfigurationError: Error, Equatable, CustomStringConvertible {
 }
 
 /// Resolves secret references: `@/path` (the file's content, trailing newline removed), `env:NAME`
-/// (the environment variable), anything else literally.
+/// (the environment variable), anything else literally. Every value it resolves is remembered by
+/// its `redactor`, which every error text of the sinks using it passes through.
 public struct SecretResolver: Sendable {
     /// At most this many bytes are read from a secret file.
     public static let maximumFileSize = 64 * 1024
     public var environment: [String: String]
+    /// Learns every resolved secret; shared by reference.
+    public let redactor: SecretRedactor
 
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment,
+                redactor: SecretRedactor = SecretRedactor()) {
         self.environment = environment
+        self.redactor = redactor
     }
 
-    /// The secret a reference names.
+    /// The secret a reference names (remembered by `redactor`).
     public func resolve(_ reference: String) throws(SinkConfigurationError) -> String {
+        let secret = try resolveUnremembered(reference)
+        redactor.remember(secret)
+        return secret
+    }
+
+    /// Resolves every secret `configuration` names (its password options, the URL's password and
+    /// credential parameters, its secret and authorization header values) so that `redactor`
+    /// knows them before anything is sent; unresolvable ones are left for the send to report.
+    public func learnSecrets(of configuration: SinkConfiguration) {
+        for reference in [configuration.options.password, configuration.target.password].compactMap({ $0 }) {
+            _ = try? resolve(reference)
+        }
+        for value in configuration.target.credentialParameterValues { redactor.remember(value) }
+        for header in configuration.options.headers {
+            guard let colon = header.firstIndex(of: ":") else { continue }
+            let name = header[..<colon].lowercased()
+            guard let resolved = try? resolveHeader(header), let split = resolved.firstIndex(of: ":") else { continue }
+            if ["authorization", "token", "key", "secret", "password", "cookie", "auth"].contains(where: { name.contains($0) }) {
+                let value = resolved[resolved.index(after: split)...].trimmingCharacters(in: .whitespaces)
+                redactor.remember(value)
+                // `Bearer xyz`, `Basic abc`: the credential alone too.
+                if let space = value.lastIndex(of: " ") { redactor.remember(String(value[value.index(after: space)...])) }
+            }
+        }
+        if configuration.target.kind == .http, let user = configuration.target.username {
+            let password = configuration.target.password.flatMap { try? resolve($0) } ?? ""
+            redactor.remember(Data("\(user):\(password)".utf8).base64EncodedString())
+        }
+    }
+
+    private func resolveUnremembered(_ reference: String) throws(SinkConfigurationError) -> String {
         if reference.hasPrefix("@") {
             let path = String(reference.dropFirst())
             guard let handle = FileHandle(forReadingAtPath: path) else {

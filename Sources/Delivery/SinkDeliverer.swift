@@ -88,7 +88,14 @@ public final class SinkDeliverer {
         let retries = try storeStep { try store.deadLetters(sink: name, retryingOnly: true, limit: batchSize) }
         if !retries.isEmpty {
             let records = retries.map(OutgoingRecord.init)
-            switch try transport.send(records, context: try context(records)) {
+            let result: SendResult
+            do {
+                result = try transport.send(records, context: try context(records))
+            } catch {
+                // Dead letters are resolved only when the whole retry was acknowledged.
+                throw error.withoutProgress
+            }
+            switch result {
             case .accepted:
                 try storeStep {
                     try store.acknowledge(sink: name, through: nil, delivered: counts(records),
@@ -137,10 +144,14 @@ public final class SinkDeliverer {
                 result = try send.wait()
             } catch {
                 readAhead = nil
-                throw error
+                throw try keepingProgress(of: error, records: records)
             }
         } else {
-            result = try transport.send(records, context: sendContext)
+            do {
+                result = try transport.send(records, context: sendContext)
+            } catch {
+                throw try keepingProgress(of: error, records: records)
+            }
         }
         switch result {
         case .accepted:
@@ -157,6 +168,18 @@ public final class SinkDeliverer {
             onEvent(.deadLettered(sink: name, count: records.count, reason: reason))
             return (0, records.count)
         }
+    }
+
+    /// Moves the cursor past the records an interrupted send had acknowledged in order (the
+    /// highest contiguous acknowledgement); returns the error to report.
+    private func keepingProgress(of error: SinkDeliveryError, records: [OutgoingRecord]) throws(SinkDeliveryError) -> SinkDeliveryError {
+        guard case .interrupted(let count, _) = error, count > 0 else { return error }
+        let done = Array(records.prefix(count))
+        guard let last = done.last else { return error }
+        try storeStep { try store.acknowledge(sink: name, through: last.anchor, delivered: counts(done)) }
+        cursor = last.anchor
+        announce(done, anchor: cursor)
+        return .interrupted(acknowledged: done.count, error.withoutProgress)
     }
 
     /// The records a feed batch sends, each with its person.
@@ -216,7 +239,13 @@ public final class SinkDeliverer {
                 if step.delivered == 0, step.deadLettered == 0 {
                     return .caughtUp(delivered: delivered, deadLettered: deadLettered)
                 }
-            } catch {
+            } catch let caught {
+                // An attempt that moved the cursor before it broke starts the count afresh.
+                if case .interrupted(let count, _) = caught, count > 0 {
+                    failures = 0
+                    delivered += count
+                }
+                let error = caught.withoutProgress
                 failures += 1
                 try? store.recordDeliveryFailure(sink: name, message: error.description)
                 if let maximum = retry.maximumAttempts, failures >= maximum {

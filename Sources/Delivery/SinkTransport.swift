@@ -1,4 +1,5 @@
 import Foundation
+import Redaction
 
 /// What a receiver said about a whole batch it answered.
 public enum SendResult: Sendable, Equatable {
@@ -11,7 +12,7 @@ public enum SendResult: Sendable, Equatable {
 
 /// Why a delivery attempt failed and will be retried with backoff. Messages never contain a
 /// secret (targets are shown without credentials).
-public enum SinkDeliveryError: Error, Equatable, CustomStringConvertible {
+public indirect enum SinkDeliveryError: Error, Equatable, CustomStringConvertible {
     /// The receiver could not be reached or the connection broke.
     case unreachable(target: String, reason: String)
     /// The MQTT broker refused the connection (wrong credentials, not authorized, …).
@@ -20,6 +21,12 @@ public enum SinkDeliveryError: Error, Equatable, CustomStringConvertible {
     case timedOut(target: String, seconds: Double, waitingFor: String)
     /// The HTTP receiver answered with a status that is retried (5xx, 408, 429).
     case serverError(target: String, status: Int, body: String)
+    /// The receiver refused the credentials (HTTP 401, 403): a configuration error, retried and
+    /// reported; the records stay in the backlog, never in dead letters.
+    case authenticationFailed(target: String, reason: String)
+    /// The connection broke after the receiver acknowledged the first `acknowledged` records of
+    /// the batch in order: the cursor moves past them, the rest is sent again.
+    case interrupted(acknowledged: Int, SinkDeliveryError)
     /// The HTTP receiver redirected: ingestd never follows redirects.
     case redirectRefused(target: String, status: Int, location: String)
     /// The sink's configuration cannot be used (unreadable secret file, missing variable, …).
@@ -35,12 +42,86 @@ public enum SinkDeliveryError: Error, Equatable, CustomStringConvertible {
             "\(target): no \(what) within \(JSONTextFormat.seconds(seconds)) s"
         case .serverError(let target, let status, let body):
             "\(target) answered HTTP \(status)" + (body.isEmpty ? "" : ": \(body)")
+        case .authenticationFailed(let target, let reason):
+            "\(target) refused the credentials: \(reason) (check the sink's password, token or headers; nothing was dead-lettered)"
+        case .interrupted(_, let error): error.description
         case .redirectRefused(let target, let status, let location):
             "\(target) answered HTTP \(status) redirecting to \(location.isEmpty ? "(no location)" : location): redirects are refused, give the final URL"
         case .configuration(let error): error.description
         case .store(let message): "store: \(message)"
         }
     }
+}
+
+extension SinkDeliveryError {
+    /// The error with every text passed through `redactor` (what a receiver echoed, targets).
+    public func redacted(by redactor: SecretRedactor) -> SinkDeliveryError {
+        let r = redactor.redact
+        return switch self {
+        case .unreachable(let target, let reason): .unreachable(target: r(target), reason: r(reason))
+        case .connectionRefused(let target, let reason): .connectionRefused(target: r(target), reason: r(reason))
+        case .timedOut(let target, let seconds, let what): .timedOut(target: r(target), seconds: seconds, waitingFor: r(what))
+        case .serverError(let target, let status, let body): .serverError(target: r(target), status: status, body: r(body))
+        case .authenticationFailed(let target, let reason): .authenticationFailed(target: r(target), reason: r(reason))
+        case .interrupted(let count, let error): .interrupted(acknowledged: count, error.redacted(by: redactor))
+        case .redirectRefused(let target, let status, let location):
+            .redirectRefused(target: r(target), status: status, location: r(location))
+        case .configuration(let error): .configuration(error.redacted(by: redactor))
+        case .store(let message): .store(r(message))
+        }
+    }
+
+    /// The error itself without the progress an interrupted send made.
+    public var withoutProgress: SinkDeliveryError {
+        if case .interrupted(_, let error) = self { return error.withoutProgress }
+        return self
+    }
+}
+
+extension SinkConfigurationError {
+    /// The error with every text passed through `redactor`.
+    public func redacted(by redactor: SecretRedactor) -> SinkConfigurationError {
+        let r = redactor.redact
+        return switch self {
+        case .invalidURL(let url, let reason): .invalidURL(r(url), reason: r(reason))
+        case .unsupportedScheme(let scheme, let reason): .unsupportedScheme(r(scheme), reason: reason)
+        case .invalidName(let name): .invalidName(r(name))
+        case .unreadableOptions(let reason): .unreadableOptions(r(reason))
+        case .invalidOption(let option, let value, let reason): .invalidOption(option, value: r(value), reason: r(reason))
+        case .secretFileUnreadable(let path, let reason): .secretFileUnreadable(path: r(path), reason: r(reason))
+        case .secretEnvironmentMissing(let name): .secretEnvironmentMissing(name)
+        }
+    }
+}
+
+/// A transport whose every error and refusal reason passes through the sink's redactor before
+/// the deliverer stores, prints or dead-letters it (what a receiver echoes back may hold a
+/// secret). Every transport `SinkTransports.make` returns is wrapped in one.
+final class RedactingSinkTransport: SinkTransport {
+    private let inner: any SinkTransport
+    private let redactor: SecretRedactor
+
+    init(_ inner: any SinkTransport, redactor: SecretRedactor) {
+        self.inner = inner
+        self.redactor = redactor
+    }
+
+    var wantsDailyTotals: Bool { inner.wantsDailyTotals }
+    var sendsWhileTheNextBatchIsRead: Bool { inner.sendsWhileTheNextBatchIsRead }
+
+    func send(_ records: [OutgoingRecord], context: DeliveryContext) throws(SinkDeliveryError) -> SendResult {
+        do {
+            switch try inner.send(records, context: context) {
+            case .accepted: return .accepted
+            case .rejected(let reason): return .rejected(reason: redactor.redact(reason))
+            }
+        } catch {
+            throw error.redacted(by: redactor)
+        }
+    }
+
+    func idle(milliseconds: Int) { inner.idle(milliseconds: milliseconds) }
+    func close() { inner.close() }
 }
 
 /// Formats seconds for messages: `2` or `0.5`.
@@ -94,13 +175,16 @@ extension SinkTransport {
 
 /// Makes the transport of a sink's kind.
 public enum SinkTransports {
-    /// The transport for `configuration`; `secrets` resolves password and header references.
+    /// The transport for `configuration`; `secrets` resolves password and header references
+    /// and its redactor learns them now, so that no error of the transport can carry one.
     public static func make(_ configuration: SinkConfiguration, secrets: SecretResolver,
                             softwareVersion: String) -> any SinkTransport {
-        switch configuration.target.kind {
+        secrets.learnSecrets(of: configuration)
+        let transport: any SinkTransport = switch configuration.target.kind {
         case .mqtt: MQTTSinkTransport(configuration, secrets: secrets, softwareVersion: softwareVersion)
         case .http: HTTPSinkTransport(configuration, secrets: secrets)
         case .postgresql: PostgresSinkTransport(configuration, secrets: secrets)
         }
+        return RedactingSinkTransport(transport, redactor: secrets.redactor)
     }
 }

@@ -50,7 +50,7 @@ import Testing
         #expect(target.kind == .mqtt && target.usesTLS && target.port == 8884 && target.host == "broker.example")
         #expect(target.username == "gateway" && target.password == "hunter2")
         #expect(target.urlWithoutCredentials == "mqtts://broker.example:8884")
-        #expect(SinkTarget.redacted("https://u:hunter2@x.example/in") == "https://u:***@x.example/in")
+        #expect(SinkTarget.redacted("https://u:hunter2@x.example/in") == "https://u:[redacted]@x.example/in")
         #expect(try SinkTarget(url: "mqtt://127.0.0.1").port == 1883)
         #expect(throws: SinkConfigurationError.unsupportedScheme("ftp", reason: "use mqtt://, mqtts://, http://, https:// or postgresql://")) {
             try SinkTarget(url: "ftp://x.example")
@@ -58,9 +58,9 @@ import Testing
         let database = try SinkTarget(url: "postgresql://ingestd:hunter2@db.example:5433/health?sslmode=require")
         #expect(database.kind == .postgresql && database.port == 5433 && database.username == "ingestd" && database.password == "hunter2")
         #expect(database.urlWithoutCredentials == "postgresql://ingestd@db.example:5433/health?sslmode=require")
-        #expect(SinkTarget.redacted("postgresql://ingestd:hunter2@db.example/health") == "postgresql://ingestd:***@db.example/health")
+        #expect(SinkTarget.redacted("postgresql://ingestd:hunter2@db.example/health") == "postgresql://ingestd:[redacted]@db.example/health")
         #expect(try SinkTarget(url: "postgresql:///health?host=/run/postgresql").kind == .postgresql)
-        #expect(throws: SinkConfigurationError.invalidURL("http://u:***@:80", reason: "no host")) {
+        #expect(throws: SinkConfigurationError.invalidURL("http://u:[redacted]@:80", reason: "no host")) {
             try SinkTarget(url: "http://u:hunter2@:80")
         }
         #expect(throws: SinkConfigurationError.invalidName("bad name")) { try SinkConfigurationError.validateName("bad name") }

@@ -1,4 +1,5 @@
 import ArgumentParsing
+import Delivery
 import Foundation
 import HealthModel
 import SQLiteStore
@@ -87,6 +88,10 @@ struct PeopleAddCommand: Command {
     func run(_ context: CommandContext) async throws {
         let store = try storeFile.open(context)
         defer { store.close() }
+        // Two people never share MQTT topics or Home Assistant entities.
+        if let problem = MQTTTopicName.problem(withPerson: name, among: try store.people().map(\.name)) {
+            throw UsageError.invalidValue(name, argument: "NAME", reason: problem)
+        }
         do {
             try store.addPerson(name: name, profile: profile, bodyMassKilograms: weightKilograms,
                                 scaleUserIndex: scaleUserIndex)

@@ -106,10 +106,20 @@ struct SinksAddCommand: Command {
         options.username = try arguments.value("username")
         options.password = try arguments.value("password")
         options.clientID = try arguments.value("client-id")
-        options.gatewayID = try arguments.value("gateway-id") ?? Self.hostName()
+        let gatewayID: String? = try arguments.value("gateway-id")
+        options.gatewayID = gatewayID ?? Self.hostName()
+        if let problem = MQTTTopicName.problem(withGatewayID: options.gatewayID) {
+            throw UsageError.invalidValue(options.gatewayID, argument: gatewayID == nil ? "the host name (give --gateway-id)" : "--gateway-id",
+                                          reason: problem)
+        }
         options.topicPrefix = try arguments.value("prefix")
         options.homeAssistant = arguments.flag("home-assistant")
         options.discoveryPrefix = try arguments.value("discovery-prefix") ?? "homeassistant"
+        for (argument, value) in [("--prefix", options.topicPrefix), ("--discovery-prefix", options.discoveryPrefix)] {
+            if let value, let problem = MQTTTopicName.problem(withPrefix: value) {
+                throw UsageError.invalidValue(value, argument: argument, reason: problem)
+            }
+        }
         if let format: String = try arguments.value("format") { options.format = HTTPBodyFormat(rawValue: format) ?? .samples }
         options.headers = try arguments.values("header")
         for header in options.headers {
@@ -161,7 +171,11 @@ struct SinksAddCommand: Command {
             }
         }
         try SinksCommand.mapErrors { try store.addSink(definition) }
-        let target = (try? SinkTarget(url: definition.url).urlWithoutCredentials) ?? ""
+        let parsed = try? SinkTarget(url: definition.url)
+        var target = parsed?.displayURL ?? ""
+        if parsed?.kind == .mqtt, let options = try? SinkOptions.decoded(definition.options) {
+            target += " (topics \(options.resolvedPrefix)/…)"
+        }
         let types = definition.readsAllTypes ? "every type" : definition.readTypes.compactMap { QuantityType.named($0)?.shortName }.joined(separator: ", ")
         let whose = definition.person.map { "\($0)'s" } ?? "every person's"
         context.stderr.writeLine("added sink \(definition.name) → \(target), reading \(whose) \(types); a running ingestd picks it up on SIGHUP, or run 'ingestd sinks deliver \(definition.name)'")

@@ -2,6 +2,7 @@ import Delivery
 import ArgumentParsing
 import Foundation
 import HealthModel
+import Redaction
 import SQLiteStore
 
 /// `ingestd sinks list [--json]`: each sink's kind, target (without secrets), types, cursor,
@@ -37,6 +38,8 @@ struct SinksListCommand: Command {
             let backlog = try store.backlogCount(after: sink.cursor, types: definition.readTypes,
                                                  person: try store.sinkScope(person: definition.person))
             let lastSuccess = sink.lastSuccess.map(ISO8601DateTime.string(from:))
+            // Stored redacted; URL credentials of errors stored by older versions are hidden too.
+            let lastError = sink.lastError.map(SecretRedactor.redactingCredentials)
             if json {
                 var fields = [
                     "\"name\":\(JSONText.quoted(definition.name))", "\"kind\":\(JSONText.quoted(kind))",
@@ -45,7 +48,7 @@ struct SinksListCommand: Command {
                     "\"person\":" + (definition.person.map(JSONText.quoted) ?? "null"),
                     "\"cursor\":\(sink.cursor)", "\"backlog\":\(backlog)",
                     "\"last_success\":" + (lastSuccess.map(JSONText.quoted) ?? "null"),
-                    "\"last_error\":" + (sink.lastError.map(JSONText.quoted) ?? "null"),
+                    "\"last_error\":" + (lastError.map(JSONText.quoted) ?? "null"),
                     "\"last_error_at\":" + (sink.lastErrorAt.map { JSONText.quoted(ISO8601DateTime.string(from: $0)) } ?? "null"),
                     "\"dead_letters\":\(sink.deadLetters)",
                 ]
@@ -55,7 +58,7 @@ struct SinksListCommand: Command {
                 let types = definition.readsAllTypes ? "(all types)"
                     : definition.readTypes.map { QuantityType.named($0)?.shortName ?? $0 }.joined(separator: ",")
                 rows.append([definition.name, kind, target, types, definition.person ?? "(everybody)", String(sink.cursor), String(backlog),
-                             lastSuccess ?? "never", sink.lastError ?? "", String(sink.deadLetters)])
+                             lastSuccess ?? "never", lastError ?? "", String(sink.deadLetters)])
             }
         }
         if !json {
@@ -66,7 +69,7 @@ struct SinksListCommand: Command {
 
     /// The target without secrets, with the user name and Home Assistant when set.
     static func describe(_ target: SinkTarget, definition: SinkDefinition) -> String {
-        var text = target.urlWithoutCredentials
+        var text = target.displayURL
         guard let options = try? SinkOptions.decoded(definition.options) else { return text }
         if let user = options.username ?? target.username { text += " (user \(user))" }
         if target.kind == .mqtt {

@@ -4,7 +4,8 @@ usage: http_receiver.py PORT LOG_FILE PLAN
 
 PLAN is a comma-separated list of answers, one per request in arrival order, then 200 for the
 rest: a status code (200, 400, 500, 301, ...), 'timeout' (hold the request 3 s, then close
-without answering) or 'slow' (wait 20 ms, then 200). Every request is logged as one JSON line:
+without answering), 'slow' (wait 20 ms, then 200) or 'echoNNN' (answer status NNN with the request's
+headers as the body, as a debug proxy or a WAF's error page does). Every request is logged as one JSON line:
 {"n":N,"path":...,"status":S,"uuids":[...],"auth":...}; uuids are those of the body's samples
 and deletions (or Health Auto Export points). 'READY' is printed on stdout once listening.
 """
@@ -49,12 +50,15 @@ class Handler(BaseHTTPRequestHandler):
         if answer == "slow":
             time.sleep(0.02)
             answer = "200"
-        status = int(answer)
+        echo = answer.startswith("echo")
+        status = int(answer[4:] if echo else answer)
         entry = {"n": n, "path": self.path, "status": status, "uuids": uuids_of(body),
                  "auth": self.headers.get("Authorization"), "type": self.headers.get("Content-Type")}
         with lock:
             log.write(json.dumps(entry) + "\n")
         payload = b"refused: bad record" if 400 <= status < 500 else b"ok"
+        if echo:
+            payload = ("you sent: " + " | ".join("%s: %s" % item for item in self.headers.items())).encode()
         self.send_response(status)
         if 300 <= status < 400:
             self.send_header("Location", "http://127.0.0.1:1/elsewhere")
