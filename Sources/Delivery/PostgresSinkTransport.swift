@@ -4,7 +4,7 @@ import PostgresStore
 
 /// Delivers to a shared PostgreSQL database: the schema is created or migrated on first contact,
 /// each batch is one transaction (`PostgresSampleWriter`: new samples by a binary COPY into the
-/// table, else COPY into staging and upsert by uuid with this gateway's id and the person,
+/// table, else COPY into staging and upsert by (gateway, uuid) with this gateway's id and the person,
 /// tombstones marked deleted). The deliverer reads the next batch while this one is sent. A committed transaction is the acknowledgement. Data errors
 /// (SQLSTATE classes 22 and 23) refuse the batch for good, except a character the database's
 /// encoding cannot hold (22P05): that database is misconfigured for ingestd, like a refused login,

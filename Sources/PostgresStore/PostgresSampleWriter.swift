@@ -231,7 +231,7 @@ public final class PostgresSampleWriter {
         guard recorded.affected == 1 else { throw .gatewayTaken(gateway: gateway, schema: schema.name) }
     }
 
-    /// The general path: COPY into the staging table, upsert by uuid, tombstones, spans, position.
+    /// The general path: COPY into the staging table, upsert by (gateway, uuid), tombstones, spans, position.
     private func writeThroughStaging(_ changes: [PostgresChange], hasDeletions: Bool, repeats: Bool,
                                      highestAnchor: Int64) throws(PostgresError) -> Int {
         try prepareStaging()
