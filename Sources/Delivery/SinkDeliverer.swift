@@ -60,6 +60,8 @@ public final class SinkDeliverer {
     private(set) var cursor: Int64
     /// Whose samples the sink reads (one person, or every person).
     private let scope: PersonScope
+    /// The store's identity, handed to the transport (a fleet binds the gateway id to it).
+    private let storeIdentity: String
     /// The batch read while the previous one was being sent: the feed after `cursor` as it was then.
     private var readAhead: (cursor: Int64, batch: FeedBatch, records: [OutgoingRecord])?
 
@@ -71,6 +73,7 @@ public final class SinkDeliverer {
         self.onEvent = onEvent
         cursor = try store.sink(named: configuration.name).cursor
         scope = try store.sinkScope(person: configuration.person)
+        storeIdentity = try store.identity()
         try store.relaxDurabilityForDelivery()
     }
 
@@ -200,6 +203,12 @@ public final class SinkDeliverer {
     /// The people the sink reads and, when the transport wants them, today's totals (local time
     /// zone) of each person's cumulative types in `records`.
     private func context(_ records: [OutgoingRecord]) throws(SinkDeliveryError) -> DeliveryContext {
+        var context = try dailyContext(records)
+        context.storeIdentity = storeIdentity
+        return context
+    }
+
+    private func dailyContext(_ records: [OutgoingRecord]) throws(SinkDeliveryError) -> DeliveryContext {
         guard transport.wantsDailyTotals else { return DeliveryContext() }
         let everybody = try storeStep { try store.people() }
         let people = configuration.person.map { [$0] } ?? everybody.map(\.name)

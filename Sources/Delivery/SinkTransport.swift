@@ -33,6 +33,10 @@ public indirect enum SinkDeliveryError: Error, Equatable, CustomStringConvertibl
     case configuration(SinkConfigurationError)
     /// The store failed while reading the feed or recording progress.
     case store(String)
+    /// The receiver refuses the sink's configuration (a login refused, a database whose encoding
+    /// cannot hold the data, a gateway id of another store): retried like an outage, never
+    /// dead-lettered, until the configuration is fixed; `fix` says how.
+    case misconfigured(target: String, reason: String, fix: String)
 
     public var description: String {
         switch self {
@@ -49,6 +53,7 @@ public indirect enum SinkDeliveryError: Error, Equatable, CustomStringConvertibl
             "\(target) answered HTTP \(status) redirecting to \(location.isEmpty ? "(no location)" : location): redirects are refused, give the final URL"
         case .configuration(let error): error.description
         case .store(let message): "store: \(message)"
+        case .misconfigured(let target, let reason, let fix): "\(target): configuration error: \(reason); \(fix)"
         }
     }
 }
@@ -138,10 +143,13 @@ public struct DeliveryContext: Sendable {
     public var dailyTotals: [String: Double]
     /// The people whose samples the sink reads, in the order they were added.
     public var people: [String]
+    /// The identity of the store delivering (a fleet binds a gateway id to it); nil when unknown.
+    public var storeIdentity: String?
 
-    public init(dailyTotals: [String: Double] = [:], people: [String] = []) {
+    public init(dailyTotals: [String: Double] = [:], people: [String] = [], storeIdentity: String? = nil) {
         self.dailyTotals = dailyTotals
         self.people = people
+        self.storeIdentity = storeIdentity
     }
 
     /// The key of a person's total of a type identifier in `dailyTotals`.

@@ -4,8 +4,14 @@ import Foundation
 /// Why talking to PostgreSQL failed. Messages carry the server's words and the offending value,
 /// never a password (targets are shown without credentials).
 public enum PostgresError: Error, Equatable, CustomStringConvertible {
-    /// The connection could not be made or broke (server down, wrong socket, authentication).
+    /// The connection could not be made or broke (server down, wrong socket).
     case connectionFailed(target: String, reason: String)
+    /// The server refused who we are (wrong password, unknown role or database, `pg_hba.conf`):
+    /// a configuration to fix, not an outage.
+    case authenticationFailed(target: String, reason: String)
+    /// The gateway id is already used in the schema by another store (two gateways left at the
+    /// same default id, e.g. `raspberrypi`).
+    case gatewayTaken(gateway: String, schema: String)
     /// A statement failed; `state` is the SQLSTATE code (e.g. `23505`), `statement` its first words.
     case statementFailed(statement: String, state: String, message: String)
     /// COPY data could not be sent.
@@ -22,6 +28,9 @@ public enum PostgresError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .connectionFailed(let target, let reason): "PostgreSQL at \(target): \(reason)"
+        case .authenticationFailed(let target, let reason): "PostgreSQL at \(target) refused the login: \(reason)"
+        case .gatewayTaken(let gateway, let schema):
+            "the gateway id '\(gateway)' is already used in schema \(schema) by another store (each gateway needs its own id)"
         case .statementFailed(let statement, let state, let message):
             "PostgreSQL refused '\(statement)' (SQLSTATE \(state)): \(message)"
         case .copyFailed(let reason): "PostgreSQL COPY failed: \(reason)"
@@ -79,9 +88,23 @@ public final class PostgresConnection {
         guard let connection, PQstatus(connection) == CONNECTION_OK else {
             let reason = connection.map { Self.message(PQerrorMessage($0)) } ?? "out of memory"
             if let connection { PQfinish(connection) }
+            if Self.isAuthenticationRefusal(reason) { throw .authenticationFailed(target: target, reason: reason) }
             throw .connectionFailed(target: target, reason: reason.isEmpty ? "no answer" : reason)
         }
+        // The server's NOTICEs ("schema … already exists, skipping") are not for the user: libpq
+        // would print them on stderr.
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
         handle = connection
+    }
+
+    /// Whether libpq's message for a failed connection is the server refusing the login (SQLSTATE
+    /// class 28, or 3D000 for an unknown database), which libpq reports only as text: the
+    /// server's English messages and libpq's own for a missing password.
+    static func isAuthenticationRefusal(_ message: String) -> Bool {
+        let phrases = ["authentication failed", "no password supplied", "no pg_hba.conf entry", "pg_hba.conf rejects",
+                       "password is required", "does not exist", "not permitted to log in", "permission denied for database"]
+        let lower = message.lowercased()
+        return phrases.contains { lower.contains($0) }
     }
 
     private static func connect(keys: [String], values: [String]) -> OpaquePointer? {

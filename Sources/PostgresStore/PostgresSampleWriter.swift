@@ -14,10 +14,11 @@ public enum PostgresChange: Sendable {
 /// A batch of samples only (no tombstone, no uuid twice: the usual backlog) is first copied in
 /// binary (`COPY … (FORMAT binary)`) straight into the samples table, its source spans and the
 /// gateway's position upserted in the same transaction. When the server refuses that COPY (a uuid
-/// already stored: a batch re-sent after a crash, or a sample of another gateway; or a value the
-/// table does not take) the transaction is rolled back and the batch takes the general path: it
-/// is copied (`COPY`) into a temporary staging table, then upserted by uuid (a sample re-sent after
-/// a crash overwrites itself, never a second row) and tombstones mark their rows deleted. Within a
+/// this gateway already stored: a batch re-sent after a crash; or a value the table does not take)
+/// the transaction is rolled back and the batch takes the general path: it is copied (`COPY`) into
+/// a temporary staging table, then upserted by (gateway, uuid) (a sample re-sent after a crash
+/// overwrites itself, never a second row; another gateway's sample with the same uuid is never
+/// touched) and tombstones mark their rows deleted. Within a
 /// batch the last change of a uuid wins, so a delete followed by a re-add (a sample moved to
 /// another person) leaves the row present. Both paths write the same row for a sample (the
 /// timestamps are computed as `to_timestamp` computes them).
@@ -25,17 +26,36 @@ public final class PostgresSampleWriter {
     public let connection: PostgresConnection
     public let schema: PostgresSchema
     public let gateway: String
+    /// The identity of the store delivering (nil: none, e.g. a benchmark): the gateway id belongs to
+    /// the store that first delivered under it, and every batch checks that it still does.
+    public let storeIdentity: String?
     /// Whether batches of new samples are first tried by one binary COPY into the table (the
     /// tests turn it off to compare both paths' rows).
     public var copiesNewSamplesDirectly = true
     private var stagingReady = false
 
-    /// Migrates `schema` on `connection` (first contact) and registers `gateway`.
-    public init(connection: PostgresConnection, schema: PostgresSchema, gateway: String) throws(PostgresError) {
+    /// Migrates `schema` on `connection` (first contact) and registers `gateway` for the store
+    /// `storeIdentity`; throws `PostgresError.gatewayTaken` when another store delivers under it.
+    public init(connection: PostgresConnection, schema: PostgresSchema, gateway: String,
+                storeIdentity: String? = nil) throws(PostgresError) {
         self.connection = connection
         self.schema = schema
         self.gateway = gateway
+        self.storeIdentity = storeIdentity
         try schema.migrate(connection)
+        try claimGateway()
+    }
+
+    /// Registers the gateway id for this store, or (an id from before version 3, unclaimed) claims
+    /// it; throws when the id belongs to another store.
+    private func claimGateway() throws(PostgresError) {
+        let rows = try connection.execute("""
+            INSERT INTO \(schema.table("gateways")) AS x (id, store_id) VALUES ($1, $2)
+            ON CONFLICT (id) DO UPDATE SET store_id = COALESCE(x.store_id, EXCLUDED.store_id)
+            RETURNING x.store_id
+            """, [gateway, storeIdentity])
+        let owner = rows.rows.first?.first ?? nil
+        guard owner == storeIdentity else { throw .gatewayTaken(gateway: gateway, schema: schema.name) }
     }
 
     private func prepareStaging() throws(PostgresError) {
@@ -171,6 +191,7 @@ public final class PostgresSampleWriter {
             }
         } catch {
             if error.isConnectionProblem { throw error }
+            if case .gatewayTaken = error { throw error }
             return nil
         }
     }
@@ -199,15 +220,18 @@ public final class PostgresSampleWriter {
         }
     }
 
-    /// Records the gateway's delivery and its position (the highest anchor delivered).
+    /// Records the gateway's delivery and its position (the highest anchor delivered), in the
+    /// batch's transaction; throws (the batch rolls back) when the id is no longer this store's.
     private func recordPosition(_ highestAnchor: Int64) throws(PostgresError) {
-        try connection.execute("""
-            INSERT INTO \(schema.table("gateways")) AS x (id, last_anchor) VALUES ($1, $2)
+        let recorded = try connection.execute("""
+            INSERT INTO \(schema.table("gateways")) AS x (id, last_anchor, store_id) VALUES ($1, $2, $3)
             ON CONFLICT (id) DO UPDATE SET last_delivery = now(), last_anchor = greatest(x.last_anchor, EXCLUDED.last_anchor)
-            """, [gateway, String(highestAnchor)])
+            WHERE x.store_id IS NOT DISTINCT FROM EXCLUDED.store_id
+            """, [gateway, String(highestAnchor), storeIdentity])
+        guard recorded.affected == 1 else { throw .gatewayTaken(gateway: gateway, schema: schema.name) }
     }
 
-    /// The general path: COPY into the staging table, upsert by uuid, tombstones, spans, position.
+    /// The general path: COPY into the staging table, upsert by (gateway, uuid), tombstones, spans, position.
     private func writeThroughStaging(_ changes: [PostgresChange], hasDeletions: Bool, repeats: Bool,
                                      highestAnchor: Int64) throws(PostgresError) -> Int {
         try prepareStaging()
@@ -222,7 +246,7 @@ public final class PostgresSampleWriter {
                 SELECT \(latest) uuid, $1, person, type, value, unit, to_timestamp(start_time), to_timestamp(end_time),
                        source, record::jsonb, anchor, start_time, end_time
                 FROM ingestd_incoming WHERE op = 'a' \(order)
-                ON CONFLICT (uuid) DO UPDATE SET gateway = EXCLUDED.gateway, person = EXCLUDED.person, type = EXCLUDED.type,
+                ON CONFLICT (gateway, uuid) DO UPDATE SET person = EXCLUDED.person, type = EXCLUDED.type,
                     value = EXCLUDED.value, unit = EXCLUDED.unit, start_time = EXCLUDED.start_time,
                     end_time = EXCLUDED.end_time, source = EXCLUDED.source, record = EXCLUDED.record,
                     anchor = EXCLUDED.anchor, deleted_at = NULL, written_at = now(), start_epoch = EXCLUDED.start_epoch,

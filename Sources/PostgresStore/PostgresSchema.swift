@@ -4,7 +4,7 @@ import Foundation
 /// contact. Versions are applied in order inside one transaction holding an advisory lock, so
 /// gateways meeting a fresh database at the same moment do not race.
 ///
-/// `samples` holds every gateway's samples keyed by uuid: the gateway that sent it, the person it
+/// `samples` holds every gateway's samples keyed (version 3) by (gateway, uuid): the person it
 /// belongs to, the type, value in the type's canonical unit, interval, source, the sample as
 /// DESIGN.md's JSON (`record`), the gateway's feed anchor and `deleted_at` for tombstones, and
 /// (version 2) the interval's ends as epoch seconds for the statistics.
@@ -12,7 +12,8 @@ import Foundation
 /// samples span: statistics look there to see whether one person's sources can overlap (then the
 /// priority merge is needed) without scanning the samples. `gateways` holds each gateway's first and
 /// last delivery and (version 2) its position in its own feed (`last_anchor`), the per-gateway part
-/// of the fleet's change anchor (`FleetAnchor`).
+/// of the fleet's change anchor (`FleetAnchor`), and (version 3) the identity of the store the id
+/// belongs to (`store_id`).
 public struct PostgresSchema: Sendable {
     /// The schema name used when none is given.
     public static let defaultName = "ingestd"
@@ -86,6 +87,16 @@ public struct PostgresSchema: Sendable {
         ALTER TABLE {s}.samples ADD COLUMN start_epoch double precision, ADD COLUMN end_epoch double precision;
         UPDATE {s}.samples SET start_epoch = date_part('epoch', start_time), end_epoch = date_part('epoch', end_time);
         ALTER TABLE {s}.samples ALTER COLUMN start_epoch SET NOT NULL, ALTER COLUMN end_epoch SET NOT NULL
+        """,
+        // 3: a sample is a gateway's: the key is (gateway, uuid), so a second gateway's sample with
+        // the same uuid (JSON lines and plugins may bring their own) is a row of its own instead of
+        // replacing the first's. A gateway id belongs to the store that first delivered under it
+        // (`store_id`, the store's random identity); a gateway row from before stays unclaimed until
+        // its store (or the first store to deliver under that id) next delivers.
+        """
+        ALTER TABLE {s}.samples DROP CONSTRAINT samples_pkey;
+        ALTER TABLE {s}.samples ADD PRIMARY KEY (gateway, uuid);
+        ALTER TABLE {s}.gateways ADD COLUMN store_id text
         """,
     ]
 

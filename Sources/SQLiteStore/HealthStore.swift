@@ -61,6 +61,7 @@ public final class HealthStore {
         Migration(version: 4, name: "sinks, read grants, cursors, dead letters", sql: schemaV4),
         Migration(version: 5, name: "people", sql: schemaV5),
         Migration(version: 6, name: "sinks read one person or everybody", sql: schemaV6),
+        Migration(version: 7, name: "the store's own identity", sql: schemaV7),
     ])
 
     /// Per adapter and device: small values an adapter keeps between connections (the last
@@ -306,6 +307,22 @@ public final class HealthStore {
     static let schemaV6 = """
         ALTER TABLE sinks ADD COLUMN person INTEGER REFERENCES people(id);
         """
+
+    /// The store's identity: 128 random bits (hex) made once, when the store is created or first
+    /// migrated to this version. A fleet's database binds a gateway id to the store that first
+    /// delivered under it, so two stores left at one default gateway id are told apart.
+    static let schemaV7 = """
+        CREATE TABLE store_identity(id TEXT NOT NULL);
+        INSERT INTO store_identity(id) VALUES (lower(hex(randomblob(16))));
+        """
+
+    /// The store's identity (`schemaV7`): random, made once, never changed.
+    public func identity() throws -> String {
+        guard case .text(let id) = try db.scalar("SELECT id FROM store_identity LIMIT 1"), !id.isEmpty else {
+            throw StoreOpenError.corrupt(path: path)
+        }
+        return id
+    }
 
     /// The name of the person a store starts with (and an old single-user store's profile becomes).
     public static let firstPersonName = "me"

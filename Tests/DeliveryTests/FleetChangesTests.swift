@@ -158,8 +158,10 @@ import Testing
         }
         try writer.write(samples.enumerated().map { .upsert($1, record: HealthRecordEncoder().encode($1), person: nil, anchor: Int64(10 + $0)) })
         writer.connection.close()
-        // Back to what version 1 had: no position column, no (gateway, anchor) index.
+        // Back to what version 1 had: no position column, no (gateway, anchor) index, keyed by uuid, no store ids.
         _ = try server.psql("""
+            ALTER TABLE ingestd.gateways DROP COLUMN store_id; ALTER TABLE ingestd.samples DROP CONSTRAINT samples_pkey;
+            ALTER TABLE ingestd.samples ADD PRIMARY KEY (uuid);
             DROP INDEX ingestd.samples_gateway_anchor; ALTER TABLE ingestd.gateways DROP COLUMN last_anchor;
             ALTER TABLE ingestd.samples DROP COLUMN start_epoch, DROP COLUMN end_epoch;
             DELETE FROM ingestd.schema_version WHERE version > 1

@@ -17,10 +17,12 @@ enum IngestdBinary {
         var stderr: String
     }
 
-    static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> (Process, Pipe, Pipe) {
+    /// Starts `ingestd` with `arguments`, in `directory` (the current one when nil).
+    static func start(_ arguments: [String], environment: [String: String] = [:], directory: String? = nil) throws -> (Process, Pipe, Pipe) {
         let binary = try #require(url, "the ingestd binary was not built next to the tests")
         let process = Process()
         process.executableURL = binary
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let out = Pipe()
@@ -31,8 +33,8 @@ enum IngestdBinary {
         return (process, out, err)
     }
 
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Output {
-        let (process, out, err) = try start(arguments, environment: environment)
+    static func run(_ arguments: [String], environment: [String: String] = [:], directory: String? = nil) throws -> Output {
+        let (process, out, err) = try start(arguments, environment: environment, directory: directory)
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()

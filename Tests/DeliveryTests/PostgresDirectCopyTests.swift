@@ -76,7 +76,9 @@ import Testing
         #expect(try server.psql("SELECT count(*), max(anchor) FROM ingestd.samples") == "14|14")
     }
 
-    @Test func aSampleOfAnotherGatewayIsTakenOverAsTheUpsertDid() throws {
+    /// Another gateway's samples with the same uuids are rows of their own (the key is (gateway,
+    /// uuid)): the direct COPY takes them, and the first gateway's rows are never touched.
+    @Test func aSampleWithAnotherGatewaysUUIDIsARowOfItsOwn() throws {
         guard let server = try PostgresDeliveryTests.server() else { return }
         defer { server.shutDown() }
         let first = try PostgresSampleWriter(connection: try PostgresConnection(url: server.url()), schema: try PostgresSchema(),
@@ -85,13 +87,17 @@ import Testing
                                               gateway: "g2")
         let changes = Self.awkwardChanges()
         #expect(try first.write(changes) == changes.count)
-        #expect(try second.write(Array(changes.prefix(1))) == 0)  // the same record and person: left as it is
+        let before = try server.psql("SELECT uuid, person, record, anchor, deleted_at IS NULL FROM ingestd.samples WHERE gateway = 'g1' ORDER BY uuid")
+        #expect(try second.write(Array(changes.prefix(1))) == 1)
         let moved = changes.prefix(2).map { change -> PostgresChange in
             guard case .upsert(let sample, let record, _, let anchor) = change else { return change }
             return .upsert(sample, record: record, person: "carol", anchor: anchor)
         }
         #expect(try second.write(moved) == 2)
-        #expect(try server.psql("SELECT gateway, count(*) FROM ingestd.samples GROUP BY 1 ORDER BY 1") == "g1|5\ng2|2")
+        #expect(try server.psql("SELECT gateway, count(*) FROM ingestd.samples GROUP BY 1 ORDER BY 1") == "g1|7\ng2|2")
+        #expect(try server.psql("SELECT DISTINCT person FROM ingestd.samples WHERE gateway = 'g2'") == "carol")
+        #expect(try server.psql("SELECT uuid, person, record, anchor, deleted_at IS NULL FROM ingestd.samples WHERE gateway = 'g1' ORDER BY uuid")
+                == before)
     }
 
     @Test func timestampsAreComputedAsToTimestampComputesThem() throws {

@@ -16,6 +16,28 @@ import Testing
         }
     }
 
+    /// `StoreLocation` is the one decision about `--store`: a value with a URL scheme is a fleet's
+    /// database (postgresql, postgres, any case) or refused, never a file; anything else is a path.
+    @Test func aStoreValueWithAURLSchemeIsNeverAFilePath() throws {
+        #expect(try StoreLocation(nil) == .file(nil))
+        for path in ["health.sqlite", "/var/lib/ingestd/health.sqlite", "./postgresql://x", "dir/a://b", "postgresql:", "1x://y",
+                     "my store:/x"] {
+            #expect(try StoreLocation(path) == .file(path), "\(path)")
+        }
+        for url in ["postgresql://a@127.0.0.1:1/c", "postgres://h/db", "PostgreSQL://h/db", "postgresql:///db?host=/run/postgresql"] {
+            #expect(try StoreLocation(url) == .fleet(url: url), "\(url)")
+        }
+        for other in ["file:///tmp/x.sqlite", "sqlite://x", "https://h/x", "s3+v2.a-b://bucket/x"] {
+            #expect(throws: UsageError.self, "\(other)") { try StoreLocation(other) }
+        }
+        #expect(StoreLocation.scheme(of: "S3+v2.A-b://bucket") == "s3+v2.a-b")
+        // A password in a refused URL is not repeated.
+        #expect(throws: UsageError.invalidValue("mysql://u:***@h/db", argument: "--store",
+                                                reason: "a 'mysql://' URL is not a store: give a store file's path or a fleet's postgresql://… URL")) {
+            try StoreLocation("mysql://u:hunter2@h/db")
+        }
+    }
+
     @Test func badValuesOfTheSharedGroupsNameTheOptionAndTheValue() async throws {
         let scenario = try Scenario()
         let file = try scenario.write("records.jsonl", [])

@@ -56,7 +56,10 @@ struct ExportCommand: Command {
         to = range.to
         layout = try arguments.value("layout") ?? "long"
         outPath = try arguments.value("out")
-        storePath = try StoreOption(arguments).path
+        storePath = try StoreOption(arguments, refusingFleet: """
+            export reads the local store file (--store PATH), not yet a fleet's PostgreSQL database; \
+            a fleet's samples as JSON lines: 'ingestd samples TYPE --store postgresql://… --json' or 'ingestd changes --store postgresql://… --json'
+            """).path
         person = try PersonOption(arguments)
         if let from, let to, from >= to { throw UsageError.invalid("--from must be before --to") }
         if layout != "long", format != .csv { throw UsageError.invalid("--layout is for --format csv only") }

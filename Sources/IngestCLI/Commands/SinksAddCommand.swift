@@ -14,7 +14,7 @@ struct SinksAddCommand: Command {
             connecting) or env:NAME (an environment variable of the delivering process); they are \
             never printed. The sink starts with the whole stored feed of its types as backlog. A \
             postgresql:// sink creates or migrates its schema (--schema, default ingestd) on first contact \
-            and upserts samples by uuid with --gateway-id and the person, one transaction per batch.
+            and upserts samples by (gateway id, uuid) with --gateway-id and the person, one transaction per batch.
             """)
     static let signature = Signature {
         Positional("NAME", help: "The sink's name (letters, digits, '-', '_').")

@@ -54,10 +54,9 @@ struct TodayCommand: Command {
               let end = calendar.date(byAdding: .day, value: 1, to: start) else {
             throw CommandFailure.failure("cannot compute the day \(day) in \(zoneName)")
         }
-        let path = storeFile.location ?? HealthStore.defaultPath(environment: context.environment)
         var steps = 0.0
         var meters = 0.0
-        if storeFile.isFleet || FileManager.default.fileExists(atPath: path) {
+        if storeFile.filePath(context).map({ FileManager.default.fileExists(atPath: $0) }) ?? true {
             let store = try storeFile.open(context)
             defer { store.close() }
             let scope = try storeFile.scope(person, in: store)

@@ -30,7 +30,10 @@ struct WatchCommand: Command {
         since = try (arguments.value("since") as Int?).map(Int64.init)
         interval = try arguments.value("interval") ?? 250
         count = try arguments.value("count")
-        storeFile = try StoreOption(arguments)
+        storeFile = try StoreOption(arguments, refusingFleet: """
+            watch follows the local store file's commits (--store PATH), not yet a fleet's PostgreSQL database; \
+            a fleet's changes since a point: 'ingestd changes --store postgresql://… --since ANCHOR'
+            """)
         person = try PersonOption(arguments)
         if let since, since < 0 {
             throw UsageError.invalidValue(String(since), argument: "--since", reason: "must not be negative")

@@ -18,13 +18,13 @@ struct QueryStoreOptions: OptionGroup {
         ]
     }
 
-    /// The path or URL given with `--store`; nil means the default store file.
-    let location: String?
+    /// What `--store` names.
+    let location: StoreLocation
     let schema: String?
     let gateway: String?
 
     init(_ values: ParsedValues) throws {
-        location = try values.value("store")
+        location = try StoreLocation(values.value("store"))
         schema = try values.value("schema")
         gateway = try values.value("gateway")
         if !isFleet {
@@ -34,12 +34,20 @@ struct QueryStoreOptions: OptionGroup {
     }
 
     /// Whether the store is a fleet's PostgreSQL database.
-    var isFleet: Bool { location.map(PostgresURL.matches) ?? false }
+    var isFleet: Bool { if case .fleet = location { true } else { false } }
+
+    /// The store file's path (the default one when `--store` was not given); nil for a fleet.
+    func filePath(_ context: CommandContext) -> String? {
+        guard case .file(let path) = location else { return nil }
+        return path ?? HealthStore.defaultPath(environment: context.environment)
+    }
 
     /// The store named by `--store`, opened read-only, with clear errors.
     func open(_ context: CommandContext) throws -> any QueryStore {
-        guard isFleet, let location else {
-            return try CommonArguments.openStore(location, context: context, readOnly: true)
+        let url: String
+        switch location {
+        case .file(let path): return try CommonArguments.openStore(path, context: context, readOnly: true)
+        case .fleet(let fleet): url = fleet
         }
         do {
             let schema: PostgresSchema
@@ -48,7 +56,7 @@ struct QueryStoreOptions: OptionGroup {
             } catch {
                 throw UsageError.invalidValue(self.schema ?? "", argument: "--schema", reason: error.description)
             }
-            return try PostgresQueryStore(url: location, schema: schema)
+            return try PostgresQueryStore(url: url, schema: schema)
         } catch let error as PostgresError {
             throw CommandFailure.failure(error.description)
         }

@@ -1,9 +1,11 @@
 import ArgumentParsing
 import Foundation
 import Pipeline
+import PostgresStore
 import SQLiteStore
 
-/// `--store PATH`: the store file a command works on, opened with clear errors.
+/// `--store PATH`: the store file a command works on, opened with clear errors. A fleet's
+/// `postgresql://…` URL is refused with a usage error (see `StoreLocation`).
 struct StoreOption: OptionGroup {
     static let store = Option(
         "store", valueName: "PATH",
@@ -15,7 +17,15 @@ struct StoreOption: OptionGroup {
     let path: String?
 
     init(_ values: ParsedValues) throws {
-        path = try values.value("store")
+        try self.init(values, refusingFleet: StoreLocation.localStoreOnly)
+    }
+
+    /// Reads `--store`; a fleet's URL is refused with `reason` (what the command needs instead).
+    init(_ values: ParsedValues, refusingFleet reason: String) throws {
+        switch try StoreLocation(values.value("store")) {
+        case .file(let path): self.path = path
+        case .fleet(let url): throw UsageError.invalidValue(PostgresURL.redacted(url), argument: "--store", reason: reason)
+        }
     }
 
     /// Opens the store named by `--store` (or the default), mapping open failures to clear errors.
