@@ -46,7 +46,8 @@ public enum PeopleError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidName(let name, let reason): "invalid person name \(JSONText.quoted(name)): \(reason)"
         case .duplicateName(let name): "there is already a person named \(JSONText.quoted(name))"
         case .unknownPerson(let name, let known):
-            "no person named \(JSONText.quoted(name)) (people: \(known.joined(separator: ", ")))"
+            "no person named \(PrintableText.quoted(name)) (people: \(PrintableText.abbreviatedList(known))"
+                + (known.count > 5 ? "; 'ingestd people list' shows all \(known.count))" : ")")
         case .scaleUserIndexTaken(let index, let name): "scale user index \(index) already belongs to \(name)"
         case .scaleUserIndexOutOfRange(let index): "scale user index \(index) is not within 0...254"
         case .hasSamples(let name, let count):
