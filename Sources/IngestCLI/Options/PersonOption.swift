@@ -42,7 +42,7 @@ struct PersonOption: OptionGroup {
 
     /// `--person NAME` names nobody: a few of the people and their count, never all 10,001.
     static func unknownPerson(_ name: String, known: [String]) -> UsageError {
-        .invalidValue(PrintableText.escaped(name), argument: "--person", reason: "no such person (\(peopleList(known)))")
+        .invalidValue(PrintableText.escaped(name), argument: "--person", reason: "no such person (people: \(peopleList(known)))")
     }
 
     /// No `--person` in a store of several people.
@@ -50,12 +50,8 @@ struct PersonOption: OptionGroup {
         .invalid("the store has \(names.count) people (\(peopleList(names))): give --person NAME")
     }
 
-    /// `people: Ann, Bob; 'ingestd people list' shows all 10001`, at most five names.
-    static func peopleList(_ names: [String]) -> String {
-        let shown = 5
-        return names.count <= shown ? "people: \(PrintableText.abbreviatedList(names))"
-            : "people: \(PrintableText.abbreviatedList(names, shown: shown)); 'ingestd people list' shows all \(names.count)"
-    }
+    /// `Ann, Bob, Cem, Dan, Eve and 9996 more; 'ingestd people list' shows all 10001`.
+    static func peopleList(_ names: [String]) -> String { PeopleError.listing(names) }
 }
 
 /// `--assign-tolerance PERCENT` of `run` and `replay`: how far a shared scale's body mass may be
