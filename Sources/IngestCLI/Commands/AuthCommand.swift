@@ -90,11 +90,15 @@ struct AuthGrantChange {
 enum SourceSuggestions {
     /// Up to `count` of `seen` nearest to `name` by edit distance of their look-alike skeletons
     /// (first 64 characters), within a third of the name's length (at least 2), nearest first.
+    /// Only skeletons whose length is within that distance are compared, so a store of half a
+    /// million sources costs one pass of length checks.
     static func closest(to name: String, among seen: [String], count: Int = 3) -> [String] {
         let target = String(PrintableText.skeleton(name).prefix(64))
         let allowed = max(2, target.count / 3)
         return seen.compactMap { candidate -> (String, Int)? in
-            let distance = EditDistance.distance(target, String(PrintableText.skeleton(candidate).prefix(64)))
+            let skeleton = String(PrintableText.skeleton(candidate).prefix(64))
+            guard abs(skeleton.count - target.count) <= allowed else { return nil }
+            let distance = EditDistance.distance(target, skeleton)
             return distance <= allowed ? (candidate, distance) : nil
         }
         .sorted { $0.1 != $1.1 ? $0.1 < $1.1 : $0.0 < $1.0 }
