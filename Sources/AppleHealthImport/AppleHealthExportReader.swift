@@ -183,6 +183,14 @@ public final class AppleHealthExportReader {
         if waitingMembers.count > maximumWaitingMembers { try releaseOldestWaiting() }
     }
 
+    /// The record's `sourceName`, nil when absent or empty. Source ids are printable text (as
+    /// in JSON lines): a control character (an ESC sequence, a newline) is replaced by its
+    /// printed escape (`Evil\e[31mWatch`), so the name can be listed, granted and stored.
+    static func sourceName(_ attributes: [XMLAttribute]) -> String? {
+        guard let source = value("sourceName", attributes), !source.isEmpty else { return nil }
+        return PrintableText.escapingControlCharacters(source)
+    }
+
     private func finishCorrelation(_ open: OpenCorrelation) throws {
         let attributes = open.attributes
         guard let typeName = Self.value("type", attributes) else { return unreadable("a correlation without a type", "Correlation") }
@@ -190,7 +198,7 @@ public final class AppleHealthExportReader {
             tally.unknownTypes[typeName, default: 0] += 1
             return
         }
-        guard let source = Self.value("sourceName", attributes), !source.isEmpty else {
+        guard let source = Self.sourceName(attributes) else {
             return unreadable("no sourceName", typeName)
         }
         guard let start = Self.date(Self.value("startDate", attributes)), let end = Self.date(Self.value("endDate", attributes)) else {
@@ -235,7 +243,7 @@ public final class AppleHealthExportReader {
             if counting { unreadable("a unit ingestd does not know", Self.value("unit", attributes) ?? "(none)") }
             return nil
         }
-        guard let source = Self.value("sourceName", attributes), !source.isEmpty else {
+        guard let source = Self.sourceName(attributes) else {
             if counting { unreadable("no sourceName", typeName) }
             return nil
         }

@@ -30,3 +30,28 @@ public struct CommandContext: Sendable {
         self.logger = logger
     }
 }
+
+extension CommandContext {
+    /// Flushes stdout and throws `OutputStreamError` if a write to it failed (a full disk):
+    /// a command calls it before it reports success of its own (`exported N records`). A reader
+    /// that went away (`EPIPE`) is not an error here: that output is silently dropped.
+    public func checkStandardOutput() throws(OutputStreamError) {
+        stdout.flush()
+        if let error = stdout.writeError { throw OutputStreamError(stream: "standard output", error: error) }
+    }
+}
+
+/// A write to stdout or stderr failed for another reason than a gone reader: `error: cannot
+/// write to standard output: No space left on device`, exit 1.
+public struct OutputStreamError: CLIError, Equatable {
+    /// `standard output` or `standard error`.
+    public let stream: String
+    public let error: OutputWriteError
+
+    public init(stream: String, error: OutputWriteError) {
+        self.stream = stream
+        self.error = error
+    }
+
+    public var description: String { "cannot write to \(stream): \(error)" }
+}

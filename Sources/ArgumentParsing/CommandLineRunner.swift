@@ -25,16 +25,28 @@ public enum CommandLineRunner {
         allowedValues: Logger.Level.allCases.map(\.rawValue))
 
     /// Runs `arguments` (without the program name) against the command tree under `root` and
-    /// returns the exit status. Flushes both output streams before returning.
+    /// returns the exit status. Flushes both output streams before returning; a write to either
+    /// that failed (other than to a reader that went away) makes a successful run exit 1, with
+    /// `error: cannot write to standard output: …` when stderr still takes it.
     public static func run(
         root: any Command.Type,
         arguments: [String],
         context: CommandContext,
         defaultLogLevel: Logger.Level = .info
     ) async -> Int32 {
-        let status = await runUnflushed(root: root, arguments: arguments, context: context, defaultLogLevel: defaultLogLevel)
+        var status = await runUnflushed(root: root, arguments: arguments, context: context, defaultLogLevel: defaultLogLevel)
         context.stdout.flush()
         context.stderr.flush()
+        if status == .success {
+            do {
+                try context.checkStandardOutput()
+            } catch {
+                context.stderr.writeLine("error: " + error.description)
+                status = error.exitCode
+            }
+            context.stderr.flush()
+            if context.stderr.writeError != nil, status == .success { status = .failure }
+        }
         return status.rawValue
     }
 

@@ -23,9 +23,13 @@ extension Int: ArgumentValue {
 }
 
 extension Double: ArgumentValue {
-    /// Accepts finite decimal numbers; `nan` and `inf` are refused.
+    /// Accepts finite decimal numbers (`72.5`, `-3`, `1e3`); hexadecimal (`0x10`), `nan` and
+    /// `inf` are refused.
     public init?(argument: String) {
-        guard let value = Double(argument), value.isFinite else { return nil }
+        let decimal = argument.utf8.allSatisfy { byte in
+            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || ".+-eE".utf8.contains(byte)
+        }
+        guard decimal, let value = Double(argument), value.isFinite else { return nil }
         self = value
     }
 

@@ -1,22 +1,57 @@
 import Foundation
 import HealthModel
 
-/// RFC 4180 fields: a field with a comma, a quote, CR or LF is quoted, quotes doubled.
+/// One CSV cell: a number written as it is, or text, which a spreadsheet must never take for
+/// a formula.
+enum CSVCell: ExpressibleByStringLiteral {
+    /// A number ingestd formatted itself (`-3.5` stays a number).
+    case number(String)
+    /// Anything else: names, sources, devices, units, times.
+    case text(String)
+
+    init(stringLiteral value: String) { self = .text(value) }
+}
+
+/// RFC 4180 fields: a field with a comma, a quote, CR or LF is quoted, quotes doubled. A text
+/// cell that a spreadsheet would run as a formula (OWASP's CSV injection list: it starts with
+/// `=`, `+`, `-`, `@`, a tab or a CR) is neutralised as OWASP recommends: prefixed with a
+/// single quote and quoted, so it is read as text (`'=HYPERLINK(…)`).
 enum CSVField {
-    static func append(_ field: String, to text: inout String) {
-        if field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) {
+    /// The first characters that make a spreadsheet evaluate a cell.
+    static let formulaStarts: Set<Character> = ["=", "+", "-", "@", "\t", "\r"]
+
+    static func append(_ cell: CSVCell, to text: inout String) {
+        switch cell {
+        case .number(let number):
+            appendQuotedIfNeeded(number, to: &text)
+        case .text(let field):
+            // "\r\n" is one Character in Swift: look at the first scalar.
+            if let first = field.unicodeScalars.first, formulaStarts.contains(Character(first)) {
+                text += "\"'" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            } else {
+                appendQuotedIfNeeded(field, to: &text)
+            }
+        }
+    }
+
+    private static func appendQuotedIfNeeded(_ field: String, to text: inout String) {
+        if field.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline }) {
             text += "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
         } else {
             text += field
         }
     }
 
-    static func appendRow(_ fields: [String], to text: inout String) {
+    static func appendRow(_ fields: [CSVCell], to text: inout String) {
         for (position, field) in fields.enumerated() {
             if position > 0 { text += "," }
             append(field, to: &text)
         }
         text += "\r\n"
+    }
+
+    static func appendHeader(_ columns: [String], to text: inout String) {
+        appendRow(columns.map(CSVCell.text), to: &text)
     }
 }
 
@@ -35,7 +70,7 @@ public struct CSVLongWriter: ExportWriter {
     public init() {}
 
     public mutating func writeHeader(to output: inout String) {
-        CSVField.appendRow(Self.columns, to: &output)
+        CSVField.appendHeader(Self.columns, to: &output)
     }
 
     public mutating func write(_ record: HealthRecord, to output: inout String) {
@@ -52,11 +87,12 @@ public struct CSVLongWriter: ExportWriter {
     private mutating func write(_ sample: QuantitySample, correlation: Correlation?, to output: inout String) {
         let device = sample.device ?? correlation?.device
         CSVField.appendRow([
-            sample.uuid.uuidString, sample.type.identifier, JSONNumber.format(sample.quantity.value),
-            sample.quantity.unit.unitString, ISO8601DateTime.string(from: sample.start),
-            ISO8601DateTime.string(from: sample.end), sample.source,
-            device?.name ?? "", device?.manufacturer ?? "", device?.model ?? "", device?.localIdentifier ?? "",
-            correlation?.type.identifier ?? "", correlation?.uuid.uuidString ?? "",
+            .text(sample.uuid.uuidString), .text(sample.type.identifier), .number(JSONNumber.format(sample.quantity.value)),
+            .text(sample.quantity.unit.unitString), .text(ISO8601DateTime.string(from: sample.start)),
+            .text(ISO8601DateTime.string(from: sample.end)), .text(sample.source),
+            .text(device?.name ?? ""), .text(device?.manufacturer ?? ""), .text(device?.model ?? ""),
+            .text(device?.localIdentifier ?? ""),
+            .text(correlation?.type.identifier ?? ""), .text(correlation?.uuid.uuidString ?? ""),
         ], to: &output)
         summary.written += 1
     }
@@ -105,7 +141,7 @@ public struct OpenScaleCSVWriter: ExportWriter {
     }
 
     public mutating func writeHeader(to output: inout String) {
-        CSVField.appendRow(Self.columns, to: &output)
+        CSVField.appendHeader(Self.columns, to: &output)
     }
 
     public mutating func write(_ record: HealthRecord, to output: inout String) {
@@ -145,10 +181,10 @@ public struct OpenScaleCSVWriter: ExportWriter {
                 for type in reading.types.values { summary.skip(type, because: .noWeightInReading) }
                 continue
             }
-            func field(_ column: String) -> String { reading.values[column].map { JSONNumber.format(Self.rounded($0)) } ?? "" }
+            func field(_ column: String) -> CSVCell { .number(reading.values[column].map { JSONNumber.format(Self.rounded($0)) } ?? "") }
             CSVField.appendRow([
-                dateFormatter.string(from: reading.start), JSONNumber.format(Self.rounded(weight)),
-                field("fat"), field("lbm"), field("waist"), "ingestd " + reading.source,
+                .text(dateFormatter.string(from: reading.start)), .number(JSONNumber.format(Self.rounded(weight))),
+                field("fat"), field("lbm"), field("waist"), .text("ingestd " + reading.source),
             ], to: &output)
             summary.written += 1
         }

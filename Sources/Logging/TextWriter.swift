@@ -26,10 +26,28 @@ public protocol TextWriter: Sendable {
     /// True once the destination's reader has gone (a closed pipe): a command whose only
     /// purpose is this output (`watch`) may stop.
     var isReaderGone: Bool { get }
+    /// The first write that failed for another reason than a gone reader (a full disk,
+    /// `/dev/full`, an I/O error); nothing more is written after it. The command runner turns
+    /// it into an error and a non-zero exit.
+    var writeError: OutputWriteError? { get }
 }
 
 extension TextWriter {
     public var isReaderGone: Bool { false }
+    public var writeError: OutputWriteError? { nil }
+}
+
+/// A write to an output stream that failed (other than `EPIPE`): the `errno` and its words.
+public struct OutputWriteError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The `errno` of the failed `write(2)`, e.g. `ENOSPC`.
+    public let code: Int32
+
+    public init(code: Int32) {
+        self.code = code
+    }
+
+    /// `strerror`'s words: "No space left on device".
+    public var description: String { String(cString: strerror(code)) }
 }
 
 extension TextWriter {
@@ -67,9 +85,9 @@ public final class CapturingWriter: TextWriter {
 /// A `TextWriter` on a file descriptor (stdout, stderr) with its own buffer.
 ///
 /// `.full` buffering writes when 64 KiB have gathered or on `flush()`; `.line` writes every
-/// complete line at once; `.none` writes each `write` call straight through. A failing
-/// descriptor drops the output rather than stopping the program; once it reports `EPIPE` (the
-/// reader is gone) the writer stops writing to it altogether.
+/// complete line at once; `.none` writes each `write` call straight through. Once the
+/// descriptor reports `EPIPE` (the reader is gone) the writer quietly stops writing to it; any
+/// other failure (`ENOSPC` on a full disk) is kept as `writeError` and stops it too.
 public final class FileDescriptorWriter: TextWriter {
     /// When buffered bytes reach the descriptor.
     public enum Buffering: Sendable {
@@ -86,6 +104,8 @@ public final class FileDescriptorWriter: TextWriter {
     public let buffering: Buffering
     private let pending = Mutex<[UInt8]>([])
     private let readerGone = Atomic<Bool>(false)
+    /// The failed write's errno, 0 while none failed.
+    private let failedCode = Atomic<Int32>(0)
 
     public init(fileDescriptor: Int32, buffering: Buffering) {
         self.fileDescriptor = fileDescriptor
@@ -137,9 +157,15 @@ public final class FileDescriptorWriter: TextWriter {
     /// Whether the descriptor's reader has gone (`EPIPE`): nothing more is written to it.
     public var isReaderGone: Bool { readerGone.load(ordering: .relaxed) }
 
-    /// Writes every byte, retrying after signals and short writes; gives up on any other error.
+    public var writeError: OutputWriteError? {
+        let code = failedCode.load(ordering: .relaxed)
+        return code == 0 ? nil : OutputWriteError(code: code)
+    }
+
+    /// Writes every byte, retrying after signals, short writes and a full non-blocking
+    /// descriptor; gives up on any other error, keeping it as `writeError`.
     private func writeAll(_ bytes: ArraySlice<UInt8>) {
-        guard !readerGone.load(ordering: .relaxed) else { return }
+        guard !readerGone.load(ordering: .relaxed), failedCode.load(ordering: .relaxed) == 0 else { return }
         bytes.withUnsafeBytes { raw in
             guard let base = raw.baseAddress else { return }
             var offset = 0
@@ -152,7 +178,12 @@ public final class FileDescriptorWriter: TextWriter {
                 } else if written < 0 && errno == EPIPE {
                     readerGone.store(true, ordering: .relaxed)
                     return
+                } else if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                    var ready = pollfd(fd: fileDescriptor, events: Int16(POLLOUT), revents: 0)
+                    _ = poll(&ready, 1, 1000)
                 } else {
+                    // write(2) returning 0 for a non-empty buffer is no progress: report it as EIO.
+                    failedCode.store(written < 0 ? errno : EIO, ordering: .relaxed)
                     return
                 }
             }

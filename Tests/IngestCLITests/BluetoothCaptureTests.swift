@@ -206,7 +206,7 @@ import Transport
              "error: --usb and --ble cannot be used together: a capture records one transport"),
             (["capture", "--out", "x", "--ble", "C8:47:8C"],
              "error: invalid value 'C8:47:8C' for --ble: expected a Bluetooth address such as C8:47:8C:00:11:22"),
-            (["capture", "--out", "x", "--seconds", "0"], "error: invalid value '0.0' for --seconds: must be positive"),
+            (["capture", "--out", "x", "--seconds", "0"], "error: invalid value '0' for --seconds: must be 0.001s...31d"),
         ] {
             let result = await scenario.run(arguments, withStore: false)
             #expect(result.status == 64, "\(arguments)")

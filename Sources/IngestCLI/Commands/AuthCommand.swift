@@ -44,7 +44,9 @@ struct AuthGrantChange {
     }
 
     init(_ arguments: ParsedValues) throws {
-        source = try CommonArguments.sourceID(try arguments.required("source"), argument: "SOURCE")
+        // Control characters are checked against the store's sources in `checkSource`: a source
+        // the store has met (an imported name with an ESC in it) is accepted as printed.
+        source = try CommonArguments.sourceID(try arguments.required("source"), argument: "SOURCE", allowingControlCharacters: true)
         all = arguments.flag("all")
         types = try AuthCommand.parseTypes(arguments, all: all)
         storeFile = try StoreOption(arguments)
@@ -55,11 +57,51 @@ struct AuthGrantChange {
                _ change: (HealthStore) throws -> Void) throws {
         let store = try storeFile.open(context)
         defer { store.close() }
+        try checkSource(in: store, context: context)
         try change(store)
-        context.stderr.writeLine("\(verb) \(source): \(what(allWord: allWord))")
+        context.stderr.writeLine("\(verb) \(PrintableText.escaped(source)): \(what(allWord: allWord))")
+    }
+
+    /// Refuses a source with control characters that the store has never met (it can only be a
+    /// mistake), and warns when the source was never seen (naming the closest seen ones) or
+    /// looks like another seen source (a no-break space, a Cyrillic letter, a curly quote).
+    func checkSource(in store: HealthStore, context: CommandContext) throws {
+        let seen = try store.seenSourceNames()
+        let isSeen = seen.contains(source)
+        if !isSeen { _ = try CommonArguments.sourceID(source, argument: "SOURCE") }
+        let alike = PrintableText.lookAlikes(of: source, among: seen)
+        if !alike.isEmpty {
+            context.stderr.writeLine("warning: source \(PrintableText.quoted(source)) looks like "
+                + alike.prefix(5).map(PrintableText.quoted).joined(separator: ", ")
+                + " but is a different source; check which one you mean ('ingestd sources' or 'ingestd auth pending')")
+        }
+        guard !isSeen, alike.isEmpty else { return }
+        let closest = SourceSuggestions.closest(to: source, among: seen)
+        context.stderr.writeLine("warning: no sample from source \(PrintableText.quoted(source)) has been seen yet; the decision is kept for when it comes"
+            + (closest.isEmpty ? "" : " (seen sources closest to it: " + closest.map(PrintableText.quoted).joined(separator: ", ") + ")"))
     }
 
     func what(allWord: String) -> String {
         all ? allWord : types.map(\.shortName).joined(separator: ", ")
+    }
+}
+
+/// The seen sources nearest to a name that was not seen, for "did you mean" lines.
+enum SourceSuggestions {
+    /// Up to `count` of `seen` nearest to `name` by edit distance of their look-alike skeletons
+    /// (first 64 characters), within a third of the name's length (at least 2), nearest first.
+    /// Only skeletons whose length is within that distance are compared, so a store of half a
+    /// million sources costs one pass of length checks.
+    static func closest(to name: String, among seen: [String], count: Int = 3) -> [String] {
+        let target = String(PrintableText.skeleton(name).prefix(64))
+        let allowed = max(2, target.count / 3)
+        return seen.compactMap { candidate -> (String, Int)? in
+            let skeleton = String(PrintableText.skeleton(candidate).prefix(64))
+            guard abs(skeleton.count - target.count) <= allowed else { return nil }
+            let distance = EditDistance.distance(target, skeleton)
+            return distance <= allowed ? (candidate, distance) : nil
+        }
+        .sorted { $0.1 != $1.1 ? $0.1 < $1.1 : $0.0 < $1.0 }
+        .prefix(count).map(\.0)
     }
 }

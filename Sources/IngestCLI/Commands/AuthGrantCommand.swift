@@ -20,8 +20,9 @@ struct AuthGrantCommand: Command {
     func run(_ context: CommandContext) async throws {
         let store = try change.storeFile.open(context)
         defer { store.close() }
+        try change.checkSource(in: store, context: context)
         try store.grant(source: change.source, types: change.types, all: change.all)
-        context.stderr.writeLine("granted \(change.source): \(change.what(allWord: "every type"))")
+        context.stderr.writeLine("granted \(PrintableText.escaped(change.source)): \(change.what(allWord: "every type"))")
         let release = try store.releaseHeld(source: change.source, types: change.types, all: change.all,
                                             through: try Pipeline(store: store))
         let totals = release.report.totals

@@ -41,9 +41,10 @@ struct AuthPendingCommand: StoreReportCommand {
         }).rendered)
         for source in Set(groups.map(\.source)).sorted() {
             if let loss = losses[source] {
-                context.stdout.writeLine("\(source): \(loss.dropped) dropped over the bound, \(loss.expired) expired")
+                context.stdout.writeLine("\(PrintableText.escaped(source)): \(loss.dropped) dropped over the bound, \(loss.expired) expired")
             }
-            context.stdout.writeLine("refuse \(source) with: \(AuthorizationPolicy.denyCommand(source: source, types: []))")
+            context.stdout.writeLine("refuse \(PrintableText.escaped(source)) with: \(AuthorizationPolicy.denyCommand(source: source, types: []))")
         }
+        SourcesCommand.warnAboutLookAlikes(Set(groups.map(\.source)).sorted(), context: context)
     }
 }

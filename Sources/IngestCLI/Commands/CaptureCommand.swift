@@ -63,16 +63,13 @@ struct CaptureCommand: Command {
         } else {
             bleAddress = nil
         }
-        seconds = try arguments.value("seconds") ?? 30
+        seconds = try arguments.seconds("seconds", in: 0.001...(31 * 86_400)) ?? 30
         hci = try ControllerOption(arguments).index
         zone = try TimeZoneOption(arguments).zone
         adapterSettings = try AdapterSettingsOption(arguments).settings
         pluginDirectories = try PluginsOption(arguments).directories
         guard usbDevice == nil || bleAddress == nil else {
             throw UsageError.invalid("--usb and --ble cannot be used together: a capture records one transport")
-        }
-        guard seconds > 0, seconds.isFinite else {
-            throw UsageError.invalidValue(String(seconds), argument: "--seconds", reason: "must be positive")
         }
     }
 

@@ -8,9 +8,18 @@ import SQLiteStore
 /// time zones, dates, USB ids, adapter settings, source ids, quantity types, output units; and
 /// opening the store with clear errors.
 enum CommonArguments {
+    /// `--batch-size` of replay, import and sinks: records held in memory at once (replay
+    /// reserves room for them up front), so the value is bounded.
+    static let batchSizes = 1...100_000
+
     /// Opens the store named by `--store` (or the default), mapping open failures to clear errors.
     static func openStore(_ path: String?, context: CommandContext, readOnly: Bool = false) throws -> HealthStore {
         let resolved = path ?? HealthStore.defaultPath(environment: context.environment)
+        // A directory where the store file was expected is a missing input (66), as for every file.
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: resolved, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw CommandFailure.noInput(path: resolved, reason: "is a directory, not a store file")
+        }
         // A query on a store named with --store that does not exist is most likely a typo; the
         // default store not existing yet just means nothing was ingested (empty answers).
         if readOnly, path != nil, !FileManager.default.fileExists(atPath: resolved) {
@@ -110,9 +119,9 @@ enum CommonArguments {
 
     /// A source id given on the command line: not empty, no control characters (NUL, newline…),
     /// which the store would keep and every listing would print garbled.
-    static func sourceID(_ text: String, argument: String) throws -> String {
+    static func sourceID(_ text: String, argument: String, allowingControlCharacters: Bool = false) throws -> String {
         guard !text.isEmpty else { throw UsageError.invalidValue(text, argument: argument, reason: "must not be empty") }
-        if let control = text.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
+        if !allowingControlCharacters, let control = text.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
             throw UsageError.invalidValue(
                 text.debugDescription, argument: argument,
                 reason: "contains the control character U+\(String(control.value, radix: 16, uppercase: true))")

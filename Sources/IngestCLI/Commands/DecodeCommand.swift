@@ -55,7 +55,7 @@ struct DecodeCommand: Command {
                     } else {
                         for sample in record.samples {
                             context.stdout.writeLine(
-                                "\(ISO8601DateTime.string(from: sample.start))  \(sample.type.shortName)  \(sample.quantity)  \(sample.source)  \(sample.device?.localIdentifier ?? "")")
+                                "\(ISO8601DateTime.string(from: sample.start))  \(sample.type.shortName)  \(sample.quantity)  \(PrintableText.escaped(sample.source))  \(PrintableText.escaped(sample.device?.localIdentifier ?? ""))")
                         }
                     }
                 }
@@ -72,6 +72,8 @@ struct DecodeCommand: Command {
                                         return DeliveryReceipt(stored: records.count, held: 0)
                                     })
                 : try await replay.run(path: input.path, deliver: emit)
+            // A full disk under stdout fails the decode before its summary claims any records.
+            try context.checkStandardOutput()
             for line in summary.lines(path: file) { context.stderr.writeLine(line) }
         }
     }

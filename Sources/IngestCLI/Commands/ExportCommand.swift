@@ -56,6 +56,7 @@ struct ExportCommand: Command {
         to = range.to
         layout = try arguments.value("layout") ?? "long"
         outPath = try arguments.value("out")
+        if let outPath { try OutputFileTarget.check(outPath) }
         storePath = try StoreOption(arguments, refusingFleet: """
             export reads the local store file (--store PATH), not yet a fleet's PostgreSQL database; \
             a fleet's samples as JSON lines: 'ingestd samples TYPE --store postgresql://… --json' or 'ingestd changes --store postgresql://… --json'
@@ -103,6 +104,7 @@ struct ExportCommand: Command {
                 if buffer.utf8.count >= chunkSize {
                     try drain()
                     if destination == nil, context.stdout.isReaderGone { throw ExportStopped.readerGone }
+                    if destination == nil, context.stdout.writeError != nil { try context.checkStandardOutput() }
                 }
             }
             writer.writeFooter(to: &buffer)
@@ -117,7 +119,8 @@ struct ExportCommand: Command {
             destination?.discard()
             throw error
         }
-        context.stdout.flush()
+        // A full disk under stdout fails the export before it claims to have exported anything.
+        try context.checkStandardOutput()
         let summary = writer.summary
         context.stderr.writeLine("exported \(summary.written) \(format == .csv ? "rows" : "records") as \(format.rawValue)"
                                  + (outPath.map { " to \($0)" } ?? ""))
@@ -139,10 +142,20 @@ private final class ExportFile {
     init(path: String) throws {
         self.path = path
         partialPath = path + ".partial"
-        descriptor = open(partialPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        // The target is checked again here, just before the work: it may have been made since.
+        try OutputFileTarget.check(path)
+        // O_NONBLOCK: a FIFO planted as the `.partial` must fail here, not block the open.
+        descriptor = open(partialPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
         guard descriptor >= 0 else {
             throw CommandFailure.failure("cannot write '\(partialPath)': \(String(cString: strerror(errno)))")
         }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            close(descriptor)
+            descriptor = -1
+            throw CommandFailure.failure("cannot write '\(partialPath)': \(OutputFileTarget.kindName(status.st_mode)), not a regular file")
+        }
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
     }
 
     func write(_ text: String) throws {

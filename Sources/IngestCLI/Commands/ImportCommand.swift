@@ -44,9 +44,8 @@ struct ImportCommand: Command {
         file = try arguments.value("file") ?? ""
         storePath = try StoreOption(arguments).path
         grant = arguments.flag("grant")
-        batchSize = try arguments.value("batch-size") ?? 2000
+        batchSize = try arguments.count("batch-size", in: CommonArguments.batchSizes) ?? 2000
         json = try JSONOption(arguments).isOn
-        guard batchSize > 0 else { throw UsageError.invalidValue(String(batchSize), argument: "--batch-size", reason: "must be at least 1") }
     }
 
     func run(_ context: CommandContext) async throws {
@@ -107,7 +106,7 @@ struct ImportCommand: Command {
                 + "(\(tally.correlationCopiesSkipped) repeated correlation members left out)")
         for source in tally.sourceTypes.keys.sorted() {
             let types = (tally.sourceTypes[source] ?? []).compactMap { QuantityType.named($0)?.shortName }.sorted()
-            context.stderr.writeLine("note: source \(JSONText.quoted(source)): \(types.joined(separator: ", "))")
+            context.stderr.writeLine("note: source \(PrintableText.quoted(source)): \(types.joined(separator: ", "))")
         }
         if !tally.unknownTypes.isEmpty {
             let total = tally.unknownTypes.values.reduce(0, +)
@@ -116,10 +115,10 @@ struct ImportCommand: Command {
             context.stderr.writeLine("note: \(total) records of types ingestd does not know were skipped: \(list)")
         }
         for (element, count) in tally.otherElements.sorted(by: { $0.key < $1.key }) {
-            context.stderr.writeLine("note: \(count) <\(element)> element\(count == 1 ? "" : "s") not imported")
+            context.stderr.writeLine("note: \(count) <\(PrintableText.escaped(element))> element\(count == 1 ? "" : "s") not imported")
         }
         for (reason, count) in tally.unreadable.sorted(by: { $0.key < $1.key }) {
-            let example = tally.unreadableExamples[reason].map { ", e.g. \(JSONText.quoted($0))" } ?? ""
+            let example = tally.unreadableExamples[reason].map { ", e.g. \(PrintableText.quoted($0))" } ?? ""
             context.stderr.writeLine("warning: \(count) record\(count == 1 ? "" : "s") skipped: \(reason)\(example)")
         }
         if tally.metadataRefused > 0 {

@@ -30,7 +30,7 @@ struct PriorityCommand: Command {
         defer { store.close() }
         if !sources.isEmpty { try store.setPriority(type: type, sources: sources) }
         for (rank, source) in try store.priority(for: type).enumerated() {
-            context.stdout.writeLine("\(rank + 1) \(source)")
+            context.stdout.writeLine("\(rank + 1) \(PrintableText.escaped(source))")
         }
     }
 }

@@ -52,9 +52,8 @@ struct ReplayCommand: Command {
         assignTolerance = try AssignToleranceOption(arguments).fraction
         storeFile = try StoreOption(arguments)
         source = try arguments.value("source") ?? "replay"
-        batchSize = try arguments.value("batch-size") ?? 1000
+        batchSize = try arguments.count("batch-size", in: CommonArguments.batchSizes) ?? 1000
         json = try JSONOption(arguments).isOn
-        guard batchSize > 0 else { throw UsageError.invalidValue(String(batchSize), argument: "--batch-size", reason: "must be at least 1") }
     }
 
     func run(_ context: CommandContext) async throws {
@@ -169,27 +168,27 @@ struct IngestSummaryPrinter {
         }
         for (key, count) in report.rejections.sorted(by: { $0.key < $1.key }) where key.reason != "denied" {
             let example = report.examples[key].map { ": \($0)" } ?? ""
-            context.stderr.writeLine("warning: \(count) \(key.type) sample\(count == 1 ? "" : "s") from \(key.source) rejected (\(key.reason))\(example)")
+            context.stderr.writeLine("warning: \(count) \(key.type) sample\(count == 1 ? "" : "s") from \(PrintableText.escaped(key.source)) rejected (\(key.reason))\(example)")
         }
         for source in report.held.keys.sorted() {
             let types = (report.held[source] ?? []).compactMap { QuantityType.named($0) }
             let typeList = types.map(\.shortName).sorted().joined(separator: ", ")
-            context.stderr.writeLine("note: samples from \(source) (\(typeList)) are held until you decide (ingestd auth pending); "
+            context.stderr.writeLine("note: samples from \(PrintableText.escaped(source)) (\(typeList)) are held until you decide (ingestd auth pending); "
                 + "allow with: \(AuthorizationPolicy.grantCommand(source: source, types: types)); "
                 + "refuse with: \(AuthorizationPolicy.denyCommand(source: source, types: []))")
         }
         for (source, count) in report.pending.dropped.sorted(by: { $0.key < $1.key }) {
-            context.stderr.writeLine("warning: dropped the \(count) oldest held records of \(source): over its pending bound")
+            context.stderr.writeLine("warning: dropped the \(count) oldest held records of \(PrintableText.escaped(source)): over its pending bound")
         }
         for (source, count) in report.pending.expired.sorted(by: { $0.key < $1.key }) {
-            context.stderr.writeLine("note: removed \(count) records of \(source) held longer than the retention period")
+            context.stderr.writeLine("note: removed \(count) records of \(PrintableText.escaped(source)) held longer than the retention period")
         }
         for source in report.denied.keys.sorted() {
             let types = (report.denied[source] ?? []).sorted()
             let count = report.rejections.filter { $0.key.source == source && $0.key.reason == "denied" }.values.reduce(0, +)
             let typeList = types.map { QuantityType.named($0)?.shortName ?? $0 }.joined(separator: ", ")
             let command = AuthorizationPolicy.grantCommand(source: source, types: types.compactMap { QuantityType.named($0) })
-            context.stderr.writeLine("note: \(count) sample\(count == 1 ? "" : "s") from \(source) refused: denied (\(typeList)) with 'ingestd auth deny'; allow with: \(command)")
+            context.stderr.writeLine("note: \(count) sample\(count == 1 ? "" : "s") from \(PrintableText.escaped(source)) refused: denied (\(typeList)) with 'ingestd auth deny'; allow with: \(command)")
         }
         if report.unassigned > 0 {
             let n = report.unassigned

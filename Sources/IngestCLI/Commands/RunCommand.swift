@@ -60,7 +60,7 @@ struct RunCommand: Command {
         noBLE = arguments.flag("no-ble")
         hci = try ControllerOption(arguments).index
         once = arguments.flag("once")
-        listen = try arguments.value("listen") ?? 10
+        listen = try arguments.seconds("listen", in: 0.001...86_400) ?? 10
         plugins = try PluginsOption(arguments).directories
         zone = try TimeZoneOption(arguments).zone
         let configFile: String? = try arguments.value("config")
@@ -87,7 +87,6 @@ struct RunCommand: Command {
             throw UsageError.invalidValue((configuration.pins + pinValues).joined(separator: " "), argument: "--adapter",
                                           reason: error.description)
         }
-        guard listen > 0 else { throw UsageError.invalidValue(String(listen), argument: "--listen", reason: "must be positive") }
     }
 
     func run(_ context: CommandContext) async throws {

@@ -73,11 +73,8 @@ struct SinksAddCommand: Command {
             if readTypes.isEmpty { throw UsageError.invalidValue(typeList, argument: "--types", reason: "no type named") }
         }
         var options = SinkOptions()
-        var batchSize: Int = try arguments.value("batch-size") ?? 1000
+        var batchSize: Int = try arguments.count("batch-size", in: CommonArguments.batchSizes) ?? 1000
         if target.kind == .postgresql, !arguments.isPresent("batch-size") { batchSize = SinkOptions.postgresBatchSize }
-        guard (1...100_000).contains(batchSize) else {
-            throw UsageError.invalidValue(String(batchSize), argument: "--batch-size", reason: "must be 1...100000")
-        }
         options.batchSize = batchSize
         let applicable: Set<String> = switch target.kind {
         case .mqtt: ["mqtt-version", "username", "password", "client-id", "prefix", "gateway-id"]
@@ -128,28 +125,14 @@ struct SinksAddCommand: Command {
                 throw UsageError.invalidValue(SinksAddCommand.redactedHeader(header), argument: "--header", reason: "expected 'Name: value'")
             }
         }
-        let timeout: Double = try arguments.value("timeout") ?? 30
-        guard timeout > 0, timeout <= 3600 else {
-            throw UsageError.invalidValue(String(timeout), argument: "--timeout", reason: "must be 0 < seconds <= 3600")
-        }
-        options.timeoutSeconds = timeout
-        let every = try (arguments.value("every") as String?).map(Self.duration)
+        options.timeoutSeconds = try arguments.seconds("timeout", in: 0.001...3600) ?? 30
+        let every = try arguments.seconds("every", in: 1...(366 * 86_400))
         definition = SinkDefinition(name: name, url: url, options: options.encoded(), every: every, readTypes: readTypes)
     }
 
     /// A header for messages: its name only.
     static func redactedHeader(_ header: String) -> String {
         (header.split(separator: ":", maxSplits: 1).first.map(String.init) ?? "") + ": ***"
-    }
-
-    /// `30s`, `15m`, `1h`, `1d` in seconds.
-    static func duration(_ text: String) throws -> Double {
-        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
-        guard let last = text.last, let unit = units[last], let number = Double(text.dropLast()), number > 0,
-              number * unit <= 366 * 86_400 else {
-            throw UsageError.invalidValue(text, argument: "--every", reason: "expected a positive duration like 30s, 15m, 1h or 1d")
-        }
-        return number * unit
     }
 
     static func hostName() -> String {

@@ -22,15 +22,9 @@ struct SinksDeliverCommand: Command {
 
     init(_ arguments: ParsedValues) throws {
         names = try arguments.values("names")
-        retries = try arguments.value("retries") ?? 5
-        backoff = try arguments.value("backoff") ?? 1
+        retries = try arguments.count("retries", in: 1...1000) ?? 5
+        backoff = try arguments.seconds("backoff", in: 0...60) ?? 1
         storePath = try StoreOption(arguments).path
-        guard (1...1000).contains(retries) else {
-            throw UsageError.invalidValue(String(retries), argument: "--retries", reason: "must be 1...1000")
-        }
-        guard backoff >= 0, backoff <= 60 else {
-            throw UsageError.invalidValue(String(backoff), argument: "--backoff", reason: "must be 0...60 seconds")
-        }
     }
 
     func run(_ context: CommandContext) async throws {

@@ -41,15 +41,25 @@ struct SourcesCommand: Command {
                     "{\"source\":\(JSONText.quoted(source.name)),\"samples\":\(source.sampleCount),\"held\":\(heldCount),\"types\":{\(counts.joined(separator: ","))},\"devices\":[\(devices.joined(separator: ","))]}")
             } else {
                 let heldText = heldCount > 0 ? ", \(heldCount) held (undecided: ingestd auth pending)" : ""
-                context.stdout.writeLine("\(source.name): \(source.sampleCount) samples\(heldText)")
+                context.stdout.writeLine("\(PrintableText.escaped(source.name)): \(source.sampleCount) samples\(heldText)")
                 for type in source.countsByType.keys.sorted() {
                     context.stdout.writeLine("  \(QuantityType.named(type)?.shortName ?? type): \(source.countsByType[type] ?? 0)")
                 }
                 for device in source.devices {
                     let parts = [device.manufacturer, device.model, device.name, device.localIdentifier].compactMap { $0 }
-                    context.stdout.writeLine("  device: \(parts.joined(separator: " "))")
+                    context.stdout.writeLine("  device: \(PrintableText.escaped(parts.joined(separator: " ")))")
                 }
             }
+        }
+        Self.warnAboutLookAlikes(summaries.map(\.name), context: context)
+    }
+
+    /// `warning: sources "Jana's Apple Watch" and "Jana's\u00A0Apple Watch" look alike …` on
+    /// stderr for every group of `names` that differ only in what a reader cannot see.
+    static func warnAboutLookAlikes(_ names: [String], context: CommandContext) {
+        for group in PrintableText.lookAlikeGroups(names).prefix(20) {
+            context.stderr.writeLine("warning: sources " + group.prefix(5).map(PrintableText.quoted).joined(separator: " and ")
+                + " look alike but are different sources (invisible, look-alike or compatibility characters)")
         }
     }
 }

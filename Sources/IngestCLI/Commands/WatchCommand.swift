@@ -28,7 +28,7 @@ struct WatchCommand: Command {
 
     init(_ arguments: ParsedValues) throws {
         since = try (arguments.value("since") as Int?).map(Int64.init)
-        interval = try arguments.value("interval") ?? 250
+        interval = try arguments.count("interval", in: 1...3_600_000) ?? 250
         count = try arguments.value("count")
         storeFile = try StoreOption(arguments, refusingFleet: """
             watch follows the local store file's commits (--store PATH), not yet a fleet's PostgreSQL database; \
@@ -41,7 +41,6 @@ struct WatchCommand: Command {
         if let count, count < 1 {
             throw UsageError.invalidValue(String(count), argument: "--count", reason: "must be at least 1")
         }
-        guard interval > 0 else { throw UsageError.invalidValue(String(interval), argument: "--interval", reason: "must be positive") }
     }
 
     func run(_ context: CommandContext) async throws {
@@ -82,6 +81,7 @@ struct WatchCommand: Command {
             context.stdout.flush()
             // `ingestd watch | head -1`: SIGPIPE is ignored, so end here once the reader is gone.
             if context.stdout.isReaderGone { return }
+            try context.checkStandardOutput()
             try await Task.sleep(for: .milliseconds(interval))
         }
     }

@@ -24,14 +24,13 @@ struct PersonOption: OptionGroup {
         let everybody = try store.people()
         if let name {
             guard let person = everybody.first(where: { $0.name == name }) else {
-                throw UsageError.invalidValue(name, argument: "--person",
-                                              reason: "no such person (people: \(Self.list(everybody)))")
+                throw Self.unknownPerson(name, known: everybody.map(\.name))
             }
             return person
         }
         guard everybody.count == 1, let only = everybody.first else {
             if everybody.isEmpty { throw UsageError.invalid("the store has no people; add one with 'ingestd people add NAME'") }
-            throw UsageError.invalid("the store has \(everybody.count) people (\(Self.list(everybody))): give --person NAME")
+            throw Self.severalPeople(everybody.map(\.name))
         }
         return only
     }
@@ -41,9 +40,18 @@ struct PersonOption: OptionGroup {
         .person(try resolve(in: store).id)
     }
 
-    private static func list(_ people: [Person]) -> String {
-        people.map(\.name).joined(separator: ", ")
+    /// `--person NAME` names nobody: a few of the people and their count, never all 10,001.
+    static func unknownPerson(_ name: String, known: [String]) -> UsageError {
+        .invalidValue(PrintableText.escaped(name), argument: "--person", reason: "no such person (people: \(peopleList(known)))")
     }
+
+    /// No `--person` in a store of several people.
+    static func severalPeople(_ names: [String]) -> UsageError {
+        .invalid("the store has \(names.count) people (\(peopleList(names))): give --person NAME")
+    }
+
+    /// `Ann, Bob, Cem, Dan, Eve and 9996 more; 'ingestd people list' shows all 10001`.
+    static func peopleList(_ names: [String]) -> String { PeopleError.listing(names) }
 }
 
 /// `--assign-tolerance PERCENT` of `run` and `replay`: how far a shared scale's body mass may be

@@ -67,14 +67,14 @@ struct QueryStoreOptions: OptionGroup {
         let names = try store.queryPeopleNames()
         if let name = person.name {
             guard names.contains(name) else {
-                throw UsageError.invalidValue(name, argument: "--person", reason: "no such person (people: \(names.joined(separator: ", ")))")
+                throw PersonOption.unknownPerson(name, known: names)
             }
             return QueryScope(people: .named(name), gateway: gateway)
         }
         if isFleet { return QueryScope(people: .everyone, gateway: gateway) }
         guard names.count == 1, let only = names.first else {
             if names.isEmpty { throw UsageError.invalid("the store has no people; add one with 'ingestd people add NAME'") }
-            throw UsageError.invalid("the store has \(names.count) people (\(names.joined(separator: ", "))): give --person NAME")
+            throw PersonOption.severalPeople(names)
         }
         return QueryScope(people: .named(only), gateway: gateway)
     }

@@ -94,11 +94,11 @@ public struct Daemon {
                 return true
             }
             var finishedBackends = 0
-            while let stopSignal = await group.next() {
+            // With --once and no backend (`--no-usb --no-ble`) there is nothing to wait for.
+            while !(once && finishedBackends == backendCount), let stopSignal = await group.next() {
                 if stopSignal { break }
-                finishedBackends += 1
                 // Without --once, backends that end (unavailable) leave the daemon idle until a signal.
-                if once && finishedBackends == backendCount { break }
+                finishedBackends += 1
             }
             // Sessions get their cancellation; a session stuck in a device call must not hold the
             // exit past the grace period: every commit is atomic, so exiting then loses nothing acknowledged.

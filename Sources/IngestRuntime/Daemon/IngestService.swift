@@ -48,7 +48,7 @@ public actor IngestService {
         var log = logger
         log[metadataKey: "device"] = "\(origin)"
         for event in report.events {
-            log.info("committed \(event.count) \(QuantityType.named(event.type)?.shortName ?? event.type) from \(event.source)")
+            log.info("committed \(event.count) \(QuantityType.named(event.type)?.shortName ?? event.type) from \(PrintableText.escaped(event.source))")
         }
         for source in report.held.keys.sorted() where !announcedUndecided.contains(source) {
             announcedUndecided.insert(source)
@@ -56,7 +56,7 @@ public actor IngestService {
             let names = types.map(\.shortName).sorted().joined(separator: ", ")
             let grant = AuthorizationPolicy.grantCommand(source: source, types: types)
             let deny = AuthorizationPolicy.denyCommand(source: source, types: [])
-            log.notice("new source \(source) (\(names)): its samples are held until you decide; allow with: \(grant); refuse with: \(deny)")
+            log.notice("new source \(PrintableText.escaped(source)) (\(names)): its samples are held until you decide; allow with: \(grant); refuse with: \(deny)")
         }
         logPendingLosses(report.pending, log: log)
         if report.unassigned > 0 {
@@ -65,9 +65,9 @@ public actor IngestService {
         for (key, count) in report.rejections.sorted(by: { $0.key < $1.key }) {
             if key.reason == "denied" {
                 // Explicitly denied (`ingestd auth deny`): the user's decision, counted and logged quietly.
-                log.info("\(count) \(QuantityType.named(key.type)?.shortName ?? key.type) from \(key.source) refused (denied)")
+                log.info("\(count) \(QuantityType.named(key.type)?.shortName ?? key.type) from \(PrintableText.escaped(key.source)) refused (denied)")
             } else {
-                log.warning("\(count) \(QuantityType.named(key.type)?.shortName ?? key.type) from \(key.source) rejected: \(key.reason)")
+                log.warning("\(count) \(QuantityType.named(key.type)?.shortName ?? key.type) from \(PrintableText.escaped(key.source)) rejected: \(key.reason)")
             }
         }
         return report
@@ -78,10 +78,10 @@ public actor IngestService {
         for (source, count) in pending.dropped.sorted(by: { $0.key < $1.key }) {
             let grant = AuthorizationPolicy.grantCommand(source: source, types: [])
             let deny = AuthorizationPolicy.denyCommand(source: source, types: [])
-            log.warning("pending area: dropped the \(count) oldest held records of \(source) (over its bound); decide with: \(grant) or \(deny)")
+            log.warning("pending area: dropped the \(count) oldest held records of \(PrintableText.escaped(source)) (over its bound); decide with: \(grant) or \(deny)")
         }
         for (source, count) in pending.expired.sorted(by: { $0.key < $1.key }) {
-            log.notice("pending area: removed \(count) records of \(source) held longer than the retention period")
+            log.notice("pending area: removed \(count) records of \(PrintableText.escaped(source)) held longer than the retention period")
         }
     }
 
