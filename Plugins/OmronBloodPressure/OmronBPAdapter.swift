@@ -43,8 +43,6 @@ public enum OmronBPOption {
     public static let erase = "omron-erase"
     /// `false`: never set the monitor's clock.
     public static let setClock = "omron-set-clock"
-    /// The 16-byte key (32 hex digits) programmed into monitors unlocked by key.
-    public static let pairingKey = "omron-pairing-key"
 }
 
 /// The monitor's GATT characteristics (service ECBE3980-C9A2-11E1-B1BD-0002A5D5C51B).

@@ -20,10 +20,15 @@ final class OmronBPConversation: GATTConversation {
     static let maximumRecordsPerContact = 200
     /// Pieces of one answer (four RX characteristics) and stray values skipped while waiting.
     static let maximumPieces = 8
+    /// Current Time (0x2A2B), written on models whose clock block the adapter does not know.
+    static let currentTime = BLEUUID(0x2A2B)
     /// The clock is set when it is off by more than this.
     static let clockTolerance: TimeInterval = 60
-    /// The key programmed into key-unlocked monitors unless `omron-pairing-key` gives another.
+    /// The key tried when none is remembered for the monitor (monitors paired by an earlier
+    /// ingestd without device memory, replay); a monitor in pairing mode gets a random one.
     static let defaultPairingKey: [UInt8] = Array("ingestd omron bp".utf8)
+    /// The memory key of the monitor's pairing key (hex; kept in the store, never printed).
+    static let pairingKeyMemoryKey = "pairing-key"
 
     /// The memory key of the last slot read and committed of user `n` (1-based).
     static func lastSlotKey(user: Int) -> String { "user\(user)-last-slot" }
@@ -105,6 +110,16 @@ final class OmronBPConversation: GATTConversation {
             }
         }
         let end = try await wire.exchange(OmronMemoryFrame.endSession, answer: OmronMemoryFrame.endAnswer)
+        // A model whose clock block has another layout: the Current Time characteristic, when the monitor has one.
+        if model.clockOffset == nil, context.options[OmronBPOption.setClock] != "false",
+           let currentTime = database.characteristic(Self.currentTime), currentTime.properties & 0x08 != 0 {
+            let written = try await link.writeCurrentTime(to: Self.currentTime, in: context.timeZone)
+            if let refusal = written.refusal {
+                var output = AdapterOutput()
+                output.reject(context.source, reason: "current-time-refused", detail: "\(address): \(refusal)", time: written.time)
+                _ = try await deliver(output)
+            }
+        }
         if end.answer.data.first != 0 {
             var output = AdapterOutput()
             output.reject(context.source, reason: "session-end-status",
@@ -167,9 +182,11 @@ final class OmronBPConversation: GATTConversation {
                                + Self.pairingAdvice(model), time: reply.time)
             }
         case .pairingKey:
-            let key = try await pairingKey(over: link)
-            let reply = try await answer(to: [0x01] + key, withResponse: true)
+            let remembered = await context.memory?.recall(Self.pairingKeyMemoryKey, device: address).flatMap(Self.key(hex:))
+            let reply = try await answer(to: [0x01] + (remembered ?? Self.defaultPairingKey), withResponse: true)
             if reply.value.starts(with: [0x81, 0x00]) { return }
+            var generator = SystemRandomNumberGenerator()
+            let key = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
             // Not our key: in pairing mode the monitor takes a new one.
             let programming = try await answer(to: [0x02] + [UInt8](repeating: 0, count: 16), withResponse: true)
             guard programming.value.starts(with: [0x82, 0x00]) else {
@@ -181,24 +198,17 @@ final class OmronBPConversation: GATTConversation {
                 throw Stop(reason: "pairing-failed", detail: "\(model.name) did not take the new key (answer "
                                + "\(hexString(programmed.value))): " + Self.pairingAdvice(model), time: programmed.time)
             }
+            try await context.memory?.remember(key.map { String(format: "%02x", $0) }.joined(),
+                                               for: Self.pairingKeyMemoryKey, device: address)
         }
     }
 
-    private func pairingKey(over link: any GATTConversationLink) async throws -> [UInt8] {
-        guard let text = context.options[OmronBPOption.pairingKey] else { return Self.defaultPairingKey }
+    /// 16 bytes from 32 hex digits, nil otherwise.
+    static func key(hex text: String) -> [UInt8]? {
         let digits = Array(text.utf8)
-        var key: [UInt8] = []
-        if digits.count == 32 {
-            for index in stride(from: 0, to: 32, by: 2) {
-                guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else { break }
-                key.append(byte)
-            }
-        }
-        guard key.count == 16 else {
-            // The value is a key: it is not repeated in the message.
-            throw Stop(reason: "bad-option", detail: "\(OmronBPOption.pairingKey) must be 32 hex digits", time: await link.now())
-        }
-        return key
+        guard digits.count == 32 else { return nil }
+        let key = stride(from: 0, to: 32, by: 2).compactMap { UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16) }
+        return key.count == 16 ? key : nil
     }
 
     // MARK: - Clock

@@ -47,7 +47,8 @@ extension ConversationDaemonTests {
         let monitor = SimulatedOmronMonitor(readings: [Self.omronReadings(25, user: 0), Self.omronReadings(15, user: 1)])
         let before = Date()
         try await runMonitor(scenario, monitor, contacts: 1)
-        #expect(monitor.key == Array("ingestd omron bp".utf8), "the key programmed in pairing mode")
+        let key = try #require(monitor.key, "a key programmed in pairing mode")
+        #expect(key.count == 16 && key != Array("ingestd omron bp".utf8), "a random key, not the default one")
         #expect(monitor.readingReads == 40)
         var (systolic, heartRate) = try bloodPressure(scenario.store)
         #expect(systolic.count == 40 && heartRate.count == 40)
@@ -69,7 +70,8 @@ extension ConversationDaemonTests {
         for reading in Self.omronReadings(2, user: 0, from: 25) { monitor.add(reading, user: 0) }
         monitor.add(Self.omronReadings(1, user: 1, from: 15)[0], user: 1)
         try await runMonitor(scenario, monitor, contacts: 2)
-        #expect(monitor.readingReads == 43, "the second contact read exactly the 3 new readings")
+        #expect(monitor.readingReads == 43, "the second contact (unlocked with the remembered key) read exactly the 3 new readings")
+        #expect(monitor.key == key)
         (systolic, heartRate) = try bloodPressure(scenario.store)
         #expect(systolic.count == 43 && heartRate.count == 43)
 

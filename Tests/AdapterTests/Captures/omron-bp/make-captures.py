@@ -20,7 +20,7 @@ TX = ["db5b55e0-aee7-11e1-965e-0002a5d5c51b", "e0b8a060-aee7-11e1-92f4-0002a5d5c
 RX = ["49123040-aee8-11e1-a74d-0002a5d5c51b", "4d0bf320-aee8-11e1-a0d9-0002a5d5c51b",
       "5128ce60-aee8-11e1-b84b-0002a5d5c51b", "560f1420-aee8-11e1-8184-0002a5d5c51b"]
 UNLOCK = "b305b680-aee7-11e1-a730-0002a5d5c51b"
-KEY = b"ingestd omron bp"  # the adapter's default pairing key (omron-pairing-key changes it)
+KEY = b"ingestd omron bp"  # the adapter's default pairing key (tried when none is remembered)
 
 # Real stored readings from hass-omron tests/test_record_parsers.py (ORIGIN).
 HEM7142T2_SLOT7 = h("6457431a7316161c000046001900")   # 125/87, pulse 67, 2026-05-19 19:48:22
