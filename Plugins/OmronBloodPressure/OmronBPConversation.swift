@@ -83,7 +83,13 @@ final class OmronBPConversation: GATTConversation {
                 throw error
             }
         }
-        try await unlock(model, database: database, over: link)
+        do {
+            try await unlock(model, database: database, over: link)
+        } catch GATTConversationError.timedOut(let what, let after) {
+            // A monitor that neither knows this host nor is in pairing mode often just stays silent.
+            throw Stop(reason: "pairing-needed", detail: "\(model.name) gave no \(what) within \(after) to the unlock: "
+                           + Self.pairingAdvice(model), time: await link.now())
+        }
         try await wire.expect(OmronMemoryFrame.startSession, answer: OmronMemoryFrame.startAnswer)
 
         let index = try await wire.readBytes(at: model.settingsReadAddress, count: model.indexSize)
