@@ -2,6 +2,7 @@ import AdapterKit
 import BLESimulators
 import Foundation
 import HealthModel
+import Logging
 import SQLiteStore
 import Testing
 @testable import IngestRuntime
@@ -85,6 +86,24 @@ extension ConversationDaemonTests {
         #expect(monitor.storedSlots(user: 1) == Array(0..<16), "only the committed new reading (slot 16) is erased")
         #expect(monitor.storedSlots(user: 0).count == 27)
         #expect(try bloodPressure(scenario.store).systolic.count == 44)
+    }
+
+    /// A monitor that knows another host's key and is not in pairing mode: nothing is read and
+    /// the log says how to put it in pairing mode.
+    @Test func anOmronMonitorNotInPairingModeIsReportedWithWhatToDo() async throws {
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "omron-bp", "--all"])
+        let monitor = SimulatedOmronMonitor(readings: [Self.omronReadings(3, user: 0), []], pairingMode: false,
+                                            key: [UInt8](repeating: 0x5A, count: 16))
+        let log = RecordingLogHandler()
+        try await runDaemon(store: scenario.store, name: SimulatedOmronMonitor.profile.name,
+                            profile: SimulatedOmronMonitor.profile, responder: monitor, options: ["omron-model": "HEM-7361T"],
+                            listen: .seconds(4), log: log)
+        let messages = log.records.map(\.message)
+        #expect(messages.contains { $0.contains("pairing-needed") && $0.contains("until -P- blinks") }, "\(messages.joined(separator: "\n"))")
+        #expect(monitor.frames.isEmpty, "its memory is not touched")
+        #expect(monitor.key == [UInt8](repeating: 0x5A, count: 16))
+        #expect(try bloodPressure(scenario.store).systolic.isEmpty)
     }
 
     /// The monitor drops the link after the 15th reading: those 15 are kept; the next contact
