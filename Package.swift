@@ -9,7 +9,7 @@ let fuzzSettings: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
 /// contract and compiled into ingestd through `BuiltinAdapters`. Adding a device is its folder, this line and its
 /// line in `Plugins/BuiltinAdapters/BuiltinAdapters.swift` (see Plugins/README.md).
 let builtinAdapterModules = [
-    "XiaomiScale", "BTHome", "GATTHealthProfiles", "DSD6Band", "YunmaiScale", "BeurerScale", "HidrateSpark",  // Bluetooth LE
+    "XiaomiScale", "BTHome", "GATTHealthProfiles", "DSD6Band", "YunmaiScale", "BeurerScale", "HidrateSpark", "OmronBloodPressure", "QNGATTScale",  // Bluetooth LE
     "ANTPlus", "OmronPedometer", "TEMPer",  // USB
 ]
 let builtinAdapterTargets: [Target] = builtinAdapterModules.map { name in
@@ -150,7 +150,8 @@ let package = Package(
             dependencies: ["XiaomiScale", "BTHome", "AdapterKit", "HealthModel", "Transport", "TestSupport"]
         ),
         .testTarget(name: "GATTHealthProfilesTests",
-                    dependencies: ["GATTHealthProfiles", "AdapterKit", "HealthModel", "Transport", "TestSupport"]),
+                    dependencies: ["GATTHealthProfiles", "OmronBloodPressure", "QNGATTScale", "AdapterKit", "HealthModel", "Transport",
+                                   "TestSupport"]),
         // Runs usb-probe and `ingestd devices` under umockdev-run / umockdev-wrapper: the real
         // libusb on replayed usbmon captures.
         .testTarget(name: "LibUSBTransportTests",

@@ -288,9 +288,19 @@ def gatt_session(capture, address, name, service, characteristics, values, adver
     # Primary services: GAP, GATT and the health service in one response, then Attribute Not Found.
     att("sent", bytes([0x10]) + le16(0x0001) + le16(0xFFFF) + le16(0x2800))
     capture.advance(30)
-    att("received", bytes([0x11, 0x06]) + le16(0x0001) + le16(0x0007) + le16(0x1800)
-        + le16(0x0008) + le16(0x000B) + le16(0x1801) + le16(service_start) + le16(service_end) + le16(service))
-    capture.advance(30)
+    if isinstance(service, int):
+        att("received", bytes([0x11, 0x06]) + le16(0x0001) + le16(0x0007) + le16(0x1800)
+            + le16(0x0008) + le16(0x000B) + le16(0x1801) + le16(service_start) + le16(service_end) + le16(service))
+        capture.advance(30)
+    else:
+        # A 128-bit service UUID: entries of one length per response, so it comes in a second one.
+        att("received", bytes([0x11, 0x06]) + le16(0x0001) + le16(0x0007) + le16(0x1800)
+            + le16(0x0008) + le16(0x000B) + le16(0x1801))
+        capture.advance(30)
+        att("sent", bytes([0x10]) + le16(0x000C) + le16(0xFFFF) + le16(0x2800))
+        capture.advance(30)
+        att("received", bytes([0x11, 0x14]) + le16(service_start) + le16(service_end) + uuid_bytes(service))
+        capture.advance(30)
     att("sent", bytes([0x10]) + le16(service_end + 1) + le16(0xFFFF) + le16(0x2800))
     capture.advance(30)
     att("received", bytes([0x01, 0x10]) + le16(service_end + 1) + bytes([0x0A]))

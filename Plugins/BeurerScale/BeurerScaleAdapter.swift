@@ -39,17 +39,12 @@ public struct BeurerScaleAdapter: ConversingAdapter {
 
     /// Advertisements carry nothing the adapter uses.
     public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any BLEAdapterSession {
-        BeurerAdvertisementSession()
+        NothingAdvertisedSession()
     }
 
     public func makeConversation(for device: BLEDeviceTraits, context: AdapterContext) -> any GATTConversation {
         BeurerConversation(device: device, context: context)
     }
-}
-
-/// The scale's advertisements hold no measurements.
-final class BeurerAdvertisementSession: BLEAdapterSession {
-    func receive(_ event: TransportEvent, into output: inout AdapterOutput) {}
 }
 
 /// One conversation: greet, set the clock, list the users, download each user's saved

@@ -5,7 +5,9 @@ import BTHome
 import DSD6Band
 import GATTHealthProfiles
 import HidrateSpark
+import OmronBloodPressure
 import OmronPedometer
+import QNGATTScale
 import TEMPer
 import XiaomiScale
 import YunmaiScale
@@ -25,6 +27,8 @@ public enum BuiltinAdapters {
         YunmaiScaleAdapter(),
         BeurerScaleAdapter(),
         HidrateSparkAdapter(),
+        OmronBPAdapter(),
+        QNGATTScaleAdapter(),
         GATTHealthAdapter(),
     ]
 

@@ -27,17 +27,12 @@ public struct DSD6BandAdapter: ConversingAdapter {
 
     /// Advertisements carry nothing: the session only notes the band.
     public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any BLEAdapterSession {
-        DSD6AdvertisementSession()
+        NothingAdvertisedSession()
     }
 
     public func makeConversation(for device: BLEDeviceTraits, context: AdapterContext) -> any GATTConversation {
         DSD6Conversation(device: device, context: context)
     }
-}
-
-/// The band's advertisements hold no measurements.
-final class DSD6AdvertisementSession: BLEAdapterSession {
-    func receive(_ event: TransportEvent, into output: inout AdapterOutput) {}
 }
 
 /// One conversation with a band: subscribe to its replies, ask for the step count, the time

@@ -31,17 +31,12 @@ public struct HidrateSparkAdapter: ConversingAdapter {
 
     /// The bottle's advertisements carry no sips.
     public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any BLEAdapterSession {
-        HidrateAdvertisementSession()
+        NothingAdvertisedSession()
     }
 
     public func makeConversation(for device: BLEDeviceTraits, context: AdapterContext) -> any GATTConversation {
         HidrateConversation(device: device, context: context)
     }
-}
-
-/// The bottle's advertisements hold no sips.
-final class HidrateAdvertisementSession: BLEAdapterSession {
-    func receive(_ event: TransportEvent, into output: inout AdapterOutput) {}
 }
 
 /// One notification of the data point characteristic.

@@ -31,17 +31,12 @@ public struct YunmaiScaleAdapter: ConversingAdapter {
 
     /// Advertisements carry nothing the adapter uses.
     public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any BLEAdapterSession {
-        YunmaiAdvertisementSession()
+        NothingAdvertisedSession()
     }
 
     public func makeConversation(for device: BLEDeviceTraits, context: AdapterContext) -> any GATTConversation {
         YunmaiConversation(device: device, context: context)
     }
-}
-
-/// The scale's advertisements hold no measurements.
-final class YunmaiAdvertisementSession: BLEAdapterSession {
-    func receive(_ event: TransportEvent, into output: inout AdapterOutput) {}
 }
 
 /// The profile written to the scale, from the adapter's options.

@@ -119,3 +119,10 @@ extension GATTDatabase {
         characteristics.first { $0.uuid == uuid }
     }
 }
+
+/// The advertisement session of an adapter whose devices hand over their data only in a
+/// conversation: their advertisements carry nothing to decode.
+public final class NothingAdvertisedSession: BLEAdapterSession {
+    public init() {}
+    public func receive(_ event: TransportEvent, into output: inout AdapterOutput) {}
+}

@@ -28,7 +28,7 @@ import Transport
 
     /// Runs the daemon once (`listen` long) against a controller advertising `name` (and
     /// `services`) as connectable; each connection gets a peripheral serving `profile` with `responder`.
-    private func runDaemon(store: String, name: String, services: [UInt16] = [], profile: SimulatedProfile,
+    func runDaemon(store: String, name: String, services: [UInt16] = [], profile: SimulatedProfile,
                            responder: (any SimulatedResponder)?, security: SimulatedSecurity = .none,
                            peripherals: PeripheralList = PeripheralList(), options: [String: String] = [:],
                            listen: Duration = .seconds(6),

@@ -49,8 +49,10 @@ extension BluetoothBackend {
         await withTaskCancellationHandler {
             do {
                 try await conversation.run(over: conversationLink) { output in
+                    // A conversation's rejections are few and their detail says what to do (pair the device,
+                    // put it in pairing mode, fix an option), so it is logged with them.
                     for rejection in output.rejections {
-                        logger.warning("frame rejected by \(rejection.adapter): \(rejection.reason)")
+                        logger.warning("frame rejected by \(rejection.adapter): \(rejection.reason): \(rejection.detail)")
                     }
                     return try await deliver(output)
                 }
