@@ -10,6 +10,8 @@ let fuzzSettings: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
 /// line in `Plugins/BuiltinAdapters/BuiltinAdapters.swift` (see Plugins/README.md).
 let builtinAdapterModules = [
     "XiaomiScale", "BTHome", "GATTHealthProfiles", "DSD6Band", "YunmaiScale", "BeurerScale", "HidrateSpark",  // Bluetooth LE
+    "QNScale", "EtekcityScale", "EufyScale", "MiBandHeartRate", "HeartRateStraps", "RoomThermometers",  // BLE broadcasts
+    "AmazfitScale", "SenssunScale", "LaicaScale",
     "ANTPlus", "OmronPedometer", "TEMPer",  // USB
 ]
 let builtinAdapterTargets: [Target] = builtinAdapterModules.map { name in

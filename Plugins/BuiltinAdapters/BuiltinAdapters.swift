@@ -1,11 +1,20 @@
 import ANTPlus
 import AdapterKit
+import AmazfitScale
 import BeurerScale
 import BTHome
 import DSD6Band
+import EtekcityScale
+import EufyScale
 import GATTHealthProfiles
+import HeartRateStraps
 import HidrateSpark
+import LaicaScale
+import MiBandHeartRate
 import OmronPedometer
+import QNScale
+import RoomThermometers
+import SenssunScale
 import TEMPer
 import XiaomiScale
 import YunmaiScale
@@ -21,10 +30,19 @@ public enum BuiltinAdapters {
     public static let bluetooth: [any BLEAdapter] = [
         XiaomiScaleAdapter(),
         BTHomeAdapter(),
+        EtekcityScaleAdapter(),
+        EufyScaleAdapter(),
+        MiBandHeartRateAdapter(),
+        HeartRateStrapAdapter(),
+        RoomThermometerAdapter(),
+        AmazfitScaleAdapter(),
+        SenssunScaleAdapter(),
+        LaicaScaleAdapter(),
         DSD6BandAdapter(),
         YunmaiScaleAdapter(),
         BeurerScaleAdapter(),
         HidrateSparkAdapter(),
+        QNScaleAdapter(),  // company 0xFFFF is shared by many vendors: after the exact matches
         GATTHealthAdapter(),
     ]
 
