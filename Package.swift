@@ -166,7 +166,7 @@ let package = Package(
         .testTarget(name: "USBReplayTests", dependencies: ["ingestd", "TestSupport"]),
         .testTarget(
             name: "ExternalAdaptersTests",
-            dependencies: ["ExternalAdapters", "ExternalAdapterProtocol", "Logging", "AdapterKit", "XiaomiScale", "HealthModel", "Transport", "Pipeline",
+            dependencies: ["ExternalAdapters", "ExternalAdapterProtocol", "Logging", "AdapterKit", "BuiltinAdapters", "XiaomiScale", "HealthModel", "Transport", "Pipeline",
                            "SQLiteStore", "BLEWire", "CaptureFormats", "TestSupport", "ingestd-adapter-xiaomi-scale"],
             exclude: ["Plugins"]
         ),

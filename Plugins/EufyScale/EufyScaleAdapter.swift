@@ -27,7 +27,8 @@ public struct EufyScaleAdapter: BLEAdapter {
             models: [
                 AdapterModel(maker: "Eufy", name: "Smart Scale C1 (T9146)", offers: "weight", reads: [.bodyMass],
                              capture: "c1-weighing"),
-                AdapterModel(maker: "Eufy", name: "Smart Scale P1 (T9147)", offers: "weight", reads: [.bodyMass]),
+                AdapterModel(maker: "Eufy", name: "Smart Scale P1 (T9147)", offers: "weight", reads: [.bodyMass],
+                             capture: "p1-weighing"),
                 AdapterModel(maker: "Eufy", name: "Smart Scale P2 (T9148)", offers: "weight; impedance over an authenticated connection",
                              reads: [.bodyMass], capture: "p2-weighing"),
                 AdapterModel(maker: "Eufy", name: "Smart Scale P2 Pro (T9149)",

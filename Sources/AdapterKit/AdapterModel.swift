@@ -28,6 +28,19 @@ public struct AdapterModel: Sendable, Hashable {
     }
 }
 
+extension AdapterModel {
+    /// The model as one JSON object (`maker`, `name`, `offers`, `reads` as type identifiers, and
+    /// `note` and `capture` when given): `ingestd adapters --json` and a plugin's `--describe`.
+    public var jsonObject: String {
+        var fields = ["\"maker\":\(JSONText.quoted(maker))", "\"name\":\(JSONText.quoted(name))",
+                      "\"offers\":\(JSONText.quoted(offers))",
+                      "\"reads\":[" + reads.map { JSONText.quoted($0.identifier) }.joined(separator: ",") + "]"]
+        if let note { fields.append("\"note\":\(JSONText.quoted(note))") }
+        if let capture { fields.append("\"capture\":\(JSONText.quoted(capture))") }
+        return "{" + fields.joined(separator: ",") + "}"
+    }
+}
+
 /// The README's device table, made from the built-in adapters' descriptors: one row per model
 /// (`ingestd adapters --markdown` prints it; `scripts/update-device-table` writes it into the README).
 public enum DeviceTable {

@@ -101,7 +101,8 @@ struct AdapterListing {
             rows.append(Row(id: plugin.id, kind: "external", name: plugin.descriptor?.name, version: plugin.descriptor?.version,
                             path: plugin.path, state: state, produces: plugin.descriptor?.produces ?? [],
                             matches: plugin.descriptor?.matches ?? [], live: entry,
-                            protocolVersion: plugin.adapter?.protocolVersion, connects: plugin.adapter?.connects ?? false))
+                            protocolVersion: plugin.adapter?.protocolVersion, connects: plugin.adapter?.connects ?? false,
+                            how: plugin.descriptor?.how ?? "", models: plugin.descriptor?.models ?? []))
         }
         let descriptors = rows.map { AdapterDescriptor(id: $0.id, name: $0.name ?? $0.id, version: $0.version ?? "",
                                                         summary: "", matches: $0.matches, produces: $0.produces) }
@@ -157,7 +158,7 @@ struct AdapterListing {
             }
             if !row.how.isEmpty { fields.append("\"how\":\(JSONText.quoted(row.how))") }
             if !row.models.isEmpty {
-                fields.append("\"models\":[" + row.models.map(Self.modelJSON).joined(separator: ",") + "]")
+                fields.append("\"models\":[" + row.models.map(\.jsonObject).joined(separator: ",") + "]")
             }
             if let live = row.live {
                 fields.append("\"starts\":\(live.starts),\"failures\":\(live.failures),\"records\":\(live.records),"
@@ -167,14 +168,4 @@ struct AdapterListing {
         }
     }
 
-    /// One model of an adapter: `maker`, `name`, `offers`, `reads` (type identifiers), and `note`
-    /// and `capture` when given.
-    static func modelJSON(_ model: AdapterModel) -> String {
-        var fields = ["\"maker\":\(JSONText.quoted(model.maker))", "\"name\":\(JSONText.quoted(model.name))",
-                      "\"offers\":\(JSONText.quoted(model.offers))",
-                      "\"reads\":[" + model.reads.map { JSONText.quoted($0.identifier) }.joined(separator: ",") + "]"]
-        if let note = model.note { fields.append("\"note\":\(JSONText.quoted(note))") }
-        if let capture = model.capture { fields.append("\"capture\":\(JSONText.quoted(capture))") }
-        return "{" + fields.joined(separator: ",") + "}"
-    }
 }

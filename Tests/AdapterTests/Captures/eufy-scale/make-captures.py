@@ -17,6 +17,7 @@ EUFY = "eufy-scale"
 P2_COMPANY = 0xFF48
 C1_COMPANY = 0x0000  # the C1/P1 frames' company id is not published: a placeholder
 C1_ADDRESS = "CF:E6:03:1D:09:01"
+P1_ADDRESS = "CF:E6:03:1D:09:03"
 P2_ADDRESS = "CF:E6:03:1D:09:F7"  # the address ble-scale-sync's tests use
 P2_PRO_ADDRESS = "CF:E6:03:1D:09:02"
 
@@ -71,6 +72,15 @@ def c1_case(capture):
     return [sample("BodyMass", 72.35, "kg", times[1], source=EUFY, device=device, metadata=metadata_json())]
 
 
+def p1_case(capture):
+    """The P1 (T9147) sends the C1's frame: one final weighing, 68.5 kg."""
+    scan_response(capture, P1_ADDRESS, "eufy T9147")
+    capture.advance(500)
+    advertise(capture, P1_ADDRESS, C1_COMPANY, c1_frame(68.5, 0x00))
+    device = device_json(name="eufy T9147", manufacturer="Eufy", localIdentifier=P1_ADDRESS)
+    return [sample("BodyMass", 68.5, "kg", capture.at(), source=EUFY, device=device, metadata=metadata_json())]
+
+
 def p2_case(capture):
     """ble-scale-sync's 75.2 kg, settling first."""
     scan_response(capture, P2_ADDRESS, "eufy T9148")
@@ -108,7 +118,7 @@ def bad_case(capture):
             % (C1_ADDRESS, good, frame[14], " ".join("%02x" % b for b in frame))]
 
 
-CASES = [Case("c1-weighing", c1_case), Case("p2-weighing", p2_case), Case("p2-pro-weighing", p2_pro_case),
+CASES = [Case("c1-weighing", c1_case), Case("p1-weighing", p1_case), Case("p2-weighing", p2_case), Case("p2-pro-weighing", p2_pro_case),
          Case("bad-c1-checksum", bad_case)]
 
 if __name__ == "__main__":
