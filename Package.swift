@@ -145,7 +145,7 @@ let package = Package(
         ]),
         .testTarget(
             name: "AdvertisementAdaptersTests",
-            dependencies: ["XiaomiScale", "BTHome", "AdapterKit", "HealthModel", "Transport", "TestSupport"]
+            dependencies: ["XiaomiScale", "BTHome", "QNScale", "AdapterKit", "HealthModel", "Transport", "TestSupport"]
         ),
         .testTarget(name: "GATTHealthProfilesTests",
                     dependencies: ["GATTHealthProfiles", "AdapterKit", "HealthModel", "Transport", "TestSupport"]),
