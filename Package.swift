@@ -9,7 +9,10 @@ let fuzzSettings: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
 /// contract and compiled into ingestd through `BuiltinAdapters`. Adding a device is its folder, this line and its
 /// line in `Plugins/BuiltinAdapters/BuiltinAdapters.swift` (see Plugins/README.md).
 let builtinAdapterModules = [
-    "XiaomiScale", "BTHome", "GATTHealthProfiles", "DSD6Band", "YunmaiScale", "BeurerScale", "HidrateSpark", "OmronBloodPressure", "QNGATTScale",  // Bluetooth LE
+    "XiaomiScale", "BTHome", "GATTHealthProfiles", "DSD6Band", "YunmaiScale", "BeurerScale", "HidrateSpark",  // Bluetooth LE
+    "OmronBloodPressure", "QNGATTScale",  // Bluetooth LE conversations
+    "QNScale", "EtekcityScale", "EufyScale", "MiBandHeartRate", "HeartRateStraps", "RoomThermometers",  // BLE broadcasts
+    "AmazfitScale", "SenssunScale", "LaicaScale",
     "ANTPlus", "OmronPedometer", "TEMPer",  // USB
 ]
 let builtinAdapterTargets: [Target] = builtinAdapterModules.map { name in
@@ -147,7 +150,7 @@ let package = Package(
         ]),
         .testTarget(
             name: "AdvertisementAdaptersTests",
-            dependencies: ["XiaomiScale", "BTHome", "AdapterKit", "HealthModel", "Transport", "TestSupport"]
+            dependencies: ["XiaomiScale", "BTHome", "QNScale", "AdapterKit", "HealthModel", "Transport", "TestSupport"]
         ),
         .testTarget(name: "GATTHealthProfilesTests",
                     dependencies: ["GATTHealthProfiles", "OmronBloodPressure", "QNGATTScale", "AdapterKit", "HealthModel", "Transport",
@@ -169,7 +172,7 @@ let package = Package(
         .testTarget(name: "USBReplayTests", dependencies: ["ingestd", "TestSupport"]),
         .testTarget(
             name: "ExternalAdaptersTests",
-            dependencies: ["ExternalAdapters", "ExternalAdapterProtocol", "Logging", "AdapterKit", "XiaomiScale", "HealthModel", "Transport", "Pipeline",
+            dependencies: ["ExternalAdapters", "ExternalAdapterProtocol", "Logging", "AdapterKit", "BuiltinAdapters", "XiaomiScale", "HealthModel", "Transport", "Pipeline",
                            "SQLiteStore", "BLEWire", "CaptureFormats", "TestSupport", "ingestd-adapter-xiaomi-scale"],
             exclude: ["Plugins"]
         ),

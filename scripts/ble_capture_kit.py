@@ -91,6 +91,11 @@ class Capture:
     def event(self, code, parameters):
         self.add("received", 0x04, bytes([code, len(parameters)]) + parameters)
 
+    def raw_event(self, packet):
+        """An HCI event as a published test gives it: `04` (H4 event), code, length, parameters."""
+        assert packet[0] == 0x04 and packet[2] == len(packet) - 3, packet.hex()
+        self.add("received", 0x04, packet[1:])
+
     def command(self, opcode, parameters):
         self.add("sent", 0x01, le16(opcode) + bytes([len(parameters)]) + parameters)
 
@@ -162,6 +167,17 @@ def uuid16_list_ad(*uuids):
 
 def service_data_ad(uuid, payload):
     return ad(0x16, le16(uuid) + payload)
+
+
+def manufacturer_ad(company, payload):
+    """Manufacturer-specific data: the company id (little-endian), then the vendor's bytes."""
+    return ad(0xFF, le16(company) + payload)
+
+
+def manufacturer_raw_ad(payload):
+    """Manufacturer-specific data given whole, company id bytes included (devices such as Inkbird's
+    put a reading where the company id belongs)."""
+    return ad(0xFF, payload)
 
 
 # MARK: - Expected records

@@ -22,7 +22,13 @@ public struct ANTPlusAdapter: USBAdapter {
             version: "1.0.0",
             summary: "Heart rate, foot-pod steps, distance and speed, and scale weights received by an ANT USB stick",
             matches: [.usb(USBMatch(vendorID: 0x0FCF, productID: 0x1008)), .usb(USBMatch(vendorID: 0x0FCF, productID: 0x1009))],
-            produces: [.heartRate, .stepCount, .distanceWalkingRunning, .runningSpeed, .bodyMass])
+            produces: [.heartRate, .stepCount, .distanceWalkingRunning, .runningSpeed, .bodyMass],
+            how: "USB",
+            models: [
+                AdapterModel(maker: "Garmin / Dynastream", name: "ANT+ USB sticks: heart rate monitors", offers: "heart rate", reads: [.heartRate], capture: "hrm"),
+                AdapterModel(maker: "Garmin / Dynastream", name: "ANT+ USB sticks: stride-based speed and distance sensors", offers: "speed, distance, strides", reads: [.stepCount, .distanceWalkingRunning, .runningSpeed], capture: "sdm"),
+                AdapterModel(maker: "Garmin / Dynastream", name: "ANT+ USB sticks: weight scales", offers: "weight", reads: [.bodyMass], capture: "scale"),
+            ])
     }
 
     public func makeSession(for device: USBDeviceDescription, context: AdapterContext,

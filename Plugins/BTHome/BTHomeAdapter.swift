@@ -21,7 +21,11 @@ public struct BTHomeAdapter: BLEAdapter {
             version: "1",
             summary: "Body mass and ambient temperature from unencrypted BTHome v2 advertisements",
             matches: [.ble(BLEMatch(serviceUUIDs: [BTHomeDecoder.serviceUUID]))],
-            produces: [.bodyMass, .ambientTemperature]
+            produces: [.bodyMass, .ambientTemperature],
+            how: "advertisements",
+            models: [
+                AdapterModel(maker: "BTHome", name: "v2 sensors (unencrypted)", offers: "any BTHome object", reads: [.bodyMass, .ambientTemperature], note: "mass and temperature objects only; temperature is ambient", capture: "bthome-mass"),
+            ]
         )
     }
 

@@ -24,7 +24,12 @@ public struct BeurerScaleAdapter: ConversingAdapter {
         summary: "Saved weighings (body mass, body fat, BMI) of each user of Beurer BF700-class and Sanitas SBF70 scales",
         matches: [.ble(BLEMatch(namePattern: BeurerScaleAdapter.beurerNamePattern)),
                   .ble(BLEMatch(namePattern: BeurerScaleAdapter.sanitasNamePattern))],
-        produces: [.bodyMass, .bodyFatPercentage, .bodyMassIndex]
+        produces: [.bodyMass, .bodyFatPercentage, .bodyMassIndex],
+            how: "GATT conversation: clock set, user list, each user's saved weighings part by part (each acknowledged), erased on the scale after the commit",
+            models: [
+                AdapterModel(maker: "Beurer", name: "BF700, BF710, BF800", offers: "weight, body fat, BMI, per-user history", reads: [.bodyMass, .bodyFatPercentage, .bodyMassIndex], note: "with the user's place on the scale", capture: "download-bf700"),
+                AdapterModel(maker: "Runtastic / Sanitas / SilverCrest", name: "Libra, SBF70, SBF75", offers: "weight, body fat, BMI, per-user history", reads: [.bodyMass, .bodyFatPercentage, .bodyMassIndex], capture: "download"),
+            ]
     )
 
     public init() {}

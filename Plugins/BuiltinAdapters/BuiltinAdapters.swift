@@ -1,13 +1,22 @@
 import ANTPlus
 import AdapterKit
+import AmazfitScale
 import BeurerScale
 import BTHome
 import DSD6Band
+import EtekcityScale
+import EufyScale
 import GATTHealthProfiles
+import HeartRateStraps
 import HidrateSpark
+import LaicaScale
+import MiBandHeartRate
 import OmronBloodPressure
 import OmronPedometer
 import QNGATTScale
+import QNScale
+import RoomThermometers
+import SenssunScale
 import TEMPer
 import XiaomiScale
 import YunmaiScale
@@ -23,12 +32,21 @@ public enum BuiltinAdapters {
     public static let bluetooth: [any BLEAdapter] = [
         XiaomiScaleAdapter(),
         BTHomeAdapter(),
+        EtekcityScaleAdapter(),
+        EufyScaleAdapter(),
+        MiBandHeartRateAdapter(),
+        HeartRateStrapAdapter(),
+        RoomThermometerAdapter(),
+        AmazfitScaleAdapter(),
+        SenssunScaleAdapter(),
+        LaicaScaleAdapter(),
         DSD6BandAdapter(),
         YunmaiScaleAdapter(),
         BeurerScaleAdapter(),
         HidrateSparkAdapter(),
         OmronBPAdapter(),
         QNGATTScaleAdapter(),
+        QNScaleAdapter(),  // company 0xFFFF is shared by many vendors: after the exact matches
         GATTHealthAdapter(),
     ]
 

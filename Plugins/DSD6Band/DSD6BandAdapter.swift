@@ -20,7 +20,11 @@ public struct DSD6BandAdapter: ConversingAdapter {
         version: "1.0.0",
         summary: "Step count of a DS-D6 band (AT commands over its vendor service 0x190A)",
         matches: [.ble(BLEMatch(namePattern: "^DS-D6$"))],
-        produces: [.stepCount]
+        produces: [.stepCount],
+            how: "GATT conversation: AT commands, replies by notification",
+            models: [
+                AdapterModel(maker: "(unbranded)", name: "DS-D6 fitness band", offers: "the day's steps", reads: [.stepCount], capture: "real-first-sync"),
+            ]
     )
 
     public init() {}

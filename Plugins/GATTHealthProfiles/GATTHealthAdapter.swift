@@ -21,7 +21,18 @@ public struct GATTHealthAdapter: BLEAdapter {
             .bodyMass, .bodyMassIndex, .height, .bodyFatPercentage, .leanBodyMass, .bodyTemperature,
             .heartRate, .runningSpeed, .walkingSpeed, .distanceWalkingRunning, .stepCount,
             .bloodPressureSystolic, .bloodPressureDiastolic, .bloodGlucose, .oxygenSaturation,
-        ]
+        ],
+            how: "GATT: reads, indications/notifications",
+            models: [
+                AdapterModel(maker: "Bluetooth SIG profile", name: "Weight Scale", offers: "weight, BMI, height", reads: [.bodyMass, .bodyMassIndex, .height], capture: "weight-scale"),
+                AdapterModel(maker: "Bluetooth SIG profile", name: "Body Composition", offers: "body fat, lean mass, weight", reads: [.bodyFatPercentage, .leanBodyMass, .bodyMass], capture: "body-composition"),
+                AdapterModel(maker: "Bluetooth SIG profile", name: "Health Thermometer", offers: "body temperature", reads: [.bodyTemperature], capture: "thermometer"),
+                AdapterModel(maker: "Bluetooth SIG profile", name: "Heart Rate", offers: "heart rate", reads: [.heartRate], capture: "heart-rate"),
+                AdapterModel(maker: "Bluetooth SIG profile", name: "Running Speed and Cadence", offers: "speed, distance, steps", reads: [.runningSpeed, .walkingSpeed, .distanceWalkingRunning, .stepCount], capture: "running-speed-cadence"),
+                AdapterModel(maker: "Bluetooth SIG profile", name: "Blood Pressure", offers: "systolic, diastolic, pulse", reads: [.bloodPressureSystolic, .bloodPressureDiastolic, .heartRate], capture: "blood-pressure"),
+                AdapterModel(maker: "Bluetooth SIG profile", name: "Glucose", offers: "blood glucose", reads: [.bloodGlucose], capture: "glucose"),
+                AdapterModel(maker: "Bluetooth SIG profile", name: "Pulse Oximeter", offers: "SpO2, pulse", reads: [.oxygenSaturation, .heartRate], capture: "pulse-oximeter"),
+            ]
     )
 
     public init() {}

@@ -24,7 +24,11 @@ public struct HidrateSparkAdapter: ConversingAdapter {
         version: "1.0.0",
         summary: "Water intake from the sip log of a HidrateSpark smart bottle",
         matches: [.ble(BLEMatch(namePattern: "^h2o[0-9A-Fa-f]{4}"))],
-        produces: [.dietaryWater]
+        produces: [.dietaryWater],
+            how: "GATT conversation: the sip log, one sip per request, each committed before the next",
+            models: [
+                AdapterModel(maker: "HidrateSpark", name: "smart bottle", offers: "sip log", reads: [.dietaryWater], capture: "real-sips"),
+            ]
     )
 
     public init() {}

@@ -18,7 +18,11 @@ public struct OmronPedometerAdapter: USBAdapter {
             version: "1.0.0",
             summary: "Hourly steps and daily walking distance from the Omron HJ-720IT's memory (USB HID)",
             matches: [.usb(USBMatch(vendorID: 0x0590, productID: 0x0028))],
-            produces: [.stepCount, .distanceWalkingRunning])
+            produces: [.stepCount, .distanceWalkingRunning],
+            how: "USB",
+            models: [
+                AdapterModel(maker: "Omron", name: "HJ-720IT pedometer", offers: "steps, walking distance by hour", reads: [.stepCount, .distanceWalkingRunning], capture: "pedometerLog1"),
+            ])
     }
 
     public func makeSession(for device: USBDeviceDescription, context: AdapterContext,

@@ -26,7 +26,11 @@ public struct TEMPerAdapter: USBAdapter {
             summary: "Room temperature from TEMPer USB thermometers (FM75 and Si7021 models)",
             matches: [.usb(USBMatch(vendorID: 0x0C45, productID: 0x7401)), .usb(USBMatch(vendorID: 0x0C45, productID: 0x7402)),
                       .usb(USBMatch(vendorID: 0x1A86, productID: 0xE025))],
-            produces: [.ambientTemperature])
+            produces: [.ambientTemperature],
+            how: "USB",
+            models: [
+                AdapterModel(maker: "PCsensor / RDing", name: "TEMPer USB thermometers (TEMPerV1.4, TEMPer2, TEMPERHUM, …)", offers: "air temperature", reads: [.ambientTemperature], note: "never body temperature", capture: "temper-v1.4"),
+            ])
     }
 
     public func makeSession(for device: USBDeviceDescription, context: AdapterContext,

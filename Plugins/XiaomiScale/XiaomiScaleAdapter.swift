@@ -13,7 +13,7 @@ public struct XiaomiScaleAdapter: ConversingAdapter {
     /// The adapter id, also the sample source.
     public static let id = "xiaomi-scale"
     /// Metadata entry holding the body composition scale's impedance in ohms (a number).
-    public static let impedanceMetadataKey = "IngestImpedanceOhm"
+    public static let impedanceMetadataKey = AdapterMetadataKey.impedanceOhm
     /// Metadata entry set to `true` when the scale's clock was unset and the reception time was used.
     public static let clockUnsetMetadataKey = "IngestDeviceClockUnset"
 
@@ -39,7 +39,12 @@ public struct XiaomiScaleAdapter: ConversingAdapter {
                 .ble(BLEMatch(serviceDataUUIDs: [BLEUUID(0x181D)], serviceDataLengths: [10])),
                 .ble(BLEMatch(serviceDataUUIDs: [BLEUUID(0x181B)], serviceDataLengths: [13])),
             ],
-            produces: [.bodyMass]
+            produces: [.bodyMass],
+            how: "advertisements; GATT conversation: clock set, the stored history, acknowledged on the scale after the commit",
+            models: [
+                AdapterModel(maker: "Xiaomi", name: "Mi Smart Scale (XMTZC01HM, XMTZC04HM)", offers: "weight, stored history", reads: [.bodyMass], capture: "mi-scale-v1"),
+                AdapterModel(maker: "Xiaomi", name: "Mi Body Composition Scale (XMTZC02HM, XMTZC05HM)", offers: "weight, impedance, stored history", reads: [.bodyMass], note: "impedance as metadata", capture: "mi-scale-v2"),
+            ]
         )
     }
 

@@ -24,7 +24,11 @@ public struct YunmaiScaleAdapter: ConversingAdapter {
         version: "1.0.0",
         summary: "Body mass and body fat of Yunmai Mini/SE scales (vendor protocol on 0xFFE0/0xFFE5)",
         matches: [.ble(BLEMatch(namePattern: "^YUNMAI-(SIGNAL|ISM|ISSE)"))],
-        produces: [.bodyMass, .bodyFatPercentage]
+        produces: [.bodyMass, .bodyFatPercentage],
+            how: "GATT conversation: user profile and clock written, measurement started, result by notification",
+            models: [
+                AdapterModel(maker: "Yunmai", name: "Mini, SE", offers: "weight, body fat", reads: [.bodyMass, .bodyFatPercentage], note: "with the scale's user id", capture: "weighing"),
+            ]
     )
 
     public init() {}

@@ -14,15 +14,22 @@ public struct AdapterDescriptor: Sendable, Hashable {
     /// Any one of these selects the adapter for a device.
     public var matches: [DeviceMatch]
     public var produces: [QuantityType]
+    /// How the adapter gets the data, in a few words ("advertisements", "GATT conversation: …").
+    public var how: String
+    /// The device models it covers, what each offers and what we read (the catalogue and the
+    /// README's device table).
+    public var models: [AdapterModel]
 
     public init(id: String, name: String, version: String, summary: String, matches: [DeviceMatch],
-                produces: [QuantityType]) {
+                produces: [QuantityType], how: String = "", models: [AdapterModel] = []) {
         self.id = id
         self.name = name
         self.version = version
         self.summary = summary
         self.matches = matches
         self.produces = produces
+        self.how = how
+        self.models = models
     }
 
     /// Whether this adapter takes the BLE device seen with these traits.

@@ -38,6 +38,8 @@ public enum ExternalDescriptorError: Error, Equatable, Sendable, CustomStringCon
     case invalidNamePattern(String)
     /// A USB vendor or product id that is not four hex digits.
     case invalidUSBID(field: String, text: String)
+    /// A `models` entry that is not a model (with the reason).
+    case invalidModel(index: Int, reason: String)
     /// A field that a later protocol version brought (`connect` is version 2's), in an older one's descriptor.
     case fieldNeedsNewerProtocol(field: String, version: Int)
 
@@ -62,6 +64,7 @@ public enum ExternalDescriptorError: Error, Equatable, Sendable, CustomStringCon
         case .producesNothing: "produces no types"
         case .noMatches: "matches no devices (\"matches\" is empty)"
         case .invalidMatch(let index, let reason): "matches[\(index)]: \(reason)"
+        case .invalidModel(let index, let reason): "models[\(index)]: \(reason)"
         case .invalidServiceUUID(let text): "\"\(text)\" is not a Bluetooth UUID"
         case .invalidCompanyID(let value): "company id \(value) is outside 0...65535"
         case .invalidNamePattern(let pattern): "name pattern \"\(pattern)\" is not a usable regular expression"
@@ -99,6 +102,11 @@ public enum ExternalDescriptorCodec {
         text += "],\"matches\":["
         text += descriptor.matches.map(encode).joined(separator: ",")
         text += "]"
+        if !descriptor.how.isEmpty {
+            text += ",\"how\":"
+            JSONText.appendQuoted(descriptor.how, to: &text)
+        }
+        if !descriptor.models.isEmpty { text += ",\"models\":[" + descriptor.models.map(\.jsonObject).joined(separator: ",") + "]" }
         if description.connects { text += ",\"connect\":true" }
         return text + "}"
     }
@@ -151,7 +159,8 @@ public enum ExternalDescriptorCodec {
             throw .idMismatch(expected: expectedID, found: document.id)
         }
         let descriptor = AdapterDescriptor(id: document.id, name: document.name, version: document.version,
-                                           summary: document.summary, matches: document.matches, produces: document.produces)
+                                           summary: document.summary, matches: document.matches, produces: document.produces,
+                                           how: document.how, models: document.models)
         return ExternalPluginDescription(descriptor: descriptor, protocolVersion: document.protocolVersion,
                                          connects: document.connects)
     }
@@ -190,8 +199,14 @@ private struct DescribeDocument: Decodable {
     var matches: [DeviceMatch]
     var protocolVersion: Int
     var connects: Bool
+    var how: String
+    var models: [AdapterModel]
 
-    static let fields: Set<String> = ["protocol", "id", "name", "version", "summary", "produces", "matches", "connect"]
+    static let fields: Set<String> = ["protocol", "id", "name", "version", "summary", "produces", "matches", "connect",
+                                      "how", "models"]
+    /// Bounds on what a plugin may say about its models (untrusted output).
+    static let maximumModels = 256
+    static let maximumTextLength = 512
 
     init(from decoder: any Decoder) throws {
         let object: KeyedDecodingContainer<AnyJSONKey>
@@ -253,6 +268,51 @@ private struct DescribeDocument: Decodable {
         }
         guard !matches.isEmpty else { throw ExternalDescriptorError.noMatches }
         self.matches = matches
+
+        how = try Self.optional(object, "how", String.self, expected: "a string") ?? ""
+        guard how.utf8.count <= Self.maximumTextLength else {
+            throw ExternalDescriptorError.wrongFieldType(field: "how", expected: "at most \(Self.maximumTextLength) bytes")
+        }
+        var models: [AdapterModel] = []
+        if object.contains(AnyJSONKey("models")) {
+            var entries: UnkeyedDecodingContainer
+            do {
+                entries = try object.nestedUnkeyedContainer(forKey: AnyJSONKey("models"))
+            } catch {
+                throw ExternalDescriptorError.wrongFieldType(field: "models", expected: "an array")
+            }
+            while !entries.isAtEnd {
+                let index = entries.currentIndex
+                guard index < Self.maximumModels else {
+                    throw ExternalDescriptorError.wrongFieldType(field: "models", expected: "at most \(Self.maximumModels) entries")
+                }
+                let entry: ModelEntry
+                do {
+                    entry = try entries.decode(ModelEntry.self)
+                } catch let error as ExternalDescriptorError {
+                    throw Self.locatedModel(error, index: index)
+                } catch {
+                    throw ExternalDescriptorError.invalidModel(index: index, reason: "expected an object")
+                }
+                let foreign = entry.model.reads.filter { !types.contains($0) }
+                guard foreign.isEmpty else {
+                    throw ExternalDescriptorError.invalidModel(
+                        index: index, reason: "reads \(foreign.map(\.shortName).joined(separator: ", ")), which produces does not list")
+                }
+                models.append(entry.model)
+            }
+        }
+        self.models = models
+    }
+
+    private static func locatedModel(_ error: ExternalDescriptorError, index: Int) -> ExternalDescriptorError {
+        switch error {
+        case .unknownField(let field): .invalidModel(index: index, reason: "unknown field \"\(field)\"")
+        case .wrongFieldType(let field, let expected): .invalidModel(index: index, reason: "\(field) must be \(expected)")
+        case .missingField(let field): .invalidModel(index: index, reason: "missing field \"\(field)\"")
+        case .unknownType(let name): .invalidModel(index: index, reason: "reads unknown type \"\(name)\"")
+        default: error
+        }
     }
 
     /// Errors that are about a whole match entry get its index; value errors stay as they are.
@@ -279,6 +339,40 @@ private struct DescribeDocument: Decodable {
         } catch {
             throw ExternalDescriptorError.wrongFieldType(field: key, expected: expected)
         }
+    }
+}
+
+/// One `models` entry: `maker`, `name`, `offers` (strings), `reads` (type identifiers), `note`
+/// and `capture` (optional strings); every string at most `DescribeDocument.maximumTextLength` bytes.
+private struct ModelEntry: Decodable {
+    var model: AdapterModel
+
+    init(from decoder: any Decoder) throws {
+        let object = try decoder.container(keyedBy: AnyJSONKey.self)
+        let allowed: Set<String> = ["maker", "name", "offers", "reads", "note", "capture"]
+        if let unknown = object.allKeys.map(\.stringValue).sorted().first(where: { !allowed.contains($0) }) {
+            throw ExternalDescriptorError.unknownField(unknown)
+        }
+        func text(_ key: String) throws -> String? {
+            let value = try DescribeDocument.optional(object, key, String.self, expected: "a string")
+            if let value, value.utf8.count > DescribeDocument.maximumTextLength {
+                throw ExternalDescriptorError.wrongFieldType(field: key, expected: "at most \(DescribeDocument.maximumTextLength) bytes")
+            }
+            return value
+        }
+        func required(_ key: String) throws -> String {
+            guard let value = try text(key) else { throw ExternalDescriptorError.missingField(key) }
+            return value
+        }
+        guard let names = try DescribeDocument.optional(object, "reads", [String].self, expected: "an array of type identifiers")
+        else { throw ExternalDescriptorError.missingField("reads") }
+        var reads: [QuantityType] = []
+        for name in names {
+            guard let type = QuantityType.named(name) else { throw ExternalDescriptorError.unknownType(name) }
+            reads.append(type)
+        }
+        model = AdapterModel(maker: try required("maker"), name: try required("name"), offers: try required("offers"),
+                             reads: reads, note: try text("note"), capture: try text("capture"))
     }
 }
 

@@ -22,6 +22,9 @@ import Glibc
 /// busy machine do not lower the figure; the wall-clock rate goes to stderr) and
 /// `capture.peak_rss_delta_mb <n> MB` (the largest rise of the peak resident set over the
 /// memory in use before a run; it stays flat when decoding streams). Progress goes to stderr.
+/// `capture.reports_per_s_earlier_registry` is the same capture through the registry as it was
+/// before the broadcast families of issue 24 (`earlierRegistry`), in the same runs, and
+/// `capture.vs_earlier_registry` the ratio of the two: what the added adapters cost every report.
 func captureDecodeBenchmark(reports: Int = 1_000_000, repeats: Int = 3) {
     do {
         try CaptureDecodeBench(reports: reports, repeats: repeats).run()
@@ -40,6 +43,11 @@ struct CaptureDecodeBench {
     /// The adapters the capture's three kinds of device are for (Mi scale broadcasts, BTHome
     /// sensors, standard Weight Scale service advertisers).
     static let adaptersInCapture: Set<String> = ["xiaomi-scale", "bthome", "gatt-health"]
+    /// The Bluetooth adapters registered before issue 24's broadcast families: the baseline of
+    /// `capture.vs_earlier_registry`.
+    static let earlierRegistry: Set<String> = [
+        "xiaomi-scale", "bthome", "dsd6-band", "yunmai-scale", "beurer-sanitas", "hidrate-spark", "gatt-health",
+    ]
     /// Broadcasts of one reading before the device has a new one.
     static let repeatsPerReading = 20
 
@@ -61,7 +69,9 @@ struct CaptureDecodeBench {
         Self.progress(String(format: "capture decode: %.1f MB btsnoop", Double(size) / 1_048_576))
 
         var rates: [Double] = []
+        var earlierRates: [Double] = []
         var peakDelta = 0.0
+        let earlier = BuiltinAdapters.bluetooth.filter { Self.earlierRegistry.contains($0.descriptor.id) }
         for run in 0..<max(1, repeats) {
             Self.resetPeakResidentSet()
             let before = Self.procStatusKilobytes("VmRSS") ?? 0
@@ -78,21 +88,33 @@ struct CaptureDecodeBench {
                 throw CaptureBenchError("not every adapter matched: \(counts.adapters.sorted())")
             }
             rates.append(Double(reports) / seconds)
+            let earlierStart = Self.threadCPUSeconds()
+            let earlierCounts = try decode(path: path, adapters: earlier)
+            let earlierSeconds = Self.threadCPUSeconds() - earlierStart
+            guard earlierCounts.samples == counts.samples else {
+                throw CaptureBenchError("the earlier registry made \(earlierCounts.samples) samples, the full one \(counts.samples)")
+            }
+            earlierRates.append(Double(reports) / earlierSeconds)
             peakDelta = max(peakDelta, Double(max(0, peak - before)) / 1024)
             Self.progress(String(
                 format: "capture decode run %d/%d: %.0f reports/s CPU (%.0f/s wall), %d samples, %d devices, peak +%.1f MB",
                 run + 1, repeats, Double(reports) / seconds, Double(reports) / wall, counts.samples,
                 counts.matchedDevices, Double(max(0, peak - before)) / 1024))
+            Self.progress(String(format: "capture decode run %d/%d, earlier registry (%d adapters, now %d): %.0f reports/s CPU",
+                                 run + 1, repeats, earlier.count, BuiltinAdapters.bluetooth.count, Double(reports) / earlierSeconds))
         }
         let median = rates.sorted()[rates.count / 2]
+        let earlierMedian = earlierRates.sorted()[earlierRates.count / 2]
         print("capture.reports_per_s \(Int(median.rounded())) 1/s")
+        print("capture.reports_per_s_earlier_registry \(Int(earlierMedian.rounded())) 1/s")
+        print(String(format: "capture.vs_earlier_registry %.3f", median / earlierMedian))
         print(String(format: "capture.peak_rss_delta_mb %.1f MB", peakDelta))
     }
 
     /// One timed pass: read, reconstruct, route; records are counted and dropped.
-    func decode(path: String) throws -> Counts {
+    func decode(path: String, adapters: [any BLEAdapter] = BuiltinAdapters.bluetooth) throws -> Counts {
         let reader = try CaptureFile.open(path: path)
-        let router = try AdapterRouter(adapters: BuiltinAdapters.bluetooth, timeZone: TimeZone(secondsFromGMT: 0) ?? .current)
+        let router = try AdapterRouter(adapters: adapters, timeZone: TimeZone(secondsFromGMT: 0) ?? .current)
         var decoder = HCITraceDecoder()
         var events: [TransportEvent] = []
         var output = AdapterOutput()

@@ -99,4 +99,37 @@ import Testing
         #expect(lines.contains { $0.contains("\"value\":5446,") && $0.contains("\"start\":\"2020-05-18T23:00:00Z\"") },
                 "\(samples.stdout)")
     }
+
+    /// The broadcast families' captures through `ingestd replay` into a store (each adapter granted
+    /// what it produces), twice: every published reading is stored once, in the canonical unit (the
+    /// Fit 8S's grams as kg), and the malformed captures store nothing.
+    @Test func binaryReplaysTheBroadcastFamiliesIntoTheStoreOnce() throws {
+        let families = ["qn-scale-broadcast", "etekcity-scale", "eufy-scale", "mi-band-heart-rate", "heart-rate-strap-broadcast",
+                        "room-thermometer", "amazfit-scale", "senssun-scale", "laica-scale"]
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("broadcast-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = directory.appendingPathComponent("health.sqlite").path
+        for family in families {
+            let grant = try IngestdProcess.runBlocking(["auth", "grant", family, "--all", "--store", store])
+            #expect(grant.status == 0, "\(grant.stderr)")
+        }
+        let captures = Captures.all.filter { families.contains($0.folder) }
+        let expected = try captures.filter { !$0.isBad }.flatMap { try $0.expectedRecords() }
+        #expect(expected.count >= 30)
+        for _ in 0..<2 {
+            let replay = try IngestdProcess.runBlocking(["replay"] + captures.map(\.path) + ["--store", store])
+            #expect(replay.status == 0, "\(replay.stderr)")
+        }
+        var stored: [String] = []
+        for type in ["bodyMass", "heartRate", "ambientTemperature"] {
+            let samples = try IngestdProcess.runBlocking(["samples", type, "--json", "--store", store])
+            #expect(samples.status == 0, "\(samples.stderr)")
+            stored += samples.stdout.split(separator: "\n").map(String.init)
+        }
+        #expect(stored.count == expected.count, "\(stored.joined(separator: "\n"))")
+        #expect(stored.contains { $0.contains("\"value\":80.47,\"unit\":\"kg\"") && $0.contains("\"source\":\"etekcity-scale\"") })
+        #expect(stored.contains { $0.contains("\"value\":70.35,\"unit\":\"kg\"") && $0.contains("\"source\":\"qn-scale-broadcast\"") })
+        #expect(!stored.contains { $0.contains("655.35") || $0.contains("327.67") })
+    }
 }

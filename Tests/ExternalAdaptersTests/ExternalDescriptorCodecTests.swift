@@ -1,4 +1,5 @@
 import AdapterKit
+import BuiltinAdapters
 import ExternalAdapterProtocol
 import Foundation
 import HealthModel
@@ -43,6 +44,15 @@ struct ExternalDescriptorCodecTests {
         #expect(text.hasPrefix("{\"protocol\":1,\"id\":\"xiaomi-scale\",\"name\":\"Xiaomi Mi scales\""))
         #expect(!text.contains("\n"))
         #expect(try ExternalDescriptorCodec.decode(text, expectedID: "xiaomi-scale") == original)
+    }
+
+    @Test("Every built-in adapter's descriptor, with how it reads and its models, survives encode and decode")
+    func builtInDescriptorsRoundTrip() throws {
+        for original in BuiltinAdapters.bluetooth.map(\.descriptor) + BuiltinAdapters.usb.map(\.descriptor) {
+            let text = ExternalDescriptorCodec.encode(original)
+            #expect(text.contains("\"how\":") && text.contains("\"models\":[{\"maker\":"), "\(text)")
+            #expect(try ExternalDescriptorCodec.decode(text, expectedID: original.id) == original)
+        }
     }
 
     @Test("A USB match without product id and a 128-bit UUID round-trip")
@@ -95,6 +105,14 @@ struct ExternalDescriptorCodecTests {
          .invalidUSBID(field: "vendorID", text: "fcf")),
         (#"{"protocol":1,"id":"acme","name":"A","version":"1","produces":["bodyMass"],"matches":[{"usb":{"productID":"1008"}}]}"#,
          .invalidMatch(index: 0, reason: "missing field \"usb.vendorID\"")),
+        (#"{"protocol":1,"id":"acme","name":"A","version":"1","produces":["bodyMass"],"matches":[{"ble":{"namePattern":"^A"}}],"models":[{"maker":"Acme","name":"S1","offers":"weight","reads":["heartRate"]}]}"#,
+         .invalidModel(index: 0, reason: "reads heartRate, which produces does not list")),
+        (#"{"protocol":1,"id":"acme","name":"A","version":"1","produces":["bodyMass"],"matches":[{"ble":{"namePattern":"^A"}}],"models":[{"maker":"Acme","offers":"weight","reads":[]}]}"#,
+         .invalidModel(index: 0, reason: "missing field \"name\"")),
+        (#"{"protocol":1,"id":"acme","name":"A","version":"1","produces":["bodyMass"],"matches":[{"ble":{"namePattern":"^A"}}],"models":[{"maker":"Acme","name":"S1","offers":"weight","reads":[],"colour":"red"}]}"#,
+         .invalidModel(index: 0, reason: "unknown field \"colour\"")),
+        (#"{"protocol":1,"id":"acme","name":"A","version":"1","produces":["bodyMass"],"matches":[{"ble":{"namePattern":"^A"}}],"models":[{"maker":"Acme","name":"S1","offers":"weight","reads":["unicornCount"]}]}"#,
+         .invalidModel(index: 0, reason: "reads unknown type \"unicornCount\"")),
     ]
 
     @Test("Invalid descriptors are refused with the field at fault", arguments: invalid.indices)

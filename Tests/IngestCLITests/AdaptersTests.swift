@@ -55,6 +55,31 @@ import Testing
         #expect(result.stderr.contains { $0.contains("broken") && $0.contains("not used: --describe exited with status 3") })
     }
 
+    /// The catalogue: each built-in adapter's line says how it gets its data and lists its models
+    /// (maker, name, what the model offers, what we read, note, capture); `--markdown` prints the
+    /// README's device table, one row per model.
+    @Test func listsEachBuiltInAdaptersModels() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = await run(["--plugins", directory.path, "--status", directory.appendingPathComponent("none.json").path, "--json"])
+        #expect(result.status == 0)
+        let qn = try #require(result.stdout.first { $0.hasPrefix("{\"id\":\"qn-scale-broadcast\",") })
+        #expect(qn.contains("\"how\":\"advertisements\",\"models\":[{\"maker\":\"FITINDEX\",\"name\":\"FT-26R-W\",\"offers\":\"weight\","
+            + "\"reads\":[\"HKQuantityTypeIdentifierBodyMass\"],\"capture\":\"ft26r-weighings\"}"), "\(qn)")
+        let etekcity = try #require(result.stdout.first { $0.hasPrefix("{\"id\":\"etekcity-scale\",") })
+        #expect(etekcity.contains("{\"maker\":\"Etekcity\",\"name\":\"ESF-551\",\"offers\":\"model id in advertisements; weight and impedance over GATT\","
+            + "\"reads\":[],\"note\":\"recognised; its weighing needs a connection\",\"capture\":\"esf551-advertisement\"}"), "\(etekcity)")
+        let builtIn = result.stdout.filter { $0.contains("\"kind\":\"built-in\"") }
+        #expect(builtIn.allSatisfy { $0.contains("\"models\":[{") })
+        #expect(!result.stdout.filter { $0.contains("\"kind\":\"external\"") }.contains { $0.contains("\"models\"") })
+
+        let table = await run(["--markdown"])
+        #expect(table.status == 0)
+        #expect(table.stdout.first == "| Maker | Model | Adapter | How | The device offers | We read | Capture |")
+        #expect(table.stdout.contains("| Polar | H10 | `heart-rate-strap-broadcast` | advertisements | heart rate (advertised and over GATT) | `heartRate` | `polar-h10` |"))
+        let both = await run(["--markdown", "--json"])
+        #expect(both.status == 64)
+    }
+
     @Test func showsTheRunningDaemonsRestartState() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let acmePath = directory.appendingPathComponent("ingestd-adapter-acme").path

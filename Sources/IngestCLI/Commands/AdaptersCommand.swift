@@ -7,7 +7,9 @@ import HealthModel
 import IngestRuntime
 import Logging
 
-/// `ingestd adapters [--json]`: the built-in and external adapters, with their state.
+/// `ingestd adapters [--json | --markdown]`: the built-in and external adapters, with their state,
+/// the models each covers, what each model offers and what we read; `--markdown` prints the
+/// README's device table (made from the built-in adapters' models).
 struct AdaptersCommand: Command {
     static let configuration = CommandConfiguration(
         name: "adapters",
@@ -18,26 +20,36 @@ struct AdaptersCommand: Command {
             ~/.local/lib/ingestd/adapters and /usr/lib/ingestd/adapters); each is asked to --describe \
             itself (within 5 s). State: ok; broken: the reason it is not used; restarting: when a \
             running daemon will next start it (from the daemon's status file). Plugins/README.md \
-            describes the protocol.
+            describes the protocol. --json lists each adapter's models (maker, name, what the \
+            model offers, what we read of it, the capture that shows it); --markdown prints the \
+            built-in adapters' models as the README's device table (scripts/update-device-table).
             """)
     static let signature = Signature {
         PluginsOption.self
         Option("status", valueName: "FILE",
                help: "The running daemon's adapter status (default: $XDG_RUNTIME_DIR/ingestd/adapters.json, else /run/ingestd/adapters.json).")
         JSONOption.self
+        Flag("markdown", help: "The built-in adapters' models as a Markdown table (the README's device table).")
     }
 
     let plugins: [String]
     let statusPath: String?
     let json: Bool
+    let markdown: Bool
 
     init(_ arguments: ParsedValues) throws {
         plugins = try PluginsOption(arguments).directories
         statusPath = try arguments.value("status")
         json = try JSONOption(arguments).isOn
+        markdown = arguments.flag("markdown")
+        if json && markdown { throw UsageError.invalid("--json and --markdown cannot be used together") }
     }
 
     func run(_ context: CommandContext) async throws {
+        if markdown {
+            context.stdout.write(DeviceTable.markdown(ExternalAdapterSupport.builtInDescriptors))
+            return
+        }
         let catalogue = ExternalAdapterSupport.loadCatalogue(directories: plugins, context: context)
         let live = ExternalAdapterStatusSnapshot.read(
             from: statusPath ?? ExternalAdapterStatusSnapshot.defaultPath(environment: context.environment))
@@ -70,6 +82,9 @@ struct AdapterListing {
         /// Other adapters whose matches may claim the same devices (in precedence order: the
         /// device's connection goes to the first that is not broken or in back-off).
         var overlaps: [String] = []
+        /// How the adapter gets its data, and the models it covers (built-in adapters).
+        var how: String = ""
+        var models: [AdapterModel] = []
     }
 
     var rows: [Row]
@@ -77,7 +92,7 @@ struct AdapterListing {
     init(builtIn: [AdapterDescriptor], external: [ExternalPlugin], live: ExternalAdapterStatusSnapshot? = nil) {
         rows = builtIn.map {
             Row(id: $0.id, kind: "built-in", name: $0.name, version: $0.version, path: nil, state: .ok,
-                produces: $0.produces, matches: $0.matches, live: nil)
+                produces: $0.produces, matches: $0.matches, live: nil, how: $0.how, models: $0.models)
         }
         for plugin in external {
             let entry = live?.adapters.first { $0.id == plugin.id && $0.path == plugin.path }
@@ -86,7 +101,8 @@ struct AdapterListing {
             rows.append(Row(id: plugin.id, kind: "external", name: plugin.descriptor?.name, version: plugin.descriptor?.version,
                             path: plugin.path, state: state, produces: plugin.descriptor?.produces ?? [],
                             matches: plugin.descriptor?.matches ?? [], live: entry,
-                            protocolVersion: plugin.adapter?.protocolVersion, connects: plugin.adapter?.connects ?? false))
+                            protocolVersion: plugin.adapter?.protocolVersion, connects: plugin.adapter?.connects ?? false,
+                            how: plugin.descriptor?.how ?? "", models: plugin.descriptor?.models ?? []))
         }
         let descriptors = rows.map { AdapterDescriptor(id: $0.id, name: $0.name ?? $0.id, version: $0.version ?? "",
                                                         summary: "", matches: $0.matches, produces: $0.produces) }
@@ -140,6 +156,10 @@ struct AdapterListing {
             if !row.overlaps.isEmpty {
                 fields.append("\"overlaps\":[" + row.overlaps.map(JSONText.quoted).joined(separator: ",") + "]")
             }
+            if !row.how.isEmpty { fields.append("\"how\":\(JSONText.quoted(row.how))") }
+            if !row.models.isEmpty {
+                fields.append("\"models\":[" + row.models.map(\.jsonObject).joined(separator: ",") + "]")
+            }
             if let live = row.live {
                 fields.append("\"starts\":\(live.starts),\"failures\":\(live.failures),\"records\":\(live.records),"
                     + "\"rejectedLines\":\(live.rejectedLines),\"droppedAdvertisements\":\(live.droppedAdvertisements)")
@@ -147,4 +167,5 @@ struct AdapterListing {
             return "{" + fields.joined(separator: ",") + "}"
         }
     }
+
 }
