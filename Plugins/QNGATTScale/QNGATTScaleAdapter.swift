@@ -20,7 +20,14 @@ public struct QNGATTScaleAdapter: ConversingAdapter {
         summary: "The stable weighing (body mass, impedance) of QN/Renpho-family scales, after the scale's handshake",
         matches: [.ble(BLEMatch(serviceUUIDs: [QNUUID.serviceType2], namePattern: QNGATTScaleAdapter.namePattern)),
                   .ble(BLEMatch(serviceUUIDs: [QNUUID.serviceType1], namePattern: QNGATTScaleAdapter.namePattern))],
-        produces: [.bodyMass]
+        produces: [.bodyMass],
+        how: "GATT conversation: the scale's handshake answered (unit, clock, user age), the stable weighing taken and acknowledged",
+        models: [
+            AdapterModel(maker: "Renpho", name: "Elis 1 (ES-30M) and QN-protocol kin", offers: "weight, impedance",
+                         reads: [.bodyMass], note: "impedance as metadata", capture: "es30m"),
+            AdapterModel(maker: "FITINDEX / Arboleaf / SEB", name: "QN-Scale (type 1 service 0xFFE0)", offers: "weight, impedance",
+                         reads: [.bodyMass], note: "impedance as metadata", capture: "type1"),
+        ]
     )
 
     public init() {}
