@@ -7,6 +7,7 @@ import GATTHealthProfiles
 import HidrateSpark
 import OmronPedometer
 import TEMPer
+import XiaomiMiBeacon
 import XiaomiScale
 import YunmaiScale
 
@@ -20,6 +21,7 @@ public enum BuiltinAdapters {
     /// Bluetooth LE adapters, exact before generic.
     public static let bluetooth: [any BLEAdapter] = [
         XiaomiScaleAdapter(),
+        XiaomiMiBeaconAdapter(),
         BTHomeAdapter(),
         DSD6BandAdapter(),
         YunmaiScaleAdapter(),

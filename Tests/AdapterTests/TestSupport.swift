@@ -97,6 +97,26 @@ struct Fixture: Sendable, CustomTestStringConvertible {
         return options
     }
 
+    /// The keys the expected output was written for: `<name>.keys`, one `ADDRESS=HEX` a line (the
+    /// published tests' bindkeys; none when the file is absent).
+    func keys() throws -> AdvertisementKeys {
+        var keys: [BLEAddress: AdvertisementKey] = [:]
+        for line in try keyLines() {
+            let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
+            let address = try #require(parts.count == 2 ? BLEAddress(parts[0]) : nil, "\(testDescription).keys: not ADDRESS=HEX")
+            keys[address] = try AdvertisementKey(hex: parts[1])
+        }
+        return AdvertisementKeys(keys)
+    }
+
+    /// The `--key` arguments of `ingestd decode` for this capture.
+    func keyArguments() throws -> [String] { try keyLines().flatMap { ["--key", $0] } }
+
+    private func keyLines() throws -> [String] {
+        guard let path = sibling(".keys") else { return [] }
+        return try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
+    }
+
     /// The `--adapter-option` arguments of `ingestd decode` for this capture.
     func adapterOptionArguments() throws -> [String] {
         try adapterOptions().sorted { $0.key < $1.key }.flatMap { ["--adapter-option", "\($0.key)=\($0.value)"] }
@@ -169,14 +189,17 @@ struct Replayed {
         if fixture.isUSB {
             try self.init(usbPath: fixture.path, options: try fixture.adapterOptions())
         } else {
-            try await self.init(path: fixture.path)
+            try await self.init(path: fixture.path, keys: try fixture.keys())
         }
     }
 
     /// Replays `path` through `CaptureReplay`, the code behind `ingestd decode` and `ingestd replay`.
-    init(path: String, adapters: [any BLEAdapter] = BuiltinAdapters.bluetooth) async throws {
+    init(path: String, adapters: [any BLEAdapter] = BuiltinAdapters.bluetooth, keys: AdvertisementKeys = AdvertisementKeys())
+        async throws
+    {
         let zone = try Captures.timeZone()
-        let replay = CaptureReplay(adapters: adapters, forcedAdapterID: nil, timeZone: zone)
+        var replay = CaptureReplay(adapters: adapters, forcedAdapterID: nil, timeZone: zone)
+        replay.keys = keys
         let encoder = HealthRecordEncoder()
         var lines: [String] = []
         summary = try await replay.run(path: path) { records in lines += records.map(encoder.encode) }
@@ -184,7 +207,7 @@ struct Replayed {
 
         // Second pass for the device traits.
         let reader = try CaptureFile.open(path: path)
-        let router = try AdapterRouter(adapters: adapters, timeZone: zone)
+        let router = try AdapterRouter(adapters: adapters, timeZone: zone, keys: keys)
         var decoder = HCITraceDecoder()
         var output = AdapterOutput()
         var traits: [BLEAddress: BLEDeviceTraits] = [:]
