@@ -55,6 +55,19 @@ import Testing
         #expect(!everything(results).contains(Self.key), "a key was printed")
     }
 
+    /// `decode` opens no store, but uses the default store's keys when there is one.
+    @Test func decodeUsesTheDefaultStoresKeys() async throws {
+        let scenario = try Scenario()
+        let without = await scenario.run(["decode", Self.capture, "--json"], withStore: false)
+        #expect(without.status == 0 && without.stdout.isEmpty, "\(without.stdout)")
+        let added = await scenario.run(["keys", "add", Self.address, Self.key], withStore: false)
+        #expect(added.status == 0, "\(added.stderr)")
+        let with = await scenario.run(["decode", Self.capture, "--json"], withStore: false)
+        #expect(with.status == 0, "\(with.stderr)")
+        #expect(with.stdout.count == 2 && with.stdout.first?.contains("\"value\":69.9") == true, "\(with.stdout)")
+        #expect(!everything([without, added, with]).contains(Self.key))
+    }
+
     @Test func badKeysAreRefusedWithoutEchoingThem() async throws {
         let scenario = try Scenario()
         let file = try scenario.write("records.jsonl", [])

@@ -108,7 +108,7 @@ struct CaptureCommand: Command {
             }
             capture.timeZone = zone
             capture.options = adapterSettings
-            capture.keys = try AdvertisementKeyArguments.storedInDefaultStore(context: context).merging(keys)
+            capture.keys = AdvertisementKeyArguments.storedInDefaultStore(context: context).merging(keys)
             let counts = try await capture.run(out: out, stop: stop, progress: progress, logger: context.logger)
             stderr.writeLine("capture: wrote \(out): \(counts)")
             if let bleAddress, counts.advertisements == 0 {

@@ -46,7 +46,7 @@ struct DecodeCommand: Command {
         var replay = CaptureReplay(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue), forcedAdapterID: decoding.adapter, timeZone: decoding.zone)
         replay.options = decoding.adapterSettings
         // The default store's keys (decode opens no store otherwise), then --key.
-        replay.keys = try AdvertisementKeyArguments.storedInDefaultStore(context: context).merging(decoding.keys)
+        replay.keys = AdvertisementKeyArguments.storedInDefaultStore(context: context).merging(decoding.keys)
         for (file, input) in zip(files, inputs) {
             var emitted = 0
             let emit: ([HealthRecord]) throws -> Void = { records in

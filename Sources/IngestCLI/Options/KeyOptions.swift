@@ -87,12 +87,18 @@ enum AdvertisementKeyArguments {
         return AdvertisementKeys(keys)
     }
 
-    /// The default store's keys for a command that opens no store (`decode`); none when there is no store yet.
-    static func storedInDefaultStore(context: CommandContext) throws -> AdvertisementKeys {
+    /// The default store's keys for a command that opens no store otherwise (`decode`, `capture`); none when
+    /// there is no store yet, and none (with a warning) when it cannot be read: decoding does not need the store.
+    static func storedInDefaultStore(context: CommandContext) -> AdvertisementKeys {
         let path = HealthStore.defaultPath(environment: context.environment)
         guard FileManager.default.fileExists(atPath: path) else { return AdvertisementKeys() }
-        let store = try CommonArguments.openStore(path, context: context, readOnly: true)
-        defer { store.close() }
-        return try stored(in: store, context: context)
+        do {
+            let store = try CommonArguments.openStore(path, context: context, readOnly: true)
+            defer { store.close() }
+            return try stored(in: store, context: context)
+        } catch {
+            context.logger.warning("the keys of \(path) were not read (\(error)); only --key is used")
+            return AdvertisementKeys()
+        }
     }
 }
