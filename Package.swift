@@ -9,15 +9,19 @@ let fuzzSettings: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
 /// contract and compiled into ingestd through `BuiltinAdapters`. Adding a device is its folder, this line and its
 /// line in `Plugins/BuiltinAdapters/BuiltinAdapters.swift` (see Plugins/README.md).
 let builtinAdapterModules = [
-    "XiaomiScale", "BTHome", "GATTHealthProfiles", "DSD6Band", "YunmaiScale", "BeurerScale", "HidrateSpark",  // Bluetooth LE
+    "XiaomiScale", "XiaomiMiBeacon", "BTHome", "GATTHealthProfiles", "DSD6Band", "YunmaiScale", "BeurerScale", "HidrateSpark",  // Bluetooth LE
     "OmronBloodPressure", "QNGATTScale",  // Bluetooth LE conversations
     "QNScale", "EtekcityScale", "EufyScale", "MiBandHeartRate", "HeartRateStraps", "RoomThermometers",  // BLE broadcasts
     "AmazfitScale", "SenssunScale", "LaicaScale",
     "ANTPlus", "OmronPedometer", "TEMPer",  // USB
 ]
+/// Adapters that need more than the adapter contract: the encrypted advertisements' AES-CCM.
+let builtinAdapterExtraDependencies: [String: [Target.Dependency]] = [
+    "XiaomiMiBeacon": ["AdvertisementCrypto"], "BTHome": ["AdvertisementCrypto"],
+]
 let builtinAdapterTargets: [Target] = builtinAdapterModules.map { name in
-    .target(name: name, dependencies: ["AdapterKit", "HealthModel", "Transport"], path: "Plugins/\(name)",
-            exclude: ["README.md"])
+    .target(name: name, dependencies: ["AdapterKit", "HealthModel", "Transport"] + (builtinAdapterExtraDependencies[name] ?? []),
+            path: "Plugins/\(name)", exclude: ["README.md"])
 }
 
 let package = Package(
@@ -38,6 +42,9 @@ let package = Package(
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // OpenSSL's libcrypto: AES-128-CCM (EVP) for encrypted advertisements. Linked, not opened with dlopen:
+        // libcurl and libpq already map libcrypto.so.3 into every ingestd process, so loading it late saves nothing.
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // The health model: pure values, Foundation only.
         .target(name: "HealthModel"),
@@ -64,6 +71,9 @@ let package = Package(
         .target(name: "ArgumentParsing", dependencies: ["Logging"]),
         // The adapter contract: descriptors, device matches, sessions, the event router.
         .target(name: "AdapterKit", dependencies: ["HealthModel", "Transport"]),
+        // AES-128-CCM through libcrypto (the only place its pointers live) and the per-device discipline of
+        // encrypted advertisements (key, counters, refusals explained once).
+        .target(name: "AdvertisementCrypto", dependencies: ["AdapterKit", "CCrypto", "Transport"]),
         // The external adapters' JSON-lines wire protocol, shared by the daemon and plugin mains.
         .target(name: "ExternalAdapterProtocol", dependencies: ["AdapterKit", "HealthModel", "Logging", "Transport"]),
         // External adapters: plugin executables found, described, run and supervised as untrusted processes.
@@ -109,7 +119,7 @@ let package = Package(
             dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CSQLite", "BLEWire", "CaptureFormats",
                            "BuiltinAdapters", "AdapterKit", "Transport",
                            "IngestRuntime", "BLESimulators", "BlueZTransport", "Logging", "Delivery",
-                           "PostgresStore", "LocalPostgres"]
+                           "PostgresStore", "LocalPostgres", "AdvertisementCrypto", "CCrypto"]
         ),
 
         // The Xiaomi scale adapter built as an external adapter executable (ExternalAdapterMain).
@@ -150,7 +160,8 @@ let package = Package(
         ]),
         .testTarget(
             name: "AdvertisementAdaptersTests",
-            dependencies: ["XiaomiScale", "BTHome", "QNScale", "AdapterKit", "HealthModel", "Transport", "TestSupport"]
+            dependencies: ["XiaomiScale", "XiaomiMiBeacon", "BTHome", "QNScale", "AdvertisementCrypto", "AdapterKit", "HealthModel",
+                           "Transport", "TestSupport"]
         ),
         .testTarget(name: "GATTHealthProfilesTests",
                     dependencies: ["GATTHealthProfiles", "OmronBloodPressure", "QNGATTScale", "AdapterKit", "HealthModel", "Transport",
@@ -199,6 +210,9 @@ let package = Package(
                           path: "Tests/Fuzz/Xiaomi", swiftSettings: fuzzSettings),
         .executableTarget(name: "fuzz-bthome", dependencies: ["AdapterKit", "BTHome", "Transport", "FuzzSupport"],
                           path: "Tests/Fuzz/BTHome", swiftSettings: fuzzSettings),
+        .executableTarget(name: "fuzz-mibeacon", dependencies: ["AdapterKit", "AdvertisementCrypto", "XiaomiMiBeacon", "Transport",
+                                                              "FuzzSupport"],
+                          path: "Tests/Fuzz/MiBeacon", swiftSettings: fuzzSettings),
         .executableTarget(name: "fuzz-records", dependencies: ["HealthModel", "FuzzSupport"],
                           path: "Tests/Fuzz/HealthRecords", swiftSettings: fuzzSettings),
         .executableTarget(name: "fuzz-units", dependencies: ["HealthModel", "FuzzSupport"],

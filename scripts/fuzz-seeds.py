@@ -163,6 +163,7 @@ def main():
         write(gatt, "seed-session-%s" % os.path.basename(path)[:-8], bytes(session))
 
     for folder, target, uuids in [("xiaomi-scale", "xiaomi", [(0x181D, 0), (0x181B, 2)]),
+                                  ("xiaomi-mibeacon", "mibeacon", [(0xFE95, 0)]),
                                   ("bthome", "bthome", [(0xFCD2, 0)])]:
         for path in glob.glob(os.path.join(CAPTURES, folder, "*.btsnoop")):
             session = bytearray([1])

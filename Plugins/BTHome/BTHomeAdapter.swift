@@ -1,9 +1,11 @@
 import AdapterKit
+import AdvertisementCrypto
 import Foundation
 import HealthModel
 import Transport
 
-/// The built-in adapter for BTHome v2 advertisements (service data 0xFCD2), unencrypted.
+/// The built-in adapter for BTHome v2 advertisements (service data 0xFCD2), in clear or encrypted
+/// (AES-CCM with the device's key, ``AdvertisementKeys``; `ingestd keys add`).
 ///
 /// Mass objects become `BodyMass`; temperature objects are the room's air temperature and become
 /// ingestd's `IngestQuantityTypeIdentifierAmbientTemperature`, never `BodyTemperature`. Every
@@ -19,12 +21,14 @@ public struct BTHomeAdapter: BLEAdapter {
             id: Self.id,
             name: "BTHome v2",
             version: "1",
-            summary: "Body mass and ambient temperature from unencrypted BTHome v2 advertisements",
+            summary: "Body mass and ambient temperature from BTHome v2 advertisements (encrypted ones with the device's key)",
             matches: [.ble(BLEMatch(serviceUUIDs: [BTHomeDecoder.serviceUUID]))],
             produces: [.bodyMass, .ambientTemperature],
             how: "advertisements",
             models: [
                 AdapterModel(maker: "BTHome", name: "v2 sensors (unencrypted)", offers: "any BTHome object", reads: [.bodyMass, .ambientTemperature], note: "mass and temperature objects only; temperature is ambient", capture: "bthome-mass"),
+                AdapterModel(maker: "BTHome", name: "v2 sensors (encrypted, with the device's key: `ingestd keys add`)", offers: "any BTHome object",
+                             reads: [.bodyMass, .ambientTemperature], note: "mass and temperature objects only; temperature is ambient", capture: "bthome-encrypted"),
             ]
         )
     }
@@ -40,19 +44,26 @@ public struct BTHomeAdapter: BLEAdapter {
 /// A payload equal to the previous one is a rebroadcast: with a packet id (object 0x00) the
 /// device promises a new id for new data, so the same id and bytes mean the same packet
 /// (`repeated-packet-id`); without one, identical bytes are treated the same way
-/// (`repeated-payload`). Sample times are reception times.
+/// (`repeated-payload`). Sample times are reception times. Encrypted packets are decrypted with
+/// the device's key and their MIC checked; their counter decides repeats and replays
+/// (``EncryptedAdvertisementState``).
 public final class BTHomeSession: BLEAdapterSession {
     private let context: AdapterContext
     private let address: BLEAddress
     private var name: String?
     private var firmwareVersion: String?
     private var lastPayload: [UInt8]?
+    private var encryption: EncryptedAdvertisementState
 
     public init(device: BLEDeviceTraits, context: AdapterContext) {
         self.context = context
         self.address = device.address
         self.name = device.name
+        self.encryption = EncryptedAdvertisementState(address: device.address, source: context.source, keys: context.keys,
+                                                 protocolName: "BTHome")
     }
+
+    public func finish(into output: inout AdapterOutput) { encryption.finish(into: &output) }
 
     public func receive(_ event: TransportEvent, into output: inout AdapterOutput) {
         guard case .advertisement(let advertisement) = event else {
@@ -64,15 +75,17 @@ public final class BTHomeSession: BLEAdapterSession {
             output.skip("no-bthome-service-data")
             return
         }
-        let packet: BTHomePacket
+        var packet: BTHomePacket
         do {
             packet = try BTHomeDecoder.decode(payload)
+            if packet.deviceInfo.isEncrypted {
+                guard let clear = try open(packet, payload: payload, time: advertisement.time, into: &output) else { return }
+                let macAddress = packet.macAddress
+                packet = try BTHomeDecoder.decode(clear)
+                packet.macAddress = macAddress
+            }
         } catch {
             output.reject(context.source, reason: error.reason, detail: "\(address): \(error.description)", time: advertisement.time)
-            return
-        }
-        if packet.deviceInfo.isEncrypted {
-            output.skip("encrypted")
             return
         }
         if payload == lastPayload {
@@ -96,6 +109,19 @@ public final class BTHomeSession: BLEAdapterSession {
         if let error = packet.objectListError {
             output.reject(context.source, reason: error.reason, detail: "\(address): \(error.description)", time: advertisement.time)
         }
+    }
+
+    /// The clear service data of an encrypted packet; nil (counted, explained once) for a
+    /// rebroadcast, a missing key, a MIC mismatch or a replayed counter.
+    private func open(_ packet: BTHomePacket, payload: [UInt8], time: Date, into output: inout AdapterOutput) throws(BTHomeDecodingError) -> [UInt8]? {
+        guard let parts = BTHomeEncryption.parts(of: packet, device: address) else {
+            throw .tooShort(field: "the encrypted objects, counter and MIC", offset: packet.macAddress == nil ? 1 : 7,
+                            bytes: payload)
+        }
+        guard let plaintext = encryption.open(counter: parts.counter, nonce: parts.nonce, ciphertext: parts.ciphertext,
+                                              mic: parts.mic, repeatReason: "repeated-counter", time: time, into: &output)
+        else { return nil }
+        return BTHomeEncryption.clearServiceData(deviceInfo: packet.deviceInfo, plaintext: plaintext)
     }
 
     private func handle(_ object: BTHomeObject, packet: BTHomePacket, time: Date, into output: inout AdapterOutput) {

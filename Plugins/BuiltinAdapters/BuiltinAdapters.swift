@@ -18,6 +18,7 @@ import QNScale
 import RoomThermometers
 import SenssunScale
 import TEMPer
+import XiaomiMiBeacon
 import XiaomiScale
 import YunmaiScale
 
@@ -31,6 +32,7 @@ public enum BuiltinAdapters {
     /// Bluetooth LE adapters, exact before generic.
     public static let bluetooth: [any BLEAdapter] = [
         XiaomiScaleAdapter(),
+        XiaomiMiBeaconAdapter(),
         BTHomeAdapter(),
         EtekcityScaleAdapter(),
         EufyScaleAdapter(),

@@ -40,15 +40,32 @@ public final class AdapterRouter {
     /// Unmatched addresses, oldest first from `unmatchedOrderStart` (some may have been matched since).
     private var unmatchedOrder: [BLEAddress] = []
     private var unmatchedOrderStart = 0
+    /// Devices with sessions beyond `maximumMatchedDevices` whose sessions (and what they
+    /// remembered: frame counters, keys looked up) were ended and forgotten, oldest first.
+    public private(set) var forgottenMatched = 0
+    public let maximumMatchedDevices: Int
+    /// Matched addresses in the order their sessions were made, oldest first from `matchedOrderStart`.
+    private var matchedOrder: [BLEAddress] = []
+    private var matchedOrderStart = 0
+    private let keys: AdvertisementKeys
+    /// How many matched, and how many unmatched, devices are remembered unless told otherwise.
+    public static let defaultMaximumDevices = 4_096
 
     /// - Parameters:
     ///   - forcedAdapterID: when set, that adapter takes every device (`--adapter ID` of replay).
     ///   - pins: devices served by one adapter only (`--adapter ADDRESS=ID`).
     ///   - maximumUnmatchedDevices: how many devices no adapter took are remembered.
+    ///   - maximumMatchedDevices: how many devices' sessions are kept; past it the oldest device's
+    ///     sessions are finished and forgotten (a crowd of ever new addresses that an adapter takes,
+    ///     e.g. MiBeacon frames from random addresses, must not grow per-device state without bound).
+    ///   - keys: the keys of devices that encrypt their advertisements, handed to every session.
     public init(adapters: [any BLEAdapter], forcedAdapterID: String? = nil, pins: [BLEAddress: String] = [:],
-                timeZone: TimeZone, maximumUnmatchedDevices: Int = 4_096) throws(AdapterRouterError) {
+                timeZone: TimeZone, maximumUnmatchedDevices: Int = defaultMaximumDevices, maximumMatchedDevices: Int = defaultMaximumDevices,
+                keys: AdvertisementKeys = AdvertisementKeys()) throws(AdapterRouterError) {
         self.adapters = adapters
         self.maximumUnmatchedDevices = max(1, maximumUnmatchedDevices)
+        self.maximumMatchedDevices = max(1, maximumMatchedDevices)
+        self.keys = keys
         self.timeZone = timeZone
         self.pins = pins
         let known = adapters.map(\.descriptor.id)
@@ -73,24 +90,24 @@ public final class AdapterRouter {
             if traits[address, default: BLEDeviceTraits(address: address)].absorb(advertisement) {
                 matchedWithCurrentTraits.remove(address)
             }
-            for entry in entries(for: advertisement.address) { entry.session.receive(event, into: &output) }
+            for entry in entries(for: advertisement.address, output: &output) { entry.session.receive(event, into: &output) }
         case .connected(let connection):
             connections[connection.handle] = connection.peerAddress
-            connectionSession(for: connection.peerAddress)?.receive(event, into: &output)
+            connectionSession(for: connection.peerAddress, output: &output)?.receive(event, into: &output)
         case .disconnected(let disconnection):
             let address = disconnection.peerAddress ?? connections[disconnection.handle]
             connections[disconnection.handle] = nil
-            if let address { connectionSession(for: address)?.receive(event, into: &output) }
+            if let address { connectionSession(for: address, output: &output)?.receive(event, into: &output) }
         case .gattValue(let value):
             guard let address = value.peerAddress ?? connections[value.connection] else { return }
             if let service = value.serviceUUID,
                traits[address, default: BLEDeviceTraits(address: address)].serviceUUIDs.insert(service).inserted {
                 matchedWithCurrentTraits.remove(address)
             }
-            connectionSession(for: address)?.receive(event, into: &output)
+            connectionSession(for: address, output: &output)?.receive(event, into: &output)
         case .subscriptionChanged(let subscription):
             guard let address = subscription.peerAddress ?? connections[subscription.connection] else { return }
-            connectionSession(for: address)?.receive(event, into: &output)
+            connectionSession(for: address, output: &output)?.receive(event, into: &output)
         }
     }
 
@@ -149,14 +166,14 @@ public final class AdapterRouter {
 
     /// The session for a connection's events: none when the adapter holds conversations (the
     /// conversation has the connection), but the device is matched all the same.
-    private func connectionSession(for address: BLEAddress) -> (any BLEAdapterSession)? {
-        guard let entry = primary(of: entries(for: address)) else { return nil }
+    private func connectionSession(for address: BLEAddress, output: inout AdapterOutput) -> (any BLEAdapterSession)? {
+        guard let entry = primary(of: entries(for: address, output: &output)) else { return nil }
         return entry.adapter.holdsConversations ? nil : entry.session
     }
 
     /// The device's sessions, made for every adapter that matches it now (a later
     /// advertisement may add an adapter, e.g. once a scan response gave the name).
-    private func entries(for address: BLEAddress) -> [Entry] {
+    private func entries(for address: BLEAddress, output: inout AdapterOutput) -> [Entry] {
         guard let known = traits[address] else { return sessions[address] ?? [] }
         guard !matchedWithCurrentTraits.contains(address) else { return sessions[address] ?? [] }
         matchedWithCurrentTraits.insert(address)
@@ -173,11 +190,15 @@ public final class AdapterRouter {
             for adapter in candidates where !entries.contains(where: { $0.adapter.descriptor.id == adapter.descriptor.id }) {
                 let id = adapter.descriptor.id
                 entries.append(Entry(adapter: adapter,
-                                     session: adapter.makeSession(for: known, context: AdapterContext(timeZone: timeZone, source: id))))
+                                     session: adapter.makeSession(for: known, context: AdapterContext(
+                                        timeZone: timeZone, source: id, keys: keys))))
             }
             let order = candidates.map(\.descriptor.id)
             entries.sort { (order.firstIndex(of: $0.adapter.descriptor.id) ?? 0) < (order.firstIndex(of: $1.adapter.descriptor.id) ?? 0) }
-            sessions[address] = entries
+            if sessions.updateValue(entries, forKey: address) == nil {
+                matchedOrder.append(address)
+                if sessions.count > maximumMatchedDevices { forgetOldestMatched(sparing: address, into: &output) }
+            }
         }
         if entries.isEmpty {
             if unmatched.updateValue(known, forKey: address) == nil {
@@ -188,6 +209,32 @@ public final class AdapterRouter {
             unmatched[address] = nil
         }
         return entries
+    }
+
+    /// Ends and forgets the sessions of the device matched longest ago (not `sparing`, the one
+    /// just matched, nor a device with an open connection); what they still had goes into `output`.
+    private func forgetOldestMatched(sparing: BLEAddress, into output: inout AdapterOutput) {
+        let connected = Set(connections.values)
+        var kept: [BLEAddress] = []
+        while matchedOrderStart < matchedOrder.count {
+            let address = matchedOrder[matchedOrderStart]
+            matchedOrderStart += 1
+            if address == sparing || connected.contains(address) {
+                kept.append(address)
+                continue
+            }
+            guard let forgotten = sessions.removeValue(forKey: address) else { continue }
+            for entry in forgotten { entry.session.finish(into: &output) }
+            traits[address] = nil
+            matchedWithCurrentTraits.remove(address)
+            forgottenMatched += 1
+            break
+        }
+        matchedOrder.append(contentsOf: kept)
+        if matchedOrderStart > 1_024, matchedOrderStart * 2 > matchedOrder.count {
+            matchedOrder.removeFirst(matchedOrderStart)
+            matchedOrderStart = 0
+        }
     }
 
     /// Forgets the oldest device still unmatched: its traits go too, so a later advertisement

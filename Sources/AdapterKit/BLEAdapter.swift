@@ -56,14 +56,17 @@ public struct AdapterContext: Sendable {
     public var memory: (any DeviceMemory)?
     /// Adapter configuration (`--adapter-option KEY=VALUE`), e.g. a user index and consent code.
     public var options: [String: String]
+    /// The keys of devices that encrypt their advertisements (``AdvertisementKeys``).
+    public var keys: AdvertisementKeys
 
     public init(timeZone: TimeZone, source: String, now: @escaping @Sendable () -> Date = { Date() },
-                memory: (any DeviceMemory)? = nil, options: [String: String] = [:]) {
+                memory: (any DeviceMemory)? = nil, options: [String: String] = [:], keys: AdvertisementKeys = AdvertisementKeys()) {
         self.timeZone = timeZone
         self.source = source
         self.now = now
         self.memory = memory
         self.options = options
+        self.keys = keys
     }
 }
 
@@ -73,11 +76,17 @@ public struct AdapterOutput: Sendable {
     public var rejections: [AdapterRejection] = []
     /// Frames understood but carrying nothing to store (intermediate cuff pressure, a repeated broadcast).
     public var skipped: [String: Int] = [:]
+    /// What a user should do about something a session met, said once per device and problem
+    /// (a missing or wrong key): replay prints these in its summary, the daemon logs them.
+    public var explanations: [String] = []
 
     public init() {}
 
-    public mutating func reject(_ adapter: String, reason: String, detail: String, time: Date) {
-        rejections.append(AdapterRejection(adapter: adapter, reason: reason, detail: detail, time: time))
+    /// Adds an explanation (the session makes sure to say it once).
+    public mutating func explain(_ text: String) { explanations.append(text) }
+
+    public mutating func reject(_ adapter: String, reason: String, detail: String, time: Date, isExplained: Bool = false) {
+        rejections.append(AdapterRejection(adapter: adapter, reason: reason, detail: detail, time: time, isExplained: isExplained))
     }
 
     public mutating func skip(_ reason: String) { skipped[reason, default: 0] += 1 }
@@ -90,12 +99,17 @@ public struct AdapterRejection: Sendable, Equatable, CustomStringConvertible {
     public var reason: String
     public var detail: String
     public var time: Date
+    /// Whether the session explains this kind of rejection once (``AdapterOutput/explain(_:)``),
+    /// so that a live log need not warn about every such frame (a scale without its key sends
+    /// several a second).
+    public var isExplained: Bool
 
-    public init(adapter: String, reason: String, detail: String, time: Date) {
+    public init(adapter: String, reason: String, detail: String, time: Date, isExplained: Bool = false) {
         self.adapter = adapter
         self.reason = reason
         self.detail = detail
         self.time = time
+        self.isExplained = isExplained
     }
 
     public var description: String { "\(adapter): \(reason): \(detail)" }

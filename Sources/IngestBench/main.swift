@@ -114,6 +114,7 @@ func runBenchmark(_ options: BenchOptions) throws {
     if options.only == nil || options.only == "capture" {
         captureDecodeBenchmark(reports: options.samples >= 1_000_000 ? 1_000_000 : 100_000,
                                repeats: options.repeats)
+        mibeaconDecryptBenchmark(frames: options.samples >= 1_000_000 ? 200_000 : 50_000, repeats: options.repeats)
     }
     if options.only == nil || options.only == "cli" || options.only == "import" {
         try cliBenchmarks(options, directory: directory, parts: options.only.map { [$0] } ?? ["cli", "import"])

@@ -62,7 +62,18 @@ public final class HealthStore {
         Migration(version: 5, name: "people", sql: schemaV5),
         Migration(version: 6, name: "sinks read one person or everybody", sql: schemaV6),
         Migration(version: 7, name: "the store's own identity", sql: schemaV7),
+        Migration(version: 8, name: "keys of devices that encrypt their advertisements", sql: schemaV8),
     ])
+
+    /// Per device address (upper case, `AA:BB:CC:DD:EE:FF`): the key of its encrypted
+    /// advertisements (MiBeacon bindkey, BTHome key), 16 bytes. In the store file, so in its 0600.
+    static let schemaV8 = """
+        CREATE TABLE advertisement_keys(
+            address TEXT PRIMARY KEY,
+            key BLOB NOT NULL,
+            added_at REAL NOT NULL
+        ) WITHOUT ROWID;
+        """
 
     /// Per adapter and device: small values an adapter keeps between connections (the last
     /// record sequence number of a glucose meter).

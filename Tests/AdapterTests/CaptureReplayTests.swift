@@ -60,7 +60,7 @@ import Transport
 
     @Test(arguments: Captures.bad)
     func rejectsMalformedFramesWithReasons(_ fixture: Fixture) async throws {
-        let replayed = try await Replayed(path: fixture.path, options: try fixture.adapterOptions())
+        let replayed = try await Replayed(path: fixture.path, options: try fixture.adapterOptions(), keys: try fixture.keys())
         let expected = try fixture.expectedErrors()
         #expect(!expected.isEmpty)
         #expect(replayed.errorLines == expected,

@@ -7,11 +7,12 @@ import Testing
     /// One capture per adapter (BLE and USB, with the capture's adapter options), plus a malformed one.
     @Test(arguments: ["gatt-health/thermometer", "gatt-health/blood-pressure-fragmented",
                       "xiaomi-scale/mi-scale-v1", "bthome/bthome-mass", "ant-plus/scale", "temper/temper2",
-                      "omron-bp/hem-7600t", "qn-gatt-scale/es30m"])
+                      "omron-bp/hem-7600t", "qn-gatt-scale/es30m",
+                      "xiaomi-mibeacon/s400", "xiaomi-mibeacon/thermometers", "bthome/bthome-encrypted"])
     func binaryPrintsTheExpectedRecords(_ name: String) throws {
         let fixture = try #require(Captures.all.first { $0.testDescription == name })
         let output = try IngestdProcess.runBlocking(["decode", fixture.path, "--json", "--tz", Captures.zoneName]
-                                                    + fixture.adapterOptionArguments())
+                                                    + fixture.adapterOptionArguments() + fixture.keyArguments())
         #expect(output.status == 0, "\(output.stderr)")
         let lines = output.stdout.split(separator: "\n").map(String.init)
         try expectSameRecords(lines, try fixture.expectedRecords(), name)
@@ -26,10 +27,50 @@ import Testing
             fixture.isUSB ? false : try fixture.adapterOptions().isEmpty
         }
         #expect(fixtures.count >= 20)
-        let output = try IngestdProcess.runBlocking(["decode"] + fixtures.map(\.path) + ["--json", "--tz", Captures.zoneName])
+        let keys = try Set(fixtures.flatMap { try $0.keyArguments() }.filter { $0 != "--key" }).sorted().flatMap { ["--key", $0] }
+        let output = try IngestdProcess.runBlocking(["decode"] + fixtures.map(\.path) + ["--json", "--tz", Captures.zoneName] + keys)
         #expect(output.status == 0, "\(output.stderr)")
         let expected = try fixtures.flatMap { try $0.expectedRecords() }
         try expectSameRecords(output.stdout.split(separator: "\n").map(String.init), expected, "all captures")
+    }
+
+    /// The S400's encrypted frames without their key, with a wrong one, and with the right one read from a
+    /// file (`ADDRESS=@PATH`): nothing but the right key decodes them; the remedy is said once; the key is never printed.
+    @Test func binaryDecodesEncryptedFramesOnlyWithTheRightKey() throws {
+        let fixture = try #require(Captures.all.first { $0.testDescription == "xiaomi-mibeacon/s400" })
+        let address = "8C:D0:B2:F6:BE:EF"
+        let right = "0728974d657a4b60964c1b1677f35f7c"
+        let wrong = "02d2900363ef629c736a4549677acbee"
+        let base = ["decode", fixture.path, "--json", "--tz", Captures.zoneName]
+
+        let missing = try IngestdProcess.runBlocking(base)
+        #expect(missing.status == 0, "\(missing.stderr)")
+        #expect(missing.stdout.isEmpty, "\(missing.stdout)")
+        #expect(missing.stderr.contains("frames rejected, xiaomi-mibeacon: no-key: 6"), "\(missing.stderr)")
+        #expect(missing.stderr.components(separatedBy: "note: no key for \(address): `ingestd keys add").count == 2,
+                "\(missing.stderr)")
+
+        let wrongKey = try IngestdProcess.runBlocking(base + ["--key", "\(address)=\(wrong)"])
+        #expect(wrongKey.status == 0, "\(wrongKey.stderr)")
+        #expect(wrongKey.stdout.isEmpty, "\(wrongKey.stdout)")
+        #expect(wrongKey.stderr.contains("frames rejected, xiaomi-mibeacon: mic-mismatch: 6"), "\(wrongKey.stderr)")
+        #expect(wrongKey.stderr.contains("key for \(address) does not decrypt"), "\(wrongKey.stderr)")
+        #expect(!wrongKey.stderr.lowercased().contains(wrong) && !wrongKey.stdout.contains(wrong))
+
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ingestd-key-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let keyFile = directory.appendingPathComponent("s400.key").path
+        try (right + "\n").write(toFile: keyFile, atomically: true, encoding: .utf8)
+        let fromFile = try IngestdProcess.runBlocking(base + ["--key", "\(address)=@\(keyFile)"])
+        #expect(fromFile.status == 0, "\(fromFile.stderr)")
+        try expectSameRecords(fromFile.stdout.split(separator: "\n").map(String.init), try fixture.expectedRecords(), "s400 key file")
+        #expect(!fromFile.stderr.lowercased().contains(right) && !fromFile.stdout.contains(right))
+
+        let malformed = try IngestdProcess.runBlocking(base + ["--key", "\(address)=\(right.dropLast(2))zz"])
+        #expect(malformed.status == 64, "\(malformed.stderr)")
+        #expect(malformed.stderr.contains("character 31 of the key is not a hexadecimal digit"), "\(malformed.stderr)")
+        #expect(!malformed.stderr.contains(String(right.dropLast(2))), "\(malformed.stderr)")
     }
 
     @Test func binaryReportsRejectionsAndStillSucceeds() throws {

@@ -97,6 +97,26 @@ struct Fixture: Sendable, CustomTestStringConvertible {
         return options
     }
 
+    /// The keys the expected output was written for: `<name>.keys`, one `ADDRESS=HEX` a line (the
+    /// published tests' bindkeys; none when the file is absent).
+    func keys() throws -> AdvertisementKeys {
+        var keys: [BLEAddress: AdvertisementKey] = [:]
+        for line in try keyLines() {
+            let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
+            let address = try #require(parts.count == 2 ? BLEAddress(parts[0]) : nil, "\(testDescription).keys: not ADDRESS=HEX")
+            keys[address] = try AdvertisementKey(hex: parts[1])
+        }
+        return AdvertisementKeys(keys)
+    }
+
+    /// The `--key` arguments of `ingestd decode` for this capture.
+    func keyArguments() throws -> [String] { try keyLines().flatMap { ["--key", $0] } }
+
+    private func keyLines() throws -> [String] {
+        guard let path = sibling(".keys") else { return [] }
+        return try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
+    }
+
     /// The `--adapter-option` arguments of `ingestd decode` for this capture.
     func adapterOptionArguments() throws -> [String] {
         try adapterOptions().sorted { $0.key < $1.key }.flatMap { ["--adapter-option", "\($0.key)=\($0.value)"] }
@@ -169,16 +189,18 @@ struct Replayed {
         if fixture.isUSB {
             try self.init(usbPath: fixture.path, options: try fixture.adapterOptions())
         } else {
-            try await self.init(path: fixture.path, options: try fixture.adapterOptions())
+            try await self.init(path: fixture.path, options: try fixture.adapterOptions(), keys: try fixture.keys())
         }
     }
 
     /// Replays `path` through `CaptureReplay`, the code behind `ingestd decode` and `ingestd replay`, with
-    /// the `--adapter-option` values `options`.
-    init(path: String, adapters: [any BLEAdapter] = BuiltinAdapters.bluetooth, options: [String: String] = [:]) async throws {
+    /// the `--adapter-option` values `options` and the advertisement keys `keys`.
+    init(path: String, adapters: [any BLEAdapter] = BuiltinAdapters.bluetooth, options: [String: String] = [:],
+         keys: AdvertisementKeys = AdvertisementKeys()) async throws {
         let zone = try Captures.timeZone()
         var replay = CaptureReplay(adapters: adapters, forcedAdapterID: nil, timeZone: zone)
         replay.options = options
+        replay.keys = keys
         let encoder = HealthRecordEncoder()
         var lines: [String] = []
         summary = try await replay.run(path: path) { records in lines += records.map(encoder.encode) }
@@ -186,7 +208,7 @@ struct Replayed {
 
         // Second pass for the device traits.
         let reader = try CaptureFile.open(path: path)
-        let router = try AdapterRouter(adapters: adapters, timeZone: zone)
+        let router = try AdapterRouter(adapters: adapters, timeZone: zone, keys: keys)
         var decoder = HCITraceDecoder()
         var output = AdapterOutput()
         var traits: [BLEAddress: BLEDeviceTraits] = [:]

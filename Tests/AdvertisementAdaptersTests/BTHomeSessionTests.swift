@@ -72,14 +72,14 @@ struct BTHomeSessionTests {
         #expect(samples(output).map(\.quantity.value) == [25.06, 25.1, 21, 21])
     }
 
-    @Test("Encrypted packets (bthome-ble test_bindkey_correct) are skipped as 'encrypted'")
-    func encryptedSkipped() throws {
+    @Test("Encrypted packets (bthome-ble test_bindkey_correct) without the device's key: refused as no-key, explained once")
+    func encryptedWithoutKey() throws {
         let session = try makeSession()
         var output = AdapterOutput()
         session.receive(try event("41 a4 72 66 c9 5f 73 00 11 22 33 78 23 72 14"), into: &output)
         #expect(samples(output).isEmpty)
-        #expect(output.skipped == ["encrypted": 1])
-        #expect(output.rejections.isEmpty)
+        #expect(output.rejections.map(\.reason) == ["no-key"])
+        #expect(output.explanations.count == 1)
     }
 
     @Test("A repeated packet id (bthome-ble test_identical_packet_id) is dropped; a new id is not")

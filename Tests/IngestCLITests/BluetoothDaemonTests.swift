@@ -49,10 +49,11 @@ import Transport
     private func runDaemon(store: String, peripherals: Peripherals, listen: Duration = .seconds(12),
                            requestTimeout: Duration = .seconds(5),
                            log: RecordingLogHandler = RecordingLogHandler(),
+                           reports: [[UInt8]]? = nil, keys: AdvertisementKeys = AdvertisementKeys(),
                            until done: (@Sendable () -> Bool)? = nil) async throws -> SimulatedController {
         let (hostEnd, controllerEnd) = try SocketPair.make()
         let controller = try SimulatedController(descriptor: controllerEnd,
-                                                 script: SimulatedController.Script(reportBatches: [reports()]))
+                                                 script: SimulatedController.Script(reportBatches: [reports ?? self.reports()]))
         await controller.start()
         let link = BluetoothLink(
             openScanner: { options in HCIScanner(channel: try PacketChannel(adopting: hostEnd), log: options.log) },
@@ -68,8 +69,9 @@ import Transport
                 await client.start()
                 return client
             })
-        let backend = BluetoothBackend(adapters: BuiltinAdapters.bluetooth, link: link, controllerName: "sim0",
+        var backend = BluetoothBackend(adapters: BuiltinAdapters.bluetooth, link: link, controllerName: "sim0",
                                        timeZone: TimeZone(identifier: "Europe/Berlin")!, onceListen: listen)
+        backend.keys = keys
         let logger = Logger(label: "test", handler: log)
         if let done {
             try await runDaemonUntil(store: store, backend: backend, logger: logger, until: done)
@@ -102,6 +104,48 @@ import Transport
         #expect(bySource["gatt-health"]?.map(\.quantity.value) == [77.5])
         #expect(bySource["gatt-health"]?.first?.device?.localIdentifier == Self.weightScale.description)
     }
+
+    /// The S400's encrypted broadcasts (xiaomi-ble tests/test_parser.py), each sent twice: without its key the
+    /// daemon warns once with the remedy (each refused frame only at debug level) and stores nothing; with the
+    /// key it commits the weighing; the key never reaches the log.
+    @Test func encryptedBroadcastsAreExplainedOnceWithoutTheirKeyAndCommittedWithIt() async throws {
+        let s400 = BLEAddress("8C:D0:B2:F6:BE:EF")!
+        let key = "0728974d657a4b60964c1b1677f35f7c"
+        let frames = ["48 59 d5 3b 0a bc 07 8f f2 34 8c 84 41 38 e9 30 22 00 00 00 9e 53 85 99",
+                      "48 59 d5 3b 0b d6 ef 0b 25 db 72 78 5e 7e 2f 46 d6 00 00 00 d8 64 2d f6"]
+        let reports = frames.flatMap { frame in
+            let data = ADStructure.flags(0x06) + ADStructure.serviceData16(0xFE95, hexBytes(frame))
+            return Array(repeating: AdvertisingReportBuilder.legacy(eventType: 0x03, address: s400, data: data), count: 2)
+        }
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "xiaomi-mibeacon", "--all"])
+
+        let withoutKey = RecordingLogHandler()
+        try await runDaemon(store: scenario.store, peripherals: Peripherals(), log: withoutKey, reports: reports) {
+            withoutKey.records.contains { $0.message.description.hasPrefix("no key for \(s400)") }
+        }
+        let messages = withoutKey.records.map(\.message.description)
+        #expect(messages.filter { $0.hasPrefix("no key for \(s400): `ingestd keys add \(s400) HEX`") }.count == 1, "\(messages)")
+        #expect(!withoutKey.records.contains { $0.level >= .warning && $0.message.description.hasPrefix("frame rejected") })
+        do {
+            let store = try HealthStore(path: scenario.store)
+            defer { store.close() }
+            #expect(try store.samples(type: .bodyMass).isEmpty)
+        }
+
+        let withKey = RecordingLogHandler()
+        try await runDaemon(store: scenario.store, peripherals: Peripherals(), log: withKey, reports: reports,
+                            keys: AdvertisementKeys([s400: try AdvertisementKey(hex: key)])) {
+            withKey.records.contains { $0.message.description.hasPrefix("committed") && $0.message.description.hasSuffix("from xiaomi-mibeacon") }
+        }
+        let store = try HealthStore(path: scenario.store)
+        defer { store.close() }
+        #expect(try store.samples(type: .bodyMass).map(\.quantity.value) == [69.9])
+        #expect(try store.samples(type: .heartRate).count == 1)
+        #expect(!(withoutKey.records + withKey.records).contains { $0.message.description.lowercased().contains(key) })
+    }
+
+    private func hexBytes(_ text: String) -> [UInt8] { text.split(separator: " ").compactMap { UInt8($0, radix: 16) } }
 
     /// A controller with LE disabled (found in the VM tests: nothing enables it without bluetoothd): the kernel
     /// refuses each LE connection with ECONNREFUSED. The daemon says once, not per device, which command fixes it.

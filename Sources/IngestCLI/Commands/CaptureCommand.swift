@@ -39,6 +39,7 @@ struct CaptureCommand: Command {
         ControllerOption.self
         TimeZoneOption.self
         AdapterSettingsOption.self
+        KeyOption.self
         PluginsOption.self
     }
 
@@ -49,6 +50,7 @@ struct CaptureCommand: Command {
     let hci: Int
     let zone: TimeZone
     let adapterSettings: [String: String]
+    let keys: AdvertisementKeys
     let pluginDirectories: [String]
 
     init(_ arguments: ParsedValues) throws {
@@ -68,6 +70,7 @@ struct CaptureCommand: Command {
         zone = try TimeZoneOption(arguments).zone
         adapterSettings = try AdapterSettingsOption(arguments).settings
         pluginDirectories = try PluginsOption(arguments).directories
+        keys = try KeyOption(arguments).keys
         guard usbDevice == nil || bleAddress == nil else {
             throw UsageError.invalid("--usb and --ble cannot be used together: a capture records one transport")
         }
@@ -102,6 +105,7 @@ struct CaptureCommand: Command {
             }
             capture.timeZone = zone
             capture.options = adapterSettings
+            capture.keys = AdvertisementKeyArguments.storedInDefaultStore(context: context).merging(keys)
             let counts = try await capture.run(out: out, stop: stop, progress: progress, logger: context.logger)
             stderr.writeLine("capture: wrote \(out): \(counts)")
             if let bleAddress, counts.advertisements == 0 {

@@ -45,6 +45,8 @@ struct DecodeCommand: Command {
         let usbAdapters = ExternalAdapterSupport.usbAdapters(catalogue)
         var replay = CaptureReplay(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue), forcedAdapterID: decoding.adapter, timeZone: decoding.zone)
         replay.options = decoding.adapterSettings
+        // The default store's keys (decode opens no store otherwise), then --key.
+        replay.keys = AdvertisementKeyArguments.storedInDefaultStore(context: context).merging(decoding.keys)
         for (file, input) in zip(files, inputs) {
             var emitted = 0
             let emit: ([HealthRecord]) throws -> Void = { records in

@@ -19,7 +19,7 @@ public struct Ingestd: Command {
             ChangesCommand.self, WatchCommand.self,
             ExportCommand.self,
             AuthCommand.self, PriorityCommand.self, SourcesCommand.self, StatusCommand.self, ProfileCommand.self,
-            PeopleCommand.self, UnassignedCommand.self, AssignCommand.self,
+            PeopleCommand.self, UnassignedCommand.self, AssignCommand.self, KeysCommand.self,
             AdaptersCommand.self, DevicesCommand.self, UnitsCommand.self, TypesCommand.self, UdevRulesCommand.self, SinksCommand.self,
         ],
         defaultSubcommand: RunCommand.self

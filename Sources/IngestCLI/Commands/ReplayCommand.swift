@@ -77,6 +77,7 @@ struct ReplayCommand: Command {
         var captures = CaptureReplay(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue), forcedAdapterID: decoding.adapter, timeZone: decoding.zone,
                                      batchSize: batchSize)
         captures.options = decoding.adapterSettings
+        captures.keys = try AdvertisementKeyArguments.stored(in: store, context: context).merging(decoding.keys)
         for (file, input) in zip(files, inputs) {
             let readPath = input?.path ?? file
             if file != "-", CaptureReplay.isCapture(path: readPath) {

@@ -31,6 +31,7 @@ struct RunCommand: Command {
         Option("listen", valueName: "SECONDS", help: "With --once: how long to listen to broadcasting devices (BLE and USB); a session still running then is stopped and what it gave is kept.", default: "10")
         PluginsOption.self
         AdapterSettingsOption.self
+        KeyOption.self
         Option("adapter", valueName: "DEVICE=ID",
                help: "Serve one device with one adapter only: a Bluetooth ADDRESS=ID or a USB VID:PID=ID (repeatable).",
                repeatable: true)
@@ -49,6 +50,7 @@ struct RunCommand: Command {
     let listen: Double
     let plugins: [String]
     let adapterOptions: [String: String]
+    let keys: AdvertisementKeys
     let pins: AdapterPins
     let zone: TimeZone
     let pendingLimits: PendingLimits
@@ -75,6 +77,7 @@ struct RunCommand: Command {
         adapterOptions = fileOptions.merging(try AdapterSettingsOption(arguments).settings) { _, commandLine in commandLine }
         pendingLimits = try PendingLimitOptions(arguments).limits
         assignTolerance = try AssignToleranceOption(arguments).fraction
+        keys = try KeyOption(arguments).keys
         do {
             _ = try AdapterPins(parsing: configuration.pins)
         } catch {
@@ -92,7 +95,9 @@ struct RunCommand: Command {
     func run(_ context: CommandContext) async throws {
         let path = storeFile.path ?? HealthStore.defaultPath(environment: context.environment)
         // Open once here so a bad store path fails with a clear error before anything starts.
-        try CommonArguments.openStore(path, context: context).close()
+        let store = try CommonArguments.openStore(path, context: context)
+        let storedKeys = try AdvertisementKeyArguments.stored(in: store, context: context)
+        store.close()
         // One daemon per store: a second one says which process holds it and exits 1.
         let lock = try StoreLock(storePath: path)
         defer { withExtendedLifetime(lock) {} }
@@ -123,7 +128,7 @@ struct RunCommand: Command {
             backends += DaemonBackends.bluetooth(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue),
                                                  controller: UInt16(hci), timeZone: zone,
                                                  onceListen: .milliseconds(Int(listen * 1000)), pins: pins,
-                                                 options: adapterOptions)
+                                                 options: adapterOptions, keys: storedKeys.merging(keys))
         }
         let daemon = Daemon(options: DaemonOptions(storePath: path, once: once, pendingLimits: pendingLimits,
                                                    assignTolerance: assignTolerance, exitsWhenShutdownHangs: true),

@@ -1,3 +1,4 @@
+import AdapterKit
 import ArgumentParsing
 import Foundation
 
@@ -72,7 +73,7 @@ struct ControllerOption: OptionGroup {
 }
 
 /// How captures are decoded (`decode`, `replay`): `--adapter`, `--tz`, `--usb`,
-/// `--adapter-option` and `--plugins`.
+/// `--adapter-option`, `--key` and `--plugins`.
 struct CaptureDecodingOptions: OptionGroup {
     static var arguments: [ArgumentElement] {
         declared(adapterHelp: "Use this adapter for every device ('ingestd adapters' lists them).")
@@ -81,7 +82,8 @@ struct CaptureDecodingOptions: OptionGroup {
     /// The group with another help text for `--adapter`.
     static func declared(adapterHelp: String) -> [ArgumentElement] {
         [Option("adapter", valueName: "ID", help: adapterHelp).element]
-            + TimeZoneOption.arguments + USBDeviceOption.arguments + AdapterSettingsOption.arguments + PluginsOption.arguments
+            + TimeZoneOption.arguments + USBDeviceOption.arguments + AdapterSettingsOption.arguments + KeyOption.arguments
+            + PluginsOption.arguments
     }
 
     /// The adapter id of `--adapter`; nil lets the router choose per device.
@@ -90,9 +92,12 @@ struct CaptureDecodingOptions: OptionGroup {
     let usbDevice: (UInt16, UInt16)?
     let adapterSettings: [String: String]
     let pluginDirectories: [String]
+    /// The keys of `--key` (the store's are added by the command).
+    let keys: AdvertisementKeys
 
     init(_ values: ParsedValues) throws {
         adapter = try values.value("adapter")
+        keys = try KeyOption(values).keys
         zone = try TimeZoneOption(values).zone
         usbDevice = try USBDeviceOption(values).ids
         adapterSettings = try AdapterSettingsOption(values).settings

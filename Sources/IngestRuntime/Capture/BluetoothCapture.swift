@@ -67,6 +67,8 @@ public struct BluetoothCapture: Sendable {
     public var timeZone: TimeZone = .current
     /// Adapter configuration (`--adapter-option`), given to conversations.
     public var options: [String: String] = [:]
+    /// Keys for the router that picks the target's adapter; they only ever reach sessions, never the file.
+    public var keys = AdvertisementKeys()
 
     public init(link: BluetoothLink, controllerName: String, target: BLEAddress?, duration: Duration) {
         self.link = link
@@ -116,7 +118,7 @@ public struct BluetoothCapture: Sendable {
         let configuration = gattConfiguration
         let router: AdapterRouter?
         do {
-            router = target == nil || adapters.isEmpty ? nil : try AdapterRouter(adapters: adapters, timeZone: timeZone)
+            router = target == nil || adapters.isEmpty ? nil : try AdapterRouter(adapters: adapters, timeZone: timeZone, keys: keys)
         } catch {
             await scanner.stop()
             try? recorder.close()

@@ -77,6 +77,8 @@ public struct BluetoothBackend: DeviceBackend {
     public var pins: [BLEAddress: String] = [:]
     /// Adapter configuration (`--adapter-option`), given to conversations.
     public var options: [String: String] = [:]
+    /// The keys of devices that encrypt their advertisements (the store's and `--key`), read at start.
+    public var keys = AdvertisementKeys()
     /// How long the first record of a batch waits for others before the batch is committed.
     public var batchDelay: Duration = EventBatcher.defaultDelay
 
@@ -103,7 +105,7 @@ public struct BluetoothBackend: DeviceBackend {
         logger.info("scanning on \(controllerName)")
         let router: AdapterRouter
         do {
-            router = try AdapterRouter(adapters: adapters, pins: pins, timeZone: timeZone)
+            router = try AdapterRouter(adapters: adapters, pins: pins, timeZone: timeZone, keys: keys)
         } catch {
             logger.error("\(error)")
             await scanner.stop()
@@ -270,9 +272,7 @@ public actor EventBatcher {
                 var output = pending
                 do {
                     try router.router.finish(into: &output, flushingAt: Self.maximumBatch) { batch in
-                        for rejection in batch.rejections {
-                            logger.warning("frame rejected by \(rejection.adapter): \(rejection.reason)")
-                        }
+                        Self.log(batch, logger)
                         guard !batch.records.isEmpty else { return }
                         do {
                             _ = try service.ingestBlocking(batch.records, origin: "ble")
@@ -294,6 +294,19 @@ public actor EventBatcher {
         let router: AdapterRouter
     }
 
+    /// Logs rejections (without values: reasons only; those a session explains once at debug level) and the
+    /// sessions' explanations (a missing or wrong key), which never hold a key.
+    private static func log(_ output: AdapterOutput, _ logger: Logger) {
+        for rejection in output.rejections {
+            if rejection.isExplained {
+                logger.debug("frame rejected by \(rejection.adapter): \(rejection.reason)")
+            } else {
+                logger.warning("frame rejected by \(rejection.adapter): \(rejection.reason)")
+            }
+        }
+        for explanation in output.explanations { logger.warning("\(explanation)") }
+    }
+
     private func timerFired() async {
         timer = nil
         await flush(finishing: false)
@@ -311,9 +324,7 @@ public actor EventBatcher {
         if finishing { output = await finishCommittingInBatches(output) }
         timer?.cancel()
         timer = nil
-        for rejection in output.rejections {
-            logger.warning("frame rejected by \(rejection.adapter): \(rejection.reason)")
-        }
+        Self.log(output, logger)
         let records = output.records
         output = AdapterOutput()
         guard !records.isEmpty else { return }

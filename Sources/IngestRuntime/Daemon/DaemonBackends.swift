@@ -13,11 +13,12 @@ public enum DaemonBackends {
 
     public static func bluetooth(adapters: [any BLEAdapter], controller: UInt16, timeZone: TimeZone,
                                  onceListen: Duration, pins: AdapterPins = AdapterPins(),
-                                 options: [String: String] = [:]) -> [any DeviceBackend] {
+                                 options: [String: String] = [:], keys: AdvertisementKeys = AdvertisementKeys()) -> [any DeviceBackend] {
         var backend = BluetoothBackend(adapters: adapters, link: .controller(controller),
                                        controllerName: "hci\(controller)", timeZone: timeZone, onceListen: onceListen)
         backend.pins = pins.bluetooth
         backend.options = options
+        backend.keys = keys
         return [backend]
     }
 }

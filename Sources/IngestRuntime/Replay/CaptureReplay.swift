@@ -17,6 +17,8 @@ public struct CaptureReplay {
     public var memory: any DeviceMemory = EphemeralDeviceMemory()
     /// Adapter configuration (`--adapter-option`), given to conversations.
     public var options: [String: String] = [:]
+    /// The keys of devices that encrypt their advertisements (the store's and `--key`).
+    public var keys = AdvertisementKeys()
     /// Called every 4,096 capture records with the bytes read and the records read so far
     /// (`decode`'s progress line); not called for usbmon captures, which are read before replay.
     public var progress: ((_ bytesRead: Int, _ recordsRead: Int) -> Void)?
@@ -41,6 +43,11 @@ public struct CaptureReplay {
         var rejectionLog: [AdapterRejection] = []
         static let maximumRejectionLog = 10_000
         var skipped: [String: Int] = [:]
+        /// What the sessions explained (a missing or wrong key), the first ``maximumExplanations``.
+        var explanations: [String] = []
+        static let maximumExplanations = 1_000
+        /// Matched devices beyond the router's bound, their sessions ended and forgotten.
+        var matchedForgotten = 0
         var unmatched: [BLEAddress: BLEDeviceTraits] = [:]
         /// Unmatched devices beyond the router's bound, not listed.
         var unmatchedForgotten = 0
@@ -177,6 +184,9 @@ public struct CaptureReplay {
             if summary.rejectionExamples[key] == nil { summary.rejectionExamples[key] = rejection.detail }
         }
         for (reason, count) in output.skipped { summary.skipped[reason, default: 0] += count }
+        for explanation in output.explanations where summary.explanations.count < Summary.maximumExplanations {
+            summary.explanations.append(explanation)
+        }
         let records = output.records
         output = AdapterOutput()
         return records.isEmpty ? DeliveryReceipt(stored: 0, held: 0) : try deliver(records)
@@ -194,7 +204,7 @@ public struct CaptureReplay {
         }
         let router: AdapterRouter
         do {
-            router = try AdapterRouter(adapters: adapters, forcedAdapterID: forcedAdapterID, timeZone: timeZone)
+            router = try AdapterRouter(adapters: adapters, forcedAdapterID: forcedAdapterID, timeZone: timeZone, keys: keys)
         } catch {
             throw RuntimeError.badRequest(error.description)
         }
@@ -253,6 +263,7 @@ public struct CaptureReplay {
         summary.warnings = reader.warnings
         summary.unmatched = router.unmatched
         summary.unmatchedForgotten = router.forgottenUnmatched
+        summary.matchedForgotten = router.forgottenMatched
         summary.matched = router.matchedDevices
         return summary
     }
@@ -273,7 +284,7 @@ extension CaptureReplay {
         guard let conversation = adapter.conversation(
             for: traits ?? BLEDeviceTraits(address: connection.peer),
             context: AdapterContext(timeZone: timeZone, source: id, now: link.clock, memory: memory,
-                                    options: options))
+                                    options: options, keys: keys))
         else { return report }
         do {
             try await conversation.run(over: link) { output in
@@ -322,6 +333,10 @@ extension CaptureReplay.Summary {
         }
         for key in skipped.keys.sorted() {
             lines.append("  frames skipped, \(key): \(skipped[key] ?? 0)")
+        }
+        for explanation in explanations { lines.append("  note: \(explanation)") }
+        if matchedForgotten > 0 {
+            lines.append("  \(matchedForgotten) devices' sessions were ended and forgotten (only \(AdapterRouter.defaultMaximumDevices) are kept at once)")
         }
         for report in matchedUSB {
             lines.append("  USB device \(report.device) → adapter \(report.adapter)")

@@ -91,7 +91,60 @@ def bad_bthome_case(capture):
 
 
 
+# bthome-ble tests/test_v2_encryption.py: test_encryption_example_1 and _2 (MAC 54:48:E6:8F:80:A5, that key).
+ENCRYPTED_ADDRESS = "54:48:E6:8F:80:A5"
+ENCRYPTED_KEY = "231d39c1d7cc1ab1aee224cd096db932"
+ENCRYPTED_EXAMPLE_1 = h("41 A4 72 66 C9 5F 73 00 11 22 33 78 23 72 14")  # 02 CA 09 03 BF 13: 25.06 degC, 50.55 %
+ENCRYPTED_EXAMPLE_2 = h("41 87 B9 00 11 22 33 72 B0 23 1F")  # 21 01: motion
+
+
+def write_keys(name, pairs):
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".keys"), "w") as file:
+        for address, key in pairs:
+            file.write("%s=%s\n" % (address, key))
+
+
+def encrypted_advertisement(capture, address, payload):
+    data = flags_ad() + service_data_ad(0xFCD2, payload)
+    capture.advertising_report(address, data, event_type=0x00, rssi=-60)
+
+
+def bthome_encrypted_case(capture):
+    """bthome-ble tests/test_v2_encryption.py: test_encryption_example_1 (25.06 degC; humidity skipped), sent twice
+    (the same counter: a rebroadcast), then test_encryption_example_2 (motion), whose counter 0x33221100 is the same
+    as example 1's: a duplicate by the counter rule, skipped before decryption."""
+    write_keys("bthome-encrypted", [(ENCRYPTED_ADDRESS, ENCRYPTED_KEY)])
+    encrypted_advertisement(capture, ENCRYPTED_ADDRESS, ENCRYPTED_EXAMPLE_1)
+    moment = capture.at()
+    for payload in [ENCRYPTED_EXAMPLE_1, ENCRYPTED_EXAMPLE_2]:
+        capture.advance(1000)
+        encrypted_advertisement(capture, ENCRYPTED_ADDRESS, payload)
+    device = device_json(localIdentifier=ENCRYPTED_ADDRESS)
+    return [sample("IngestQuantityTypeIdentifierAmbientTemperature", 25.06, "degC", moment, source=BTHOME,
+                   device=device, metadata=metadata_json())]
+
+
+def bad_bthome_encrypted_case(capture):
+    """Example 1 with one ciphertext bit flipped under the right key (MIC mismatch), and example 1 sent from
+    A4:C1:38:8D:18:B2, which has no key; an encrypted packet too short for its counter and MIC (synthetic)."""
+    write_keys("bad-bthome-encrypted", [(ENCRYPTED_ADDRESS, ENCRYPTED_KEY)])
+    flipped = bytearray(ENCRYPTED_EXAMPLE_1)
+    flipped[1] ^= 0x01
+    for address, payload in [(ENCRYPTED_ADDRESS, bytes(flipped)), (BTHOME_ADDRESS, ENCRYPTED_EXAMPLE_1),
+                             (ENCRYPTED_ADDRESS, h("41 A4 72 66"))]:
+        encrypted_advertisement(capture, address, payload)
+        capture.advance(1000)
+    return [
+        BTHOME + ": mic-mismatch: %s: encrypted BTHome frame not decoded" % ENCRYPTED_ADDRESS,
+        BTHOME + ": no-key: %s: encrypted BTHome frame not decoded" % BTHOME_ADDRESS,
+        BTHOME + ": short-frame: %s: BTHome data of 4 bytes ends before the encrypted objects, counter and MIC at offset 1: "
+        "41 a4 72 66" % ENCRYPTED_ADDRESS,
+    ]
+
+
 CASES = [
+    Case("bthome-encrypted", bthome_encrypted_case),
+    Case("bad-bthome-encrypted", bad_bthome_encrypted_case),
     Case("bthome-mass", bthome_mass_case),
     Case("bthome-temperature", bthome_temperature_case),
     Case("bad-bthome", bad_bthome_case),

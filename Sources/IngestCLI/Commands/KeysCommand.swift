@@ -1,0 +1,102 @@
+import AdapterKit
+import ArgumentParsing
+import Foundation
+import HealthModel
+import SQLiteStore
+import Transport
+
+/// `ingestd keys`: the keys of devices that encrypt their advertisements.
+struct KeysCommand: Command {
+    static let configuration = CommandConfiguration(
+        name: "keys", abstract: "Add, list and remove the keys of devices that encrypt their advertisements.",
+        discussion: """
+            Xiaomi MiBeacon v4/v5 devices (the S400 and S200 scales) and encrypted BTHome devices encrypt what they \
+            broadcast with a per-device key (a "bindkey", 32 hex digits). Keys are kept in the store file (mode 0600) \
+            and are never printed or logged; 'keys list' shows the addresses and the adapters that read them. \
+            'decode', 'replay', 'run' and 'capture' also take --key ADDRESS=HEX (or ADDRESS=@PATH).
+            """,
+        subcommands: [KeysAddCommand.self, KeysListCommand.self, KeysRemoveCommand.self],
+        defaultSubcommand: KeysListCommand.self)
+
+    init(_ arguments: ParsedValues) throws {}
+}
+
+/// `ingestd keys add ADDRESS HEX`: stores (replaces) a device's key.
+struct KeysAddCommand: Command {
+    static let configuration = CommandConfiguration(
+        name: "add", abstract: "Store a device's key (HEX, @PATH to read it from a file, or - for standard input).",
+        usage: "ADDRESS HEX|@PATH|-")
+    static let signature = Signature {
+        Positional("ADDRESS", help: "The device's Bluetooth address, AA:BB:CC:DD:EE:FF.")
+        Positional("KEY", help: "32 hex digits; @PATH or - keep it out of the process arguments.")
+        StoreOption.self
+    }
+    let address: BLEAddress
+    let keyText: String
+    let storeFile: StoreOption
+
+    init(_ arguments: ParsedValues) throws {
+        address = try AdvertisementKeyArguments.address(try arguments.required("address"), argument: "ADDRESS")
+        keyText = try arguments.required("key")
+        storeFile = try StoreOption(arguments)
+    }
+
+    func run(_ context: CommandContext) async throws {
+        let key = try AdvertisementKeyArguments.key(keyText, for: address, argument: "KEY")
+        let store = try storeFile.open(context)
+        defer { store.close() }
+        try store.setAdvertisementKey(key.bytes, address: address.description)
+        context.stderr.writeLine("stored the key for \(address) (the daemon reads keys when it starts)")
+    }
+}
+
+/// `ingestd keys list [--json]`: the addresses with a key and the adapters that read them; never a key.
+struct KeysListCommand: StoreReportCommand {
+    static let configuration = CommandConfiguration(name: "list", abstract: "List the devices with a key (never the keys).")
+    let options: StoreReportOptions
+
+    func run(_ context: CommandContext) async throws {
+        let store = try options.store.open(context, readOnly: true)
+        defer { store.close() }
+        let listing = try store.advertisementKeyListing()
+        if json {
+            for entry in listing {
+                let address = JSONText.quoted(entry.address)
+                let added = JSONText.quoted(ISO8601DateTime.string(from: entry.addedAt))
+                let adapters = entry.sources.map(JSONText.quoted).joined(separator: ",")
+                context.stdout.writeLine("{\"address\":\(address),\"addedAt\":\(added),\"adapters\":[\(adapters)]}")
+            }
+            return
+        }
+        let rows = listing.map { entry in
+            [entry.address, ISO8601DateTime.string(from: entry.addedAt),
+             entry.sources.isEmpty ? "- (nothing read from it yet)" : entry.sources.joined(separator: " ")]
+        }
+        context.stdout.write(Table(header: ["ADDRESS", "ADDED", "ADAPTERS"], rows: rows).rendered)
+    }
+}
+
+/// `ingestd keys remove ADDRESS`.
+struct KeysRemoveCommand: Command {
+    static let configuration = CommandConfiguration(name: "remove", abstract: "Remove a device's key.", usage: "ADDRESS")
+    static let signature = Signature {
+        Positional("ADDRESS", help: "The device's Bluetooth address.")
+        StoreOption.self
+    }
+    let address: BLEAddress
+    let storeFile: StoreOption
+
+    init(_ arguments: ParsedValues) throws {
+        address = try AdvertisementKeyArguments.address(try arguments.required("address"), argument: "ADDRESS")
+        storeFile = try StoreOption(arguments)
+    }
+
+    func run(_ context: CommandContext) async throws {
+        let store = try storeFile.open(context)
+        defer { store.close() }
+        guard try store.removeAdvertisementKey(address: address.description) else {
+            throw CommandFailure.dataError("no key stored for \(address) ('ingestd keys list' lists them)")
+        }
+        context.stderr.writeLine("removed the key for \(address)")
+    }
+}
