@@ -18,22 +18,41 @@ public enum AppleHealthImportError: Error, Equatable, Sendable, CustomStringConv
     case lengthMismatch(entry: String, expected: Int, found: Int)
     /// The XML is not well-formed (or exceeds a bound) at `offset` of the document.
     case damagedXML(offset: Int, reason: String)
+    /// The export's document is empty (0 bytes): `entry` in the archive, or the file itself (nil).
+    case emptyDocument(entry: String?)
 
     public var description: String {
         switch self {
         case .unreadable(let path, let reason): "cannot read \(path): \(reason)"
         case .damagedZip(let offset, let reason): "damaged zip archive at byte \(offset): \(reason)"
         case .noHealthData(let entries):
-            "no Apple Health export.xml in the archive (entries: \(entries.isEmpty ? "none" : entries.joined(separator: ", ")))"
-        case .unsupportedCompression(let entry, let method): "\(entry): unsupported zip compression method \(method)"
-        case .encryptedEntry(let entry): "\(entry) is encrypted"
+            "no Apple Health export.xml in the archive (entries: \(entries.isEmpty ? "none" : entries.map(Self.printable).joined(separator: ", ")))"
+        case .unsupportedCompression(let entry, let method): "\(Self.printable(entry)): unsupported zip compression method \(method)"
+        case .encryptedEntry(let entry): "\(Self.printable(entry)) is encrypted"
         case .damagedCompressedData(let entry, let offset, let reason):
-            "\(entry): damaged compressed data at byte \(offset) of the archive: \(reason)"
+            "\(Self.printable(entry)): damaged compressed data at byte \(offset) of the archive: \(reason)"
         case .checksumMismatch(let entry, let expected, let found):
-            "\(entry): CRC-32 is 0x\(String(found, radix: 16)), the archive lists 0x\(String(expected, radix: 16))"
+            "\(Self.printable(entry)): CRC-32 is 0x\(String(found, radix: 16)), the archive lists 0x\(String(expected, radix: 16))"
         case .lengthMismatch(let entry, let expected, let found):
-            "\(entry): \(found) bytes inflated, the archive lists \(expected)"
+            "\(Self.printable(entry)): \(found) bytes inflated, the archive lists \(expected)"
         case .damagedXML(let offset, let reason): "damaged XML at byte \(offset) of the document: \(reason)"
+        case .emptyDocument(let entry?): "\(Self.printable(entry)) in the archive is empty (0 bytes): the export was cut short; export again"
+        case .emptyDocument(nil): "the file is empty (0 bytes)"
         }
+    }
+
+    /// `name` with control characters (C0, DEL, C1) written as `\u{XX}`, so that a hostile entry
+    /// name cannot drive the terminal it is printed on.
+    public static func printable(_ name: String) -> String {
+        guard name.unicodeScalars.contains(where: isControl) else { return name }
+        var text = ""
+        for scalar in name.unicodeScalars {
+            if isControl(scalar) { text += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}" } else { text.unicodeScalars.append(scalar) }
+        }
+        return text
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 }
