@@ -195,6 +195,8 @@ let package = Package(
                           path: "Tests/Fuzz/HealthRecords", swiftSettings: fuzzSettings),
         .executableTarget(name: "fuzz-units", dependencies: ["HealthModel", "FuzzSupport"],
                           path: "Tests/Fuzz/Units", swiftSettings: fuzzSettings),
+        .executableTarget(name: "fuzz-zip", dependencies: ["AppleHealthImport", "CZlib", "FuzzSupport"],
+                          path: "Tests/Fuzz/ZipEntries", swiftSettings: fuzzSettings),
         .executableTarget(name: "fuzz-plugin-output", dependencies: ["ExternalAdapterProtocol", "ExternalAdapters", "HealthModel", "FuzzSupport"],
                           path: "Tests/Fuzz/PluginOutput", swiftSettings: fuzzSettings),
         // Every adapter's captures (built from published byte vectors) replayed as `ingestd decode` does.

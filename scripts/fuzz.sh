@@ -3,7 +3,7 @@
 #
 #   scripts/fuzz.sh TARGET|all SECONDS
 #
-# TARGET is one of: btsnoop pcap pcapng hci gatt xiaomi bthome records units plugin-output (product fuzz-TARGET).
+# TARGET is one of: btsnoop pcap pcapng hci gatt xiaomi bthome records units plugin-output zip (product fuzz-TARGET).
 # Targets run one after another (one core each). Release build with libFuzzer and AddressSanitizer
 # (FUZZ_ASAN=0 to leave ASan out) in a scratch directory of its own, so normal builds are untouched.
 # Work files go to $FUZZ_WORK (default .build/fuzz): seeds/, corpus/<target>/ (kept between runs),
@@ -12,7 +12,7 @@
 # Exit status: 0 when every target ran its time without a finding, 1 otherwise.
 set -uo pipefail
 
-ALL=(btsnoop pcap pcapng hci gatt xiaomi bthome records units plugin-output)
+ALL=(btsnoop pcap pcapng hci gatt xiaomi bthome records units plugin-output zip)
 if [[ $# -ne 2 || ! $2 =~ ^[0-9]+$ ]]; then
     echo "usage: $0 TARGET|all SECONDS   (targets: ${ALL[*]})" >&2
     exit 64
@@ -28,7 +28,7 @@ if [[ ${FUZZ_ASAN:-1} != 0 ]]; then sanitizers+=(--sanitize=address); fi
 
 max_len() {
     case $1 in
-        btsnoop|pcap|pcapng|hci) echo 8192 ;;
+        btsnoop|pcap|pcapng|hci|zip) echo 8192 ;;
         records|plugin-output) echo 4096 ;;
         units) echo 256 ;;
         *) echo 2048 ;;
