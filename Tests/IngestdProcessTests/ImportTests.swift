@@ -93,7 +93,11 @@ import TestSupport
         defer { try? FileManager.default.removeItem(at: directory) }
         let record = #"<Record type="HKQuantityTypeIdentifierStepCount" sourceName="Phone" unit="count" "#
             + #"startDate="2024-10-20 13:19:04 +0200" endDate="2024-10-20 13:20:04 +0200" value="100"/>"#
-        let intact = Array("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<HealthData locale=\"en_US\">\n\(record)\n</HealthData>\n".utf8)
+        // Heart-rate records after it: an entry longer than the 64 KiB the opener sniffs.
+        let filler = String(repeating: #"<Record type="HKQuantityTypeIdentifierHeartRate" sourceName="Watch" unit="count/min" "#
+            + #"startDate="2024-10-20 13:19:04 +0200" endDate="2024-10-20 13:19:04 +0200" value="60"/>"# + "\n", count: 1_000)
+        let intact = Array("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<HealthData locale=\"en_US\">\n\(record)\n\(filler)</HealthData>\n".utf8)
+        #expect(intact.count > 128 << 10)
         var flipped = intact
         flipped[try #require(intact.firstRange(of: Array("value=\"100\"".utf8))).lowerBound + 7] ^= 0x08
         let name = "apple_health_export/export.xml"
