@@ -144,6 +144,9 @@ public final class AppleHealthExportReader {
 
     /// Bytes of metadata keys and values in the current top-level element.
     private var metadataBytes = 0
+    /// Bytes of the attribute names and values of the current top-level element's records (with
+    /// `metadataBytes`, what bounds the length of its JSON line).
+    private var attributeBytes = 0
 
     private func readDocument() throws {
         var depth = 0
@@ -161,11 +164,14 @@ public final class AppleHealthExportReader {
                 case (2, "Record"):
                     record = OpenRecord(attributes: attributes)
                     metadataBytes = 0
+                    attributeBytes = Self.bytes(of: attributes)
                 case (3, "Record") where correlation != nil:
                     record = OpenRecord(attributes: attributes)
+                    attributeBytes += Self.bytes(of: attributes)
                 case (2, "Correlation"):
                     correlation = OpenCorrelation(attributes: attributes)
                     metadataBytes = 0
+                    attributeBytes = Self.bytes(of: attributes)
                 case (3, "MetadataEntry"), (4, "MetadataEntry"):
                     guard let key = Self.value("key", attributes), let value = Self.value("value", attributes) else { break }
                     metadataBytes += key.utf8.count + value.utf8.count
@@ -227,7 +233,7 @@ public final class AppleHealthExportReader {
             return unreadable(Self.metadataBoundReason, Self.value("type", open.attributes) ?? "Record")
         }
         guard let sample = sample(from: open, counting: true) else { return }
-        guard Self.fitsOneLine(.sample(sample)) else {
+        guard mayFitOneLine(samples: 1) || Self.fitsOneLine(.sample(sample)) else {
             return unreadable(Self.lineBoundReason, sample.type.identifier)
         }
         guard Self.isCorrelationMember(sample.type) else {
@@ -270,7 +276,7 @@ public final class AppleHealthExportReader {
             type: type, start: start, end: end, objects: open.members.map(\.sample), source: sharedSource(source),
             device: cachedDevice(Self.value("device", attributes)),
             metadata: metadata(open.metadata, attributes: attributes))
-        guard Self.fitsOneLine(.correlation(correlation)) else { return unreadable(Self.lineBoundReason, typeName) }
+        guard mayFitOneLine(samples: open.members.count + 1) || Self.fitsOneLine(.correlation(correlation)) else { return unreadable(Self.lineBoundReason, typeName) }
         for member in open.members {
             if waitingMembers.removeValue(forKey: member.key) != nil {
                 tally.correlationCopiesSkipped += 1
@@ -328,33 +334,24 @@ public final class AppleHealthExportReader {
     private static let lineBoundReason = "a record longer than the \(HealthRecordEncoder.maximumLineBytes)-byte JSON-lines limit"
 
 
+    /// Whether the current top-level element surely encodes within the JSON-lines limit: its
+    /// attribute and metadata bytes, each escaped at worst as `\u00XX` (6 bytes), plus the fixed
+    /// fields of every sample (uuid, type, unit, dates, keys). Only an element this cannot vouch
+    /// for is encoded (`fitsOneLine`).
+    private func mayFitOneLine(samples: Int) -> Bool {
+        6 * (attributeBytes + metadataBytes) + 1_024 * samples < HealthRecordEncoder.maximumLineBytes
+    }
+
     /// Whether a record's JSON line (what `export --format jsonl` writes and `replay` reads back)
-    /// stays within the JSON-lines limit. Encoded only when a worst-case estimate from its
-    /// strings' lengths (every byte escaped as `\u00XX`) could exceed it.
+    /// stays within the JSON-lines limit.
     static func fitsOneLine(_ record: HealthRecord) -> Bool {
-        var estimate = 0
-        for sample in record.samples {
-            estimate += 1_024 + 6 * (sample.source.utf8.count + Self.deviceBytes(sample.device) + Self.metadataBytes(sample.metadata))
-        }
-        if case .correlation(let correlation) = record {
-            estimate += 1_024 + 6 * (correlation.source.utf8.count + Self.deviceBytes(correlation.device) + Self.metadataBytes(correlation.metadata))
-        }
-        guard estimate >= HealthRecordEncoder.maximumLineBytes else { return true }
-        return HealthRecordEncoder().encode(record).utf8.count < HealthRecordEncoder.maximumLineBytes
+        HealthRecordEncoder().encode(record).utf8.count < HealthRecordEncoder.maximumLineBytes
     }
 
-    private static func deviceBytes(_ device: Device?) -> Int {
-        guard let device else { return 0 }
-        return [device.name, device.manufacturer, device.model, device.hardwareVersion, device.firmwareVersion,
-                device.softwareVersion, device.localIdentifier, device.udiDeviceIdentifier]
-            .reduce(0) { $0 + 32 + ($1?.utf8.count ?? 0) }
-    }
-
-    private static func metadataBytes(_ metadata: Metadata) -> Int {
-        metadata.orderedEntries.reduce(0) { total, entry in
-            if case .string(let text) = entry.value { return total + entry.key.utf8.count + text.utf8.count + 8 }
-            return total + entry.key.utf8.count + 32
-        }
+    private static func bytes(of attributes: [XMLAttribute]) -> Int {
+        var total = 0
+        for attribute in attributes { total += attribute.name.utf8.count + attribute.value.utf8.count + 8 }
+        return total
     }
 
     private func metadata(_ entries: [(key: String, value: String)], attributes: [XMLAttribute]) -> Metadata {
