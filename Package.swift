@@ -221,6 +221,8 @@ let package = Package(
                           path: "Tests/Fuzz/Redaction", swiftSettings: fuzzSettings),
         .executableTarget(name: "fuzz-mqtt-topics", dependencies: ["Delivery", "FuzzSupport"],
                           path: "Tests/Fuzz/MQTTTopics", swiftSettings: fuzzSettings),
+        .executableTarget(name: "fuzz-zip", dependencies: ["AppleHealthImport", "CZlib", "FuzzSupport"],
+                          path: "Tests/Fuzz/ZipEntries", swiftSettings: fuzzSettings),
         .executableTarget(name: "fuzz-plugin-output", dependencies: ["ExternalAdapterProtocol", "ExternalAdapters", "HealthModel", "FuzzSupport"],
                           path: "Tests/Fuzz/PluginOutput", swiftSettings: fuzzSettings),
         // Every adapter's captures (built from published byte vectors) replayed as `ingestd decode` does.

@@ -6,10 +6,13 @@ Standard library only. Each target's input format is described in its source fil
 """
 
 import glob
+import io
 import json
 import os
 import struct
 import sys
+import zipfile
+import zlib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CAPTURES = os.path.join(ROOT, "Tests", "AdapterTests", "Captures")
@@ -203,6 +206,29 @@ def main():
     write(topics, "seed-unicode", "Zo\u00eb\x00Zo\u00e9".encode())
     write(topics, "seed-cyrillic", "\u0418\u0432\u0430\u043d\x00\u041e\u043b\u0435\u0433".encode())
     write(topics, "seed-space", b"x y\x00a/b")
+    # The archive reader (fuzz-zip): byte 0 picks the shape (see Tests/Fuzz/ZipEntries).
+    zips = os.path.join(out, "zip")
+    document = (b'<?xml version="1.0" encoding="UTF-8"?>\n<HealthData locale="en_US">\n'
+                b' <Record type="HKQuantityTypeIdentifierStepCount" sourceName="Phone" unit="count" '
+                b'startDate="2024-10-20 13:19:04 +0200" endDate="2024-10-20 13:20:04 +0200" value="12"/>\n'
+                b'</HealthData>\n')
+    for name, method in (("deflated", zipfile.ZIP_DEFLATED), ("stored", zipfile.ZIP_STORED)):
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", method) as archive:
+            archive.writestr("apple_health_export/export.xml", document)
+            archive.writestr("apple_health_export/export_cda.xml", b"<ClinicalDocument/>")
+        data = buffer.getvalue()
+        write(zips, "seed-%s" % name, b"\x00" + data)
+        write(zips, "seed-%s-stub" % name, b"\x00" + b"MZ" + bytes(62) + data)
+        flipped = bytearray(data)
+        flipped[60] ^= 0x01
+        write(zips, "seed-%s-flipped" % name, b"\x00" + bytes(flipped))
+    crc = zlib.crc32(document)
+    header = struct.pack("<II", crc, len(document))
+    squeeze = zlib.compressobj(9, zlib.DEFLATED, -15)
+    write(zips, "seed-entry-deflated", b"\x03" + header + squeeze.compress(document) + squeeze.flush())
+    write(zips, "seed-entry-stored", b"\x01" + header + document)
+    write(zips, "seed-entry-wrong-crc", b"\x01" + struct.pack("<II", crc ^ 1, len(document)) + document)
     print("seeds in %s" % out, file=sys.stderr)
 
 

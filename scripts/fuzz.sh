@@ -4,7 +4,7 @@
 #   scripts/fuzz.sh TARGET|all SECONDS
 #
 # TARGET is one of: btsnoop pcap pcapng hci gatt xiaomi mibeacon bthome records units plugin-output redaction
-# mqtt-topics (product fuzz-TARGET).
+# mqtt-topics zip (product fuzz-TARGET).
 # Targets run one after another (one core each). Release build with libFuzzer and AddressSanitizer
 # (FUZZ_ASAN=0 to leave ASan out) in a scratch directory of its own, so normal builds are untouched.
 # Work files go to $FUZZ_WORK (default .build/fuzz): seeds/, corpus/<target>/ (kept between runs),
@@ -13,7 +13,7 @@
 # Exit status: 0 when every target ran its time without a finding, 1 otherwise.
 set -uo pipefail
 
-ALL=(btsnoop pcap pcapng hci gatt xiaomi mibeacon bthome records units plugin-output redaction mqtt-topics)
+ALL=(btsnoop pcap pcapng hci gatt xiaomi mibeacon bthome records units plugin-output redaction mqtt-topics zip)
 if [[ $# -ne 2 || ! $2 =~ ^[0-9]+$ ]]; then
     echo "usage: $0 TARGET|all SECONDS   (targets: ${ALL[*]})" >&2
     exit 64
@@ -29,7 +29,7 @@ if [[ ${FUZZ_ASAN:-1} != 0 ]]; then sanitizers+=(--sanitize=address); fi
 
 max_len() {
     case $1 in
-        btsnoop|pcap|pcapng|hci) echo 8192 ;;
+        btsnoop|pcap|pcapng|hci|zip) echo 8192 ;;
         records|plugin-output) echo 4096 ;;
         units) echo 256 ;;
         redaction|mqtt-topics) echo 1024 ;;

@@ -1,22 +1,50 @@
 /// Finds the `HealthData` document of an export: the file itself when it is XML, or inside an
 /// `export.zip` the XML entry whose content starts a `HealthData` document (localized iOS
 /// versions have used other names than `apple_health_export/export.xml`).
+///
+/// An archive's entry is verified whole (inflated, its length and CRC-32 checked) before the
+/// source is handed out: a damaged entry is refused before any of its records can be stored.
+/// Holding an import's batches uncommitted until the entry's end instead would keep one write
+/// transaction open for the whole import (minutes for a multi-GB export, blocking the daemon's
+/// writes on the same store) and hide everything from queries until then; verifying first
+/// costs one more inflate of the entry (zlib, no XML parsing) and no memory.
 public enum AppleHealthExportFile {
     /// The document's bytes, and the zip entry's name when the file is an archive.
-    public static func open(path: String) throws(AppleHealthImportError) -> (source: ByteChunkSource, entry: String?, fileSize: Int) {
+    /// - Parameter verify: check an archive entry's CRC-32 before handing it out (the default).
+    public static func open(path: String, verify: Bool = true) throws(AppleHealthImportError)
+        -> (source: ByteChunkSource, entry: String?, fileSize: Int) {
         let file = try RandomAccessFile(path: path)
+        guard file.size > 0 else { throw .emptyDocument(entry: nil) }
         let magic = try file.bytes(at: 0, count: 4)
-        guard magic.starts(with: [0x50, 0x4B]) else { return (FileByteSource(file: file), nil, file.size) }
-        let archive = try ZipArchive(file: file)
+        let archive: ZipArchive
+        if magic.starts(with: [0x50, 0x4B]) {
+            archive = try ZipArchive(file: file)
+        } else if !looksLikeXML(magic), let found = try? ZipArchive(file: file) {
+            // Bytes before the archive (a self-extractor's stub): the archive after them.
+            archive = found
+        } else {
+            return (FileByteSource(file: file), nil, file.size)
+        }
         let candidates = archive.entries
             .filter { $0.name.lowercased().hasSuffix(".xml") && !$0.name.lowercased().contains("_cda") }
-            .sorted { ($0.name.hasSuffix("/export.xml") || $0.name == "export.xml") && !($1.name.hasSuffix("/export.xml") || $1.name == "export.xml") }
+            .sorted { isExportName($0.name) && !isExportName($1.name) }
         for entry in candidates.prefix(16) {
+            if entry.uncompressedSize == 0, isExportName(entry.name) { throw .emptyDocument(entry: entry.name) }
             if try startsHealthData(ZipEntryReader(archive: archive, entry: entry)) {
+                if verify { try ZipEntryReader(archive: archive, entry: entry).verify() }
                 return (try ZipEntryReader(archive: archive, entry: entry), entry.name, file.size)
             }
         }
         throw .noHealthData(entries: Array(archive.entries.prefix(10).map(\.name)))
+    }
+
+    private static func isExportName(_ name: String) -> Bool { name.hasSuffix("/export.xml") || name == "export.xml" }
+
+    /// Whether a file's first bytes can start an XML document (`<`, after a byte-order mark or white space).
+    private static func looksLikeXML(_ magic: [UInt8]) -> Bool {
+        let body = magic.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(magic.dropFirst(3)) : magic
+        guard let first = body.first(where: { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D) }) else { return true }
+        return first == UInt8(ascii: "<")
     }
 
     /// Whether the first 64 KiB hold `<HealthData` (after the declaration and the DOCTYPE's start).

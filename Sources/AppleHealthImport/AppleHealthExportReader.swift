@@ -11,19 +11,41 @@ public struct AppleHealthImportTally: Equatable, Sendable {
     public var correlations = 0
     /// Top-level copies of correlation members left out (the correlation carries them).
     public var correlationCopiesSkipped = 0
-    /// Records of types ingestd does not know (category types, workouts' HKDataTypes…), by type.
+    /// Records of types ingestd does not know (category types, workouts' HKDataTypes…), by type:
+    /// at most `AppleHealthExportReader.maximumListedNames` names (each at most 80 characters),
+    /// the records of further names counted in `unknownTypesNotListed`.
     public var unknownTypes: [String: Int] = [:]
+    public var unknownTypesNotListed = 0
     /// Records that could not be read (bad number, unit or date), by reason, with one example each.
     public var unreadable: [String: Int] = [:]
     public var unreadableExamples: [String: String] = [:]
     /// Metadata entries refused (an unknown time zone, a sync version that is not an integer…).
     public var metadataRefused = 0
-    /// Other top-level elements passed over (Workout, ActivitySummary, ClinicalRecord…), by name.
+    /// Other top-level elements passed over (Workout, ActivitySummary, ClinicalRecord…), by name
+    /// (bounded like `unknownTypes`).
     public var otherElements: [String: Int] = [:]
-    /// Every (source, type identifier) pair seen in the records handed on.
+    public var otherElementsNotListed = 0
+    /// The (source, type identifier) pairs seen in the records handed on, for at most
+    /// `AppleHealthExportReader.maximumListedSources` sources; the samples of further sources
+    /// are counted in `samplesOfSourcesNotListed`.
     public var sourceTypes: [String: Set<String>] = [:]
+    public var samplesOfSourcesNotListed = 0
 
     public init() {}
+
+    mutating func countUnknownType(_ name: String) { Self.countListed(name, in: &unknownTypes, notListed: &unknownTypesNotListed) }
+    mutating func countOtherElement(_ name: String) { Self.countListed(name, in: &otherElements, notListed: &otherElementsNotListed) }
+
+    /// Counts `name` under its first 80 characters while fewer than `maximumListedNames` names
+    /// are listed; the rest in `notListed`.
+    private static func countListed(_ name: String, in counts: inout [String: Int], notListed: inout Int) {
+        let key = name.utf8.count <= 80 ? name : String(name.prefix(80)) + "…"
+        if counts[key] != nil || counts.count < AppleHealthExportReader.maximumListedNames {
+            counts[key, default: 0] += 1
+        } else {
+            notListed += 1
+        }
+    }
 }
 
 /// Reads an Apple Health `export.xml` (streamed through `XMLPullReader`) into ingestd records,
@@ -44,6 +66,18 @@ public final class AppleHealthExportReader {
     /// At most this many top-level correlation-member records wait for their correlation (and
     /// as many correlation members wait for their top-level copy); past it the oldest goes on alone.
     public var maximumWaitingMembers = 50_000
+    /// At most this many members in one correlation (a food correlation has a few dozen); a
+    /// larger one is refused whole and counted as unreadable, its members not kept.
+    public static let maximumCorrelationMembers = 256
+    /// At most this many `MetadataEntry`s on one record or correlation, and at most this many
+    /// bytes of metadata keys and values in one top-level element (a correlation with its
+    /// members); past either the element is refused and counted as unreadable.
+    public static let maximumMetadataEntries = 128
+    public static let maximumMetadataBytes = 64 << 10
+    /// Distinct names listed in the tally (unknown types, other elements), and distinct sources
+    /// whose types are listed; the rest is counted.
+    public static let maximumListedNames = 100
+    public static let maximumListedSources = 1_000
 
     public private(set) var tally = AppleHealthImportTally()
     private let xml: XMLPullReader
@@ -94,13 +128,25 @@ public final class AppleHealthExportReader {
     private struct OpenRecord {
         var attributes: [XMLAttribute]
         var metadata: [(key: String, value: String)] = []
+        /// Entries past `maximumMetadataEntries` (not kept).
+        var metadataOverflow = 0
     }
 
     private struct OpenCorrelation {
         var attributes: [XMLAttribute]
         var metadata: [(key: String, value: String)] = []
+        var metadataOverflow = 0
         var members: [(key: String, sample: QuantitySample)] = []
+        /// Members past `maximumCorrelationMembers`, or refused (not kept).
+        var membersOverflow = 0
+        var membersRefused = 0
     }
+
+    /// Bytes of metadata keys and values in the current top-level element.
+    private var metadataBytes = 0
+    /// Bytes of the attribute names and values of the current top-level element's records (with
+    /// `metadataBytes`, what bounds the length of its JSON line).
+    private var attributeBytes = 0
 
     private func readDocument() throws {
         var depth = 0
@@ -117,21 +163,35 @@ public final class AppleHealthExportReader {
                     throw AppleHealthImportError.damagedXML(offset: xml.documentOffset, reason: "the root element is <\(name)>, not <HealthData>")
                 case (2, "Record"):
                     record = OpenRecord(attributes: attributes)
+                    metadataBytes = 0
+                    attributeBytes = Self.bytes(of: attributes)
                 case (3, "Record") where correlation != nil:
                     record = OpenRecord(attributes: attributes)
+                    attributeBytes += Self.bytes(of: attributes)
                 case (2, "Correlation"):
                     correlation = OpenCorrelation(attributes: attributes)
+                    metadataBytes = 0
+                    attributeBytes = Self.bytes(of: attributes)
                 case (3, "MetadataEntry"), (4, "MetadataEntry"):
                     guard let key = Self.value("key", attributes), let value = Self.value("value", attributes) else { break }
+                    metadataBytes += key.utf8.count + value.utf8.count
                     if record != nil {
-                        record?.metadata.append((key, value))
+                        if record?.metadata.count ?? 0 < Self.maximumMetadataEntries, metadataBytes <= Self.maximumMetadataBytes {
+                            record?.metadata.append((key, value))
+                        } else {
+                            record?.metadataOverflow += 1
+                        }
                     } else if depth == 3, correlation != nil {
-                        correlation?.metadata.append((key, value))
+                        if correlation?.metadata.count ?? 0 < Self.maximumMetadataEntries, metadataBytes <= Self.maximumMetadataBytes {
+                            correlation?.metadata.append((key, value))
+                        } else {
+                            correlation?.metadataOverflow += 1
+                        }
                     }
                 case (2, "ExportDate"):
                     break
                 case (2, _):
-                    tally.otherElements[name, default: 0] += 1
+                    tally.countOtherElement(name)
                 default:
                     break
                 }
@@ -142,8 +202,14 @@ public final class AppleHealthExportReader {
                     if let open = record { try topLevelRecord(open) }
                     record = nil
                 case (3, "Record") where correlation != nil:
-                    if let open = record, let sample = sample(from: open, counting: false) {
-                        correlation?.members.append((Self.memberKey(open.attributes), sample))
+                    if let open = record {
+                        if correlation?.members.count ?? 0 >= Self.maximumCorrelationMembers {
+                            correlation?.membersOverflow += 1
+                        } else if open.metadataOverflow > 0 {
+                            correlation?.membersRefused += 1
+                        } else if let sample = sample(from: open, counting: false) {
+                            correlation?.members.append((Self.memberKey(open.attributes), sample))
+                        }
                     }
                     record = nil
                 case (2, "Correlation"):
@@ -163,7 +229,13 @@ public final class AppleHealthExportReader {
 
     private func topLevelRecord(_ open: OpenRecord) throws {
         tally.recordElements += 1
+        guard open.metadataOverflow == 0 else {
+            return unreadable(Self.metadataBoundReason, Self.value("type", open.attributes) ?? "Record")
+        }
         guard let sample = sample(from: open, counting: true) else { return }
+        guard mayFitOneLine(samples: 1) || Self.fitsOneLine(.sample(sample)) else {
+            return unreadable(Self.lineBoundReason, sample.type.identifier)
+        }
         guard Self.isCorrelationMember(sample.type) else {
             return try emit(.sample(sample))
         }
@@ -195,8 +267,7 @@ public final class AppleHealthExportReader {
         let attributes = open.attributes
         guard let typeName = Self.value("type", attributes) else { return unreadable("a correlation without a type", "Correlation") }
         guard let type = CorrelationType.named(typeName) else {
-            tally.unknownTypes[typeName, default: 0] += 1
-            return
+            return tally.countUnknownType(typeName)
         }
         guard let source = Self.sourceName(attributes) else {
             return unreadable("no sourceName", typeName)
@@ -204,6 +275,16 @@ public final class AppleHealthExportReader {
         guard let start = Self.date(Self.value("startDate", attributes)), let end = Self.date(Self.value("endDate", attributes)) else {
             return unreadable("a date that is not YYYY-MM-DD HH:MM:SS ±HHMM", Self.value("startDate", attributes) ?? "")
         }
+        guard open.membersOverflow == 0 else {
+            return unreadable("a correlation with more than \(Self.maximumCorrelationMembers) members", typeName)
+        }
+        guard open.metadataOverflow == 0, open.membersRefused == 0 else { return unreadable(Self.metadataBoundReason, typeName) }
+        guard !open.members.isEmpty else { return unreadable("a correlation without members", typeName) }
+        let correlation = Correlation(
+            type: type, start: start, end: end, objects: open.members.map(\.sample), source: sharedSource(source),
+            device: cachedDevice(Self.value("device", attributes)),
+            metadata: metadata(open.metadata, attributes: attributes))
+        guard mayFitOneLine(samples: open.members.count + 1) || Self.fitsOneLine(.correlation(correlation)) else { return unreadable(Self.lineBoundReason, typeName) }
         for member in open.members {
             if waitingMembers.removeValue(forKey: member.key) != nil {
                 tally.correlationCopiesSkipped += 1
@@ -213,11 +294,6 @@ public final class AppleHealthExportReader {
                 if coveredOrder.count - coveredOrderStart > maximumWaitingMembers { forgetOldestCovered() }
             }
         }
-        guard !open.members.isEmpty else { return unreadable("a correlation without members", typeName) }
-        let correlation = Correlation(
-            type: type, start: start, end: end, objects: open.members.map(\.sample), source: sharedSource(source),
-            device: cachedDevice(Self.value("device", attributes)),
-            metadata: metadata(open.metadata, attributes: attributes))
         tally.correlations += 1
         tally.samples += correlation.objects.count
         for member in correlation.objects { noteSourceType(source, member.type) }
@@ -232,10 +308,10 @@ public final class AppleHealthExportReader {
             return nil
         }
         guard let type = QuantityType.named(typeName), typeName.hasPrefix("HK") else {
-            if counting { tally.unknownTypes[typeName, default: 0] += 1 }
+            if counting { tally.countUnknownType(typeName) }
             return nil
         }
-        guard let valueText = Self.value("value", attributes), let value = Double(valueText), value.isFinite else {
+        guard let valueText = Self.value("value", attributes), let value = Self.decimal(valueText), value.isFinite else {
             if counting { unreadable("a value that is not a number", Self.value("value", attributes) ?? "(none)") }
             return nil
         }
@@ -261,6 +337,31 @@ public final class AppleHealthExportReader {
         if tally.unreadableExamples[reason] == nil { tally.unreadableExamples[reason] = String(example.prefix(80)) }
     }
 
+    private static let metadataBoundReason =
+        "more than \(maximumMetadataEntries) metadata entries or \(maximumMetadataBytes) bytes of metadata"
+    private static let lineBoundReason = "a record longer than the \(HealthRecordEncoder.maximumLineBytes)-byte JSON-lines limit"
+
+
+    /// Whether the current top-level element surely encodes within the JSON-lines limit: its
+    /// attribute and metadata bytes, each escaped at worst as `\u00XX` (6 bytes), plus the fixed
+    /// fields of every sample (uuid, type, unit, dates, keys). Only an element this cannot vouch
+    /// for is encoded (`fitsOneLine`).
+    private func mayFitOneLine(samples: Int) -> Bool {
+        6 * (attributeBytes + metadataBytes) + 1_024 * samples < HealthRecordEncoder.maximumLineBytes
+    }
+
+    /// Whether a record's JSON line (what `export --format jsonl` writes and `replay` reads back)
+    /// stays within the JSON-lines limit.
+    static func fitsOneLine(_ record: HealthRecord) -> Bool {
+        HealthRecordEncoder().encode(record).utf8.count < HealthRecordEncoder.maximumLineBytes
+    }
+
+    private static func bytes(of attributes: [XMLAttribute]) -> Int {
+        var total = 0
+        for attribute in attributes { total += attribute.name.utf8.count + attribute.value.utf8.count + 8 }
+        return total
+    }
+
     private func metadata(_ entries: [(key: String, value: String)], attributes: [XMLAttribute]) -> Metadata {
         var metadata = Metadata()
         for (key, text) in entries {
@@ -272,7 +373,10 @@ public final class AppleHealthExportReader {
                 case MetadataKey.syncIdentifier, MetadataKey.externalUUID, MetadataKey.timeZone, MetadataKey.deviceSerialNumber:
                     try metadata.set(.string(text), forKey: key)
                 default:
-                    if let number = Double(text), number.isFinite {
+                    // The export writes every metadata value as text; only keys HealthKit
+                    // documents as numbers (booleans as 0/1, enumerations) become numbers, so an
+                    // app's "00123" or 30-digit id stays exactly the string it was.
+                    if MetadataKey.numericHealthKitKeys.contains(MetadataKey.canonical(key)), let number = Self.decimal(text), number.isFinite {
                         try metadata.set(.number(number), forKey: key)
                     } else {
                         try metadata.set(.string(text), forKey: key)
@@ -344,12 +448,21 @@ public final class AppleHealthExportReader {
     }
 
     private func noteSourceType(_ source: String, _ type: QuantityType) {
+        let listFull = tally.sourceTypes.count >= Self.maximumListedSources
+        if listFull, tally.sourceTypes[source] == nil { tally.samplesOfSourcesNotListed += 1 }
         for noted in recentlyNoted where noted.type == type && noted.source.hasSameUTF8(as: source) { return }
         if recentlyNoted.count < Self.recentlyNotedLimit {
             recentlyNoted.append((source, type))
         } else {
             recentlyNoted[nextNotedSlot] = (source, type)
             nextNotedSlot = (nextNotedSlot + 1) % Self.recentlyNotedLimit
+        }
+        if listFull, tally.sourceTypes[source] == nil {
+            // Not listed, but still announced (once per batch at most) for a caller granting them.
+            if !newSourceTypes.contains(where: { $0.type == type && $0.source.hasSameUTF8(as: source) }) {
+                newSourceTypes.append((source, type))
+            }
+            return
         }
         if tally.sourceTypes[source, default: []].insert(type.identifier).inserted {
             newSourceTypes.append((source, type))
@@ -395,6 +508,27 @@ public final class AppleHealthExportReader {
     }
 
     // MARK: Field formats
+
+    /// A decimal number as the export writes values (`72.5`, `-3`, `1e-05`, `.5`); nil for
+    /// anything else Swift's `Double(_:)` would also take (hex `0x10`, `0x1p3`, `nan`, `inf`).
+    static func decimal(_ text: String) -> Double? {
+        var digits = 0
+        var index = 0
+        var sawExponent = false
+        for byte in text.utf8 {
+            defer { index += 1 }
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digits += 1
+            case UInt8(ascii: "."), UInt8(ascii: "+"), UInt8(ascii: "-"): continue
+            case UInt8(ascii: "e"), UInt8(ascii: "E"):
+                guard digits > 0, !sawExponent else { return nil }
+                sawExponent = true
+            default: return nil
+            }
+        }
+        guard digits > 0 else { return nil }
+        return Double(text)
+    }
 
     static func value(_ name: String, _ attributes: [XMLAttribute]) -> String? {
         attributes.first { $0.name == name }?.value

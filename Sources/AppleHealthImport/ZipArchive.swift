@@ -1,3 +1,4 @@
+import HealthModel
 import CZlib
 import Foundation
 
@@ -107,6 +108,8 @@ public struct ZipArchive {
         var entryCount = Int(Self.u16(tail, end + 10))
         var directorySize = Int(Self.u32(tail, end + 12))
         var directoryOffset = Int(Self.u32(tail, end + 16))
+        var directoryEnd = tailStart + end
+        var archiveStart = 0
         if entryCount == 0xFFFF || directorySize == 0xFFFF_FFFF || directoryOffset == 0xFFFF_FFFF {
             // ZIP64: a locator right before the end record points at the 64-bit end record.
             let locatorOffset = tailStart + end - 20
@@ -115,17 +118,24 @@ public struct ZipArchive {
             guard locator.count == 20, Self.u32(locator, 0) == 0x0706_4B50 else {
                 throw .damagedZip(offset: locatorOffset, reason: "ZIP64 locator missing")
             }
-            let recordOffset = Self.u64(locator, 8)
-            guard recordOffset >= 0, recordOffset <= file.size - 56 else {
-                throw .damagedZip(offset: locatorOffset + 8, reason: "ZIP64 end record offset \(recordOffset) is outside the file")
-            }
+            let recordOffset = try Self.fileQuantity(Self.u64(locator, 8), "ZIP64 end record offset", fileSize: file.size, at: locatorOffset + 8)
             let record = try file.bytes(at: recordOffset, count: 56)
             guard record.count == 56, Self.u32(record, 0) == 0x0606_4B50 else {
                 throw .damagedZip(offset: recordOffset, reason: "ZIP64 end of central directory record missing")
             }
-            entryCount = Self.u64(record, 32)
-            directorySize = Self.u64(record, 40)
-            directoryOffset = Self.u64(record, 48)
+            entryCount = Int(min(Self.u64(record, 32), UInt64(Int.max)))
+            directorySize = try Self.fileQuantity(Self.u64(record, 40), "central directory size", fileSize: file.size, at: recordOffset + 40)
+            directoryOffset = try Self.fileQuantity(Self.u64(record, 48), "central directory offset", fileSize: file.size, at: recordOffset + 48)
+            directoryEnd = recordOffset
+        }
+        // A self-extracting archive (or any file with bytes before the archive) records offsets
+        // from the archive's own start: the directory then ends where the end records begin, and
+        // every recorded offset is off by the length of what comes before.
+        if directoryOffset + directorySize < directoryEnd, directoryEnd - directorySize >= 0,
+            try file.bytes(at: directoryOffset, count: 4) != [0x50, 0x4B, 0x01, 0x02],
+            try file.bytes(at: directoryEnd - directorySize, count: 4) == [0x50, 0x4B, 0x01, 0x02] {
+            archiveStart = directoryEnd - directorySize - directoryOffset
+            directoryOffset += archiveStart
         }
         guard directoryOffset >= 0, directorySize >= 0, directoryOffset <= file.size, directorySize <= file.size - directoryOffset else {
             throw .damagedZip(offset: tailStart + end, reason: "central directory (\(directorySize) bytes at \(directoryOffset)) is outside the file")
@@ -154,6 +164,7 @@ public struct ZipArchive {
                 localHeaderOffset: Int(Self.u32(directory, position + 42)))
             try Self.applyZip64Extra(
                 Array(directory[(position + 46 + nameLength)..<(position + 46 + nameLength + extraLength)]), to: &entry, at: at)
+            entry.localHeaderOffset += archiveStart
             entries.append(entry)
             position = next
         }
@@ -169,28 +180,39 @@ public struct ZipArchive {
             guard position + 4 + length <= extra.count else { break }
             if id == 0x0001 {
                 var field = position + 4
-                func take() throws(AppleHealthImportError) -> Int {
+                func take(_ what: String) throws(AppleHealthImportError) -> Int {
                     guard field + 8 <= position + 4 + length else {
                         throw .damagedZip(offset: offset, reason: "ZIP64 extra field too short")
                     }
                     defer { field += 8 }
-                    return u64(extra, field)
+                    let value = u64(extra, field)
+                    // Sizes and offsets are Int everywhere; 2^63 and more is no file's size.
+                    guard value <= UInt64(Int.max) else {
+                        throw .damagedZip(offset: offset, reason: "\(PrintableText.escaped(entry.name)): ZIP64 \(what) \(value) is impossible")
+                    }
+                    return Int(value)
                 }
-                if entry.uncompressedSize == 0xFFFF_FFFF { entry.uncompressedSize = try take() }
-                if entry.compressedSize == 0xFFFF_FFFF { entry.compressedSize = try take() }
-                if entry.localHeaderOffset == 0xFFFF_FFFF { entry.localHeaderOffset = try take() }
+                if entry.uncompressedSize == 0xFFFF_FFFF { entry.uncompressedSize = try take("uncompressed size") }
+                if entry.compressedSize == 0xFFFF_FFFF { entry.compressedSize = try take("compressed size") }
+                if entry.localHeaderOffset == 0xFFFF_FFFF { entry.localHeaderOffset = try take("local header offset") }
             }
             position += 4 + length
-        }
-        guard entry.uncompressedSize >= 0, entry.compressedSize >= 0, entry.localHeaderOffset >= 0 else {
-            throw .damagedZip(offset: offset, reason: "negative ZIP64 size or offset")
         }
     }
 
     static func u16(_ bytes: [UInt8], _ at: Int) -> UInt16 { UInt16(bytes[at]) | UInt16(bytes[at + 1]) << 8 }
     static func u32(_ bytes: [UInt8], _ at: Int) -> UInt32 { UInt32(u16(bytes, at)) | UInt32(u16(bytes, at + 2)) << 16 }
-    /// A little-endian 64-bit field, as Int (negative when the top bit is set: refused by callers).
-    static func u64(_ bytes: [UInt8], _ at: Int) -> Int { Int(truncatingIfNeeded: UInt64(u32(bytes, at)) | UInt64(u32(bytes, at + 4)) << 32) }
+    /// A little-endian 64-bit field.
+    static func u64(_ bytes: [UInt8], _ at: Int) -> UInt64 { UInt64(u32(bytes, at)) | UInt64(u32(bytes, at + 4)) << 32 }
+
+    /// A 64-bit size or offset as Int, or the damage naming its (unsigned) value when it does not
+    /// fit in the file (2^63 and above never do).
+    static func fileQuantity(_ value: UInt64, _ what: String, fileSize: Int, at offset: Int) throws(AppleHealthImportError) -> Int {
+        guard value <= UInt64(fileSize) else {
+            throw .damagedZip(offset: offset, reason: "\(what) \(value) is beyond the file's \(fileSize) bytes")
+        }
+        return Int(value)
+    }
 }
 
 /// Streams one zip entry's uncompressed bytes (stored or deflated), checking its CRC-32 and
@@ -216,11 +238,11 @@ public final class ZipEntryReader: ByteChunkSource {
         guard entry.method == 0 || entry.method == 8 else { throw .unsupportedCompression(entry: entry.name, method: entry.method) }
         let header = try archive.file.bytes(at: entry.localHeaderOffset, count: 30)
         guard header.count == 30, ZipArchive.u32(header, 0) == 0x0403_4B50 else {
-            throw .damagedZip(offset: entry.localHeaderOffset, reason: "local header signature missing for \(entry.name)")
+            throw .damagedZip(offset: entry.localHeaderOffset, reason: "local header signature missing for \(PrintableText.escaped(entry.name))")
         }
         let dataStart = entry.localHeaderOffset + 30 + Int(ZipArchive.u16(header, 26)) + Int(ZipArchive.u16(header, 28))
         guard dataStart <= archive.file.size, entry.compressedSize <= archive.file.size - dataStart else {
-            throw .damagedZip(offset: entry.localHeaderOffset, reason: "\(entry.name): \(entry.compressedSize) bytes of data do not fit in the file")
+            throw .damagedZip(offset: entry.localHeaderOffset, reason: "\(PrintableText.escaped(entry.name)): \(entry.compressedSize) bytes of data do not fit in the file")
         }
         compressedOffset = dataStart
         compressedEnd = dataStart + entry.compressedSize
@@ -265,11 +287,19 @@ public final class ZipEntryReader: ByteChunkSource {
         return count
     }
 
+    /// Reads the entry to its end, checking its length and CRC-32 (nothing is kept: memory is
+    /// this reader's buffers and one 64 KiB scratch buffer).
+    public func verify() throws(AppleHealthImportError) {
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 8)
+        defer { scratch.deallocate() }
+        while try read(into: scratch) > 0 {}
+    }
+
     private func readStored(into buffer: UnsafeMutableRawBufferPointer) throws(AppleHealthImportError) -> Int {
         let wanted = min(buffer.count, compressedEnd - compressedOffset)
         guard wanted > 0 else { return 0 }
         let count = try file.read(at: compressedOffset, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<wanted]))
-        guard count == wanted else { throw .damagedZip(offset: compressedOffset + count, reason: "\(entry.name) ends early") }
+        guard count == wanted else { throw .damagedZip(offset: compressedOffset + count, reason: "\(PrintableText.escaped(entry.name)) ends early") }
         compressedOffset += count
         return count
     }
@@ -282,7 +312,7 @@ public final class ZipEntryReader: ByteChunkSource {
             if stream.pointee.avail_in == 0, compressedOffset < compressedEnd {
                 let wanted = min(input.count, compressedEnd - compressedOffset)
                 let count = try file.read(at: compressedOffset, into: UnsafeMutableRawBufferPointer(rebasing: input[0..<wanted]))
-                guard count == wanted else { throw .damagedZip(offset: compressedOffset + count, reason: "\(entry.name) ends early") }
+                guard count == wanted else { throw .damagedZip(offset: compressedOffset + count, reason: "\(PrintableText.escaped(entry.name)) ends early") }
                 compressedOffset += count
                 stream.pointee.next_in = inputBase.assumingMemoryBound(to: Bytef.self)
                 stream.pointee.avail_in = uInt(count)

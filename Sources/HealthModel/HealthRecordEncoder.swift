@@ -8,6 +8,10 @@ import Foundation
 /// when empty. Dates are UTC ISO 8601 (see `ISO8601DateTime`); values are the shortest text
 /// that reads back exactly. The returned line has no trailing newline.
 public struct HealthRecordEncoder: Sendable {
+    /// The longest JSON line ingestd reads back (`replay`), newline excluded: whatever is stored
+    /// must encode within it, so that `export --format jsonl` → `replay` carries every record.
+    public static let maximumLineBytes = 1 << 20
+
     public init() {}
 
     public func encode(_ record: HealthRecord) -> String {

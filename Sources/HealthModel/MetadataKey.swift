@@ -26,6 +26,19 @@ public enum MetadataKey {
         "HKMetadataKeyDeviceSerialNumber": deviceSerialNumber,
     ]
 
+    /// HealthKit keys whose values are numbers (booleans as 0/1, enumerations, plain numbers), as
+    /// HealthKit's headers document them. An Apple Health export writes every metadata value as
+    /// text, so this is how an importer tells a number from an app's numeric-looking string.
+    public static let numericHealthKitKeys: Set<String> = [
+        wasUserEntered, "HKWasTakenInLab", "HKMetadataKeyHeartRateMotionContext", "HKHeartRateSensorLocation",
+        "HKBodyTemperatureSensorLocation", "HKBloodGlucoseMealTime", "HKInsulinDeliveryReason", "HKVO2MaxTestType",
+        "HKIndoorWorkout", "HKCoachedWorkout", "HKGroupFitness", "HKMenstrualCycleStart",
+        "HKSexualActivityProtectionUsed", "HKReferenceRangeLowerLimit", "HKReferenceRangeUpperLimit",
+        "HKWeatherCondition", "HKSwimmingStrokeStyle", "HKSwimmingLocationType", "HKSWOLFScore",
+        "HKMetadataKeyAppleDeviceCalibrated", "HKMetadataKeyUserMotionContext", "HKMetadataKeyAppleECGAlgorithmVersion",
+        "HKMetadataKeyDevicePlacementSide",
+    ]
+
     /// The raw key for `key`, mapping the accepted long spellings to HealthKit's raw values.
     public static func canonical(_ key: String) -> String { longSpellings[key] ?? key }
 }

@@ -21,6 +21,8 @@ public enum RejectionReason: Error, Hashable, Sendable, CustomStringConvertible 
     case emptySyncIdentifier
     /// The uuid is already stored for a sample with different content.
     case uuidConflict(UUID)
+    /// The sync identifier is stored with the same sync version and different content.
+    case syncVersionConflict(syncIdentifier: String, version: Int)
 
     /// A short stable name used for counting and reports (`out-of-range`, `denied`, …).
     public var key: String {
@@ -34,6 +36,7 @@ public enum RejectionReason: Error, Hashable, Sendable, CustomStringConvertible 
         case .invalidCorrelation: "invalid-correlation"
         case .emptySyncIdentifier: "empty-sync-identifier"
         case .uuidConflict: "uuid-conflict"
+        case .syncVersionConflict: "sync-version-conflict"
         }
     }
 
@@ -49,6 +52,8 @@ public enum RejectionReason: Error, Hashable, Sendable, CustomStringConvertible 
         case .invalidCorrelation(let reason): "invalid correlation: \(reason)"
         case .emptySyncIdentifier: "the sync identifier is empty"
         case .uuidConflict(let uuid): "uuid \(uuid.uuidString) is already stored for a different sample"
+        case .syncVersionConflict(let identifier, let version):
+            "sync identifier \(JSONText.quoted(identifier)) version \(version) is already stored with another value or time (a changed reading needs a higher HKMetadataKeySyncVersion)"
         }
     }
 }
@@ -107,10 +112,10 @@ public struct IngestReport: Sendable {
     public var examples: [RejectionKey: String] = [:]
     public var events: [RecordsProcessed] = []
     public var anchor: Int64?
-    /// The records of the batch (by index in the `ingest` call) with a member whose uuid
-    /// conflicted, and that uuid: for per-line reports. Not carried over by `merge`, whose
+    /// The records of the batch (by index in the `ingest` call) with a member whose uuid or sync
+    /// version conflicted, and why: for per-line reports. Not carried over by `merge`, whose
     /// indexes would mean nothing.
-    public var conflicts: [(record: Int, uuid: UUID)] = []
+    public var conflicts: [(record: Int, reason: RejectionReason)] = []
     /// Samples stored without a person (the assignment rules could not tell whose they are).
     public var unassigned = 0
 

@@ -61,10 +61,13 @@ public final class Pipeline {
         for (index, outcomes) in receipt.outcomes.prefix(batch.accepted.count).enumerated() {
             let members = batch.memberCounts[index]
             for (offset, outcome) in outcomes.prefix(members).enumerated() {
-                if outcome == .uuidConflict {
+                if outcome == .uuidConflict || outcome == .syncVersionConflict {
                     let member = batch.accepted[index].samples[offset]
-                    reject(member, .uuidConflict(member.uuid), into: &report)
-                    report.conflicts.append((batch.acceptedRecords[index], member.uuid))
+                    let reason: RejectionReason = outcome == .uuidConflict
+                        ? .uuidConflict(member.uuid)
+                        : .syncVersionConflict(syncIdentifier: member.metadata.syncIdentifier ?? "", version: member.metadata.syncVersion ?? 0)
+                    reject(member, reason, into: &report)
+                    report.conflicts.append((batch.acceptedRecords[index], reason))
                 } else {
                     batch.tally.count(outcome, slot: batch.memberSlots[firstMember + offset])
                     if people[index] == nil, outcome == .written || outcome == .replaced { report.unassigned += 1 }
@@ -319,7 +322,7 @@ private struct TypeTally {
         case .written: counts[slot].written += 1
         case .duplicate: counts[slot].duplicate += 1
         case .replaced: counts[slot].replaced += 1
-        case .uuidConflict: break  // counted as invalid by the caller
+        case .uuidConflict, .syncVersionConflict: break  // counted as invalid by the caller
         }
     }
 

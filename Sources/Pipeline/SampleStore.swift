@@ -54,6 +54,10 @@ public enum WriteOutcome: Sendable, Equatable {
     /// Not stored: its uuid belongs to a stored sample with different content (a uuid names one
     /// sample; reusing it for another is an error of the writer, never a duplicate).
     case uuidConflict
+    /// Not stored: a sample with the same sync identifier and the same sync version but other
+    /// content (value or times) is stored. A version names one content; sending another under
+    /// it is an error of the writer, never a duplicate (a new content needs a higher version).
+    case syncVersionConflict
 }
 
 /// The store's answer to a committed batch: per record, per member sample, what happened.

@@ -2,6 +2,45 @@ import Foundation
 import HealthModel
 import Pipeline
 
+/// What holding does with a record the pending area's bounds have no room for.
+public enum PendingOverflow: Sendable, Equatable {
+    /// Drop the source's oldest held readings (counted in `PendingReceipt.dropped` and in
+    /// `auth pending`): the daemon and replay, where a device keeps sending.
+    case dropOldest
+    /// Throw `PendingBoundExceeded`, rolling the batch back: an import, whose held history must
+    /// never be dropped (the user grants, or raises the bound, and imports again).
+    case refuse
+}
+
+/// A batch would take the pending area past a bound that `PendingOverflow.refuse` keeps.
+public struct PendingBoundExceeded: Error, Equatable, Sendable, CustomStringConvertible {
+    public enum Bound: Sendable, Equatable {
+        /// `source` would hold more than `limit` records.
+        case records
+        /// `source`'s held records would take more than `limit` bytes.
+        case bytes
+        /// More than `limit` distinct sources would hold records (`source` is the first one past it).
+        case sources
+    }
+    public var source: String
+    public var bound: Bound
+    public var limit: Int
+
+    public init(source: String, bound: Bound, limit: Int) {
+        self.source = source
+        self.bound = bound
+        self.limit = limit
+    }
+
+    public var description: String {
+        switch bound {
+        case .records: "\(JSONText.quoted(source)) would hold more than \(limit) records in the pending area"
+        case .bytes: "\(JSONText.quoted(source)) would hold more than \(limit) bytes of records in the pending area"
+        case .sources: "more than \(limit) sources would hold records in the pending area (the next is \(JSONText.quoted(source)))"
+        }
+    }
+}
+
 /// How long the pending area keeps held records and how much it keeps per source.
 public struct PendingLimits: Sendable, Equatable {
     /// Records held longer than this are removed (with a log line by the daemon). Default 30 days.
@@ -10,17 +49,27 @@ public struct PendingLimits: Sendable, Equatable {
     public var maxRecordsPerSource: Int
     /// At most this many bytes of held records (their JSON lines) per source; past it the oldest are dropped.
     public var maxBytesPerSource: Int
+    /// At most this many distinct sources hold records at once (the per-source bounds alone let
+    /// ever new source names grow the area without end); a new source past it is not held.
+    public var maxSources: Int
+    /// What happens past a bound.
+    public var overflow: PendingOverflow
 
     public static let defaultRetentionDays = 30
     public static let defaultMaxRecordsPerSource = 100_000
     public static let defaultMaxBytesPerSource = 64 * 1024 * 1024
+    public static let defaultMaxSources = 1_000
 
     public init(retention: TimeInterval = TimeInterval(defaultRetentionDays) * 86_400,
                 maxRecordsPerSource: Int = defaultMaxRecordsPerSource,
-                maxBytesPerSource: Int = defaultMaxBytesPerSource) {
+                maxBytesPerSource: Int = defaultMaxBytesPerSource,
+                maxSources: Int = defaultMaxSources,
+                overflow: PendingOverflow = .dropOldest) {
         self.retention = retention
         self.maxRecordsPerSource = maxRecordsPerSource
         self.maxBytesPerSource = maxBytesPerSource
+        self.maxSources = maxSources
+        self.overflow = overflow
     }
 }
 
@@ -80,7 +129,18 @@ extension HealthStore {
         // A correlation is filed under its first undecided member type, so that granting that type brings it in.
         let policy = records.contains { if case .correlation = $0 { true } else { false } } ? try loadAuthorization() : nil
         var sources: [String] = []
+        /// Sources of this batch the source bound has no room for (their records are not held).
+        var refusedSources: [String] = []
         for record in records {
+            if refusedSources.contains(record.source) {
+                receipt.dropped[record.source, default: 0] += 1
+                continue
+            }
+            if !sources.contains(record.source), try !admitsSource(record.source) {
+                refusedSources.append(record.source)
+                receipt.dropped[record.source, default: 0] += 1
+                continue
+            }
             let key = Self.pendingKey(record, policy: policy)
             try insert.bind(record.source, at: 1)
             try insert.bind(key.type, at: 2)
@@ -148,7 +208,23 @@ extension HealthStore {
         }
     }
 
+    /// Whether `source` may hold records: it already does, or fewer than `maxSources` sources
+    /// do. Past the bound, `refuse` throws.
+    private func admitsSource(_ source: String) throws -> Bool {
+        let holds = try db.cachedStatement("SELECT EXISTS(SELECT 1 FROM pending WHERE source = ?)")
+        try holds.bind(source, at: 1)
+        if try holds.firstRow({ $0.int(at: 0) }) == 1 { return true }
+        let distinct = try db.cachedStatement("SELECT COUNT(DISTINCT source) FROM pending")
+        let count = try distinct.firstRow { $0.int(at: 0) } ?? 0
+        guard count >= pendingLimits.maxSources else { return true }
+        if pendingLimits.overflow == .refuse {
+            throw PendingBoundExceeded(source: source, bound: .sources, limit: pendingLimits.maxSources)
+        }
+        return false
+    }
+
     /// Drops the oldest readings of `source` until it is within both bounds; returns how many.
+    /// With `refuse`, throws instead of dropping anything.
     private func enforcePendingBounds(source: String) throws -> Int {
         let totals = try db.cachedStatement(
             "SELECT COUNT(*), COALESCE(SUM(size), 0) FROM pending WHERE source = ?")
@@ -156,6 +232,11 @@ extension HealthStore {
         guard var (count, bytes) = try totals.firstRow({ ($0.int(at: 0), $0.int(at: 1)) }) else { return 0 }
         let limits = pendingLimits
         guard count > limits.maxRecordsPerSource || bytes > limits.maxBytesPerSource else { return 0 }
+        if limits.overflow == .refuse {
+            throw count > limits.maxRecordsPerSource
+                ? PendingBoundExceeded(source: source, bound: .records, limit: limits.maxRecordsPerSource)
+                : PendingBoundExceeded(source: source, bound: .bytes, limit: limits.maxBytesPerSource)
+        }
         let oldest = try db.cachedStatement(
             "SELECT id, size FROM pending WHERE source = ? ORDER BY start_time, id")
         try oldest.bind(source, at: 1)

@@ -281,6 +281,7 @@ struct BatchWriter {
             case .duplicate: Self.duplicateOutcome
             case .replaced: Self.replacedOutcome
             case .uuidConflict: [.uuidConflict]
+            case .syncVersionConflict: [.syncVersionConflict]
             }
         case .correlation(let correlation):
             try insert(correlation, person: person)
@@ -299,17 +300,21 @@ struct BatchWriter {
         var replacing: (id: Int64, uuid: [UInt8], person: Int64?)?
         if let syncID = sample.metadata.syncIdentifier {
             let find = try db.cachedStatement(
-                "SELECT id, sync_version, uuid, correlation, person FROM samples WHERE source = ? AND type = ? AND sync_id = ?")
+                "SELECT id, sync_version, uuid, correlation, person, value, start_time, end_time FROM samples WHERE source = ? AND type = ? AND sync_id = ?")
             try find.bind(source, at: 1)
             try find.bind(type, at: 2)
             try find.bind(syncID, at: 3)
             let existing = try find.firstRow { row in
                 (id: row.int64(at: 0), version: row.isNull(at: 1) ? 0 : row.int64(at: 1),
                  uuid: row.bytes(at: 2) ?? [], correlation: row.isNull(at: 3) ? nil : Optional(row.int64(at: 3)),
-                 person: row.isNull(at: 4) ? nil : Optional(row.int64(at: 4)))
+                 person: row.isNull(at: 4) ? nil : Optional(row.int64(at: 4)),
+                 sameContent: row.double(at: 5) == sample.quantity.value && row.double(at: 6) == sample.start.timeIntervalSince1970
+                    && row.double(at: 7) == sample.end.timeIntervalSince1970)
             }
             if let existing {
-                guard Int64(sample.metadata.syncVersion ?? 0) > existing.version else { return .duplicate }
+                let version = Int64(sample.metadata.syncVersion ?? 0)
+                if version == existing.version, !existing.sameContent { return .syncVersionConflict }
+                guard version > existing.version else { return .duplicate }
                 // Check the uuid before deleting the old version: the insert must not fail after it.
                 if let holder = try uuidHolder(sample.uuid), holder.id != existing.id { return .uuidConflict }
                 let delete = try db.cachedStatement("DELETE FROM samples WHERE id = ?")

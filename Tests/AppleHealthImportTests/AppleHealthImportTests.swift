@@ -1,6 +1,7 @@
 import Foundation
 import HealthModel
 import Testing
+import TestSupport
 @testable import AppleHealthImport
 
 /// The importer on a real generated export (`Fixtures/export.zip`, written by
@@ -192,25 +193,7 @@ import Testing
     }
 
     @Test func anArchiveWithoutHealthDataNamesItsEntries() throws {
-        // A stored (uncompressed) single-entry zip, built by hand.
-        let content = Array("<notes/>".utf8)
-        let name = Array("notes.xml".utf8)
-        func le16(_ value: Int) -> [UInt8] { [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF)] }
-        func le32(_ value: UInt32) -> [UInt8] { le16(Int(value & 0xFFFF)) + le16(Int(value >> 16)) }
-        var crc: UInt32 = 0xFFFF_FFFF  // CRC-32 (IEEE), bit by bit
-        for byte in content {
-            crc ^= UInt32(byte)
-            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
-        }
-        crc ^= 0xFFFF_FFFF
-        let local = le32(0x0403_4B50) + le16(20) + le16(0) + le16(0) + le16(0) + le16(0) + le32(crc)
-            + le32(UInt32(content.count)) + le32(UInt32(content.count)) + le16(name.count) + le16(0) + name + content
-        let central = le32(0x0201_4B50) + le16(20) + le16(20) + le16(0) + le16(0) + le16(0) + le16(0) + le32(crc)
-            + le32(UInt32(content.count)) + le32(UInt32(content.count)) + le16(name.count) + le16(0) + le16(0) + le16(0)
-            + le16(0) + le32(0) + le32(0) + name
-        let end = le32(0x0605_4B50) + le16(0) + le16(0) + le16(1) + le16(1) + le32(UInt32(central.count))
-            + le32(UInt32(local.count)) + le16(0)
-        let path = try Self.temporaryFile(local + central + end, name: "other.zip")
+        let path = try Self.temporaryFile(StoredZip.bytes([.init(name: "notes.xml", content: Array("<notes/>".utf8))]), name: "other.zip")
         defer { try? FileManager.default.removeItem(atPath: path) }
         #expect(throws: AppleHealthImportError.noHealthData(entries: ["notes.xml"])) { _ = try AppleHealthExportFile.open(path: path) }
     }

@@ -92,7 +92,7 @@ import TestSupport
         defer { try? FileManager.default.removeItem(at: directory) }
         let replay = try ingestd(["replay", Self.capture, "--pending-max-records", "2"])
         #expect(replay.status == 0, "\(replay.stderr)")
-        #expect(replay.stderr.contains("dropped the 1 oldest held records of gatt-health"))
+        #expect(replay.stderr.contains("dropped 1 held records of gatt-health: over the pending area's bounds"))
         let group = try json(try #require(lines(try ingestd(["auth", "pending", "--json"]).stdout).first))
         #expect(group["count"] as? Int == 2)
         #expect(group["dropped"] as? Int == 1)

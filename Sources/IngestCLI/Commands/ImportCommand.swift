@@ -21,9 +21,14 @@ struct ImportCommand: Command {
             Importing the same export again adds nothing. Sources are authorized like any other: \
             without --grant their samples are held (see 'ingestd auth pending') and the grant \
             commands are printed; --grant allows every (source, type) the export holds, except pairs \
-            you denied. Types ingestd does not know (categories, workouts…) are counted and listed. \
-            A damaged archive or document stops the import at the byte offset named; what was \
-            committed before stays (exit status 65).
+            you denied. Held records of an import are never dropped: when a source would hold more \
+            than --pending-max-records (or --pending-max-bytes), or more than 1000 sources would \
+            hold records, the import stops before that batch (exit status 1) with what to do \
+            (--grant, or a higher bound); what was stored and held before stays, and importing \
+            again adds only the rest. Types ingestd does not know (categories, workouts…) are \
+            counted and listed. An archive's export.xml is checked whole (CRC-32) before anything \
+            is stored: a damaged archive stores nothing. A damaged document stops the import at \
+            the byte offset named; what was committed before stays (exit status 65).
             """
     )
     static let signature = Signature {
@@ -31,6 +36,7 @@ struct ImportCommand: Command {
         StoreOption.self
         Flag("grant", help: "Grant every source the types it has in the export (denied pairs stay denied).")
         Option("batch-size", valueName: "N", help: "Records per transaction.", default: "2000")
+        PendingLimitOptions.self
         JSONOption.self
     }
 
@@ -38,13 +44,20 @@ struct ImportCommand: Command {
     let storePath: String?
     let grant: Bool
     let batchSize: Int
+    let pendingLimits: PendingLimits
     let json: Bool
+
+    /// Granted pairs remembered by the import (a grant past it is asked of the store again, which is harmless).
+    static let maximumRememberedGrants = 10_000
 
     init(_ arguments: ParsedValues) throws {
         file = try arguments.value("file") ?? ""
         storePath = try StoreOption(arguments).path
         grant = arguments.flag("grant")
         batchSize = try arguments.count("batch-size", in: CommonArguments.batchSizes) ?? 2000
+        var limits = try PendingLimitOptions(arguments).limits
+        limits.overflow = .refuse
+        pendingLimits = limits
         json = try JSONOption(arguments).isOn
     }
 
@@ -60,6 +73,7 @@ struct ImportCommand: Command {
         }
         let store = try CommonArguments.openStore(storePath, context: context)
         defer { store.close() }
+        store.pendingLimits = pendingLimits
         let pipeline = try Pipeline(store: store)
         let denied = Set(try store.denials().map { "\($0.source)\u{1F}\($0.type)" })
         var grantedPairs = Set(try store.grants().map { "\($0.source)\u{1F}\($0.type)" })
@@ -69,6 +83,7 @@ struct ImportCommand: Command {
         // The export is read on a thread of its own while this one stores the batches before it.
         let reading = BackgroundExportReader(source: opened.source, batchSize: batchSize)
         defer { reading.close() }
+        var overBound: PendingBoundExceeded?
         while let batch = reading.next() {
             if grant {
                 var changed = false
@@ -76,23 +91,42 @@ struct ImportCommand: Command {
                     let pair = "\(source)\u{1F}\(type.identifier)"
                     guard !grantedPairs.contains(pair), !denied.contains(pair), !denied.contains("\(source)\u{1F}*") else { continue }
                     try store.grant(source: source, types: [type])
-                    grantedPairs.insert(pair)
+                    if grantedPairs.count < Self.maximumRememberedGrants { grantedPairs.insert(pair) }
                     changed = true
                 }
                 if changed { try pipeline.reloadAuthorization() }
             }
             do {
                 report.merge(try pipeline.ingest(batch.records))
+            } catch let bound as PendingBoundExceeded {
+                // The batch was rolled back: nothing of it is stored or held, nothing dropped.
+                overBound = bound
+                break
             } catch let error as SQLiteError where error.isDiskFull {
                 throw CommandFailure.failure("the disk is full: the last batch was not stored (nothing half-written); free space and import again")
             }
             records += batch.records.count
             progress.update(bytes: batch.fileOffset, records: records)
         }
+        if overBound != nil { reading.close() }
         let outcome = reading.waitForOutcome()
         let damage = outcome.damage
         progress.finish()
         IngestSummaryPrinter(report: report).print(to: context, json: json)
+        if let overBound {
+            let t = report.totals
+            let raise = switch overBound.bound {
+            case .records: "raise the bound with --pending-max-records N"
+            case .bytes: "raise the bound with --pending-max-bytes N"
+            case .sources: "decide the sources already held first (ingestd auth pending)"
+            }
+            context.stderr.writeLine(
+                "error: \(file): stopped before \(overBound), which an import never drops: import with --grant "
+                    + "(every source is granted its types in the export), grant the source first, or \(raise); "
+                    + "\(t.written + t.replaced) samples stored and \(t.held) held before it are kept, "
+                    + "and importing again adds only the rest")
+            throw ExitCode.failure
+        }
         printFindings(outcome.tally, context: context)
         if let damage {
             context.stderr.writeLine("error: \(file): \(damage); the \(report.totals.written + report.totals.replaced) samples stored before it are kept")
@@ -108,14 +142,22 @@ struct ImportCommand: Command {
             let types = (tally.sourceTypes[source] ?? []).compactMap { QuantityType.named($0)?.shortName }.sorted()
             context.stderr.writeLine("note: source \(PrintableText.quoted(source)): \(types.joined(separator: ", "))")
         }
+        if tally.samplesOfSourcesNotListed > 0 {
+            context.stderr.writeLine("note: \(tally.samplesOfSourcesNotListed) samples of further sources "
+                + "(more than \(AppleHealthExportReader.maximumListedSources) sources, not listed)")
+        }
         if !tally.unknownTypes.isEmpty {
-            let total = tally.unknownTypes.values.reduce(0, +)
+            let total = tally.unknownTypes.values.reduce(0, +) + tally.unknownTypesNotListed
             let list = tally.unknownTypes.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
-                .map { "\($0.key) (\($0.value))" }.joined(separator: ", ")
-            context.stderr.writeLine("note: \(total) records of types ingestd does not know were skipped: \(list)")
+                .map { "\(PrintableText.escaped($0.key)) (\($0.value))" }.joined(separator: ", ")
+            let rest = tally.unknownTypesNotListed > 0 ? ", and \(tally.unknownTypesNotListed) records of further types" : ""
+            context.stderr.writeLine("note: \(total) records of types ingestd does not know were skipped: \(list)\(rest)")
         }
         for (element, count) in tally.otherElements.sorted(by: { $0.key < $1.key }) {
             context.stderr.writeLine("note: \(count) <\(PrintableText.escaped(element))> element\(count == 1 ? "" : "s") not imported")
+        }
+        if tally.otherElementsNotListed > 0 {
+            context.stderr.writeLine("note: \(tally.otherElementsNotListed) further elements of other names not imported")
         }
         for (reason, count) in tally.unreadable.sorted(by: { $0.key < $1.key }) {
             let example = tally.unreadableExamples[reason].map { ", e.g. \(PrintableText.quoted($0))" } ?? ""

@@ -131,7 +131,7 @@ struct ReplayCommand: Command {
             if let lines {
                 for conflict in report.conflicts where conflict.record < lines.count {
                     context.stderr.writeLine(
-                        "error: \(file):\(lines[conflict.record]): \(RejectionReason.uuidConflict(conflict.uuid)) (not stored)")
+                        "error: \(file):\(lines[conflict.record]): \(conflict.reason) (not stored)")
                 }
             }
             return report
@@ -179,7 +179,7 @@ struct IngestSummaryPrinter {
                 + "refuse with: \(AuthorizationPolicy.denyCommand(source: source, types: []))")
         }
         for (source, count) in report.pending.dropped.sorted(by: { $0.key < $1.key }) {
-            context.stderr.writeLine("warning: dropped the \(count) oldest held records of \(PrintableText.escaped(source)): over its pending bound")
+            context.stderr.writeLine("warning: dropped \(count) held records of \(PrintableText.escaped(source)): over the pending area's bounds (see --pending-max-records)")
         }
         for (source, count) in report.pending.expired.sorted(by: { $0.key < $1.key }) {
             context.stderr.writeLine("note: removed \(count) records of \(PrintableText.escaped(source)) held longer than the retention period")

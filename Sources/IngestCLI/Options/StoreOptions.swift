@@ -62,11 +62,11 @@ struct PendingLimitOptions: OptionGroup {
                 default: String(PendingLimits.defaultRetentionDays)).element,
             Option(
                 "pending-max-records", valueName: "N",
-                help: "Held records per undecided source at most; past it the oldest are dropped (and counted).",
+                help: "Held records per undecided source at most; past it the oldest are dropped and counted (import: stops instead, dropping nothing).",
                 default: String(PendingLimits.defaultMaxRecordsPerSource)).element,
             Option(
                 "pending-max-bytes", valueName: "N",
-                help: "Bytes of held records per undecided source at most; past it the oldest are dropped (and counted).",
+                help: "Bytes of held records per undecided source at most; past it the oldest are dropped and counted (import: stops instead).",
                 default: String(PendingLimits.defaultMaxBytesPerSource)).element,
         ]
     }

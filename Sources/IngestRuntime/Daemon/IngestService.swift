@@ -78,7 +78,7 @@ public actor IngestService {
         for (source, count) in pending.dropped.sorted(by: { $0.key < $1.key }) {
             let grant = AuthorizationPolicy.grantCommand(source: source, types: [])
             let deny = AuthorizationPolicy.denyCommand(source: source, types: [])
-            log.warning("pending area: dropped the \(count) oldest held records of \(PrintableText.escaped(source)) (over its bound); decide with: \(grant) or \(deny)")
+            log.warning("pending area: dropped \(count) held records of \(PrintableText.escaped(source)) (over the bounds: records or bytes per source, or sources holding records); decide with: \(grant) or \(deny)")
         }
         for (source, count) in pending.expired.sorted(by: { $0.key < $1.key }) {
             log.notice("pending area: removed \(count) records of \(PrintableText.escaped(source)) held longer than the retention period")

@@ -1,4 +1,5 @@
 import ExternalAdapters
+import HealthModel
 import Foundation
 
 /// Reads a file (or stdin) line by line in fixed-size chunks, in memory bounded by the line
@@ -30,7 +31,7 @@ public final class LineReader {
     let maximumSkippedLength: Int
 
     /// Opens `path`, or stdin for `-`. Throws `RuntimeError.noInput` for a missing file.
-    public init(path: String, chunkSize: Int = 1 << 16, maximumLineLength: Int = 1 << 20,
+    public init(path: String, chunkSize: Int = 1 << 16, maximumLineLength: Int = HealthRecordEncoder.maximumLineBytes,
          maximumSkippedLength: Int = 1 << 30) throws {
         self.chunkSize = chunkSize
         self.maximumLineLength = maximumLineLength
