@@ -61,6 +61,7 @@ public final class HealthStore {
         Migration(version: 4, name: "sinks, read grants, cursors, dead letters", sql: schemaV4),
         Migration(version: 5, name: "people", sql: schemaV5),
         Migration(version: 6, name: "sinks read one person or everybody", sql: schemaV6),
+        CorrelationIdentityMigration.migration,
     ])
 
     /// Per adapter and device: small values an adapter keeps between connections (the last
@@ -312,10 +313,14 @@ public final class HealthStore {
 
     func typeID(_ identifier: String) throws -> Int64 {
         if let id = typeIDs[identifier] { return id }
-        let insert = try db.cachedStatement("INSERT INTO types(identifier) VALUES (?)")
+        // Idempotent: another process (a replay beside a grant) may have added the row since
+        // this store was opened; the row is then taken, never inserted twice.
+        let insert = try db.cachedStatement("INSERT OR IGNORE INTO types(identifier) VALUES (?)")
         try insert.bind(identifier, at: 1)
         try insert.execute()
-        let id = db.lastInsertRowID
+        let find = try db.cachedStatement("SELECT id FROM types WHERE identifier = ?")
+        try find.bind(identifier, at: 1)
+        guard let id = try find.firstRow({ $0.int64(at: 0) }) else { throw StoreRowError.missingAfterInsert(table: "types", key: identifier) }
         typeIDs[identifier] = id
         typeNames[id] = identifier
         return id
@@ -323,11 +328,13 @@ public final class HealthStore {
 
     func sourceID(_ name: String, now: Date) throws -> Int64 {
         if let id = sourceIDs[name] { return id }
-        let insert = try db.cachedStatement("INSERT INTO sources(name, created_at) VALUES (?, ?)")
+        let insert = try db.cachedStatement("INSERT OR IGNORE INTO sources(name, created_at) VALUES (?, ?)")
         try insert.bind(name, at: 1)
         try insert.bind(now.timeIntervalSince1970, at: 2)
         try insert.execute()
-        let id = db.lastInsertRowID
+        let find = try db.cachedStatement("SELECT id FROM sources WHERE name = ?")
+        try find.bind(name, at: 1)
+        guard let id = try find.firstRow({ $0.int64(at: 0) }) else { throw StoreRowError.missingAfterInsert(table: "sources", key: name) }
         sourceIDs[name] = id
         sourceNames[id] = name
         return id
@@ -344,7 +351,7 @@ public final class HealthStore {
             return id
         }
         let insert = try db.cachedStatement("""
-            INSERT INTO devices(name, manufacturer, model, hardware_version, firmware_version, software_version,
+            INSERT OR IGNORE INTO devices(name, manufacturer, model, hardware_version, firmware_version, software_version,
                                 local_identifier, udi_device_identifier, identity)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
@@ -355,7 +362,9 @@ public final class HealthStore {
         }
         try insert.bind(identity, at: 9)
         try insert.execute()
-        let id = db.lastInsertRowID
+        find.reset()
+        try find.bind(identity, at: 1)
+        guard let id = try find.firstRow({ $0.int64(at: 0) }) else { throw StoreRowError.missingAfterInsert(table: "devices", key: identity) }
         deviceIDs[device] = id
         return id
     }
@@ -370,5 +379,16 @@ public final class HealthStore {
     /// Closes the store; further use throws.
     public func close() {
         db.close()
+    }
+}
+
+/// A row the store had just inserted (or found inserted by another process) could not be read back.
+public enum StoreRowError: Error, Equatable, Sendable, CustomStringConvertible {
+    case missingAfterInsert(table: String, key: String)
+
+    public var description: String {
+        switch self {
+        case .missingAfterInsert(let table, let key): "the \(table) row \"\(key)\" is missing right after it was inserted"
+        }
     }
 }
