@@ -297,7 +297,7 @@ struct SplitMix64 {
         let store = try HealthStore(path: path)
         defer { store.close() }
         // Migrated through every later step too (5: people, 6: whose samples a sink reads).
-        #expect(try store.db.prepare("PRAGMA user_version").firstRow { $0.int(at: 0) } == 6)
+        #expect(try store.db.prepare("PRAGMA user_version").firstRow { $0.int(at: 0) } == 7)
         #expect(try store.sinks().isEmpty && store.readGrants().isEmpty)
         #expect(try store.grants().map(\.source) == ["phone"])
         #expect(try store.people().map(\.name) == [HealthStore.firstPersonName])
