@@ -41,6 +41,18 @@ public struct BodyCompositionMeasurement: Hashable, Sendable {
     /// In metres or inches.
     public var height: Double?
 
+    /// Whether the composition is a placeholder: body fat 0 and every other composition value it
+    /// carries (muscle, fat free, soft lean and water mass, muscle percentage, impedance) 0 too.
+    /// Beurer's BF788 (a BF720-family scale) sends such a frame with each weighing of its stored
+    /// history, e.g. `98 03 00 00 96 23 00 00 00 00 00 00 00 00` (flags 0x0398, only the basal
+    /// metabolism set); the decoders that know the scale take it for "no composition", as it is:
+    /// nobody has 0 % body fat. Weight, height, time and user are not composition values.
+    public var isPlaceholder: Bool {
+        guard bodyFatPerMille == 0 else { return false }
+        let others = [musclePercentage, muscleMass, fatFreeMass, softLeanMass, bodyWaterMass, impedance]
+        return others.allSatisfy { ($0 ?? 0) == 0 }
+    }
+
     /// Whether this packet is one half of a measurement split over two packets (bit 12).
     public var isMultiplePacket: Bool { flags & Self.multiplePacketFlag != 0 }
 

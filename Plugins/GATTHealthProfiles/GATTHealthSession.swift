@@ -169,7 +169,10 @@ public final class GATTHealthSession: BLEAdapterSession {
         let massUnit: HealthModel.Unit = measurement.unitSystem == .metric ? .kilogram : .pound
         let lengthUnit: HealthModel.Unit = measurement.unitSystem == .metric ? .meter : .inch
         var samples: [QuantitySample] = []
-        if let fraction = measurement.bodyFatFraction {
+        // A placeholder composition (all zero) is no measurement: its weight and height, when it
+        // has them, still are.
+        let placeholder = measurement.isPlaceholder
+        if let fraction = measurement.bodyFatFraction, !placeholder {
             var fatExtra = extra
             if let impedance = measurement.impedance { fatExtra[GATTMetadataKey.bodyImpedance] = .number(impedance) }
             samples.append(sample(.bodyFatPercentage, fraction, .percent, at: time.date, identity, fatExtra))
@@ -177,11 +180,15 @@ public final class GATTHealthSession: BLEAdapterSession {
         if let weight = measurement.weight {
             samples.append(sample(.bodyMass, weight, massUnit, at: time.date, identity, extra))
         }
-        if let fatFreeMass = measurement.fatFreeMass {
+        if let fatFreeMass = measurement.fatFreeMass, !placeholder {
             samples.append(sample(.leanBodyMass, fatFreeMass, massUnit, at: time.date, identity, extra))
         }
         if let height = measurement.height {
             samples.append(sample(.height, height, lengthUnit, at: time.date, identity, extra))
+        }
+        if placeholder, samples.isEmpty {
+            output.skip("placeholder-body-composition")
+            return
         }
         guard !samples.isEmpty else {
             output.reject(

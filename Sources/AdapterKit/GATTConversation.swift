@@ -68,6 +68,11 @@ public protocol GATTConversationLink: AnyObject, Sendable {
         async throws(GATTConversationError) -> GATTValue
     /// Ends the connection.
     func disconnect() async
+    /// Why the link ended on the device's side, or nil while something may still come from it
+    /// unasked: live, once the device disconnected (seen without a wait for a value, so a
+    /// conversation that subscribed to nothing learns it too); a captured connection from the
+    /// start, since in replay nothing comes that a request or a wait does not take from the capture.
+    func endReason() async -> String?
     /// The time on the conversation's clock: the wall clock live, the capture's clock in replay.
     func now() async -> Date
 }

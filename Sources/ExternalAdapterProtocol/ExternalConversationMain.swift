@@ -300,6 +300,8 @@ final class PluginSideConversationLink: GATTConversationLink, Sendable {
         _ = try? await send("disconnect", nil) { id in PluginRequest(id: .number(id), operation: .disconnect) }
     }
 
+    func endReason() async -> String? { state.withLock { $0.ended } ? "the daemon said the connection ended" : nil }
+
     // MARK: - Requests and waits
 
     /// Prints one request and waits for its answer (a read's value, nil otherwise).

@@ -18,11 +18,17 @@ import Transport
 ///
 /// The connection ends when the plugin asks (`disconnect`), prints `done`, exits, or is killed
 /// for its output; or when the link ends: the plugin is told `disconnected` once its requests
-/// have settled (a replayed capture's link ends as soon as its values are taken), its input is
-/// closed, and it has `finishTimeout` to print its last records and exit.
+/// have settled (a replayed capture's link has ended from the start: it only answers), its input
+/// is closed, and it has `finishTimeout` to print its last records and exit. Before the plugin
+/// printed anything, settling takes `startAllowance` (its process may still be starting), so a
+/// plugin that claims a connection and stays silent holds a replay for that long, not for
+/// `idleTimeout`.
 final class PluginConversation: GATTConversation {
     /// After the link ended, `disconnected` waits until no request came for this long.
     static let settleTime: Duration = .milliseconds(300)
+    /// After the link ended, `disconnected` waits this long for a plugin that has not printed
+    /// a line yet (a slow start on a loaded machine).
+    static let startAllowance: Duration = .seconds(5)
     /// With neither a request nor a value for this long, the conversation disconnects.
     static let idleTimeout: Duration = .seconds(600)
 
@@ -76,9 +82,11 @@ final class PluginConversation: GATTConversation {
                 switch event {
                 case .runner(.request(let request)):
                     session.lastActivity = .now
+                    session.pluginSpoke = true
                     await session.answer(request)
                     runner.requestAnswered()
                 case .runner(.output):
+                    session.pluginSpoke = true
                     try await session.deliverOutput(deliver)
                 case .runner(.done), .runner(.finished):
                     break talking
@@ -89,8 +97,10 @@ final class PluginConversation: GATTConversation {
                 case .linkEnded(let reason):
                     session.linkEnded = session.linkEnded ?? reason
                 case .tick:
+                    if session.linkEnded == nil, let reason = await link.endReason() { session.linkEnded = reason }
                     let quiet = ContinuousClock.now - session.lastActivity
-                    if session.linkEnded != nil, quiet >= Self.settleTime, pump.inFlight == 0 { break talking }
+                    let settled = quiet >= (session.pluginSpoke ? Self.settleTime : Self.startAllowance)
+                    if session.linkEnded != nil, settled, pump.inFlight == 0 { break talking }
                     if quiet >= Self.idleTimeout { break talking }
                 }
                 if session.toldDisconnected { break talking }
@@ -149,6 +159,8 @@ final class PluginConversation: GATTConversation {
         /// Why the link ended, once it did.
         var linkEnded: String?
         var toldDisconnected = false
+        /// The plugin printed a request or a record (it has started).
+        var pluginSpoke = false
 
         init(runner: PluginRunner, link: any GATTConversationLink, database: GATTDatabase, pump: ValuePump) {
             self.runner = runner

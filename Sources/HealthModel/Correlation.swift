@@ -34,6 +34,45 @@ public struct Correlation: Hashable, Sendable {
         self.metadata = metadata
     }
 
+    /// What makes this correlation the same one when it comes again (a device re-read, an
+    /// import repeated), never its dates alone: two blood pressures of one cuff in the same
+    /// minute are two correlations. See ``identity(type:syncIdentifier:deviceLocalIdentifier:start:end:members:)``.
+    public var identity: String {
+        Self.identity(type: type.identifier, syncIdentifier: metadata.syncIdentifier,
+                      deviceLocalIdentifier: device?.localIdentifier ?? "", start: start, end: end,
+                      members: objects.map { Member(type: $0.type.identifier, value: $0.quantity.value,
+                                                    syncIdentifier: $0.metadata.syncIdentifier) })
+    }
+
+    /// A member as the identity sees it.
+    public struct Member: Sendable {
+        public var type: String
+        public var value: Double
+        public var syncIdentifier: String?
+        public init(type: String, value: Double, syncIdentifier: String?) {
+            self.type = type
+            self.value = value
+            self.syncIdentifier = syncIdentifier
+        }
+    }
+
+    /// A correlation's identity (unique per source in a store): its own sync identifier when it
+    /// has one; else its members' sync identifiers when every member has one (so that a newer
+    /// version of the members keeps their correlation); else its device, dates and members'
+    /// values (re-reading the same reading is idempotent; another reading differs).
+    public static func identity(type: String, syncIdentifier: String?, deviceLocalIdentifier: String,
+                                start: Date, end: Date, members: [Member]) -> String {
+        let separator = "\u{1F}"
+        if let syncIdentifier { return ["sync", type, syncIdentifier].joined(separator: separator) }
+        if !members.isEmpty, members.allSatisfy({ $0.syncIdentifier != nil }) {
+            let keys = members.map { "\($0.type)=\($0.syncIdentifier ?? "")" }.sorted()
+            return (["members", type] + keys).joined(separator: separator)
+        }
+        let keys = members.map { "\($0.type)=\($0.value.bitPattern)/\($0.syncIdentifier ?? "")" }.sorted()
+        return (["content", type, deviceLocalIdentifier, "\(start.timeIntervalSince1970.bitPattern)",
+                 "\(end.timeIntervalSince1970.bitPattern)"] + keys).joined(separator: separator)
+    }
+
     /// Checks the members against the correlation type's rules.
     ///
     /// Blood pressure: exactly one systolic and one diastolic sample, nothing else, both with the

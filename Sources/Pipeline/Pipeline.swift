@@ -30,6 +30,9 @@ public final class Pipeline {
         self.policy = try store.loadAuthorization()
     }
 
+    /// Writes of one batch refused because its grants changed meanwhile, before giving up.
+    static let authorizationRetries = 5
+
     /// Re-reads grants from the store (after `ingestd auth grant`, or on SIGHUP).
     public func reloadAuthorization() throws {
         policy = try store.loadAuthorization()
@@ -52,10 +55,25 @@ public final class Pipeline {
                 batch = intake(records, clock: clock)
             }
         }
+        var people: [Int64?]
+        var receipt: CommitReceipt
+        var attempts = 0
+        while true {
+            people = try assignPeople(batch.accepted, deviceKeys: deviceKeys)
+            do {
+                receipt = try store.write(batch.accepted, people: people, held: batch.held, releasing: releasing,
+                                          rejections: batch.report.rejections)
+                break
+            } catch let changed as AuthorizationChangedError {
+                // Decided while this batch was on its way (a grant in another process): read
+                // the grants again, take the batch again, write it again.
+                attempts += 1
+                guard attempts < Self.authorizationRetries else { throw changed }
+                policy = try store.loadAuthorization()
+                batch = intake(records, clock: clock)
+            }
+        }
         var report = batch.report
-        let people = try assignPeople(batch.accepted, deviceKeys: deviceKeys)
-        let receipt = try store.write(batch.accepted, people: people, held: batch.held, releasing: releasing,
-                                      rejections: report.rejections)
         report.pending = receipt.pending
         var firstMember = 0
         for (index, outcomes) in receipt.outcomes.prefix(batch.accepted.count).enumerated() {

@@ -17,8 +17,27 @@ public protocol SampleStore: AnyObject {
     /// `people[i]` is the person of `batch[i]` (nil: unassigned).
     /// In the same transaction: `held` (records of undecided (source, type) pairs) go to the pending
     /// area, and the pending rows `releasing` (being brought in by a grant) are removed from it.
+    /// A store that other processes write too checks, under its write lock, that every `held`
+    /// record's pair is still undecided, and throws ``AuthorizationChangedError`` (committing
+    /// nothing) when a grant or denial came in since the caller read the grants.
     func write(_ batch: [NormalizedRecord], people: [Int64?], held: [NormalizedRecord], releasing: [Int64],
                rejections: [RejectionKey: Int]) throws -> CommitReceipt
+}
+
+/// A write was refused because a held record's (source, type) pair was granted or denied since
+/// the grants were read (`ingestd auth grant` in another process during a replay): the
+/// pipeline reads the grants again and retries, so nothing is held for a decided pair.
+public struct AuthorizationChangedError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The pair that is decided now.
+    public var source: String
+    public var type: String
+
+    public init(source: String, type: String) {
+        self.source = source
+        self.type = type
+    }
+
+    public var description: String { "the authorization of \(source) for \(type) changed during the write" }
 }
 
 /// A record that passed normalization, validation and authorization: values are in canonical units.

@@ -8,8 +8,27 @@ extension HealthStore {
     /// Grants `source` the right to write `types` (or every type with `all`), replacing any explicit
     /// denial of them. Held samples stay pending: `releaseHeld` brings them in.
     public func grant(source: String, types: [QuantityType], all: Bool = false) throws {
-        try changeDecision(table: "grants", clearing: "denials", source: source, types: types, all: all)
+        try retryingWhileBusy {
+            try changeDecision(table: "grants", clearing: "denials", source: source, types: types, all: all)
+        }
     }
+
+    /// Runs `body` (one transaction) again while another process holds the write lock beyond
+    /// the busy timeout (a replay committing large batches), at most `busyRetries` times.
+    func retryingWhileBusy<T>(_ body: () throws -> T) throws -> T {
+        var attempt = 0
+        while true {
+            do {
+                return try body()
+            } catch let error as SQLiteError where error.isBusy && attempt < Self.busyRetries {
+                attempt += 1
+                usleep(useconds_t(100_000 * attempt))
+            }
+        }
+    }
+
+    /// Retries of a grant's transactions that found the store busy.
+    static let busyRetries = 5
 
     /// Records an explicit denial of `types` (or every type with `all`) for `source`, replacing its
     /// grants of them, and discards what was held for them. Returns the count of discarded records.

@@ -188,8 +188,8 @@ extension HealthStore {
             let version = sample.metadata.syncIdentifier == nil ? 0 : (sample.metadata.syncVersion ?? 0)
             return (sample.type.identifier, deviceText(sample.device), identity, version, sample.start, sample.end)
         case .correlation(let correlation):
-            let identity = "correlation\u{1F}\(correlation.type.identifier)\u{1F}"
-                + "\(correlation.start.timeIntervalSince1970.bitPattern)\u{1F}\(correlation.end.timeIntervalSince1970.bitPattern)"
+            // Its own identity, not its dates: two readings in one minute are both held.
+            let identity = "correlation\u{1F}" + correlation.identity
             let undecided = correlation.objects.first { policy?.decision(source: $0.source, type: $0.type) == .undecided }
             let type = (undecided ?? correlation.objects.first)?.type.identifier ?? correlation.type.identifier
             return (type, deviceText(correlation.device), identity, 0, correlation.start, correlation.end)
@@ -389,7 +389,9 @@ extension HealthStore {
                 }
             }
             guard !records.isEmpty else { continue }
-            summary.report.merge(try pipeline.ingest(records, releasing: ids))
+            // One transaction per batch (the records leave the pending area as they are written),
+            // retried while a writer in another process holds the store.
+            summary.report.merge(try retryingWhileBusy { try pipeline.ingest(records, releasing: ids) })
             summary.released += ids.count
         }
     }

@@ -34,6 +34,7 @@ extension HealthStore: SampleStore {
         let now = Date()
         return try db.transaction(.immediate) {
             try removePending(ids: releasing)
+            try checkStillUndecided(held)
             var pending = try hold(held, now: now)
             if lastPendingPurge.map({ now.timeIntervalSince($0) >= Self.pendingPurgeInterval }) ?? true {
                 pending.expired = try removeExpiredPending(now: now)
@@ -51,6 +52,20 @@ extension HealthStore: SampleStore {
             let anchor = try currentAnchor()
             let events = try recordCommit(writer.counts, anchor: anchor, now: now)
             return CommitReceipt(outcomes: outcomes, anchor: anchor, events: events, pending: pending)
+        }
+    }
+
+    /// Under the write lock, so serialised with `auth grant` and `auth deny` in other processes:
+    /// throws when a record about to be held has no undecided member pair any more (a grant or
+    /// denial committed since the writer read the grants), so that it is never held for a decided
+    /// pair, where no grant would bring it in.
+    private func checkStillUndecided(_ held: [NormalizedRecord]) throws {
+        guard !held.isEmpty else { return }
+        let policy = try loadAuthorization()
+        for record in held {
+            let members = record.samples
+            guard !members.contains(where: { policy.decision(source: $0.source, type: $0.type) == .undecided }) else { continue }
+            throw AuthorizationChangedError(source: record.source, type: members.first?.type.identifier ?? "")
         }
     }
 
@@ -399,38 +414,56 @@ struct BatchWriter {
         }
     }
 
-    /// Inserts a correlation and its members. A correlation already stored (same source, type and
-    /// dates) keeps its row; its members are deduplicated one by one.
+    /// Inserts a correlation and its members. A correlation already stored (same source, type
+    /// and ``Correlation/identity``, never its dates alone) keeps its row; its members are
+    /// deduplicated one by one. A new row that got no member (all were stored already, under
+    /// another correlation) is not kept.
     mutating func insert(_ correlation: Correlation, person: Int64?) throws -> [WriteOutcome] {
         let db = store.db
         let source = try sourceID(correlation.source)
-        let insertCorrelation = try db.cachedStatement("""
-            INSERT OR IGNORE INTO correlations(uuid, type, start_time, end_time, source, device, metadata)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
-            """)
-        try withUnsafeBytes(of: correlation.uuid.uuid) { try insertCorrelation.bind(bytes: $0, at: 1) }
-        try insertCorrelation.bind(correlation.type.identifier, at: 2)
-        try insertCorrelation.bind(correlation.start.timeIntervalSince1970, at: 3)
-        try insertCorrelation.bind(correlation.end.timeIntervalSince1970, at: 4)
-        try insertCorrelation.bind(source, at: 5)
-        if let device = try deviceID(correlation.device) { try insertCorrelation.bind(device, at: 6) } else { try insertCorrelation.bindNull(at: 6) }
-        if correlation.metadata.isEmpty {
-            try insertCorrelation.bindNull(at: 7)
-        } else {
-            try insertCorrelation.bind(metadataJSON(correlation.metadata), at: 7)
-        }
-        try insertCorrelation.execute()
-        let find = try db.cachedStatement(
-            "SELECT id FROM correlations WHERE source = ? AND type = ? AND start_time = ? AND end_time = ?")
+        let identity = correlation.identity
+        let find = try db.cachedStatement("SELECT id FROM correlations WHERE source = ? AND type = ? AND identity = ?")
         try find.bind(source, at: 1)
         try find.bind(correlation.type.identifier, at: 2)
-        try find.bind(correlation.start.timeIntervalSince1970, at: 3)
-        try find.bind(correlation.end.timeIntervalSince1970, at: 4)
-        let correlationID = try find.firstRow { $0.int64(at: 0) }
+        try find.bind(identity, at: 3)
+        var created = false
+        let correlationID: Int64
+        if let stored = try find.firstRow({ $0.int64(at: 0) }) {
+            correlationID = stored
+        } else {
+            // A uuid names one correlation: one taken by another keeps its owner, this one gets a new uuid.
+            let taken = try db.cachedStatement("SELECT 1 FROM correlations WHERE uuid = ?")
+            try withUnsafeBytes(of: correlation.uuid.uuid) { try taken.bind(bytes: $0, at: 1) }
+            let uuid = try taken.firstRow({ _ in true }) == true ? SampleIdentifierGenerator.shared.next() : correlation.uuid
+            let insertCorrelation = try db.cachedStatement("""
+                INSERT INTO correlations(uuid, type, start_time, end_time, source, device, metadata, identity)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            try withUnsafeBytes(of: uuid.uuid) { try insertCorrelation.bind(bytes: $0, at: 1) }
+            try insertCorrelation.bind(correlation.type.identifier, at: 2)
+            try insertCorrelation.bind(correlation.start.timeIntervalSince1970, at: 3)
+            try insertCorrelation.bind(correlation.end.timeIntervalSince1970, at: 4)
+            try insertCorrelation.bind(source, at: 5)
+            if let device = try deviceID(correlation.device) { try insertCorrelation.bind(device, at: 6) } else { try insertCorrelation.bindNull(at: 6) }
+            if correlation.metadata.isEmpty {
+                try insertCorrelation.bindNull(at: 7)
+            } else {
+                try insertCorrelation.bind(metadataJSON(correlation.metadata), at: 7)
+            }
+            try insertCorrelation.bind(identity, at: 8)
+            try insertCorrelation.execute()
+            correlationID = db.lastInsertRowID
+            created = true
+        }
         var outcomes: [WriteOutcome] = []
         outcomes.reserveCapacity(correlation.objects.count)
         for member in correlation.objects {
             outcomes.append(try insert(member, correlation: correlationID, person: person))
+        }
+        if created, !outcomes.contains(where: { $0 == .written || $0 == .replaced }) {
+            let forget = try db.cachedStatement("DELETE FROM correlations WHERE id = ?")
+            try forget.bind(correlationID, at: 1)
+            try forget.execute()
         }
         return outcomes
     }

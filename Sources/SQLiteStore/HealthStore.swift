@@ -63,6 +63,7 @@ public final class HealthStore {
         Migration(version: 6, name: "sinks read one person or everybody", sql: schemaV6),
         Migration(version: 7, name: "the store's own identity", sql: schemaV7),
         Migration(version: 8, name: "keys of devices that encrypt their advertisements", sql: schemaV8),
+        CorrelationIdentityMigration.migration,
     ])
 
     /// Per device address (upper case, `AA:BB:CC:DD:EE:FF`): the key of its encrypted
@@ -340,10 +341,14 @@ public final class HealthStore {
 
     func typeID(_ identifier: String) throws -> Int64 {
         if let id = typeIDs[identifier] { return id }
-        let insert = try db.cachedStatement("INSERT INTO types(identifier) VALUES (?)")
+        // Idempotent: another process (a replay beside a grant) may have added the row since
+        // this store was opened; the row is then taken, never inserted twice.
+        let insert = try db.cachedStatement("INSERT OR IGNORE INTO types(identifier) VALUES (?)")
         try insert.bind(identifier, at: 1)
         try insert.execute()
-        let id = db.lastInsertRowID
+        let find = try db.cachedStatement("SELECT id FROM types WHERE identifier = ?")
+        try find.bind(identifier, at: 1)
+        guard let id = try find.firstRow({ $0.int64(at: 0) }) else { throw StoreRowError.missingAfterInsert(table: "types", key: identifier) }
         typeIDs[identifier] = id
         typeNames[id] = identifier
         return id
@@ -351,11 +356,13 @@ public final class HealthStore {
 
     func sourceID(_ name: String, now: Date) throws -> Int64 {
         if let id = sourceIDs[name] { return id }
-        let insert = try db.cachedStatement("INSERT INTO sources(name, created_at) VALUES (?, ?)")
+        let insert = try db.cachedStatement("INSERT OR IGNORE INTO sources(name, created_at) VALUES (?, ?)")
         try insert.bind(name, at: 1)
         try insert.bind(now.timeIntervalSince1970, at: 2)
         try insert.execute()
-        let id = db.lastInsertRowID
+        let find = try db.cachedStatement("SELECT id FROM sources WHERE name = ?")
+        try find.bind(name, at: 1)
+        guard let id = try find.firstRow({ $0.int64(at: 0) }) else { throw StoreRowError.missingAfterInsert(table: "sources", key: name) }
         sourceIDs[name] = id
         sourceNames[id] = name
         return id
@@ -372,7 +379,7 @@ public final class HealthStore {
             return id
         }
         let insert = try db.cachedStatement("""
-            INSERT INTO devices(name, manufacturer, model, hardware_version, firmware_version, software_version,
+            INSERT OR IGNORE INTO devices(name, manufacturer, model, hardware_version, firmware_version, software_version,
                                 local_identifier, udi_device_identifier, identity)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
@@ -383,7 +390,9 @@ public final class HealthStore {
         }
         try insert.bind(identity, at: 9)
         try insert.execute()
-        let id = db.lastInsertRowID
+        find.reset()
+        try find.bind(identity, at: 1)
+        guard let id = try find.firstRow({ $0.int64(at: 0) }) else { throw StoreRowError.missingAfterInsert(table: "devices", key: identity) }
         deviceIDs[device] = id
         return id
     }
@@ -398,5 +407,16 @@ public final class HealthStore {
     /// Closes the store; further use throws.
     public func close() {
         db.close()
+    }
+}
+
+/// A row the store had just inserted (or found inserted by another process) could not be read back.
+public enum StoreRowError: Error, Equatable, Sendable, CustomStringConvertible {
+    case missingAfterInsert(table: String, key: String)
+
+    public var description: String {
+        switch self {
+        case .missingAfterInsert(let table, let key): "the \(table) row \"\(key)\" is missing right after it was inserted"
+        }
     }
 }

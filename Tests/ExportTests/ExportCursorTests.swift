@@ -84,8 +84,8 @@ import Testing
         let connection = try Connection(path: temp.path, mode: .readWrite)
         let limit = HealthStore.maximumExportedCorrelationMembers
         try connection.execute(sql: """
-            INSERT INTO correlations(uuid, type, start_time, end_time, source)
-            VALUES (X'00000000000040008000000000000042', 'HKCorrelationTypeIdentifierFood', 1.7e9, 1.7e9, 1);
+            INSERT INTO correlations(uuid, type, start_time, end_time, source, identity)
+            VALUES (X'00000000000040008000000000000042', 'HKCorrelationTypeIdentifierFood', 1.7e9, 1.7e9, 1, 'food-42');
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(limit + 1))
             INSERT INTO samples(uuid, type, value, start_time, end_time, source, device_local_id, correlation)
             SELECT randomblob(16), (SELECT id FROM types WHERE identifier = 'HKQuantityTypeIdentifierStepCount'),

@@ -216,6 +216,24 @@ struct GATTHealthSessionTests {
         #expect(harness.output.rejections.map(\.reason) == ["unsuccessful-measurement"])
     }
 
+    /// A Beurer BF788's stored history (frames of the HCI snoop in ble-scale-sync issue #229, in
+    /// its tests/scales/beurer-bf720.test.ts): each weighing (2A9D) comes with an all-zero
+    /// composition placeholder (2A9C, only the basal metabolism set), which yields nothing (it
+    /// was stored as 0 % body fat); the one real composition frame yields 24.3 %.
+    @Test func beurerBF788PlaceholderCompositionYieldsNothing() throws {
+        let harness = try Harness()
+        harness.connect()
+        harness.value("0e 20 5c ea 07 07 0e 17 29 20 01 40 01 80 07", characteristic: 0x2A9D, service: 0x181D, at: at(1))
+        harness.value("98 03 00 00 96 23 00 00 00 00 00 00 00 00", characteristic: 0x2A9C, service: 0x181B, at: at(1.1))
+        #expect(harness.records.flatMap(\.samples).map(\.type) == [.bodyMass, .bodyMassIndex, .height])
+        #expect(harness.output.skipped == ["placeholder-body-composition": 1])
+        #expect(harness.output.rejections.isEmpty)
+        harness.value("98 03 f3 00 96 23 89 01 40 42 fa 2f 55 0f", characteristic: 0x2A9C, service: 0x181B, at: at(2))
+        let fat = harness.records.flatMap(\.samples).filter { $0.type == .bodyFatPercentage }
+        #expect(fat.map(\.quantity.value) == [0.243])
+        #expect(fat.first?.metadata.entries[GATTMetadataKey.bodyImpedance] == .number(392.5))
+    }
+
     @Test func singlePacketFlushesAWaitingHalfFirst() throws {
         let harness = try Harness()
         harness.connect()

@@ -279,6 +279,22 @@ import Transport
         }
     }
 
+    /// Runs `adapter` live against the simulated ACME scale, recording the connection to btsnoop
+    /// at `path`; the records it delivered.
+    static func recordConversation(of adapter: ExternalAdapter, to path: String, zone: TimeZone) async throws -> [HealthRecord] {
+        let recorded = try await RecordedSimulatedConnection(path: path, peer: scaleAddress, profile: SimulatedVendorScale.profile,
+                                                             responder: SimulatedVendorScale(readings: readings))
+        let conversation = adapter.makeConversation(for: BLEDeviceTraits(address: scaleAddress),
+                                                    context: AdapterContext(timeZone: zone, source: "acme-scale"))
+        var live: [HealthRecord] = []
+        try await conversation.run(over: recorded.link) { output in
+            live += output.records
+            return DeliveryReceipt(stored: output.records.count, held: 0)
+        }
+        try await recorded.close()
+        return live
+    }
+
     /// A live plugin conversation recorded to btsnoop, then replayed: the replay runs the same
     /// plugin against the capture (its writes matched, the captured notifications answering)
     /// and gives the same samples.
@@ -289,16 +305,7 @@ import Transport
         let path = scenario.directory.appendingPathComponent("acme.btsnoop").path
         let zone = try #require(TimeZone(identifier: "Europe/Berlin"))
 
-        let recorded = try await RecordedSimulatedConnection(path: path, peer: Self.scaleAddress, profile: SimulatedVendorScale.profile,
-                                                             responder: SimulatedVendorScale(readings: Self.readings))
-        let conversation = adapter.makeConversation(for: BLEDeviceTraits(address: Self.scaleAddress),
-                                                    context: AdapterContext(timeZone: zone, source: "acme-scale"))
-        var live: [HealthRecord] = []
-        try await conversation.run(over: recorded.link) { output in
-            live += output.records
-            return DeliveryReceipt(stored: output.records.count, held: 0)
-        }
-        try await recorded.close()
+        let live = try await Self.recordConversation(of: adapter, to: path, zone: zone)
         #expect(live.count == 3, "\(pluginLog.messages)")
 
         let replay = CaptureReplay(adapters: [adapter], forcedAdapterID: nil, timeZone: zone)
@@ -318,5 +325,45 @@ import Transport
         #expect(decoded.stdout.count == 3 && decoded.stdout.allSatisfy { $0.contains("\"source\":\"acme-scale\"") },
                 "\(decoded.stdout) \(decoded.stderr)")
         #expect(decoded.stdout.contains { $0.contains("\"value\":72.45") && $0.contains("2025-11-30T07:00:00Z") }, "\(decoded.stdout)")
+    }
+
+    /// A plugin that claims the captured connection and stays silent (never a request, never
+    /// reads its stdin, never exits): the replay tells it `disconnected` after the start
+    /// allowance, kills it after `finishTimeout` and finishes within seconds (it took the
+    /// conversation's idle timeout, 600 s, per connection).
+    @Test(.timeLimit(.minutes(2))) func aSilentPluginDoesNotHoldTheReplay() async throws {
+        let scenario = try Scenario()
+        let pluginLog = PluginLog()
+        let recorder = try Self.install("acme-scale.py", id: "acme-scale", in: scenario.directory, log: pluginLog)
+        let path = scenario.directory.appendingPathComponent("acme.btsnoop").path
+        let zone = try #require(TimeZone(identifier: "Europe/Berlin"))
+        _ = try await Self.recordConversation(of: recorder, to: path, zone: zone)
+
+        let plugins = scenario.directory.appendingPathComponent("silent")
+        try FileManager.default.createDirectory(at: plugins, withIntermediateDirectories: true)
+        let silentSource = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("ExternalAdaptersTests/Plugins/silent-claim.py")
+        let target = plugins.appendingPathComponent("ingestd-adapter-silent-claim")
+        try ExecutableFile.copy(silentSource.path, to: target.path)
+        let description = try PluginDescriber().describePlugin(executable: target.path, expectedID: "silent-claim").get()
+        let silent = ExternalAdapter(description: description, executable: target.path,
+                                     configuration: ExternalAdapterConfiguration(finishTimeout: .seconds(2), log: { pluginLog.add($0) }))
+
+        let began = ContinuousClock.now
+        var replayed: [HealthRecord] = []
+        let summary = try await CaptureReplay(adapters: [silent], forcedAdapterID: nil, timeZone: zone)
+            .run(path: path) { replayed += $0 }
+        let took = ContinuousClock.now - began
+        #expect(summary.conversations.map(\.adapter) == ["silent-claim"], "\(summary.conversations)")
+        #expect(replayed.isEmpty)
+        #expect(took < .seconds(30), "the replay took \(took)")
+
+        // `ingestd decode` with the plugin found in --plugins (the default finish time, 10 s).
+        let decodeBegan = ContinuousClock.now
+        let decoded = await scenario.run(["decode", path, "--plugins", plugins.path, "--json"], withStore: false)
+        let decodeTook = ContinuousClock.now - decodeBegan
+        #expect(decoded.status == 0, "\(decoded.stderr)")
+        #expect(decoded.stdout.isEmpty, "\(decoded.stdout)")
+        #expect(decodeTook < .seconds(40), "decode took \(decodeTook)")
     }
 }

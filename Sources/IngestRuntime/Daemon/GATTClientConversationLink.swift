@@ -108,6 +108,8 @@ actor GATTClientConversationLink: GATTConversationLink {
 
     func disconnect() async { await client.disconnect() }
 
+    func endReason() async -> String? { linkEnded ? "the device disconnected" : nil }
+
     // MARK: - Events
 
     private func absorb(_ event: TransportEvent) {

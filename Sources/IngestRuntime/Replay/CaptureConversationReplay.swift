@@ -157,6 +157,8 @@ final class CaptureConversationLink: GATTConversationLink {
 
     func disconnect() async {}
 
+    func endReason() async -> String? { "the captured connection has nothing more unasked" }
+
     /// Moves the cursor at `cursor` past the first event from it on that `accepts`; counts a
     /// write the capture lacks when there is none.
     private func seek(_ cursor: WritableKeyPath<State, Int>, where accepts: (TransportEvent) -> Bool) {
