@@ -9,11 +9,15 @@ let fuzzSettings: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
 /// contract and compiled into ingestd through `BuiltinAdapters`. Adding a device is its folder, this line and its
 /// line in `Plugins/BuiltinAdapters/BuiltinAdapters.swift` (see Plugins/README.md).
 let builtinAdapterModules = [
-    "XiaomiScale", "BTHome", "GATTHealthProfiles", "DSD6Band", "YunmaiScale", "BeurerScale", "HidrateSpark",  // Bluetooth LE
+    "XiaomiScale", "BTHome", "GATTHealthProfiles", "DSD6Band", "YunmaiScale", "BeurerScale", "BeurerStandardScale",
+    "HidrateSpark",  // Bluetooth LE
     "ANTPlus", "OmronPedometer", "TEMPer",  // USB
 ]
+/// Adapters built on another adapter module (a vendor's variant of a standard profile).
+let builtinAdapterReuse: [String: [Target.Dependency]] = ["BeurerStandardScale": ["GATTHealthProfiles"]]
 let builtinAdapterTargets: [Target] = builtinAdapterModules.map { name in
-    .target(name: name, dependencies: ["AdapterKit", "HealthModel", "Transport"], path: "Plugins/\(name)",
+    .target(name: name, dependencies: ["AdapterKit", "HealthModel", "Transport"] + (builtinAdapterReuse[name] ?? []),
+            path: "Plugins/\(name)",
             exclude: ["README.md"])
 }
 

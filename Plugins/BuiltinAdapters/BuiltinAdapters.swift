@@ -1,6 +1,7 @@
 import ANTPlus
 import AdapterKit
 import BeurerScale
+import BeurerStandardScale
 import BTHome
 import DSD6Band
 import GATTHealthProfiles
@@ -24,6 +25,7 @@ public enum BuiltinAdapters {
         DSD6BandAdapter(),
         YunmaiScaleAdapter(),
         BeurerScaleAdapter(),
+        BeurerStandardScaleAdapter(),
         HidrateSparkAdapter(),
         GATTHealthAdapter(),
     ]

@@ -44,6 +44,16 @@ public struct BodyCompositionMeasurement: Hashable, Sendable {
     /// Whether this packet is one half of a measurement split over two packets (bit 12).
     public var isMultiplePacket: Bool { flags & Self.multiplePacketFlag != 0 }
 
+    /// Whether this is a placeholder rather than a measurement: body fat 0 and every mass,
+    /// percentage and impedance it carries 0 as well (basal metabolism, time stamp, user and
+    /// height aside). The Beurer BF788 sends one for each stored weighing it has no analysis of
+    /// (ble-scale-sync's real BF788 capture: `98 03 00 00 96 23 00 00 00 00 00 00 00 00`).
+    public var isPlaceholder: Bool {
+        guard bodyFatPerMille == 0 else { return false }
+        return [musclePercentage, muscleMass, fatFreeMass, softLeanMass, bodyWaterMass, impedance, weight]
+            .allSatisfy { $0 == nil || $0 == 0 }
+    }
+
     /// Body fat in percent (23.5), if known.
     public var bodyFatPercentage: Double? { bodyFatPerMille.map { Double($0) / 10 } }
 

@@ -73,6 +73,7 @@ extension SinkDeliveryError {
             .redirectRefused(target: r(target), status: status, location: r(location))
         case .configuration(let error): .configuration(error.redacted(by: redactor))
         case .store(let message): .store(r(message))
+        case .misconfigured(let target, let reason, let fix): .misconfigured(target: r(target), reason: r(reason), fix: r(fix))
         }
     }
 

@@ -169,14 +169,15 @@ struct Replayed {
         if fixture.isUSB {
             try self.init(usbPath: fixture.path, options: try fixture.adapterOptions())
         } else {
-            try await self.init(path: fixture.path)
+            try await self.init(path: fixture.path, options: try fixture.adapterOptions())
         }
     }
 
     /// Replays `path` through `CaptureReplay`, the code behind `ingestd decode` and `ingestd replay`.
-    init(path: String, adapters: [any BLEAdapter] = BuiltinAdapters.bluetooth) async throws {
+    init(path: String, adapters: [any BLEAdapter] = BuiltinAdapters.bluetooth, options: [String: String] = [:]) async throws {
         let zone = try Captures.timeZone()
-        let replay = CaptureReplay(adapters: adapters, forcedAdapterID: nil, timeZone: zone)
+        var replay = CaptureReplay(adapters: adapters, forcedAdapterID: nil, timeZone: zone)
+        replay.options = options
         let encoder = HealthRecordEncoder()
         var lines: [String] = []
         summary = try await replay.run(path: path) { records in lines += records.map(encoder.encode) }

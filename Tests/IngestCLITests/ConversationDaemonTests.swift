@@ -8,6 +8,7 @@ import HealthModel
 import Logging
 import SQLiteStore
 import Synchronization
+import TestSupport
 import Testing
 import Transport
 @testable import IngestCLI
@@ -226,6 +227,42 @@ import Transport
         defer { other.close() }
         #expect(try other.samples(type: .bodyMass).isEmpty)
         #expect(log.records.contains { $0.message.contains("uds-refused") }, "\(log.records.map(\.message))")
+    }
+
+    /// A Beurer BF788 through the daemon (`beurer-standard-scale`): consent for user 1 with the
+    /// configured code, take measurement, then a stored weighing with its all-zero composition
+    /// placeholder and the live weighing (the real frames of ble-scale-sync's BF720/BF788 tests):
+    /// two weighings, one body fat, all with user index 1. Without a code nothing is asked.
+    @Test func aBeurerStandardScaleGivesTheConsentingUsersWeighings() async throws {
+        let weighings: [(weight: [UInt8], composition: [UInt8])] = [
+            (hex("0e783eea07050c12353601ee002607"), hex("9803000096230000000000000000")),
+            (hex("0e205cea07070e1729200140018007"), hex("9803f300962389014042fa2f550f")),
+        ]
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "beurer-standard-scale", "bodyMass", "bodyFatPercentage"])
+        let scale = SimulatedStandardBeurerScale(weighings: weighings)
+        try await runDaemon(store: scenario.store, name: "BF788", services: [0x181D, 0x181B], profile: SimulatedStandardBeurerScale.profile,
+                            responder: scale, options: ["uds-user-index": "1", "uds-consent-code": "3752"],
+                            listen: .seconds(6))
+        #expect(scale.writes == [[0x02, 1, 0xA8, 0x0E], [0x00]], "consent for user 1 with code 3752, then take measurement")
+        let store = try HealthStore(path: scenario.store)
+        defer { store.close() }
+        let masses = try store.samples(type: .bodyMass).sorted { $0.start < $1.start }
+        #expect(masses.map { ($0.quantity.value * 100).rounded() / 100 } == [79.96, 117.92])
+        #expect(masses.allSatisfy { $0.metadata.entries["IngestDeviceUserID"] == .number(1) })
+        let fat = try store.samples(type: .bodyFatPercentage)
+        #expect(fat.map { ($0.quantity.value * 1000).rounded() / 1000 } == [0.243], "the placeholder gives no body fat")
+        #expect(fat.first?.start == masses.last?.start, "the composition carries its weighing's time")
+        #expect(fat.first?.metadata.entries["IngestDeviceUserID"] == .number(1))
+
+        let unconfigured = try Scenario()
+        await unconfigured.run(["auth", "grant", "beurer-standard-scale", "bodyMass"])
+        let log = RecordingLogHandler()
+        let silent = SimulatedStandardBeurerScale(weighings: weighings)
+        try await runDaemon(store: unconfigured.store, name: "BF788", services: [0x181D, 0x181B],
+                            profile: SimulatedStandardBeurerScale.profile, responder: silent, listen: .seconds(6), log: log)
+        #expect(silent.writes.isEmpty)
+        #expect(log.records.contains { $0.message.contains("consent-code-needed") }, "\(log.records.map(\.message))")
     }
 
     /// A Mi Body Composition Scale with two stored readings: both arrive and only then are they
