@@ -19,9 +19,10 @@ public struct BeurerStandardScaleAdapter: ConversingAdapter {
     /// StandardBeurerSanitasHandler): 0x0006 (BF105/BF720/BF950, service 0xFFFF) and 0xFFF4
     /// (BF500 in 0xFFFF, BF600/BF850 in 0xFFF0).
     public static let takeMeasurement = [BLEUUID(0x0006), BLEUUID(0xFFF4)]
-    /// A scale keeps some 30 weighings per user, each a weight and a body composition value;
-    /// more values than this in one contact end it.
-    public static let maximumValuesPerContact = 512
+    /// Values (a weighing is a weight and a body composition value) in one contact before the
+    /// link is closed: 100 weighings, more than these scales are known to keep for one user, and
+    /// below the 256 values the daemon's link queues for a conversation.
+    public static let maximumValuesPerContact = 200
     /// Silence after which the scale has sent everything.
     public static let silence: Duration = .seconds(30)
 

@@ -265,6 +265,34 @@ import Transport
         #expect(log.records.contains { $0.message.contains("consent-code-needed") }, "\(log.records.map(\.message))")
     }
 
+    /// A scale that would send 150 stored weighings (300 values) at once: the conversation closes
+    /// the link after reading 200 values and keeps what they gave (the link's queue may drop some
+    /// of the burst before they are read, so which 200 is not fixed; each value read gives one
+    /// BodyMass or one BodyFatPercentage).
+    @Test func aBeurerStandardScalesValuesAreCappedPerContact() async throws {
+        let composition = hex("9803f300962389014042fa2f550f")
+        let weighings: [(weight: [UInt8], composition: [UInt8])] = (0..<150).map { index in
+            // 117.92 kg, user 1, BMI 32.0, height 1.92 m, on 2026-07-01 at 00:00 plus `index` minutes.
+            let weight: [UInt8] = [0x0E, 0x20, 0x5C, 0xEA, 0x07, 0x07, 0x01, UInt8(index / 60), UInt8(index % 60), 0x00,
+                                   0x01, 0x40, 0x01, 0x80, 0x07]
+            return (weight, composition)
+        }
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "beurer-standard-scale", "--all"])
+        let log = RecordingLogHandler()
+        try await runDaemon(store: scenario.store, name: "BF788", services: [0x181D, 0x181B],
+                            profile: SimulatedStandardBeurerScale.profile, responder: SimulatedStandardBeurerScale(weighings: weighings),
+                            options: ["uds-user-index": "1", "uds-consent-code": "3752"], listen: .seconds(10), log: log)
+        let store = try HealthStore(path: scenario.store)
+        defer { store.close() }
+        // BeurerStandardScaleAdapter.maximumValuesPerContact = 200.
+        let messages = log.records.map(\.message)
+        let masses = try store.samples(type: .bodyMass).count
+        #expect(masses + (try store.samples(type: .bodyFatPercentage).count) == 200, "\(messages.suffix(6))")
+        #expect(masses >= 90 && masses <= 110, "\(masses)")
+        #expect(messages.contains { $0.contains("value-cap") }, "\(messages.suffix(5))")
+    }
+
     /// A Mi Body Composition Scale with two stored readings: both arrive and only then are they
     /// acknowledged; the next contact gets only the reading taken since. While the body mass type
     /// is undecided (the readings wait in the pending area) the scale is not told to forget them.
