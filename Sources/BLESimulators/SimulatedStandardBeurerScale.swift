@@ -6,8 +6,9 @@ import Transport
 /// Body Composition (0x2A9C), User Data Service (User Control Point 0x2A9F) and the vendor's
 /// take-measurement characteristic 0x0006 (service 0xFFFF). Consent (`02 <index> <code LE>`) for
 /// user 1 with code 3752 is accepted (`20 02 01`), any other "user not authorized" (`20 02 05`);
-/// Register New User (`01 <code LE>`) gets index 2. After an accepted consent, `00` written to
-/// 0x0006 makes it indicate its `weighings` (weight, then composition, each pair in order).
+/// Register New User (`01 <code LE>`) gets index 2 (`20 01 01 02`), whose consent then takes
+/// that code. After an accepted consent or registration, `00` written to 0x0006 makes it indicate
+/// its `weighings` (weight, then composition, each pair in order).
 public final class SimulatedStandardBeurerScale: SimulatedResponder {
     public static let weightMeasurement = BLEUUID(0x2A9D)
     public static let bodyComposition = BLEUUID(0x2A9C)
@@ -27,6 +28,8 @@ public final class SimulatedStandardBeurerScale: SimulatedResponder {
     private struct State {
         var consented = false
         var writes: [[UInt8]] = []
+        /// Consent codes by user index.
+        var codes: [UInt8: UInt16] = [1: SimulatedStandardBeurerScale.consentCode]
     }
 
     private let weighings: [(weight: [UInt8], composition: [UInt8])]
@@ -35,6 +38,11 @@ public final class SimulatedStandardBeurerScale: SimulatedResponder {
     /// - Parameter weighings: Weight Measurement and Body Composition Measurement values.
     public init(weighings: [(weight: [UInt8], composition: [UInt8])]) {
         self.weighings = weighings
+    }
+
+    /// A new contact: the user must consent again (the registered users stay).
+    public func disconnect() {
+        state.withLock { $0.consented = false }
     }
 
     /// The values written to the control point and the take-measurement characteristic, in order.
@@ -50,12 +58,20 @@ public final class SimulatedStandardBeurerScale: SimulatedResponder {
             }
             switch op {
             case 0x01 where value.count == 3:
+                let code = UInt16(value[1]) | UInt16(value[2]) << 8
+                state.withLock {
+                    $0.codes[2] = code
+                    $0.consented = true
+                }
                 return answer(0x01, [2])
             case 0x02 where value.count == 4:
                 let code = UInt16(value[2]) | UInt16(value[3]) << 8
-                guard value[1] == 1, code == Self.consentCode else { return answer(0x05) }
-                state.withLock { $0.consented = true }
-                return answer(0x01)
+                let accepted = state.withLock { state in
+                    guard state.codes[value[1]] == code else { return false }
+                    state.consented = true
+                    return true
+                }
+                return answer(accepted ? 0x01 : 0x05)
             default:
                 return answer(0x02)
             }

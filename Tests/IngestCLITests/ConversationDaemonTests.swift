@@ -265,6 +265,30 @@ import Transport
         #expect(log.records.contains { $0.message.contains("consent-code-needed") }, "\(log.records.map(\.message))")
     }
 
+    /// A consent code alone registers a new user (Register New User `01 <code LE>`, index 2
+    /// given); the next contact gives consent for the remembered index 2 with that code.
+    @Test func aBeurerStandardScaleRegistersANewUserThenConsentsWithItsIndex() async throws {
+        let weighings: [(weight: [UInt8], composition: [UInt8])] = [
+            (hex("0e205cea07070e1729200140018007"), hex("9803f300962389014042fa2f550f")),
+        ]
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "beurer-standard-scale", "bodyMass"])
+        let scale = SimulatedStandardBeurerScale(weighings: weighings)
+        try await runDaemon(store: scenario.store, name: "BF720", services: [0x181D, 0x181B],
+                            profile: SimulatedStandardBeurerScale.profile, responder: scale,
+                            options: ["uds-consent-code": "4711"], listen: .seconds(6))
+        #expect(scale.writes == [[0x01, 0x67, 0x12], [0x00]], "register with code 4711 (0x1267), then take measurement")
+        scale.disconnect()
+        try await runDaemon(store: scenario.store, name: "BF720", services: [0x181D, 0x181B],
+                            profile: SimulatedStandardBeurerScale.profile, responder: scale,
+                            options: ["uds-consent-code": "4711"], listen: .seconds(6))
+        #expect(Array(scale.writes.dropFirst(2)) == [[0x02, 2, 0x67, 0x12], [0x00]], "consent for the remembered index 2")
+        let store = try HealthStore(path: scenario.store)
+        defer { store.close() }
+        #expect(try store.samples(type: .bodyMass).map(\.quantity.value).map { ($0 * 100).rounded() / 100 } == [117.92],
+                "the weighing sent at both contacts is stored once")
+    }
+
     /// A scale that would send 150 stored weighings (300 values) at once: the conversation closes
     /// the link after reading 200 values and keeps what they gave (the link's queue may drop some
     /// of the burst before they are read, so which 200 is not fixed; each value read gives one
