@@ -9,15 +9,18 @@ let fuzzSettings: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
 /// contract and compiled into ingestd through `BuiltinAdapters`. Adding a device is its folder, this line and its
 /// line in `Plugins/BuiltinAdapters/BuiltinAdapters.swift` (see Plugins/README.md).
 let builtinAdapterModules = [
-    "XiaomiScale", "XiaomiMiBeacon", "BTHome", "GATTHealthProfiles", "DSD6Band", "YunmaiScale", "BeurerScale", "HidrateSpark",  // Bluetooth LE
+    "XiaomiScale", "XiaomiMiBeacon", "BTHome", "GATTHealthProfiles", "DSD6Band", "YunmaiScale", "BeurerScale", "BeurerStandardScale",
+    "HidrateSpark",  // Bluetooth LE
     "OmronBloodPressure", "QNGATTScale",  // Bluetooth LE conversations
     "QNScale", "EtekcityScale", "EufyScale", "MiBandHeartRate", "HeartRateStraps", "RoomThermometers",  // BLE broadcasts
     "AmazfitScale", "SenssunScale", "LaicaScale",
     "ANTPlus", "OmronPedometer", "TEMPer",  // USB
 ]
-/// Adapters that need more than the adapter contract: the encrypted advertisements' AES-CCM.
+/// Adapters that need more than the adapter contract: the encrypted advertisements' AES-CCM, or
+/// another adapter module they build on (a vendor's variant of a standard profile).
 let builtinAdapterExtraDependencies: [String: [Target.Dependency]] = [
     "XiaomiMiBeacon": ["AdvertisementCrypto"], "BTHome": ["AdvertisementCrypto"],
+    "BeurerStandardScale": ["GATTHealthProfiles"],
 ]
 let builtinAdapterTargets: [Target] = builtinAdapterModules.map { name in
     .target(name: name, dependencies: ["AdapterKit", "HealthModel", "Transport"] + (builtinAdapterExtraDependencies[name] ?? []),

@@ -287,9 +287,14 @@ def layout(service_start, characteristics):
 
 def gatt_session(capture, address, name, service, characteristics, values, advertise=True):
     """A whole connection: discovery, subscriptions, then `values` [(characteristic, kind, bytes)]."""
+    return gatt_services_session(capture, address, name, [(service, characteristics)], values, advertise)
+
+
+def gatt_services_session(capture, address, name, services, values, advertise=True):
+    """`gatt_session` with several services [(uuid, characteristics)], all advertised, discovered in order."""
     att = lambda direction, pdu: capture.acl(direction, HANDLE, pdu)
     if advertise:
-        capture.advertising_report(address, flags_ad() + uuid16_list_ad(service) + name_ad(name))
+        capture.advertising_report(address, flags_ad() + uuid16_list_ad(*[uuid for uuid, _ in services]) + name_ad(name))
         capture.advance(120)
     # LE Create Connection (0x200D) as the host sends it, then the controller's event.
     capture.command(0x200D, le16(0x0060) + le16(0x0030) + bytes([0x00, 0x00]) + address_bytes(address)
@@ -299,51 +304,60 @@ def gatt_session(capture, address, name, service, characteristics, values, adver
     capture.connection_complete(HANDLE, address)
     capture.advance(60)
 
+    # Handles: GAP 1-7, GATT 8-11, then the services one after the other from 0x000C.
+    ranges = []
     service_start = 0x000C
-    service_end = layout(service_start, characteristics)
-    # Primary services: GAP, GATT and the health service in one response, then Attribute Not Found.
-    att("sent", bytes([0x10]) + le16(0x0001) + le16(0xFFFF) + le16(0x2800))
+    for uuid, service_characteristics in services:
+        service_end = layout(service_start, service_characteristics)
+        ranges.append((service_start, service_end, uuid, service_characteristics))
+        service_start = service_end + 1
+    # Primary services, three per response at ATT_MTU 23, then Attribute Not Found.
+    entries = [(0x0001, 0x0007, 0x1800), (0x0008, 0x000B, 0x1801)] + [(start, end, uuid) for start, end, uuid, _ in ranges]
+    # A response holds entries of one length only: 16-bit UUIDs three at a time, a 128-bit one alone.
+    start = 0x0001
+    while entries:
+        wide = not isinstance(entries[0][2], int)
+        batch = []
+        while entries and len(batch) < (1 if wide else 3) and (not isinstance(entries[0][2], int)) == wide:
+            batch.append(entries.pop(0))
+        att("sent", bytes([0x10]) + le16(start) + le16(0xFFFF) + le16(0x2800))
+        capture.advance(30)
+        if wide:
+            att("received", bytes([0x11, 0x14]) + b"".join(le16(a) + le16(b) + uuid_bytes(u) for a, b, u in batch))
+        else:
+            att("received", bytes([0x11, 0x06]) + b"".join(le16(a) + le16(b) + le16(u) for a, b, u in batch))
+        capture.advance(30)
+        start = batch[-1][1] + 1
+    att("sent", bytes([0x10]) + le16(start) + le16(0xFFFF) + le16(0x2800))
     capture.advance(30)
-    if isinstance(service, int):
-        att("received", bytes([0x11, 0x06]) + le16(0x0001) + le16(0x0007) + le16(0x1800)
-            + le16(0x0008) + le16(0x000B) + le16(0x1801) + le16(service_start) + le16(service_end) + le16(service))
-        capture.advance(30)
-    else:
-        # A 128-bit service UUID: entries of one length per response, so it comes in a second one.
-        att("received", bytes([0x11, 0x06]) + le16(0x0001) + le16(0x0007) + le16(0x1800)
-            + le16(0x0008) + le16(0x000B) + le16(0x1801))
-        capture.advance(30)
-        att("sent", bytes([0x10]) + le16(0x000C) + le16(0xFFFF) + le16(0x2800))
-        capture.advance(30)
-        att("received", bytes([0x11, 0x14]) + le16(service_start) + le16(service_end) + uuid_bytes(service))
-        capture.advance(30)
-    att("sent", bytes([0x10]) + le16(service_end + 1) + le16(0xFFFF) + le16(0x2800))
-    capture.advance(30)
-    att("received", bytes([0x01, 0x10]) + le16(service_end + 1) + bytes([0x0A]))
+    att("received", bytes([0x01, 0x10]) + le16(start) + bytes([0x0A]))
     capture.advance(30)
 
-    # Characteristic declarations in the health service, three per response at ATT_MTU 23.
-    start = service_start
-    remaining = list(characteristics)
-    while True:
-        att("sent", bytes([0x08]) + le16(start) + le16(service_end) + le16(0x2803))
-        capture.advance(30)
-        if not remaining:
-            att("received", bytes([0x01, 0x08]) + le16(start) + bytes([0x0A]))
+    # Characteristic declarations in each service, three per response at ATT_MTU 23.
+    characteristics = []
+    for service_start, service_end, _, service_characteristics in ranges:
+        characteristics += service_characteristics
+        start = service_start
+        remaining = list(service_characteristics)
+        while True:
+            att("sent", bytes([0x08]) + le16(start) + le16(service_end) + le16(0x2803))
             capture.advance(30)
-            break
-        # Entries of one length per response, as many as ATT_MTU 23 holds (three 16-bit, one 128-bit).
-        entry_length = 5 + len(uuid_bytes(remaining[0].uuid))
-        batch = []
-        while remaining and len(batch) < 21 // entry_length and 5 + len(uuid_bytes(remaining[0].uuid)) == entry_length:
-            batch.append(remaining.pop(0))
-        pdu = bytes([0x09, entry_length])
-        for characteristic in batch:
-            pdu += le16(characteristic.declaration) + bytes([characteristic.properties])
-            pdu += le16(characteristic.value_handle) + uuid_bytes(characteristic.uuid)
-        att("received", pdu)
-        capture.advance(30)
-        start = batch[-1].value_handle + 1
+            if not remaining:
+                att("received", bytes([0x01, 0x08]) + le16(start) + bytes([0x0A]))
+                capture.advance(30)
+                break
+            # Entries of one length per response, as many as ATT_MTU 23 holds (three 16-bit, one 128-bit).
+            entry_length = 5 + len(uuid_bytes(remaining[0].uuid))
+            batch = []
+            while remaining and len(batch) < 21 // entry_length and 5 + len(uuid_bytes(remaining[0].uuid)) == entry_length:
+                batch.append(remaining.pop(0))
+            pdu = bytes([0x09, entry_length])
+            for characteristic in batch:
+                pdu += le16(characteristic.declaration) + bytes([characteristic.properties])
+                pdu += le16(characteristic.value_handle) + uuid_bytes(characteristic.uuid)
+            att("received", pdu)
+            capture.advance(30)
+            start = batch[-1].value_handle + 1
 
     # Descriptors of each characteristic that notifies or indicates, then the CCCD write.
     for characteristic in characteristics:

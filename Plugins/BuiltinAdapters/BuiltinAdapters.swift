@@ -2,6 +2,7 @@ import ANTPlus
 import AdapterKit
 import AmazfitScale
 import BeurerScale
+import BeurerStandardScale
 import BTHome
 import DSD6Band
 import EtekcityScale
@@ -45,6 +46,7 @@ public enum BuiltinAdapters {
         DSD6BandAdapter(),
         YunmaiScaleAdapter(),
         BeurerScaleAdapter(),
+        BeurerStandardScaleAdapter(),
         HidrateSparkAdapter(),
         OmronBPAdapter(),
         QNGATTScaleAdapter(),

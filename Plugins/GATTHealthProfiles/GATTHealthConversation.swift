@@ -32,14 +32,17 @@ final class GATTHealthConversation: GATTConversation {
     private let steps: SubscribingConversation
     private let reads: Set<BLEUUID>
     private let subscriptions: Set<BLEUUID>
+    /// A consent scale's own steps (nil: the generic conversation).
+    private let scale: ConsentScaleSteps?
 
     init(device: BLEDeviceTraits, context: AdapterContext, steps: SubscribingConversation, reads: Set<BLEUUID>,
-         subscriptions: Set<BLEUUID>) {
+         subscriptions: Set<BLEUUID>, scale: ConsentScaleSteps? = nil) {
         self.device = device
         self.context = context
         self.steps = steps
         self.reads = reads
         self.subscriptions = subscriptions
+        self.scale = scale
     }
 
     func run(over link: any GATTConversationLink, deliver: (AdapterOutput) async throws -> DeliveryReceipt) async throws {
@@ -51,8 +54,12 @@ final class GATTHealthConversation: GATTConversation {
             try await setCurrentTime(over: link, into: &output)
         }
         try await steps.subscribeAll(subscriptions, over: link, into: &output)
+        var identified = false
         if database.characteristic(GATTHealthUUID.userControlPoint) != nil {
-            try await identifyUser(over: link, into: &output)
+            identified = try await identifyUser(over: link, into: &output)
+        }
+        if let scale, identified {
+            try await requestMeasurement(scale, database: database, over: link, into: &output)
         }
         if !output.records.isEmpty || !output.rejections.isEmpty || !output.skipped.isEmpty {
             _ = try await deliver(output)
@@ -62,7 +69,11 @@ final class GATTHealthConversation: GATTConversation {
            database.characteristic(GATTHealthUUID.glucoseMeasurement) != nil {
             try await fetchStoredGlucoseRecords(over: link, deliver: deliver)
         }
-        try await steps.receiveUntilDisconnected(over: link, deliver: deliver)
+        if let scale {
+            try await receiveScaleValues(scale, over: link, deliver: deliver)
+        } else {
+            try await steps.receiveUntilDisconnected(over: link, deliver: deliver)
+        }
     }
 
     // MARK: - Current Time
@@ -85,16 +96,27 @@ final class GATTHealthConversation: GATTConversation {
     /// a consent code alone registers a new user and remembers its index for the next contact.
     /// The scale then sends that user's measurements; each carries its user index
     /// (`IngestDeviceUserID`). Without a consent code nothing is written (the scale sends only
-    /// what it sends unasked).
+    /// what it sends unasked; a consent scale's conversation says what is missing). True when
+    /// the scale accepted the user.
     private func identifyUser(over link: any GATTConversationLink, into output: inout AdapterOutput)
-        async throws(GATTConversationError)
+        async throws(GATTConversationError) -> Bool
     {
-        guard let codeText = context.options[GATTHealthOption.consentCode] else { return }
+        guard let codeText = context.options[GATTHealthOption.consentCode] else {
+            if scale != nil {
+                output.reject(context.source, reason: "consent-code-needed",
+                              detail: "\(link.peerAddress) sends its measurements only to a user it knows: "
+                                  + "--adapter-option \(GATTHealthOption.consentCode)=NNNN (the code of the user set up in the "
+                                  + "vendor app, with \(GATTHealthOption.userIndex)=N; or a new code alone to register a new user)",
+                              time: await link.now())
+            }
+            return false
+        }
         let now = await link.now()
         guard let code = UInt16(codeText), code <= 9999 else {
             output.reject(context.source, reason: "bad-option",
-                          detail: "\(GATTHealthOption.consentCode)=\(codeText): a consent code is 0…9999", time: now)
-            return
+                          detail: "\(GATTHealthOption.consentCode)=<\(codeText.count) characters>: a consent code is 0…9999",
+                          time: now)
+            return false
         }
         let deviceKey = device.address.description
         var index: UInt8?
@@ -102,7 +124,7 @@ final class GATTHealthConversation: GATTConversation {
             guard let configured = UInt8(indexText), configured < 0xFF else {
                 output.reject(context.source, reason: "bad-option",
                               detail: "\(GATTHealthOption.userIndex)=\(indexText): a user index is 0…254", time: now)
-                return
+                return false
             }
             index = configured
         } else if let remembered = await context.memory?.recall(Self.userIndexKey, device: deviceKey).flatMap({ UInt8($0) }) {
@@ -123,21 +145,77 @@ final class GATTHealthConversation: GATTConversation {
             guard bytes.count >= 3, bytes[1] == request[0] else {
                 output.reject(context.source, reason: "uds-bad-response",
                               detail: "\(link.peerAddress): \(hexString(bytes))", time: response.time)
-                return
+                return false
             }
             guard bytes[2] == 0x01 else {
                 output.reject(context.source, reason: "uds-refused",
                               detail: "\(link.peerAddress) refused user \(index.map(String.init) ?? "registration"): "
                                   + "result 0x\(String(bytes[2], radix: 16)) (0x05: wrong consent code)",
                               time: response.time)
-                return
+                return false
             }
             if index == nil, bytes.count >= 4 {
                 try? await context.memory?.remember(String(bytes[3]), for: Self.userIndexKey, device: deviceKey)
             }
+            return true
         } catch {
             if case .disconnected = error { throw error }
             output.reject(context.source, reason: "uds-refused", detail: "\(link.peerAddress): \(error)", time: now)
+            return false
+        }
+    }
+
+    // MARK: - Consent scales
+
+    /// Asks the scale to send its measurement (`00` written to the vendor's take-measurement
+    /// characteristic, where the scale has one); a refusal is noted and the conversation goes on.
+    private func requestMeasurement(_ scale: ConsentScaleSteps, database: GATTDatabase, over link: any GATTConversationLink,
+                                    into output: inout AdapterOutput) async throws(GATTConversationError) {
+        guard let characteristic = scale.takeMeasurement.first(where: { database.characteristic($0) != nil }) else { return }
+        do {
+            try await link.write([0x00], to: characteristic, withResponse: true)
+        } catch {
+            if case .disconnected = error { throw error }
+            output.reject(context.source, reason: "take-measurement-refused", detail: "\(link.peerAddress): \(error)",
+                          time: await link.now())
+        }
+    }
+
+    /// The scale's stored measurements (sent once the user is accepted) and a live weighing,
+    /// each delivered as it decodes, until the scale disconnects, stays silent for
+    /// ``ConsentScaleSteps/silence`` or has sent ``ConsentScaleSteps/maximumValues`` values
+    /// (then the link is closed and the rest comes at the next contact).
+    private func receiveScaleValues(_ scale: ConsentScaleSteps, over link: any GATTConversationLink,
+                                    deliver: (AdapterOutput) async throws -> DeliveryReceipt) async throws {
+        var output = AdapterOutput()
+        var count = 0
+        while true {
+            let value: GATTValue
+            do {
+                value = try await link.nextValue(timeout: scale.silence) { _ in true }
+            } catch {
+                if case .timedOut = error { await link.disconnect() }
+                break
+            }
+            steps.session.receive(.gattValue(value), into: &output)
+            count += 1
+            if count >= scale.maximumValues {
+                output.reject(context.source, reason: "value-cap",
+                              detail: "\(link.peerAddress): \(count) values in one contact; the link is closed, "
+                                  + "the rest comes at the next contact", time: value.time)
+                await link.disconnect()
+                break
+            }
+            if !output.records.isEmpty || !output.rejections.isEmpty {
+                _ = try await deliver(output)
+                output = AdapterOutput()
+            }
+        }
+        steps.session.receive(.disconnected(BLEDisconnection(time: await link.now(), handle: 0, peerAddress: link.peerAddress,
+                                                             reason: 0x13)), into: &output)
+        steps.session.finish(into: &output)
+        if !output.records.isEmpty || !output.rejections.isEmpty || !output.skipped.isEmpty {
+            _ = try await deliver(output)
         }
     }
 
@@ -236,6 +314,37 @@ final class GATTHealthConversation: GATTConversation {
             }
         }
         return .finished
+    }
+}
+
+/// What a standard-profile scale that serves only users it knows (User Data Service with a
+/// consent code, e.g. Beurer/Sanitas BF720) adds to the conversation: a consent code is
+/// required, the vendor's take-measurement command is written once the user is accepted, and
+/// the values it then sends are bounded per contact.
+public struct ConsentScaleSteps: Sendable {
+    /// Characteristics whose write of `00` asks the scale for its measurement, the first one
+    /// the scale has is written.
+    public var takeMeasurement: [BLEUUID]
+    /// Values received in one contact before the link is closed.
+    public var maximumValues: Int
+    /// Silence after which the scale has sent everything.
+    public var silence: Duration
+
+    public init(takeMeasurement: [BLEUUID], maximumValues: Int, silence: Duration) {
+        self.takeMeasurement = takeMeasurement
+        self.maximumValues = maximumValues
+        self.silence = silence
+    }
+}
+
+extension GATTHealthAdapter {
+    /// The standard-profile conversation for a consent scale, its samples under `context.source`.
+    public func makeConsentScaleConversation(for device: BLEDeviceTraits, context: AdapterContext,
+                                             steps scale: ConsentScaleSteps) -> any GATTConversation {
+        GATTHealthConversation(device: device, context: context,
+                               steps: SubscribingConversation(session: makeSession(for: device, context: context),
+                                                              source: context.source),
+                               reads: gattReads, subscriptions: gattSubscriptions, scale: scale)
     }
 }
 

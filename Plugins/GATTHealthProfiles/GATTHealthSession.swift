@@ -27,6 +27,13 @@ public final class GATTHealthSession: BLEAdapterSession {
     private var rsc = RSCAccumulator()
     /// The first packet of a multiple-packet body composition measurement and when it came.
     private var pendingBodyComposition: (measurement: BodyCompositionMeasurement, time: Date)?
+    /// The last weight measurement's time stamp and user, for the body composition measurement
+    /// of the same weighing that follows it without its own (see ``pairingWindow``).
+    private var lastWeighing: (timestamp: GATTDateTime?, userID: UInt8?, received: Date)?
+    /// A body composition measurement without a time stamp or user that arrives at most this
+    /// long after a weight measurement belongs to that weighing (scales exposing both services
+    /// send the two values back to back, e.g. the Beurer BF720).
+    static let pairingWindow: TimeInterval = 10
 
     public init(device traits: BLEDeviceTraits, context: AdapterContext) {
         self.address = traits.address
@@ -121,6 +128,7 @@ public final class GATTHealthSession: BLEAdapterSession {
     // MARK: Weight and body composition
 
     private func emitWeight(_ measurement: WeightMeasurement, received: Date, into output: inout AdapterOutput) {
+        lastWeighing = (measurement.timestamp, measurement.userID, received)
         let time = readingTime(measurement.timestamp, received: received)
         let identity = syncIdentifier("scale", time.identity, userID: measurement.userID)
         let extra = time.extra.merging(userEntry(measurement.userID)) { first, _ in first }
@@ -163,6 +171,23 @@ public final class GATTHealthSession: BLEAdapterSession {
     }
 
     private func emitBodyComposition(_ measurement: BodyCompositionMeasurement, received: Date, into output: inout AdapterOutput) {
+        var measurement = measurement
+        var pairedWithAWeighing = false
+        if let weighing = lastWeighing {
+            lastWeighing = nil
+            let delay = received.timeIntervalSince(weighing.received)
+            if delay >= 0, delay <= Self.pairingWindow {
+                measurement.timestamp = measurement.timestamp ?? weighing.timestamp
+                measurement.userID = measurement.userID ?? weighing.userID
+                pairedWithAWeighing = true
+            }
+        }
+        // A placeholder composition that belongs to a weighing adds nothing to it (its weight, if
+        // any, is the weighing's own).
+        if measurement.isPlaceholder, pairedWithAWeighing {
+            output.skip("body-composition-placeholder")
+            return
+        }
         let time = readingTime(measurement.timestamp, received: received)
         let identity = syncIdentifier("scale", time.identity, userID: measurement.userID)
         let extra = time.extra.merging(userEntry(measurement.userID)) { first, _ in first }
@@ -187,7 +212,7 @@ public final class GATTHealthSession: BLEAdapterSession {
             samples.append(sample(.height, height, lengthUnit, at: time.date, identity, extra))
         }
         if placeholder, samples.isEmpty {
-            output.skip("placeholder-body-composition")
+            output.skip("body-composition-placeholder")
             return
         }
         guard !samples.isEmpty else {

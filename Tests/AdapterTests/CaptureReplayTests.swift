@@ -43,8 +43,8 @@ import Transport
     @Test(arguments: Captures.withFragmentedTwin)
     func fragmentedTwinGivesTheSameRecords(_ fixture: Fixture) async throws {
         let twin = try #require(fixture.fragmentedTwin)
-        let whole = try await Replayed(path: fixture.path)
-        let fragmented = try await Replayed(path: twin.path)
+        let whole = try await Replayed(path: fixture.path, options: try fixture.adapterOptions())
+        let fragmented = try await Replayed(path: twin.path, options: try twin.adapterOptions())
         try expectSameRecords(fragmented.lines, whole.lines, twin.testDescription)
         #expect(fragmented.summary.statistics.notifications == whole.summary.statistics.notifications)
         #expect(fragmented.summary.statistics.indications == whole.summary.statistics.indications)

@@ -226,7 +226,7 @@ struct GATTHealthSessionTests {
         harness.value("0e 20 5c ea 07 07 0e 17 29 20 01 40 01 80 07", characteristic: 0x2A9D, service: 0x181D, at: at(1))
         harness.value("98 03 00 00 96 23 00 00 00 00 00 00 00 00", characteristic: 0x2A9C, service: 0x181B, at: at(1.1))
         #expect(harness.records.flatMap(\.samples).map(\.type) == [.bodyMass, .bodyMassIndex, .height])
-        #expect(harness.output.skipped == ["placeholder-body-composition": 1])
+        #expect(harness.output.skipped == ["body-composition-placeholder": 1])
         #expect(harness.output.rejections.isEmpty)
         harness.value("98 03 f3 00 96 23 89 01 40 42 fa 2f 55 0f", characteristic: 0x2A9C, service: 0x181B, at: at(2))
         let fat = harness.records.flatMap(\.samples).filter { $0.type == .bodyFatPercentage }
@@ -243,6 +243,35 @@ struct GATTHealthSessionTests {
             .sample(Self.sample(.bodyFatPercentage, 0.235, .percent, at(1), sync: "scale/2026-03-01T08:00:01Z")),
             .sample(Self.sample(.bodyFatPercentage, 0.24, .percent, at(2), sync: "scale/2026-03-01T08:00:02Z")),
         ])
+    }
+
+    /// The real BF788 frames of ble-scale-sync's tests: the composition (no time stamp, no user)
+    /// takes its weight's time and user; the zeroed placeholder after another weight gives nothing;
+    /// a composition more than 10 s after its weight keeps its own receive time.
+    @Test func compositionJoinsTheWeightBeforeItAndPlaceholdersGiveNothing() throws {
+        let stamp = Date(timeIntervalSince1970: 1_784_065_292)  // 2026-07-14 23:41:32 in Berlin (CEST)
+        func after(_ seconds: Double) -> Date { stamp.addingTimeInterval(10 + seconds) }
+        let harness = try Harness()
+        harness.connect(at: after(0))
+        harness.value("0e 20 5c ea 07 07 0e 17 29 20 01 40 01 80 07", characteristic: 0x2A9D, service: 0x181D, at: after(1))
+        harness.value("98 03 f3 00 96 23 89 01 40 42 fa 2f 55 0f", characteristic: 0x2A9C, service: 0x181B, at: after(2))
+        let sync = "scale/2026-07-14T23:41:32/user-1"
+        let user: [String: MetadataValue] = [GATTMetadataKey.deviceUserID: .number(1)]
+        var fatEntries = user
+        fatEntries[GATTMetadataKey.bodyImpedance] = .number(392.5)
+        #expect(harness.records.last == .sample(Self.sample(.bodyFatPercentage, 0.243, .percent, stamp, sync: sync, fatEntries)))
+        #expect(harness.records.count == 4)
+
+        harness.value("0e 20 5c ea 07 07 0e 17 29 20 01 40 01 80 07", characteristic: 0x2A9D, service: 0x181D, at: after(3))
+        harness.value("98 03 00 00 96 23 00 00 00 00 00 00 00 00", characteristic: 0x2A9C, service: 0x181B, at: after(4))
+        #expect(harness.records.count == 7, "the weight again, no body fat")
+        #expect(harness.output.skipped == ["body-composition-placeholder": 1])
+
+        harness.value("0e 20 5c ea 07 07 0e 17 29 20 01 40 01 80 07", characteristic: 0x2A9D, service: 0x181D, at: after(5))
+        harness.value("00 00 f3 00", characteristic: 0x2A9C, service: 0x181B, at: after(16))
+        #expect(harness.records.last == .sample(Self.sample(.bodyFatPercentage, 0.243, .percent, after(16),
+                                                            sync: "scale/2026-07-14T21:41:58Z")))
+        #expect(harness.output.rejections.isEmpty)
     }
 
     // MARK: Thermometer

@@ -8,6 +8,7 @@ import HealthModel
 import Logging
 import SQLiteStore
 import Synchronization
+import TestSupport
 import Testing
 import Transport
 @testable import IngestCLI
@@ -226,6 +227,94 @@ import Transport
         defer { other.close() }
         #expect(try other.samples(type: .bodyMass).isEmpty)
         #expect(log.records.contains { $0.message.contains("uds-refused") }, "\(log.records.map(\.message))")
+    }
+
+    /// A Beurer BF788 through the daemon (`beurer-standard-scale`): consent for user 1 with the
+    /// configured code, take measurement, then a stored weighing with its all-zero composition
+    /// placeholder and the live weighing (the real frames of ble-scale-sync's BF720/BF788 tests):
+    /// two weighings, one body fat, all with user index 1. Without a code nothing is asked.
+    @Test func aBeurerStandardScaleGivesTheConsentingUsersWeighings() async throws {
+        let weighings: [(weight: [UInt8], composition: [UInt8])] = [
+            (hex("0e783eea07050c12353601ee002607"), hex("9803000096230000000000000000")),
+            (hex("0e205cea07070e1729200140018007"), hex("9803f300962389014042fa2f550f")),
+        ]
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "beurer-standard-scale", "bodyMass", "bodyFatPercentage"])
+        let scale = SimulatedStandardBeurerScale(weighings: weighings)
+        try await runDaemon(store: scenario.store, name: "BF788", services: [0x181D, 0x181B], profile: SimulatedStandardBeurerScale.profile,
+                            responder: scale, options: ["uds-user-index": "1", "uds-consent-code": "3752"],
+                            listen: .seconds(6))
+        #expect(scale.writes == [[0x02, 1, 0xA8, 0x0E], [0x00]], "consent for user 1 with code 3752, then take measurement")
+        let store = try HealthStore(path: scenario.store)
+        defer { store.close() }
+        let masses = try store.samples(type: .bodyMass).sorted { $0.start < $1.start }
+        #expect(masses.map { ($0.quantity.value * 100).rounded() / 100 } == [79.96, 117.92])
+        #expect(masses.allSatisfy { $0.metadata.entries["IngestDeviceUserID"] == .number(1) })
+        let fat = try store.samples(type: .bodyFatPercentage)
+        #expect(fat.map { ($0.quantity.value * 1000).rounded() / 1000 } == [0.243], "the placeholder gives no body fat")
+        #expect(fat.first?.start == masses.last?.start, "the composition carries its weighing's time")
+        #expect(fat.first?.metadata.entries["IngestDeviceUserID"] == .number(1))
+
+        let unconfigured = try Scenario()
+        await unconfigured.run(["auth", "grant", "beurer-standard-scale", "bodyMass"])
+        let log = RecordingLogHandler()
+        let silent = SimulatedStandardBeurerScale(weighings: weighings)
+        try await runDaemon(store: unconfigured.store, name: "BF788", services: [0x181D, 0x181B],
+                            profile: SimulatedStandardBeurerScale.profile, responder: silent, listen: .seconds(6), log: log)
+        #expect(silent.writes.isEmpty)
+        #expect(log.records.contains { $0.message.contains("consent-code-needed") }, "\(log.records.map(\.message))")
+    }
+
+    /// A consent code alone registers a new user (Register New User `01 <code LE>`, index 2
+    /// given); the next contact gives consent for the remembered index 2 with that code.
+    @Test func aBeurerStandardScaleRegistersANewUserThenConsentsWithItsIndex() async throws {
+        let weighings: [(weight: [UInt8], composition: [UInt8])] = [
+            (hex("0e205cea07070e1729200140018007"), hex("9803f300962389014042fa2f550f")),
+        ]
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "beurer-standard-scale", "bodyMass"])
+        let scale = SimulatedStandardBeurerScale(weighings: weighings)
+        try await runDaemon(store: scenario.store, name: "BF720", services: [0x181D, 0x181B],
+                            profile: SimulatedStandardBeurerScale.profile, responder: scale,
+                            options: ["uds-consent-code": "4711"], listen: .seconds(6))
+        #expect(scale.writes == [[0x01, 0x67, 0x12], [0x00]], "register with code 4711 (0x1267), then take measurement")
+        scale.disconnect()
+        try await runDaemon(store: scenario.store, name: "BF720", services: [0x181D, 0x181B],
+                            profile: SimulatedStandardBeurerScale.profile, responder: scale,
+                            options: ["uds-consent-code": "4711"], listen: .seconds(6))
+        #expect(Array(scale.writes.dropFirst(2)) == [[0x02, 2, 0x67, 0x12], [0x00]], "consent for the remembered index 2")
+        let store = try HealthStore(path: scenario.store)
+        defer { store.close() }
+        #expect(try store.samples(type: .bodyMass).map(\.quantity.value).map { ($0 * 100).rounded() / 100 } == [117.92],
+                "the weighing sent at both contacts is stored once")
+    }
+
+    /// A scale that would send 150 stored weighings (300 values) at once: the conversation closes
+    /// the link after reading 200 values and keeps what they gave (the link's queue may drop some
+    /// of the burst before they are read, so which 200 is not fixed; each value read gives one
+    /// BodyMass or one BodyFatPercentage).
+    @Test func aBeurerStandardScalesValuesAreCappedPerContact() async throws {
+        let composition = hex("9803f300962389014042fa2f550f")
+        let weighings: [(weight: [UInt8], composition: [UInt8])] = (0..<150).map { index in
+            // 117.92 kg, user 1, BMI 32.0, height 1.92 m, on 2026-07-01 at 00:00 plus `index` minutes.
+            let weight: [UInt8] = [0x0E, 0x20, 0x5C, 0xEA, 0x07, 0x07, 0x01, UInt8(index / 60), UInt8(index % 60), 0x00,
+                                   0x01, 0x40, 0x01, 0x80, 0x07]
+            return (weight, composition)
+        }
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "beurer-standard-scale", "--all"])
+        let log = RecordingLogHandler()
+        try await runDaemon(store: scenario.store, name: "BF788", services: [0x181D, 0x181B],
+                            profile: SimulatedStandardBeurerScale.profile, responder: SimulatedStandardBeurerScale(weighings: weighings),
+                            options: ["uds-user-index": "1", "uds-consent-code": "3752"], listen: .seconds(10), log: log)
+        let store = try HealthStore(path: scenario.store)
+        defer { store.close() }
+        // BeurerStandardScaleAdapter.maximumValuesPerContact = 200.
+        let messages = log.records.map(\.message)
+        let masses = try store.samples(type: .bodyMass).count
+        #expect(masses + (try store.samples(type: .bodyFatPercentage).count) == 200, "\(messages.suffix(6))")
+        #expect(masses >= 90 && masses <= 110, "\(masses)")
+        #expect(messages.contains { $0.contains("value-cap") }, "\(messages.suffix(5))")
     }
 
     /// A Mi Body Composition Scale with two stored readings: both arrive and only then are they
