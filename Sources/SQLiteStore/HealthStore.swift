@@ -62,6 +62,7 @@ public final class HealthStore {
         Migration(version: 5, name: "people", sql: schemaV5),
         Migration(version: 6, name: "sinks read one person or everybody", sql: schemaV6),
         Migration(version: 7, name: "the store's own identity", sql: schemaV7),
+        Migration(version: 8, name: "what each sink last published as a current state", sql: schemaV8),
     ])
 
     /// Per adapter and device: small values an adapter keeps between connections (the last
@@ -314,6 +315,19 @@ public final class HealthStore {
     static let schemaV7 = """
         CREATE TABLE store_identity(id TEXT NOT NULL);
         INSERT INTO store_identity(id) VALUES (lower(hex(randomblob(16))));
+        """
+
+    /// Per sink and (person name, type identifier): the end time of the reading last published
+    /// as the current state (Home Assistant's retained state), so that an older reading arriving
+    /// later, even after a restart, never replaces a newer one. Removed with its sink.
+    static let schemaV8 = """
+        CREATE TABLE sink_states(
+            sink TEXT NOT NULL REFERENCES sinks(name) ON DELETE CASCADE,
+            person TEXT NOT NULL,
+            type TEXT NOT NULL,
+            published_end REAL NOT NULL,
+            PRIMARY KEY(sink, person, type)
+        ) WITHOUT ROWID;
         """
 
     /// The store's identity (`schemaV7`): random, made once, never changed.
