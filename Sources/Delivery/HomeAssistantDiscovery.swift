@@ -266,7 +266,7 @@ public struct HomeAssistantDiscovery: Sendable {
         if let unit = entity.unit { fields.append("\"unit_of_measurement\":\(JSONText.quoted(unit))") }
         if let deviceClass = entity.deviceClass { fields.append("\"device_class\":\(JSONText.quoted(deviceClass))") }
         if entity.isDailyTotal {
-            fields.append("\"last_reset_value_template\":\"{{ state_attr(entity_id, 'last_reset') }}\"")
+            fields.append("\"last_reset_value_template\":\"{{ state_attr(entity_id, 'day_start') }}\"")
         } else {
             fields.append("\"force_update\":true")
         }
@@ -285,7 +285,7 @@ public struct HomeAssistantDiscovery: Sendable {
 
     /// The attributes of a state, as JSON: `measured_at` (the reading's end, ISO 8601 with the
     /// offset of `zone`), `source`, `device` (its name, or null), the body-composition `formula`
-    /// when derived; for a daily total also `last_reset` (the day's local midnight) and `day`.
+    /// when derived; for a daily total also `day_start` (the day's local midnight, the `last_reset`) and `day`.
     public func attributesPayload(reading: QuantitySample, measuredAt: Date, dayStart: Date?, zone: TimeZone) -> String {
         var fields = [
             "\"measured_at\":\(JSONText.quoted(Self.localTime(measuredAt, zone: zone)))",
@@ -296,7 +296,7 @@ public struct HomeAssistantDiscovery: Sendable {
             fields.append("\"formula\":\(JSONText.quoted(formula))")
         }
         if let dayStart {
-            fields.append("\"last_reset\":\(JSONText.quoted(Self.localTime(dayStart, zone: zone)))")
+            fields.append("\"day_start\":\(JSONText.quoted(Self.localTime(dayStart, zone: zone)))")
             fields.append("\"day\":\(JSONText.quoted(String(Self.localTime(dayStart, zone: zone).prefix(10))))")
         }
         return "{" + fields.joined(separator: ",") + "}"

@@ -164,7 +164,7 @@ final class MQTTSinkTransport: SinkTransport {
 
     /// Retained states and attributes, only from the context's current readings (never one
     /// older than the state already shown): today's total for cumulative types, the reading for
-    /// the others. Attributes go first, so a daily total's `last_reset` is there with its state.
+    /// the others. Attributes go first, so a daily total's `day_start` (its `last_reset`) is there with its state.
     private func publishStates(_ client: MosquittoClient, context: DeliveryContext) throws(SinkDeliveryError) {
         let zone = TimeZone.current
         var calendar = Calendar(identifier: .gregorian)

@@ -89,9 +89,9 @@ import Testing
         #expect(ISO8601DateTime.date(from: measuredAt) == Self.in2025)
         #expect(measuredAt.hasSuffix("Z") || measuredAt.dropLast(6).count == 19, "no offset: \(measuredAt)")
         #expect(heart["source"] as? String == "phone" && heart["device"] as? String == "Polar H10 1A2B3C4D")
-        #expect(heart["last_reset"] == nil)
+        #expect(heart["day_start"] == nil)
         let steps = try json(retained["ingestd/gw/me/stepCount/state/attributes"])
-        #expect((steps["last_reset"] as? String).flatMap { ISO8601DateTime.date(from: $0) } == today)
+        #expect((steps["day_start"] as? String).flatMap { ISO8601DateTime.date(from: $0) } == today)
         #expect(steps["source"] as? String == "phone" && steps["device"] is NSNull)
         #expect(retained["ingestd/gw/me/stepCount/state"] == "1200")
 
@@ -102,7 +102,7 @@ import Testing
         #expect(text == #"{"measured_at":"2025-06-15T17:06:40+02:00","source":"phone","device":"Polar H10 1A2B3C4D"}"#)
         let winterDay = Date(timeIntervalSince1970: 1_767_222_000)  // 2026-01-01T00:00:00+01:00
         let daily = discovery.attributesPayload(reading: strap, measuredAt: Self.in2025, dayStart: winterDay, zone: berlin)
-        #expect(daily.hasSuffix(#","last_reset":"2026-01-01T00:00:00+01:00","day":"2026-01-01"}"#))
+        #expect(daily.hasSuffix(#","day_start":"2026-01-01T00:00:00+01:00","day":"2026-01-01"}"#))
     }
 
     @Test func onlyTypesWithDataGetEntitiesWithPlainNamesAndRoomSensorsBelongToTheGateway() throws {

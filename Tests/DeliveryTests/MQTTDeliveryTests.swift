@@ -155,7 +155,7 @@ import Testing
         }
         let steps = try #require(byType["stepCount"])
         #expect(steps["state_class"] as? String == "total" && steps["unit_of_measurement"] as? String == "steps")
-        #expect(steps["last_reset_value_template"] as? String == "{{ state_attr(entity_id, 'last_reset') }}")
+        #expect(steps["last_reset_value_template"] as? String == "{{ state_attr(entity_id, 'day_start') }}")
         #expect(steps["name"] as? String == "Steps today" && steps["suggested_display_precision"] as? Int == 0)
         #expect(steps["force_update"] == nil && steps["expire_after"] == nil)
         let distance = try #require(byType["distanceWalkingRunning"])
