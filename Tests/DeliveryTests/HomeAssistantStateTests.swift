@@ -72,9 +72,7 @@ import Testing
         let broker = try MosquittoBroker()
         defer { broker.stop() }
         let fixture = try StoreFixture(directory: directory)
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = .current
-        let today = calendar.startOfDay(for: Date())
+        let today = startOfLocalToday()
         let strap = QuantitySample(type: .heartRate, quantity: Quantity(value: 1.2, unit: QuantityType.heartRate.canonicalUnit),
                                    start: Self.in2025, end: Self.in2025, source: "phone",
                                    device: Device(name: "Polar H10 1A2B3C4D", manufacturer: "Polar"))

@@ -68,6 +68,7 @@ process = subprocess.Popen([python, "-m", "homeassistant", "--config", config],
 
 def fail(message):
     print(message, file=sys.stderr)
+    print("FAILED: " + message)
     stop()
     sys.exit(1)
 
