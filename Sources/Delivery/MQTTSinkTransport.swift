@@ -16,8 +16,6 @@ final class MQTTSinkTransport: SinkTransport {
     private let discovery: HomeAssistantDiscovery
     private var client: MosquittoClient?
     private var discoveryDue = true
-    /// The people whose configs were published since the last (re)connect or `online`.
-    private var discoveredPeople: Set<String> = []
 
     init(_ configuration: SinkConfiguration, secrets: SecretResolver, softwareVersion: String) {
         self.configuration = configuration
@@ -61,22 +59,53 @@ final class MQTTSinkTransport: SinkTransport {
         return client
     }
 
-    /// The people Home Assistant knows of (from the last batch's context), for configs re-sent while idle.
-    private var knownPeople: [String] = []
+    /// The entities (owner, type) whose configs were published since the last (re)connect or
+    /// Home Assistant's `online`.
+    private var discoveredEntities: Set<EntityKey> = []
+    /// Every entity with data the sink knows of (the published states and this run's samples),
+    /// for configs re-sent while idle.
+    private var knownEntities: Set<EntityKey> = []
 
-    private func publishDiscovery(_ client: MosquittoClient, people: [String]) throws(SinkDeliveryError) {
+    /// One Home Assistant entity: whose device it is on and its type.
+    private struct EntityKey: Hashable {
+        var owner: HomeAssistantOwner
+        var type: QuantityType
+    }
+
+    /// Publishes the gateway's config when due, and the config of every entity in `entities`
+    /// not yet published: only types with data get an entity.
+    private func publishDiscovery(_ client: MosquittoClient, entities: Set<EntityKey>) throws(SinkDeliveryError) {
         if discoveryDue {
             try client.publish(topic: discovery.gatewayConfigTopic, payload: discovery.gatewayConfigPayload, retain: true)
-            discoveredPeople = []
+            discoveredEntities = []
             discoveryDue = false
         }
-        for person in people where !person.isEmpty && !discoveredPeople.contains(person) {
-            for type in configuration.grantedTypes {
-                try client.publish(topic: discovery.configTopic(person: person, type),
-                                   payload: discovery.configPayload(person: person, type), retain: true)
-            }
-            discoveredPeople.insert(person)
+        knownEntities.formUnion(entities)
+        let sorted = knownEntities.subtracting(discoveredEntities).sorted {
+            (discovery.nodeID($0.owner), $0.type.identifier) < (discovery.nodeID($1.owner), $1.type.identifier)
         }
+        for entity in sorted {
+            try client.publish(topic: discovery.configTopic(entity.owner, entity.type),
+                               payload: discovery.configPayload(entity.owner, entity.type), retain: true)
+            discoveredEntities.insert(entity)
+        }
+    }
+
+    /// The entities with data: those with a published state, and those of `records`' samples.
+    private func entitiesWithData(_ records: [OutgoingRecord], context: DeliveryContext) -> Set<EntityKey> {
+        var entities: Set<EntityKey> = []
+        for key in context.publishedStates.keys {
+            let (person, identifier) = DeliveryContext.parts(ofKey: key)
+            if let type = QuantityType.named(identifier), let owner = HomeAssistantOwner.of(person: person, type) {
+                entities.insert(EntityKey(owner: owner, type: type))
+            }
+        }
+        for record in records {
+            if let sample = record.sample, let owner = HomeAssistantOwner.of(person: record.person, sample.type) {
+                entities.insert(EntityKey(owner: owner, type: sample.type))
+            }
+        }
+        return entities
     }
 
     private func noteIncoming(_ client: MosquittoClient) {
@@ -86,7 +115,7 @@ final class MQTTSinkTransport: SinkTransport {
         }
     }
 
-    /// A person's latest sample of a type in a batch.
+    /// The per-sample topic of a (person, type), computed once per batch.
     private struct StateKey: Hashable {
         var person: String
         var type: String
@@ -102,12 +131,9 @@ final class MQTTSinkTransport: SinkTransport {
             publishing = client
             noteIncoming(client)
             if configuration.options.homeAssistant {
-                knownPeople = context.people
-                let seen = records.map(\.person)
-                try publishDiscovery(client, people: context.people + seen.filter { !context.people.contains($0) })
+                try publishDiscovery(client, entities: entitiesWithData(records, context: context))
             }
             let prefix = configuration.options.resolvedPrefix
-            var latest: [StateKey: (person: String, sample: QuantitySample)] = [:]
             var topics: [StateKey: String] = [:]
             for record in records {
                 let key = StateKey(person: record.person, type: record.type)
@@ -119,14 +145,10 @@ final class MQTTSinkTransport: SinkTransport {
                     topic = "\(prefix)/\(MQTTTopicName.level(record.person))/\(shortName)"
                     topics[key] = topic
                 }
-                messageIDs.append(try client.publish(topic: topic, payload: record.json, retain: false))
-                if let sample = record.sample, latest[key].map({ $0.sample.end <= sample.end }) ?? true {
-                    latest[key] = (record.person, sample)
-                }
+                messageIDs.append(try client.publish(topic: topic, payload: Self.samplePayload(record), retain: false))
             }
             if configuration.options.homeAssistant {
-                try publishStates(client, latest: latest.values.sorted { ($0.person, $0.sample.type.identifier) < ($1.person, $1.sample.type.identifier) },
-                                  context: context)
+                try publishStates(client, context: context)
             }
             try client.waitForAcknowledgements(timeout: Self.acknowledgementTimeout)
             noteIncoming(client)
@@ -140,20 +162,39 @@ final class MQTTSinkTransport: SinkTransport {
         }
     }
 
-    /// Retained states per person: today's total for cumulative types, the latest reading for the others.
-    private func publishStates(_ client: MosquittoClient, latest: [(person: String, sample: QuantitySample)],
-                               context: DeliveryContext) throws(SinkDeliveryError) {
-        for (person, sample) in latest where !person.isEmpty {
+    /// Retained states and attributes, only from the context's current readings (never one
+    /// older than the state already shown): today's total for cumulative types, the reading for
+    /// the others. Attributes go first, so a daily total's `day_start` (its `last_reset`) is there with its state.
+    private func publishStates(_ client: MosquittoClient, context: DeliveryContext) throws(SinkDeliveryError) {
+        let zone = TimeZone.current
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let today = calendar.startOfDay(for: Date())
+        for (key, sample) in context.currentReadings.sorted(by: { $0.key < $1.key }) {
+            let person = DeliveryContext.parts(ofKey: key).person
+            guard let owner = HomeAssistantOwner.of(person: person, sample.type) else { continue }
             let entity = HomeAssistantEntity(sample.type)
             let total = context.dailyTotal(person: person, type: sample.type.identifier)
-            let canonical = entity.isDailyTotal ? (total ?? sample.quantity.value) : sample.quantity.value
-            try client.publish(topic: discovery.stateTopic(person: person, sample.type),
-                               payload: JSONNumber.format(Self.rounded(entity.displayValue(canonical))), retain: true)
+            let canonical = entity.isDailyTotal ? (total ?? 0) : sample.quantity.value
+            let measuredAt = max(sample.end, context.publishedStates[key] ?? sample.end)
+            let attributes = discovery.attributesPayload(reading: sample, measuredAt: measuredAt,
+                                                         dayStart: entity.isDailyTotal ? today : nil, zone: zone)
+            try client.publish(topic: discovery.attributesTopic(owner, sample.type), payload: attributes, retain: true)
+            try client.publish(topic: discovery.stateTopic(owner, sample.type),
+                               payload: JSONNumber.format(entity.displayValue(canonical)), retain: true)
         }
     }
 
-    static func rounded(_ value: Double) -> Double {
-        (value * 1000).rounded() / 1000
+    /// A record's per-sample message: DESIGN.md's sample JSON with the value in the unit of
+    /// the type's Home Assistant entity (`count/min` for heart rate, `km` for distances; `%` stays
+    /// HealthKit's fraction) without conversion noise; a deletion or a sample of an unknown type
+    /// as the record's own JSON.
+    static func samplePayload(_ record: OutgoingRecord) -> String {
+        guard var sample = record.sample,
+              let canonical = try? sample.quantity.doubleValue(for: sample.type.canonicalUnit) else { return record.json }
+        let entity = HomeAssistantEntity(sample.type)
+        sample.quantity = Quantity(value: entity.publishedValue(canonical), unit: entity.publishedUnit)
+        return HealthRecordEncoder().encode(sample)
     }
 
     func idle(milliseconds: Int) {
@@ -162,7 +203,7 @@ final class MQTTSinkTransport: SinkTransport {
             try client.pump(milliseconds: Int32(max(0, min(milliseconds, 1000))))
             noteIncoming(client)
             if configuration.options.homeAssistant, discoveryDue {
-                try publishDiscovery(client, people: knownPeople)
+                try publishDiscovery(client, entities: [])
                 try client.waitForAcknowledgements(timeout: Self.acknowledgementTimeout)
             }
         } catch {

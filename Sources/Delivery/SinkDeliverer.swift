@@ -158,7 +158,10 @@ public final class SinkDeliverer {
         }
         switch result {
         case .accepted:
-            try storeStep { try store.acknowledge(sink: name, through: batch.throughAnchor, delivered: counts(records)) }
+            try storeStep {
+                try store.acknowledge(sink: name, through: batch.throughAnchor, delivered: counts(records),
+                                      publishedStates: sendContext.statesToRecord)
+            }
             cursor = batch.throughAnchor
             announce(records, anchor: cursor)
             return (records.count, 0)
@@ -212,15 +215,18 @@ public final class SinkDeliverer {
         guard transport.wantsDailyTotals else { return DeliveryContext() }
         let everybody = try storeStep { try store.people() }
         let people = configuration.person.map { [$0] } ?? everybody.map(\.name)
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = .current
+        let start = calendar.startOfDay(for: Date())
+        let published = try storeStep { try store.publishedStates(sink: name) }
+        let marks = Dictionary(published.map { (DeliveryContext.key(person: $0.person, type: $0.type), $0.end) }, uniquingKeysWith: max)
+        let current = Self.currentReadings(records, publishedStates: marks, startOfToday: start)
         struct Pair: Hashable { var person: String; var type: QuantityType }
         let pairs = Set(records.compactMap { record in
             record.sample.flatMap { $0.type.aggregationStyle.isCumulative ? Pair(person: record.person, type: $0.type) : nil }
         })
-        guard !pairs.isEmpty else { return DeliveryContext(people: people) }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = .current
-        let start = calendar.startOfDay(for: Date())
-        guard let end = calendar.date(byAdding: .day, value: 1, to: start) else { return DeliveryContext(people: people) }
+        let context = DeliveryContext(people: people, publishedStates: marks, currentReadings: current)
+        guard !pairs.isEmpty, let end = calendar.date(byAdding: .day, value: 1, to: start) else { return context }
         var totals: [String: Double] = [:]
         for pair in pairs {
             guard let person = everybody.first(where: { $0.name == pair.person }) else { continue }
@@ -230,7 +236,24 @@ public final class SinkDeliverer {
             }
             totals[DeliveryContext.key(person: pair.person, type: pair.type.identifier)] = buckets.first?.value ?? 0
         }
-        return DeliveryContext(dailyTotals: totals, people: people)
+        return DeliveryContext(dailyTotals: totals, people: people, publishedStates: marks, currentReadings: current)
+    }
+
+    /// Per (person, type) of `records`, the newest reading that may become the current state:
+    /// one at least as new (end time) as the published state, or, for a cumulative type, one
+    /// counted in today's total (it changes the total even when older than the last reading).
+    /// Unassigned records (dead letters sent again) have no state.
+    static func currentReadings(_ records: [OutgoingRecord], publishedStates: [String: Date],
+                                startOfToday: Date) -> [String: QuantitySample] {
+        var current: [String: QuantitySample] = [:]
+        for record in records where !record.person.isEmpty {
+            guard let sample = record.sample else { continue }
+            let key = DeliveryContext.key(person: record.person, type: sample.type.identifier)
+            if let mark = publishedStates[key], sample.end < mark,
+               !(sample.type.aggregationStyle.isCumulative && sample.end >= startOfToday) { continue }
+            if current[key].map({ $0.end <= sample.end }) ?? true { current[key] = sample }
+        }
+        return current
     }
 
     /// Delivers until nothing is left, retrying failures with `retry`'s backoff; records each

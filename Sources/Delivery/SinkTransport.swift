@@ -1,5 +1,7 @@
 import Foundation
+import HealthModel
 import Redaction
+import SQLiteStore
 
 /// What a receiver said about a whole batch it answered.
 public enum SendResult: Sendable, Equatable {
@@ -147,10 +149,35 @@ public struct DeliveryContext: Sendable {
     /// The identity of the store delivering (a fleet binds a gateway id to it); nil when unknown.
     public var storeIdentity: String?
 
-    public init(dailyTotals: [String: Double] = [:], people: [String] = [], storeIdentity: String? = nil) {
+    /// Per `key(person:type:)`: the end time of the reading the sink last published as the
+    /// current state (kept in the store; every (person, type) that ever had a state).
+    public var publishedStates: [String: Date]
+    /// Per `key(person:type:)`: the reading of this batch to show as the current state; only
+    /// readings at least as new (by end time) as the published one, or for cumulative types one
+    /// that counts in today's total. Readings not here go out only as samples.
+    public var currentReadings: [String: QuantitySample]
+
+    public init(dailyTotals: [String: Double] = [:], people: [String] = [], storeIdentity: String? = nil,
+                publishedStates: [String: Date] = [:], currentReadings: [String: QuantitySample] = [:]) {
         self.dailyTotals = dailyTotals
         self.people = people
         self.storeIdentity = storeIdentity
+        self.publishedStates = publishedStates
+        self.currentReadings = currentReadings
+    }
+
+    /// The person and type identifier of a `key(person:type:)`.
+    public static func parts(ofKey key: String) -> (person: String, type: String) {
+        guard let separator = key.firstIndex(of: "\u{0}") else { return ("", key) }
+        return (String(key[..<separator]), String(key[key.index(after: separator)...]))
+    }
+
+    /// The states a send of this context publishes, to record once the receiver acknowledged.
+    public var statesToRecord: [PublishedState] {
+        currentReadings.map { key, sample in
+            let (person, type) = Self.parts(ofKey: key)
+            return PublishedState(person: person, type: type, end: max(sample.end, publishedStates[key] ?? sample.end))
+        }
     }
 
     /// The key of a person's total of a type identifier in `dailyTotals`.
@@ -163,7 +190,8 @@ public struct DeliveryContext: Sendable {
 /// A connection to one receiver (an MQTT broker, an HTTP server, a PostgreSQL database). Used by one thread at a time; `send` blocks until the receiver
 /// acknowledged or refused the batch, or throws when it could not say.
 public protocol SinkTransport: AnyObject {
-    /// Whether `send` wants today's totals of cumulative types (Home Assistant states).
+    /// Whether `send` wants today's totals of cumulative types and the current readings per
+    /// person and type (Home Assistant states).
     var wantsDailyTotals: Bool { get }
     /// Sends `records` in order, with today's totals and the sink's people in `context`.
     func send(_ records: [OutgoingRecord], context: DeliveryContext) throws(SinkDeliveryError) -> SendResult

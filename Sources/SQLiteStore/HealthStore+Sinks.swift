@@ -287,12 +287,35 @@ extension HealthStore {
 
     // MARK: Acknowledgements, failures, dead letters
 
+    /// The end time of the reading each (person, type) of `sink` last published as its current
+    /// state (`acknowledge(publishedStates:)`), in no particular order.
+    public func publishedStates(sink: String) throws -> [PublishedState] {
+        let select = try db.prepare("SELECT person, type, published_end FROM sink_states WHERE sink = ?")
+        try select.bind(sink, at: 1)
+        return try select.mapRows { row in
+            PublishedState(person: row.string(at: 0) ?? "", type: row.string(at: 1) ?? "",
+                           end: Date(timeIntervalSince1970: row.double(at: 2)))
+        }
+    }
+
     /// After the receiver acknowledged: in one transaction, moves the cursor to `through` (never
     /// back), logs the delivered counts per type, keeps the rejected records as dead letters,
     /// removes the dead letters that were sent again and accepted, and clears the last error.
     public func acknowledge(sink: String, through: Int64?, delivered: [String: Int], rejected: [RejectedRecord] = [],
-                            resolvedDeadLetters: [Int64] = [], now: Date = Date()) throws {
+                            resolvedDeadLetters: [Int64] = [], publishedStates: [PublishedState] = [],
+                            now: Date = Date()) throws {
         try db.transaction(.immediate) {
+            let mark = try db.prepare("""
+                INSERT INTO sink_states(sink, person, type, published_end) VALUES (?1, ?2, ?3, ?4)
+                ON CONFLICT(sink, person, type) DO UPDATE SET published_end = max(published_end, excluded.published_end)
+                """)
+            for state in publishedStates {
+                try mark.bind(sink, at: 1)
+                try mark.bind(state.person, at: 2)
+                try mark.bind(state.type, at: 3)
+                try mark.bind(state.end.timeIntervalSince1970, at: 4)
+                try mark.execute()
+            }
             let update = try db.prepare("""
                 UPDATE sinks SET cursor = max(cursor, ?2), last_success = ?3, last_error = NULL, last_error_at = NULL
                 WHERE name = ?1
@@ -438,5 +461,21 @@ extension HealthStore {
         let statement = try db.cachedStatement("SELECT EXISTS(SELECT 1 FROM dead_letters WHERE sink = ? AND retry = 1)")
         try statement.bind(sink, at: 1)
         return try statement.firstRow { $0.int(at: 0) != 0 } ?? false
+    }
+}
+
+/// A sink's current state of one (person, type): the end time of the reading it shows. Only ever
+/// moves forward (`HealthStore.acknowledge(publishedStates:)` keeps the later of two).
+public struct PublishedState: Sendable, Hashable {
+    /// The person's name; empty for the gateway's own (ambient) entities.
+    public var person: String
+    /// The type identifier.
+    public var type: String
+    public var end: Date
+
+    public init(person: String, type: String, end: Date) {
+        self.person = person
+        self.type = type
+        self.end = end
     }
 }

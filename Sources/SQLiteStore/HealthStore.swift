@@ -64,6 +64,7 @@ public final class HealthStore {
         Migration(version: 7, name: "the store's own identity", sql: schemaV7),
         Migration(version: 8, name: "keys of devices that encrypt their advertisements", sql: schemaV8),
         CorrelationIdentityMigration.migration,
+        Migration(version: 10, name: "what each sink last published as a current state", sql: schemaV10),
     ])
 
     /// Per device address (upper case, `AA:BB:CC:DD:EE:FF`): the key of its encrypted
@@ -326,6 +327,19 @@ public final class HealthStore {
     static let schemaV7 = """
         CREATE TABLE store_identity(id TEXT NOT NULL);
         INSERT INTO store_identity(id) VALUES (lower(hex(randomblob(16))));
+        """
+
+    /// Per sink and (person name, type identifier): the end time of the reading last published
+    /// as the current state (Home Assistant's retained state), so that an older reading arriving
+    /// later, even after a restart, never replaces a newer one. Removed with its sink.
+    static let schemaV10 = """
+        CREATE TABLE sink_states(
+            sink TEXT NOT NULL REFERENCES sinks(name) ON DELETE CASCADE,
+            person TEXT NOT NULL,
+            type TEXT NOT NULL,
+            published_end REAL NOT NULL,
+            PRIMARY KEY(sink, person, type)
+        ) WITHOUT ROWID;
         """
 
     /// The store's identity (`schemaV7`): random, made once, never changed.

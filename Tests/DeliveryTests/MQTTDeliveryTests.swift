@@ -147,22 +147,26 @@ import Testing
             let device = try #require(object["device"] as? [String: Any])
             #expect(device["identifiers"] as? [String] == ["ingestd_gw_me"])
             #expect(device["via_device"] as? String == "ingestd_gw")
-            #expect(object["availability_topic"] as? String == "ingestd/gw/status")
+            // Availability is not the gateway process's: a one-shot delivery leaves them available.
+            #expect(object["availability_topic"] == nil && object["expire_after"] == nil)
+            #expect(object["json_attributes_topic"] as? String == (object["state_topic"] as? String).map { $0 + "/attributes" })
             #expect((object["unique_id"] as? String)?.hasPrefix("ingestd_gw_me_") == true)
             byType[topic.split(separator: "/")[3].description] = object
         }
         let steps = try #require(byType["stepCount"])
-        #expect(steps["state_class"] as? String == "total_increasing" && steps["unit_of_measurement"] as? String == "steps")
+        #expect(steps["state_class"] as? String == "total" && steps["unit_of_measurement"] as? String == "steps")
+        #expect(steps["last_reset_value_template"] as? String == "{{ state_attr(entity_id, 'day_start') }}")
+        #expect(steps["name"] as? String == "Steps today" && steps["suggested_display_precision"] as? Int == 0)
         #expect(steps["force_update"] == nil && steps["expire_after"] == nil)
         let distance = try #require(byType["distanceWalkingRunning"])
         #expect(distance["device_class"] as? String == "distance" && distance["unit_of_measurement"] as? String == "km")
-        #expect(distance["state_class"] as? String == "total_increasing")
+        #expect(distance["state_class"] as? String == "total" && distance["name"] as? String == "Walking and running distance today")
         let weight = try #require(byType["bodyMass"])
         #expect(weight["device_class"] as? String == "weight" && weight["unit_of_measurement"] as? String == "kg")
         #expect(weight["state_class"] as? String == "measurement" && weight["force_update"] as? Bool == true)
         #expect(weight["expire_after"] == nil)
         let heart = try #require(byType["heartRate"])
-        #expect(heart["unit_of_measurement"] as? String == "bpm" && heart["expire_after"] as? Int == 600)
+        #expect(heart["unit_of_measurement"] as? String == "bpm" && heart["name"] as? String == "Heart rate")
 
         // States, retained: today's steps and distance in km, the latest weight and heart rate.
         let states = try retainedMessages(port: broker.port, topic: "ingestd/gw/me/+/state")

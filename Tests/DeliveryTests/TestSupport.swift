@@ -331,3 +331,10 @@ func uuidOfMessage(_ payload: String) -> String? {
     guard let object = try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any] else { return nil }
     return (object["uuid"] as? String ?? object["deleted"] as? String)?.lowercased()
 }
+
+/// Local midnight today (the day the sinks' "today" totals belong to).
+func startOfLocalToday() -> Date {
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = .current
+    return calendar.startOfDay(for: Date())
+}

@@ -297,8 +297,9 @@ struct SplitMix64 {
         let store = try HealthStore(path: path)
         defer { store.close() }
         // Migrated through every later step too (5: people, 6: whose samples a sink reads, 7: the
-        // store's identity, 128 random bits in hex, 8: advertisement keys, 9: correlation identity).
-        #expect(try store.db.prepare("PRAGMA user_version").firstRow { $0.int(at: 0) } == 9)
+        // store's identity, 128 random bits in hex, 8: advertisement keys, 9: correlation identity,
+        // 10: what each sink last published as a state).
+        #expect(try store.db.prepare("PRAGMA user_version").firstRow { $0.int(at: 0) } == 10)
         #expect(try store.identity().range(of: "^[0-9a-f]{32}$", options: .regularExpression) != nil)
         #expect(try store.advertisementKeys().isEmpty)
         #expect(try store.sinks().isEmpty && store.readGrants().isEmpty)

@@ -1,0 +1,83 @@
+import Delivery
+import Foundation
+import HealthModel
+import SQLiteStore
+import TestSupport
+import Testing
+
+/// Issue 28's acceptance test: a real Home Assistant core (2024.3.3 from PyPI, in
+/// `.build/ha-venv`, made by `scripts/bootstrap`) with its MQTT integration on a Mosquitto the
+/// test starts on 127.0.0.1, after a one-shot `ingestd sinks deliver`: what HA's own state
+/// machine (REST `/api/states`) shows. Without the venv the test fails with the reason.
+@Suite(.serialized, .offCooperativePool) struct HomeAssistantAcceptanceTests {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+    static let python = packageRoot.appendingPathComponent(".build/ha-venv/bin/python").path
+    static let driver = packageRoot.appendingPathComponent("Tests/DeliveryTests/Receivers/home_assistant.py").path
+
+    @Test func homeAssistantShowsTheNewestReadingsWithAttributesOnlyEntitiesWithDataAndNothingUnavailable() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.python),
+                     "no Home Assistant venv at \(Self.python): run scripts/bootstrap")
+        let directory = try TemporaryDirectory("ha-real")
+        let broker = try MosquittoBroker()
+        defer { broker.stop() }
+        let fixture = try StoreFixture(directory: directory)
+        let today = startOfLocalToday()
+        let newest = Date(timeIntervalSince1970: 1_750_000_000)
+        try fixture.add(.heartRate, 1.25, at: newest)  // 75 bpm
+        try fixture.add(.bodyMass, 72.35, at: newest)
+        try fixture.add(.bodyFatPercentage, 0.235, at: newest)
+        try fixture.add(.stepCount, 1200, at: today.addingTimeInterval(60))
+        try fixture.add(.ambientTemperature, 21.5, at: newest)
+        _ = try fixture.addSink("ha", url: "mqtt://127.0.0.1:\(broker.port)", types: nil, options: {
+            var options = SinkOptions()
+            options.gatewayID = "gw"
+            options.homeAssistant = true
+            return options
+        }())
+        // Two one-shot runs: the second brings older readings (an import, an old capture).
+        var deliver = try IngestdBinary.run(["sinks", "deliver", "ha", "--store", fixture.path])
+        #expect(deliver.status == 0, "\(deliver.stderr)")
+        try fixture.add(.heartRate, 1.5, at: Date(timeIntervalSince1970: 1_690_000_000))
+        try fixture.add(.bodyMass, 80.5, at: Date(timeIntervalSince1970: 1_690_000_000))
+        deliver = try IngestdBinary.run(["sinks", "deliver", "ha", "--store", fixture.path])
+        #expect(deliver.status == 0, "\(deliver.stderr)")
+
+        let statesFile = directory.path("states.json")
+        let run = try runTool("/usr/bin/timeout", ["420", Self.python, Self.driver, Self.python, directory.path("ha"),
+                                                   String(try freePort()), String(broker.port), statesFile, "10"])
+        let log = (try? String(contentsOfFile: directory.path("ha/ha.log"), encoding: .utf8)) ?? ""
+        try #require(run.status == 0, "Home Assistant run failed: \(run.output) \(log.suffix(2000))")
+        let states = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: statesFile))) as? [[String: Any]])
+        var byID: [String: (state: String, attributes: [String: Any])] = [:]
+        for entry in states {
+            guard let id = entry["entity_id"] as? String, id.contains("ingestd") else { continue }
+            byID[id] = (entry["state"] as? String ?? "", entry["attributes"] as? [String: Any] ?? [:])
+        }
+        // Only the entities with data (every type is granted), none unavailable.
+        #expect(Set(byID.keys) == ["binary_sensor.ingestd_gw_status", "sensor.ingestd_gw_me_heartrate", "sensor.ingestd_gw_me_bodymass",
+                                   "sensor.ingestd_gw_me_bodyfatpercentage", "sensor.ingestd_gw_me_stepcount",
+                                   "sensor.ingestd_gw_ambienttemperature"], "\(byID.keys.sorted())")
+        #expect(byID.values.allSatisfy { $0.state != "unavailable" && $0.state != "unknown" }, "\(byID.mapValues(\.state))")
+        #expect(byID["binary_sensor.ingestd_gw_status"]?.state == "off")  // the one-shot run has ended
+        let expected: [String: (state: String, name: String, unit: String)] = [
+            "sensor.ingestd_gw_me_heartrate": ("75", "me Heart rate", "bpm"),
+            "sensor.ingestd_gw_me_bodymass": ("72.35", "me Weight", "kg"),
+            "sensor.ingestd_gw_me_bodyfatpercentage": ("23.5", "me Body fat", "%"),
+            "sensor.ingestd_gw_me_stepcount": ("1200", "me Steps today", "steps"),
+            "sensor.ingestd_gw_ambienttemperature": ("21.5", "ingestd gw Room temperature", "°C"),
+        ]
+        for (id, entity) in expected {
+            let shown = try #require(byID[id])
+            #expect(shown.state == entity.state, "\(id)")
+            #expect(shown.attributes["friendly_name"] as? String == entity.name && shown.attributes["unit_of_measurement"] as? String == entity.unit,
+                    "\(id): \(shown.attributes)")
+        }
+        let heart = try #require(byID["sensor.ingestd_gw_me_heartrate"]).attributes
+        #expect((heart["measured_at"] as? String).flatMap { ISO8601DateTime.date(from: $0) } == newest)
+        #expect(heart["source"] as? String == "phone")
+        let steps = try #require(byID["sensor.ingestd_gw_me_stepcount"]).attributes
+        #expect(steps["state_class"] as? String == "total")
+        #expect((steps["last_reset"] as? String).flatMap { ISO8601DateTime.date(from: $0) } == today, "\(steps)")
+    }
+}

@@ -1,0 +1,189 @@
+import Delivery
+import Foundation
+import HealthModel
+import SQLiteStore
+import TestSupport
+import Testing
+
+/// What a Home Assistant user sees of the MQTT sink, checked on the retained messages of a real
+/// Mosquitto on 127.0.0.1: the newest reading as the state whatever the delivery order, its
+/// attributes, only entities with data, names and units from the table, availability.
+@Suite(.serialized, .offCooperativePool) struct HomeAssistantStateTests {
+    private func options(batchSize: Int = 50) -> SinkOptions {
+        var options = SinkOptions()
+        options.gatewayID = "gw"
+        options.topicPrefix = "ingestd/gw"
+        options.homeAssistant = true
+        options.batchSize = batchSize
+        return options
+    }
+
+    private static let in2025 = Date(timeIntervalSince1970: 1_750_000_000)  // 2025-06-15
+    private static let in2023 = Date(timeIntervalSince1970: 1_690_000_000)  // 2023-07-22
+
+    @Test func theNewestReadingIsTheStateWhateverTheDeliveryOrderAndAcrossRestarts() throws {
+        let directory = try TemporaryDirectory("ha-newest")
+        let broker = try MosquittoBroker()
+        defer { broker.stop() }
+        let fixture = try StoreFixture(directory: directory)
+        let sink = try fixture.addSink("ha", url: "mqtt://127.0.0.1:\(broker.port)", types: [.heartRate, .bodyMass],
+                                       options: options())
+        // One batch, committed newest first: the 2025 reading stays the state.
+        try fixture.add(.heartRate, 1.25, at: Self.in2025)  // 75 /min
+        try fixture.add(.heartRate, 1.5, at: Self.in2023)   // 90 /min
+        try fixture.add(.bodyMass, 71.2, at: Self.in2025)
+        #expect(try fixture.deliver(sink) == .caughtUp(delivered: 3, deadLettered: 0))
+        var states = try retainedMessages(port: broker.port, topic: "ingestd/gw/me/+/state")
+        #expect(states["ingestd/gw/me/heartRate/state"] == "75")
+        #expect(states["ingestd/gw/me/bodyMass/state"] == "71.2")
+
+        // A later run (a new process: the published end times come from the store): an old
+        // capture replayed goes out as a sample, never as the state.
+        let subscriber = try MQTTSubscriber(port: broker.port, topic: "ingestd/gw/me/#", clientID: "ha-newest",
+                                            output: directory.path("sub.txt"))
+        defer { subscriber.stop() }
+        let oldWeighing = try fixture.add(.bodyMass, 80.5, at: Self.in2023)
+        #expect(try fixture.deliver(sink) == .caughtUp(delivered: 1, deadLettered: 0))
+        #expect(waitFor(5) { subscriber.lines().contains { $0.hasPrefix("ingestd/gw/me/bodyMass ") } })
+        let sampleLine = try #require(subscriber.lines().first { $0.hasPrefix("ingestd/gw/me/bodyMass ") })
+        #expect(uuidOfMessage(String(sampleLine.dropFirst("ingestd/gw/me/bodyMass ".count))) == oldWeighing.uuidString.lowercased())
+        #expect(sampleLine.contains("\"start\":\"2023-07-22T04:26:40Z\""))
+        states = try retainedMessages(port: broker.port, topic: "ingestd/gw/me/+/state")
+        #expect(states["ingestd/gw/me/bodyMass/state"] == "71.2")
+        #expect(states["ingestd/gw/me/heartRate/state"] == "75")
+        let published = try fixture.withStore { try $0.publishedStates(sink: "ha") }
+        #expect(Set(published) == [PublishedState(person: "me", type: QuantityType.bodyMass.identifier, end: Self.in2025),
+                                   PublishedState(person: "me", type: QuantityType.heartRate.identifier, end: Self.in2025)])
+
+        // A reading as new as the shown one replaces it; a newer one too.
+        try fixture.add(.bodyMass, 71.0, at: Self.in2025.addingTimeInterval(86_400))
+        #expect(try fixture.deliver(sink) == .caughtUp(delivered: 1, deadLettered: 0))
+        states = try retainedMessages(port: broker.port, topic: "ingestd/gw/me/+/state")
+        #expect(states["ingestd/gw/me/bodyMass/state"] == "71")
+    }
+
+    private func json(_ text: String?) throws -> [String: Any] {
+        let text = try #require(text)
+        return try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "not JSON: \(text)")
+    }
+
+    @Test func eachStateCarriesWhenWhereAndWhatMeasuredItAndTodaysTotalsTheirDay() throws {
+        let directory = try TemporaryDirectory("ha-attributes")
+        let broker = try MosquittoBroker()
+        defer { broker.stop() }
+        let fixture = try StoreFixture(directory: directory)
+        let today = startOfLocalToday()
+        let strap = QuantitySample(type: .heartRate, quantity: Quantity(value: 1.2, unit: QuantityType.heartRate.canonicalUnit),
+                                   start: Self.in2025, end: Self.in2025, source: "phone",
+                                   device: Device(name: "Polar H10 1A2B3C4D", manufacturer: "Polar"))
+        try fixture.ingest([.sample(strap)])
+        try fixture.add(.stepCount, 1200, at: today.addingTimeInterval(60))
+        let sink = try fixture.addSink("ha", url: "mqtt://127.0.0.1:\(broker.port)", types: [.heartRate, .stepCount], options: options())
+        #expect(try fixture.deliver(sink) == .caughtUp(delivered: 2, deadLettered: 0))
+
+        let retained = try retainedMessages(port: broker.port, topic: "ingestd/gw/me/#")
+        let heart = try json(retained["ingestd/gw/me/heartRate/state/attributes"])
+        let measuredAt = try #require(heart["measured_at"] as? String)
+        #expect(ISO8601DateTime.date(from: measuredAt) == Self.in2025)
+        #expect(measuredAt.hasSuffix("Z") || measuredAt.dropLast(6).count == 19, "no offset: \(measuredAt)")
+        #expect(heart["source"] as? String == "phone" && heart["device"] as? String == "Polar H10 1A2B3C4D")
+        #expect(heart["day_start"] == nil)
+        let steps = try json(retained["ingestd/gw/me/stepCount/state/attributes"])
+        #expect((steps["day_start"] as? String).flatMap { ISO8601DateTime.date(from: $0) } == today)
+        #expect(steps["source"] as? String == "phone" && steps["device"] is NSNull)
+        #expect(retained["ingestd/gw/me/stepCount/state"] == "1200")
+
+        // The offset is the one the zone has at that moment (summer time in Berlin).
+        let discovery = HomeAssistantDiscovery(discoveryPrefix: "homeassistant", topicPrefix: "ingestd/gw", gatewayID: "gw", softwareVersion: "t")
+        let berlin = try #require(TimeZone(identifier: "Europe/Berlin"))
+        let text = discovery.attributesPayload(reading: strap, measuredAt: Self.in2025, dayStart: nil, zone: berlin)
+        #expect(text == #"{"measured_at":"2025-06-15T17:06:40+02:00","source":"phone","device":"Polar H10 1A2B3C4D"}"#)
+        let winterDay = Date(timeIntervalSince1970: 1_767_222_000)  // 2026-01-01T00:00:00+01:00
+        let daily = discovery.attributesPayload(reading: strap, measuredAt: Self.in2025, dayStart: winterDay, zone: berlin)
+        #expect(daily.hasSuffix(#","day_start":"2026-01-01T00:00:00+01:00","day":"2026-01-01"}"#))
+    }
+
+    @Test func onlyTypesWithDataGetEntitiesWithPlainNamesAndRoomSensorsBelongToTheGateway() throws {
+        let directory = try TemporaryDirectory("ha-entities")
+        let broker = try MosquittoBroker()
+        defer { broker.stop() }
+        let fixture = try StoreFixture(directory: directory)
+        try fixture.add(.bodyMass, 72.35, at: Self.in2025)
+        try fixture.add(.bodyFatPercentage, 0.235, at: Self.in2025)
+        try fixture.add(.bloodPressureSystolic, 121, at: Self.in2025)
+        try fixture.add(.ambientTemperature, 21.5, at: Self.in2025)
+        // Every type granted (`--all-types`): entities only for the four with data.
+        let sink = try fixture.addSink("ha", url: "mqtt://127.0.0.1:\(broker.port)", types: nil, options: options())
+        let deliver = try IngestdBinary.run(["sinks", "deliver", "ha", "--store", fixture.path])
+        #expect(deliver.status == 0, "\(deliver.stderr)")
+
+        var configs = try retainedMessages(port: broker.port, topic: "homeassistant/#")
+        #expect(Set(configs.keys) == ["homeassistant/binary_sensor/ingestd_gw/status/config",
+                                      "homeassistant/sensor/ingestd_gw_me/bodyMass/config",
+                                      "homeassistant/sensor/ingestd_gw_me/bodyFatPercentage/config",
+                                      "homeassistant/sensor/ingestd_gw_me/bloodPressureSystolic/config",
+                                      "homeassistant/sensor/ingestd_gw/ambientTemperature/config"])
+        let expected: [String: (name: String, unit: String, precision: Int)] = [
+            "ingestd_gw_me/bodyMass": ("Weight", "kg", 2), "ingestd_gw_me/bodyFatPercentage": ("Body fat", "%", 1),
+            "ingestd_gw_me/bloodPressureSystolic": ("Blood pressure systolic", "mmHg", 0),
+            "ingestd_gw/ambientTemperature": ("Room temperature", "°C", 1),
+        ]
+        for (path, entity) in expected {
+            let config = try json(configs["homeassistant/sensor/\(path)/config"])
+            #expect(config["name"] as? String == entity.name && config["unit_of_measurement"] as? String == entity.unit)
+            #expect(config["suggested_display_precision"] as? Int == entity.precision)
+            #expect(config["availability_topic"] == nil && config["availability"] == nil && config["expire_after"] == nil)
+            let device = try #require(config["device"] as? [String: Any])
+            if path.hasPrefix("ingestd_gw_me/") {
+                #expect(device["name"] as? String == "me" && device["via_device"] as? String == "ingestd_gw")
+                #expect(device["identifiers"] as? [String] == ["ingestd_gw_me"])
+            } else {
+                // A room thermometer is the gateway's, never a person's.
+                #expect(device["identifiers"] as? [String] == ["ingestd_gw"] && device["via_device"] == nil)
+                #expect(config["state_topic"] as? String == "ingestd/gw/gateway/ambientTemperature/state")
+            }
+        }
+        let states = try retainedMessages(port: broker.port, topic: "ingestd/gw/+/+/state")
+        #expect(states == ["ingestd/gw/me/bodyMass/state": "72.35", "ingestd/gw/me/bodyFatPercentage/state": "23.5",
+                           "ingestd/gw/me/bloodPressureSystolic/state": "121",
+                           "ingestd/gw/gateway/ambientTemperature/state": "21.5"])
+        // The one-shot run ends with the gateway offline (its connectivity sensor), and no entity
+        // depends on that: nothing shows unavailable until the next run.
+        #expect(try retainedMessages(port: broker.port, topic: "ingestd/gw/status") == ["ingestd/gw/status": "offline"])
+
+        // A new type's first sample brings its entity; a later run (Home Assistant restarted
+        // and lost its configs) re-announces every entity that has a state.
+        for topic in configs.keys {
+            try runTool("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", String(broker.port), "-t", topic, "-r", "-n"])
+        }
+        try fixture.add(.heartRate, 1.25, at: Self.in2025)
+        #expect(try fixture.deliver(sink) == .caughtUp(delivered: 1, deadLettered: 0))
+        configs = try retainedMessages(port: broker.port, topic: "homeassistant/#")
+        #expect(configs.count == 6, "\(configs.keys.sorted())")
+        #expect(configs["homeassistant/sensor/ingestd_gw_me/heartRate/config"] != nil)
+    }
+
+    @Test func perSampleMessagesCarryValuesInTheEntitysUnitWithoutConversionNoise() throws {
+        let directory = try TemporaryDirectory("ha-values")
+        let broker = try MosquittoBroker()
+        defer { broker.stop() }
+        let fixture = try StoreFixture(directory: directory)
+        try fixture.add(.heartRate, 85.0 / 60, at: Self.in2025)  // stored as 1.4166666666666667 count/s
+        try fixture.add(.distanceWalkingRunning, 950, at: Self.in2025)
+        try fixture.add(.bodyFatPercentage, 0.235, at: Self.in2025)
+        let subscriber = try MQTTSubscriber(port: broker.port, topic: "ingestd/gw/me/#", clientID: "ha-values",
+                                            output: directory.path("sub.txt"))
+        defer { subscriber.stop() }
+        let sink = try fixture.addSink("ha", url: "mqtt://127.0.0.1:\(broker.port)", types: nil, options: options())
+        #expect(try fixture.deliver(sink) == .caughtUp(delivered: 3, deadLettered: 0))
+        #expect(waitFor(5) { subscriber.lines().filter { $0.contains("\"uuid\"") }.count >= 3 })
+        let lines = subscriber.lines()
+        let payload = { (type: String) in lines.first { $0.hasPrefix("ingestd/gw/me/\(type) ") } ?? "" }
+        #expect(payload("heartRate").contains(#""value":85,"unit":"count/min""#), "\(payload("heartRate"))")
+        #expect(payload("distanceWalkingRunning").contains(#""value":0.95,"unit":"km""#))
+        #expect(payload("bodyFatPercentage").contains(#""value":0.235,"unit":"%""#))
+        #expect(HomeAssistantEntity.cleaned(1.41666666666667 * 60) == 85)
+        #expect(HomeAssistantEntity.cleaned(0.235 * 100) == 23.5)
+        #expect(HomeAssistantEntity.cleaned(72.35) == 72.35 && HomeAssistantEntity.cleaned(1e-7) == 1e-7)
+    }
+}
