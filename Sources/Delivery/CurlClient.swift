@@ -154,7 +154,9 @@ final class HTTPSinkTransport: SinkTransport {
         case 401, 403:
             // The credentials are wrong or not allowed: the configuration must change, the records
             // are fine. Retried and reported, never dead-lettered.
-            throw .authenticationFailed(target: targetName, reason: "HTTP \(response.status)" + (response.body.isEmpty ? "" : ": \(response.body)"))
+            throw .misconfigured(target: targetName,
+                                 reason: "refused the credentials: HTTP \(response.status)" + (response.body.isEmpty ? "" : ": \(response.body)"),
+                                 fix: SinkDeliveryError.refusedCredentialsFix)
         case 400..<500:
             return .rejected(reason: "HTTP \(response.status)" + (response.body.isEmpty ? "" : ": \(response.body)"))
         default:

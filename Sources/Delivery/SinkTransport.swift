@@ -23,9 +23,6 @@ public indirect enum SinkDeliveryError: Error, Equatable, CustomStringConvertibl
     case timedOut(target: String, seconds: Double, waitingFor: String)
     /// The HTTP receiver answered with a status that is retried (5xx, 408, 429).
     case serverError(target: String, status: Int, body: String)
-    /// The receiver refused the credentials (HTTP 401, 403): a configuration error, retried and
-    /// reported; the records stay in the backlog, never in dead letters.
-    case authenticationFailed(target: String, reason: String)
     /// The connection broke after the receiver acknowledged the first `acknowledged` records of
     /// the batch in order: the cursor moves past them, the rest is sent again.
     case interrupted(acknowledged: Int, SinkDeliveryError)
@@ -35,7 +32,8 @@ public indirect enum SinkDeliveryError: Error, Equatable, CustomStringConvertibl
     case configuration(SinkConfigurationError)
     /// The store failed while reading the feed or recording progress.
     case store(String)
-    /// The receiver refuses the sink's configuration (a login refused, a database whose encoding
+    /// The receiver refuses the sink's configuration (a login or credentials refused, HTTP 401 and
+    /// 403 among them, a database whose encoding
     /// cannot hold the data, a gateway id of another store): retried like an outage, never
     /// dead-lettered, until the configuration is fixed; `fix` says how.
     case misconfigured(target: String, reason: String, fix: String)
@@ -48,8 +46,6 @@ public indirect enum SinkDeliveryError: Error, Equatable, CustomStringConvertibl
             "\(target): no \(what) within \(JSONTextFormat.seconds(seconds)) s"
         case .serverError(let target, let status, let body):
             "\(target) answered HTTP \(status)" + (body.isEmpty ? "" : ": \(body)")
-        case .authenticationFailed(let target, let reason):
-            "\(target) refused the credentials: \(reason) (check the sink's password, token or headers; nothing was dead-lettered)"
         case .interrupted(_, let error): error.description
         case .redirectRefused(let target, let status, let location):
             "\(target) answered HTTP \(status) redirecting to \(location.isEmpty ? "(no location)" : location): redirects are refused, give the final URL"
@@ -61,6 +57,9 @@ public indirect enum SinkDeliveryError: Error, Equatable, CustomStringConvertibl
 }
 
 extension SinkDeliveryError {
+    /// The `fix` of a receiver that refused the sink's credentials (HTTP 401, 403).
+    public static let refusedCredentialsFix = "check the sink's password, token or headers; nothing was dead-lettered"
+
     /// The error with every text passed through `redactor` (what a receiver echoed, targets).
     public func redacted(by redactor: SecretRedactor) -> SinkDeliveryError {
         let r = redactor.redact
@@ -69,7 +68,6 @@ extension SinkDeliveryError {
         case .connectionRefused(let target, let reason): .connectionRefused(target: r(target), reason: r(reason))
         case .timedOut(let target, let seconds, let what): .timedOut(target: r(target), seconds: seconds, waitingFor: r(what))
         case .serverError(let target, let status, let body): .serverError(target: r(target), status: status, body: r(body))
-        case .authenticationFailed(let target, let reason): .authenticationFailed(target: r(target), reason: r(reason))
         case .interrupted(let count, let error): .interrupted(acknowledged: count, error.redacted(by: redactor))
         case .redirectRefused(let target, let status, let location):
             .redirectRefused(target: r(target), status: status, location: r(location))

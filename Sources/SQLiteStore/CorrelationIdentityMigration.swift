@@ -32,7 +32,7 @@ enum CorrelationIdentityMigration {
 
     static func apply(_ db: Connection) throws {
         try db.execute(sql: """
-            CREATE TABLE correlations_v7(
+            CREATE TABLE correlations_new(
                 id INTEGER PRIMARY KEY,
                 uuid BLOB NOT NULL UNIQUE,
                 type TEXT NOT NULL,
@@ -61,7 +61,7 @@ enum CorrelationIdentityMigration {
             WHERE s.correlation = ? ORDER BY s.id
             """)
         let insert = try db.prepare("""
-            INSERT INTO correlations_v7(id, uuid, type, start_time, end_time, source, device, metadata, identity)
+            INSERT INTO correlations_new(id, uuid, type, start_time, end_time, source, device, metadata, identity)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         let move = try db.prepare("UPDATE samples SET correlation = ? WHERE id = ?")
@@ -110,7 +110,7 @@ enum CorrelationIdentityMigration {
         }
         try db.execute(sql: """
             DROP TABLE correlations;
-            ALTER TABLE correlations_v7 RENAME TO correlations;
+            ALTER TABLE correlations_new RENAME TO correlations;
             """)
     }
 

@@ -65,8 +65,10 @@ import Testing
         #expect(try fixture.deliver(sink, retry: RetryPolicy(maximumAttempts: 3, initialDelay: 0.05), events: events)
                 == .caughtUp(delivered: 10, deadLettered: 0))
         let target = "HTTP receiver \(receiver.url)"
-        #expect(events.failures == [.authenticationFailed(target: target, reason: "HTTP 401: refused: bad record"),
-                                    .authenticationFailed(target: target, reason: "HTTP 403: refused: bad record")])
+        #expect(events.failures == [.misconfigured(target: target, reason: "refused the credentials: HTTP 401: refused: bad record",
+                                                   fix: SinkDeliveryError.refusedCredentialsFix),
+                                    .misconfigured(target: target, reason: "refused the credentials: HTTP 403: refused: bad record",
+                                                   fix: SinkDeliveryError.refusedCredentialsFix)])
         #expect(try fixture.withStore { try $0.deadLetters(sink: "auth") }.isEmpty)
 
         // A receiver that keeps refusing: `sinks deliver` gives up with a non-zero exit, the backlog stays.
