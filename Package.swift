@@ -11,7 +11,7 @@ let fuzzSettings: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
 let builtinAdapterModules = [
     "XiaomiScale", "XiaomiMiBeacon", "BTHome", "GATTHealthProfiles", "DSD6Band", "YunmaiScale", "BeurerScale", "BeurerStandardScale",
     "HidrateSpark",  // Bluetooth LE
-    "OmronBloodPressure", "QNGATTScale",  // Bluetooth LE conversations
+    "OmronBloodPressure", "QNGATTScale", "MedisanaBloodPressure", "FemometerThermometer", "BerryMedOximeter",  // Bluetooth LE conversations
     "QNScale", "EtekcityScale", "EufyScale", "MiBandHeartRate", "HeartRateStraps", "RoomThermometers",  // BLE broadcasts
     "AmazfitScale", "SenssunScale", "LaicaScale",
     "ANTPlus", "OmronPedometer", "TEMPer",  // USB
@@ -20,7 +20,8 @@ let builtinAdapterModules = [
 /// another adapter module they build on (a vendor's variant of a standard profile).
 let builtinAdapterExtraDependencies: [String: [Target.Dependency]] = [
     "XiaomiMiBeacon": ["AdvertisementCrypto"], "BTHome": ["AdvertisementCrypto"],
-    "BeurerStandardScale": ["GATTHealthProfiles"],
+    "BeurerStandardScale": ["GATTHealthProfiles"], "MedisanaBloodPressure": ["GATTHealthProfiles"],
+    "FemometerThermometer": ["GATTHealthProfiles"], "BerryMedOximeter": ["GATTHealthProfiles"],
 ]
 let builtinAdapterTargets: [Target] = builtinAdapterModules.map { name in
     .target(name: name, dependencies: ["AdapterKit", "HealthModel", "Transport"] + (builtinAdapterExtraDependencies[name] ?? []),

@@ -376,8 +376,10 @@ def gatt_services_session(capture, address, name, services, values, advertise=Tr
         capture.advance(30)
 
     received_times = []
-    for characteristic, kind, value in values:
-        capture.advance(1000)
+    # Each value comes a second after the one before, or after the milliseconds of a fourth entry.
+    for entry in values:
+        characteristic, kind, value = entry[:3]
+        capture.advance(entry[3] if len(entry) > 3 else 1000)
         if kind == "indication":
             att("received", bytes([0x1D]) + le16(characteristic.value_handle) + value)
             received_times.append(capture.at())

@@ -3,14 +3,17 @@ import AdapterKit
 import AmazfitScale
 import BeurerScale
 import BeurerStandardScale
+import BerryMedOximeter
 import BTHome
 import DSD6Band
 import EtekcityScale
 import EufyScale
+import FemometerThermometer
 import GATTHealthProfiles
 import HeartRateStraps
 import HidrateSpark
 import LaicaScale
+import MedisanaBloodPressure
 import MiBandHeartRate
 import OmronBloodPressure
 import OmronPedometer
@@ -50,6 +53,9 @@ public enum BuiltinAdapters {
         HidrateSparkAdapter(),
         OmronBPAdapter(),
         QNGATTScaleAdapter(),
+        MedisanaBPAdapter(),
+        FemometerAdapter(),
+        BerryMedOximeterAdapter(),
         QNScaleAdapter(),  // company 0xFFFF is shared by many vendors: after the exact matches
         GATTHealthAdapter(),
     ]

@@ -34,15 +34,19 @@ final class GATTHealthConversation: GATTConversation {
     private let subscriptions: Set<BLEUUID>
     /// A consent scale's own steps (nil: the generic conversation).
     private let scale: ConsentScaleSteps?
+    /// The bounds of a device family's contact (nil: until the device disconnects or stays
+    /// silent for ``SubscribingConversation/idleTimeout``); a consent scale brings its own.
+    private let bounds: ContactBounds?
 
     init(device: BLEDeviceTraits, context: AdapterContext, steps: SubscribingConversation, reads: Set<BLEUUID>,
-         subscriptions: Set<BLEUUID>, scale: ConsentScaleSteps? = nil) {
+         subscriptions: Set<BLEUUID>, scale: ConsentScaleSteps? = nil, bounds: ContactBounds? = nil) {
         self.device = device
         self.context = context
         self.steps = steps
         self.reads = reads
         self.subscriptions = subscriptions
         self.scale = scale
+        self.bounds = scale?.bounds ?? bounds
     }
 
     func run(over link: any GATTConversationLink, deliver: (AdapterOutput) async throws -> DeliveryReceipt) async throws {
@@ -69,8 +73,8 @@ final class GATTHealthConversation: GATTConversation {
            database.characteristic(GATTHealthUUID.glucoseMeasurement) != nil {
             try await fetchStoredGlucoseRecords(over: link, deliver: deliver)
         }
-        if let scale {
-            try await receiveScaleValues(scale, over: link, deliver: deliver)
+        if let bounds {
+            try await receiveBounded(bounds, over: link, deliver: deliver)
         } else {
             try await steps.receiveUntilDisconnected(over: link, deliver: deliver)
         }
@@ -181,25 +185,26 @@ final class GATTHealthConversation: GATTConversation {
         }
     }
 
-    /// The scale's stored measurements (sent once the user is accepted) and a live weighing,
-    /// each delivered as it decodes, until the scale disconnects, stays silent for
-    /// ``ConsentScaleSteps/silence`` or has sent ``ConsentScaleSteps/maximumValues`` values
-    /// (then the link is closed and the rest comes at the next contact).
-    private func receiveScaleValues(_ scale: ConsentScaleSteps, over link: any GATTConversationLink,
-                                    deliver: (AdapterOutput) async throws -> DeliveryReceipt) async throws {
+    /// The device's values (a scale's stored measurements sent once the user is accepted and a
+    /// live weighing; a cuff's or thermometer's stored readings), each delivered as it decodes,
+    /// until the device disconnects, stays silent for ``ContactBounds/silence`` or has sent
+    /// ``ContactBounds/maximumValues`` values (then the link is closed and the rest comes at the
+    /// next contact).
+    private func receiveBounded(_ bounds: ContactBounds, over link: any GATTConversationLink,
+                                deliver: (AdapterOutput) async throws -> DeliveryReceipt) async throws {
         var output = AdapterOutput()
         var count = 0
         while true {
             let value: GATTValue
             do {
-                value = try await link.nextValue(timeout: scale.silence) { _ in true }
+                value = try await link.nextValue(timeout: bounds.silence) { _ in true }
             } catch {
                 if case .timedOut = error { await link.disconnect() }
                 break
             }
             steps.session.receive(.gattValue(value), into: &output)
             count += 1
-            if count >= scale.maximumValues {
+            if count >= bounds.maximumValues {
                 output.reject(context.source, reason: "value-cap",
                               detail: "\(link.peerAddress): \(count) values in one contact; the link is closed, "
                                   + "the rest comes at the next contact", time: value.time)
@@ -325,13 +330,26 @@ public struct ConsentScaleSteps: Sendable {
     /// Characteristics whose write of `00` asks the scale for its measurement, the first one
     /// the scale has is written.
     public var takeMeasurement: [BLEUUID]
-    /// Values received in one contact before the link is closed.
-    public var maximumValues: Int
-    /// Silence after which the scale has sent everything.
-    public var silence: Duration
+    /// Values received in one contact before the link is closed, and the silence after which
+    /// the scale has sent everything.
+    public var bounds: ContactBounds
 
     public init(takeMeasurement: [BLEUUID], maximumValues: Int, silence: Duration) {
         self.takeMeasurement = takeMeasurement
+        self.bounds = ContactBounds(maximumValues: maximumValues, silence: silence)
+    }
+}
+
+/// How long one contact with a standard-profile device lasts: a device family that sends its
+/// stored readings on its own once subscribed (a blood-pressure cuff, a thermometer) is done
+/// after a silence, and one contact takes at most so many values (the rest comes at the next).
+public struct ContactBounds: Sendable {
+    /// Values received in one contact before the link is closed.
+    public var maximumValues: Int
+    /// Silence after which the device has sent everything.
+    public var silence: Duration
+
+    public init(maximumValues: Int, silence: Duration) {
         self.maximumValues = maximumValues
         self.silence = silence
     }
@@ -345,6 +363,38 @@ extension GATTHealthAdapter {
                                steps: SubscribingConversation(session: makeSession(for: device, context: context),
                                                               source: context.source),
                                reads: gattReads, subscriptions: gattSubscriptions, scale: scale)
+    }
+}
+
+extension GATTHealthAdapter {
+    /// The standard-profile conversation for a device family that sends its readings on its own
+    /// once subscribed, bounded per contact, its samples under `context.source`.
+    public func makeBoundedConversation(for device: BLEDeviceTraits, context: AdapterContext,
+                                        bounds: ContactBounds) -> any GATTConversation {
+        GATTHealthConversation(device: device, context: context,
+                               steps: SubscribingConversation(session: makeSession(for: device, context: context),
+                                                              source: context.source),
+                               reads: gattReads, subscriptions: gattSubscriptions, bounds: bounds)
+    }
+}
+
+/// A device family that speaks the standard profiles and sends its stored readings on its own
+/// once subscribed (a blood-pressure cuff, a thermometer), found by how it advertises: its
+/// session is the standard one and its conversation the standard one bounded by
+/// ``contactBounds``. The adapter gives its descriptor and its bounds.
+public protocol StandardProfileFamily: ConversingAdapter {
+    /// How long one contact lasts and how many values it takes.
+    static var contactBounds: ContactBounds { get }
+}
+
+extension StandardProfileFamily {
+    /// Advertisements and values decode as the standard profiles do.
+    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any BLEAdapterSession {
+        GATTHealthAdapter().makeSession(for: device, context: context)
+    }
+
+    public func makeConversation(for device: BLEDeviceTraits, context: AdapterContext) -> any GATTConversation {
+        GATTHealthAdapter().makeBoundedConversation(for: device, context: context, bounds: Self.contactBounds)
     }
 }
 
