@@ -53,6 +53,9 @@ final class GATTHealthConversation: GATTConversation {
         var output = AdapterOutput()
         let database = try await link.discover()
         try await steps.readAll(reads, over: link, into: &output)
+        if database.characteristic(GATTHealthUUID.glucoseMeasurement) != nil {
+            try await readMeterClock(database, over: link, into: &output)
+        }
         if let currentTime = database.characteristic(GATTHealthUUID.currentTime), currentTime.properties & 0x08 != 0,
            context.options[GATTHealthOption.setTime] != "false" {
             try await setCurrentTime(over: link, into: &output)
@@ -81,6 +84,42 @@ final class GATTHealthConversation: GATTConversation {
     }
 
     // MARK: - Current Time
+
+    /// The glucose meter's clock, where its family keeps it (Current Time; Date Time on the
+    /// Roche meters), compared with the conversation's: when it is a minute or more off, the
+    /// records of this contact are corrected by the difference, as xDrip+ does (a meter's
+    /// records carry its own clock, and the clock set afterwards does not fix the records made
+    /// before). Read before the Current Time is written. Nothing is corrected when the clock
+    /// cannot be read or is more than a day off (an unset clock: the session then keeps the
+    /// records' own times, or their arrival for a time in the future).
+    private func readMeterClock(_ database: GATTDatabase, over link: any GATTConversationLink,
+                                into output: inout AdapterOutput) async throws(GATTConversationError) {
+        guard let session = steps.session as? GATTHealthSession else { return }
+        let family = GlucoseMeterFamily(manufacturer: session.manufacturerName)
+        guard let clock = family.clockCharacteristics.first(where: {
+            (database.characteristic($0)?.properties ?? 0) & 0x02 != 0
+        }) else { return }
+        let bytes: [UInt8]
+        do {
+            bytes = try await link.read(clock)
+        } catch {
+            if case .disconnected = error { throw error }
+            output.skip("meter-clock-unreadable")
+            return
+        }
+        let now = await link.now()
+        guard let meterTime = meterClock(bytes) else {
+            output.skip("meter-clock-invalid")
+            return
+        }
+        let offset = meterTime.date(in: context.timeZone).timeIntervalSince(now)
+        if abs(offset) >= Self.clockTolerance && abs(offset) <= 86_400 {
+            session.glucoseClockOffset = offset
+        }
+    }
+
+    /// A meter clock off by less than this is taken as right.
+    static let clockTolerance: TimeInterval = 60
 
     /// Writes the conversation's clock, in the context's zone, to Current Time (0x2A2B); a
     /// refusal is noted (the readings then carry the device's own clock).
@@ -286,39 +325,52 @@ final class GATTHealthConversation: GATTConversation {
             } catch {
                 if case .timedOut = error {
                     var output = AdapterOutput()
+                    (steps.session as? GATTHealthSession)?.flushGlucose(into: &output)
                     output.reject(context.source, reason: "racp-no-response",
                                   detail: "\(link.peerAddress): \(error) during the record transfer",
                                   time: await link.now())
-                    _ = try await deliver(output)
+                    try await deliverRecords(output, deviceKey: deviceKey, deliver: deliver)
                     return .finished
                 }
                 throw error  // disconnected: the records delivered so far are kept, the rest comes next time
             }
             if value.characteristicUUID == GATTHealthUUID.recordAccessControlPoint {
-                switch RecordAccessResponse(value.value) {
-                case .some(.finished), .some(.noRecords): return .finished
-                case .some(.filterNotSupported): return .unsupportedFilter
-                case .some(.failed(let code)):
-                    var output = AdapterOutput()
+                guard let response = RecordAccessResponse(value.value) else {
+                    continue  // not a response to our request (a numeric count, an abort answer)
+                }
+                // The transfer is over: a record still waiting for its context goes without it.
+                var output = AdapterOutput()
+                (steps.session as? GATTHealthSession)?.flushGlucose(into: &output)
+                if case .failed(let code) = response {
                     output.reject(context.source, reason: "racp-failed",
                                   detail: "\(link.peerAddress): response code 0x\(String(code, radix: 16)); value \(hexString(value.value))",
                                   time: value.time)
-                    _ = try await deliver(output)
-                    return .finished
-                case .none:
-                    continue  // not a response to our request (a numeric count, an abort answer)
                 }
+                try await deliverRecords(output, deviceKey: deviceKey, deliver: deliver)
+                return response == .filterNotSupported ? .unsupportedFilter : .finished
             }
             var output = AdapterOutput()
             steps.session.receive(.gattValue(value), into: &output)
-            _ = try await deliver(output)
-            if value.characteristicUUID == GATTHealthUUID.glucoseMeasurement, value.value.count >= 3,
-               output.rejections.isEmpty {
-                let sequence = UInt16(value.value[1]) | UInt16(value.value[2]) << 8
-                try? await context.memory?.remember(String(sequence), for: Self.lastSequenceKey, device: deviceKey)
-            }
+            try await deliverRecords(output, deviceKey: deviceKey, deliver: deliver)
         }
         return .finished
+    }
+
+    /// Delivers `output` and, once it is committed, remembers the highest glucose sequence
+    /// number among its records: only records actually delivered count, so one held for its
+    /// context when the link drops is asked for again next time.
+    private func deliverRecords(_ output: AdapterOutput, deviceKey: String,
+                                deliver: (AdapterOutput) async throws -> DeliveryReceipt) async throws {
+        guard !output.records.isEmpty || !output.rejections.isEmpty || !output.skipped.isEmpty else { return }
+        _ = try await deliver(output)
+        let sequences = output.records.compactMap { record -> UInt16? in
+            guard case .sample(let sample) = record, sample.type == .bloodGlucose,
+                  case .number(let number) = sample.metadata.entries[GATTMetadataKey.glucoseSequenceNumber] else { return nil }
+            return UInt16(exactly: number)
+        }
+        if let highest = sequences.max() {
+            try? await context.memory?.remember(String(highest), for: Self.lastSequenceKey, device: deviceKey)
+        }
     }
 }
 
