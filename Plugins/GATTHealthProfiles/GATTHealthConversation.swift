@@ -112,7 +112,8 @@ final class GATTHealthConversation: GATTConversation {
             output.skip("meter-clock-invalid")
             return
         }
-        let offset = meterTime.date(in: context.timeZone).timeIntervalSince(now)
+        // Whole seconds: the meter's clock has no finer resolution.
+        let offset = meterTime.date(in: context.timeZone).timeIntervalSince(now).rounded()
         if abs(offset) >= Self.clockTolerance && abs(offset) <= 86_400 {
             session.glucoseClockOffset = offset
         }
