@@ -168,8 +168,8 @@ let package = Package(
                            "Transport", "TestSupport"]
         ),
         .testTarget(name: "GATTHealthProfilesTests",
-                    dependencies: ["GATTHealthProfiles", "OmronBloodPressure", "QNGATTScale", "AdapterKit", "HealthModel", "Transport",
-                                   "TestSupport"]),
+                    dependencies: ["GATTHealthProfiles", "OmronBloodPressure", "QNGATTScale", "BerryMedOximeter", "AdapterKit",
+                                   "HealthModel", "Transport", "TestSupport"]),
         // Runs usb-probe and `ingestd devices` under umockdev-run / umockdev-wrapper: the real
         // libusb on replayed usbmon captures.
         .testTarget(name: "LibUSBTransportTests",

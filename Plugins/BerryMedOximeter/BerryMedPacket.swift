@@ -90,6 +90,12 @@ public struct BerryMedSecondReducer: Sendable {
         public var second: Int64
         public var oxygenSaturation: Int
         public var pulseRate: Int
+
+        public init(second: Int64, oxygenSaturation: Int, pulseRate: Int) {
+            self.second = second
+            self.oxygenSaturation = oxygenSaturation
+            self.pulseRate = pulseRate
+        }
     }
 
     private var second: Int64?
