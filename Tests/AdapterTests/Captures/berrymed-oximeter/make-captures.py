@@ -77,7 +77,27 @@ def bm1000c_case(capture):
     return records
 
 
-CASES = [Case("bm1000c", bm1000c_case, fragmented=True)]
+def bm1000_plx_case(capture):
+    """A BerryMed-named oximeter with the standard Pulse Oximeter profile and no vendor stream: the standard
+    conversation, its values SpeziBluetooth's PLX test frames (ORIGIN): continuous 100 % / 90 /min, then
+    95 % / 90 /min with status fields."""
+    address, name = "00:A0:50:3B:7E:12", "BerryMed"
+    continuous = Characteristic(0x2A5F, 0x10, cccd_value=0x0001)
+    values = [
+        (continuous, "notification", h("00 64 00 5A 00")),
+        (continuous, "notification", h("1C 5F 00 5A 00 20 00 00 00 00 57 F0")),
+    ]
+    times = gatt_session(capture, address, name, 0x1822, [continuous], values)
+    device = device_json(name=name, localIdentifier=address)
+    records = []
+    for index, (spo2, pulse) in enumerate([(1.00, 90), (0.95, 90)]):
+        meta = metadata_json(sync_identifier="%s/2A5F/%s" % (address, iso(times[index])), sync_version=1)
+        records.append(sample("OxygenSaturation", spo2, "%", times[index], source=SOURCE, device=device, metadata=meta))
+        records.append(sample("HeartRate", pulse, "count/min", times[index], source=SOURCE, device=device, metadata=meta))
+    return records
+
+
+CASES = [Case("bm1000c", bm1000c_case, fragmented=True), Case("bm1000-plx", bm1000_plx_case)]
 
 
 if __name__ == "__main__":
