@@ -112,6 +112,10 @@ final class BerryMedConversation: GATTConversation {
                 if packet.isReading { lastReading = value.time }
                 if let reading = reducer.add(packet, at: value.time) { try await store(reading) }
             }
+            if stream.otherProtocol {
+                ending = "other-protocol"
+                break
+            }
             if stored >= Self.maximumReadingsPerContact {
                 ending = "reading-cap"
                 break
@@ -126,6 +130,11 @@ final class BerryMedConversation: GATTConversation {
             append(last, to: &output)
         }
         if stream.droppedBytes > 0 { output.skipped["partial-packet-byte", default: 0] += stream.droppedBytes }
+        if ending == "other-protocol" {
+            output.reject(context.source, reason: "unsupported-protocol",
+                          detail: "\(device.address) streams the 20-byte packets (FF AA …) of BerryMed's newer protocol, "
+                              + "which ingestd does not decode; nothing is stored from it", time: await link.now())
+        }
         if ending == "reading-cap" {
             output.reject(context.source, reason: "reading-cap",
                           detail: "\(device.address): \(stored) seconds stored in one contact; the link is closed, "

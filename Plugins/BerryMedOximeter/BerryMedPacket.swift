@@ -48,17 +48,32 @@ public struct BerryMedPacket: Sendable, Equatable {
 /// across notifications and a notification may hold several; bytes that do not form a packet
 /// (a lost byte, a stray header) are dropped and counted, and the stream resynchronises on the
 /// next byte with its high bit set. Holds at most one packet's bytes between notifications.
+///
+/// `FF AA` cannot occur in this stream (a data byte never has its high bit set): it is the
+/// start of the 20-byte packets of BerryMed's newer protocol (V1.5), whose layout is not
+/// decoded. Once seen, the stream is marked ``otherProtocol`` and takes nothing more, so those
+/// bytes never pass for packets of this one.
 public struct BerryMedStream: Sendable {
     private var pending: [UInt8] = []
+    private var previous: UInt8?
     /// Bytes dropped because they did not form a packet.
     public private(set) var droppedBytes = 0
+    /// The oximeter speaks the newer protocol (`FF AA` seen).
+    public private(set) var otherProtocol = false
 
     public init() {}
 
     /// The whole packets `bytes` completes, in order.
     public mutating func append(_ bytes: [UInt8]) -> [BerryMedPacket] {
         var packets: [BerryMedPacket] = []
+        guard !otherProtocol else { return [] }
         for byte in bytes {
+            defer { previous = byte }
+            if previous == 0xFF && byte == 0xAA {
+                otherProtocol = true
+                pending = []
+                return packets
+            }
             if byte & 0x80 != 0 {
                 droppedBytes += pending.count  // a header before the last packet was whole
                 pending = [byte]

@@ -32,6 +32,14 @@ struct BerryMedPacketTests {
         #expect(stream.droppedBytes == 4, "the stray byte and the three bytes of the cut packet")
     }
 
+    @Test func theNewerProtocolsPacketsNeverPassForPackets() {
+        var stream = BerryMedStream()
+        // A V1.5 packet start (FF AA) followed by bytes that would otherwise form a packet (AA 32 06 48 61).
+        #expect(stream.append(hex("96 32 06 48 61 FF AA 32 06 48 61")).map(\.oxygenSaturation) == [97])
+        #expect(stream.otherProtocol)
+        #expect(stream.append(hex("96 32 06 48 61")).isEmpty, "nothing more is taken")
+    }
+
     @Test func oneReadingPerSecondTheMedianOfItsPackets() throws {
         var reducer = BerryMedSecondReducer()
         let start = Date(timeIntervalSince1970: 1_760_000_000)
