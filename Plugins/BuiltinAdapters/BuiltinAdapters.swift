@@ -6,6 +6,7 @@ import BeurerStandardScale
 import BTHome
 import DSD6Band
 import EtekcityScale
+import EufyP2Scale
 import EufyScale
 import GATTHealthProfiles
 import HeartRateStraps
@@ -36,6 +37,7 @@ public enum BuiltinAdapters {
         XiaomiMiBeaconAdapter(),
         BTHomeAdapter(),
         EtekcityScaleAdapter(),
+        EufyP2ScaleAdapter(),  // connects to the P2 family, before the advertisement-only Eufy adapter
         EufyScaleAdapter(),
         MiBandHeartRateAdapter(),
         HeartRateStrapAdapter(),

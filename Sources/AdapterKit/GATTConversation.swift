@@ -20,6 +20,41 @@ public protocol ConversingAdapter: BLEAdapter {
 
 extension ConversingAdapter {
     public var conversesWithConnectedDevices: Bool { true }
+
+    /// Nothing from advertisements, the default of an adapter whose devices hand over their data
+    /// only in a conversation.
+    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any BLEAdapterSession {
+        NothingAdvertisedSession()
+    }
+}
+
+/// A step of a conversation that ends the contact with one rejection to report (a refused
+/// handshake, a device that wants pairing), thrown inside ``reporting(source:device:deliver:_:)``.
+public struct ConversationStop: Error, Sendable {
+    public var reason: String
+    public var detail: String
+    public var time: Date
+
+    public init(reason: String, detail: String, time: Date) {
+        self.reason = reason
+        self.detail = detail
+        self.time = time
+    }
+
+    /// Runs `body`; a stop it throws is delivered as the rejection `<reason>: <device>: <detail>`
+    /// and the link closed. Other errors end the conversation as they are.
+    public static func reporting(source: String, device: BLEAddress, over link: any GATTConversationLink,
+                                 deliver: (AdapterOutput) async throws -> DeliveryReceipt,
+                                 _ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch let stop as ConversationStop {
+            var output = AdapterOutput()
+            output.reject(source, reason: stop.reason, detail: "\(device): \(stop.detail)", time: stop.time)
+            _ = try await deliver(output)
+            await link.disconnect()
+        }
+    }
 }
 
 /// Bounds of a conversation's link.
