@@ -11,7 +11,7 @@ let fuzzSettings: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
 let builtinAdapterModules = [
     "XiaomiScale", "XiaomiMiBeacon", "BTHome", "GATTHealthProfiles", "DSD6Band", "YunmaiScale", "BeurerScale", "BeurerStandardScale",
     "HidrateSpark",  // Bluetooth LE
-    "OmronBloodPressure", "QNGATTScale", "EufyP2Scale",  // Bluetooth LE conversations
+    "OmronBloodPressure", "QNGATTScale", "EufyP2Scale", "ColmiRing",  // Bluetooth LE conversations
     "QNScale", "EtekcityScale", "EufyScale", "MiBandHeartRate", "HeartRateStraps", "RoomThermometers",  // BLE broadcasts
     "AmazfitScale", "SenssunScale", "LaicaScale",
     "ANTPlus", "OmronPedometer", "TEMPer",  // USB
@@ -168,7 +168,7 @@ let package = Package(
         ),
         .testTarget(name: "GATTHealthProfilesTests",
                     dependencies: ["GATTHealthProfiles", "OmronBloodPressure", "QNGATTScale", "EufyP2Scale", "AdvertisementCrypto",
-                                   "AdapterKit", "HealthModel", "Transport", "TestSupport"]),
+                                   "ColmiRing", "AdapterKit", "HealthModel", "Transport", "TestSupport"]),
         // Runs usb-probe and `ingestd devices` under umockdev-run / umockdev-wrapper: the real
         // libusb on replayed usbmon captures.
         .testTarget(name: "LibUSBTransportTests",

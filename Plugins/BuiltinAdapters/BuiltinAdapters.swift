@@ -4,6 +4,7 @@ import AmazfitScale
 import BeurerScale
 import BeurerStandardScale
 import BTHome
+import ColmiRing
 import DSD6Band
 import EtekcityScale
 import EufyP2Scale
@@ -52,6 +53,7 @@ public enum BuiltinAdapters {
         HidrateSparkAdapter(),
         OmronBPAdapter(),
         QNGATTScaleAdapter(),
+        ColmiRingAdapter(),
         QNScaleAdapter(),  // company 0xFFFF is shared by many vendors: after the exact matches
         GATTHealthAdapter(),
     ]
