@@ -89,8 +89,10 @@ struct BodyCommand: Command {
         context.stdout.writeLine(header)
         let rows = values.map { index, sample -> [String] in
             let row = Self.rows[index]
-            let shown = (sample.quantity.value * row.factor * 10).rounded() / 10
-            let text = JSONNumber.format(row.type == .basalMetabolicRate ? shown.rounded() : shown) + (row.unit.isEmpty ? "" : " " + row.unit)
+            // A scale's weight as it showed it (10 g), the rest to a tenth, the BMR in whole kcal.
+            let perUnit: Double = row.type == .bodyMass ? 100 : row.type == .basalMetabolicRate ? 1 : 10
+            let shown = (sample.quantity.value * row.factor * perUnit).rounded() / perUnit
+            let text = JSONNumber.format(shown) + (row.unit.isEmpty ? "" : " " + row.unit)
             var origin = "scale"
             if case .string(let formula)? = sample.metadata[MetadataKey.bodyCompositionFormula] {
                 origin = "derived: \(formula)"
