@@ -5,8 +5,10 @@ import BeurerScale
 import BeurerStandardScale
 import BerryMedOximeter
 import BTHome
+import ColmiRing
 import DSD6Band
 import EtekcityScale
+import EufyP2Scale
 import EufyScale
 import FemometerThermometer
 import GATTHealthProfiles
@@ -39,6 +41,7 @@ public enum BuiltinAdapters {
         XiaomiMiBeaconAdapter(),
         BTHomeAdapter(),
         EtekcityScaleAdapter(),
+        EufyP2ScaleAdapter(),  // connects to the P2 family, before the advertisement-only Eufy adapter
         EufyScaleAdapter(),
         MiBandHeartRateAdapter(),
         HeartRateStrapAdapter(),
@@ -53,6 +56,7 @@ public enum BuiltinAdapters {
         HidrateSparkAdapter(),
         OmronBPAdapter(),
         QNGATTScaleAdapter(),
+        ColmiRingAdapter(),
         MedisanaBPAdapter(),
         FemometerAdapter(),
         BerryMedOximeterAdapter(),

@@ -26,6 +26,7 @@ final class GATTHealthConversation: GATTConversation {
     /// At most this many values are read during one record transfer (a meter holds a few
     /// hundred to a few thousand records).
     static let maximumTransferValues = 100_000
+    var maximumValuesPerContact: Int { Self.maximumTransferValues }
 
     private let device: BLEDeviceTraits
     private let context: AdapterContext

@@ -149,6 +149,24 @@ import Transport
         #expect(try glucoseSequenceNumbers(scenario.store) == Array(1...50))
     }
 
+    /// A meter bursting 600 stored records at once (a full memory; the daemon commits each as
+    /// it takes it, so most wait in the link meanwhile): all 600 are stored, none dropped, and
+    /// the next contact asks only for what came after.
+    @Test func aMeterBurstingSixHundredRecordsGivesAllOfThem() async throws {
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "gatt-health", "bloodGlucose"])
+        let meter = SimulatedGlucoseMeter(records: 600)
+        let log = RecordingLogHandler()
+        try await runDaemon(store: scenario.store, name: "Meter", services: [0x1808], profile: SimulatedGlucoseMeter.profile,
+                            responder: meter, listen: .seconds(6), log: log)
+        #expect(try glucoseSequenceNumbers(scenario.store) == Array(1...600))
+        #expect(!log.records.contains { $0.message.contains("notification") && $0.message.contains("past the") },
+                "\(log.records.map(\.message))")
+        try await runDaemon(store: scenario.store, name: "Meter", services: [0x1808], profile: SimulatedGlucoseMeter.profile,
+                            responder: meter, listen: .seconds(6))
+        #expect(meter.requests.last == [0x01, 0x03, 0x01, 0x59, 0x02], "records >= 601: \(meter.requests)")
+    }
+
     /// A scale whose clock is writable: the daemon sets it (its clock, in the local zone)
     /// before subscribing, and the reading the scale stamps with that clock lands at that time.
     @Test func aScalesClockIsSetBeforeItsReadingsAreTaken() async throws {
