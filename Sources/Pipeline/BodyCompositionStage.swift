@@ -68,6 +68,7 @@ public enum BodyCompositionStage {
     public static func vendorFormula(for device: Device?) -> (any BodyCompositionFormula)? {
         switch device?.manufacturer?.lowercased() {
         case "xiaomi": XiaomiBodyComposition()
+        case "yunmai": YunmaiBodyComposition()
         default: nil
         }
     }

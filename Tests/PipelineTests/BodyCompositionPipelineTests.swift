@@ -120,9 +120,18 @@ import Pipeline
         try temp.store.setBodyComposition(.vendor, of: try me())
         _ = try Pipeline(store: temp.store, now: { Self.clock }).ingest(try Self.capture("yunmai-scale", "weighing.expected.jsonl"))
         try expectStored(.bodyFatPercentage, 0.235, nil)
-        // No published Yunmai formula in ingestd: vendor falls back to the standard one. 75.3 / 1.65² = 27.66.
-        try expectStored(.bodyMassIndex, 27.66, "standard")
-        try expectStored(.leanBodyMass, 50.2, "standard")
+        // Yunmai (hand-computed): r = √((512 − 100) / 100) = 2.02978; fat = 1.5·75.3 / 1.65² + 0.08·45 − 7.4 + r = 39.7174 %.
+        // BMI 75.3 / 1.65² = 27.66; lean 75.3 · 60.2826 % = 45.39 kg; water 60.2826 · 0.726 = 43.77 %;
+        // skeletal muscle 75.3 · 60.2826 · 0.53 % = 24.06 kg; bone 75.3 · 40.389 % · 4/7 · 0.34 · 0.45 − 0.05 = 2.61 kg;
+        // visceral (39.7174 − 35) / 1.1 + 9.5 = 13.8.
+        try expectStored(.bodyMassIndex, 27.66, "yunmai")
+        try expectStored(.leanBodyMass, 45.39, "yunmai")
+        try expectStored(.bodyWaterPercentage, 0.4377, "yunmai")
+        try expectStored(.skeletalMuscleMass, 24.06, "yunmai")
+        try expectStored(.boneMass, 2.61, "yunmai")
+        try expectStored(.visceralFatRating, 13.8, "yunmai")
+        // No published Yunmai BMR: the standard one, 370 + 21.6 · 50.2009 (Sun 2003, as for the Beurer weighing).
+        try expectStored(.basalMetabolicRate, 1454, "standard")
     }
 
     /// The change feed after `anchor`: (added or deleted, type short name).
