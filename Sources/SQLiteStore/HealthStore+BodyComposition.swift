@@ -38,6 +38,41 @@ extension HealthStore {
         }
     }
 
+    /// Sets the formula of the weighings of the device `identifier` (a BLE address, serial number
+    /// or local identifier; nil: the person's choice again), and recomputes everybody's weighings.
+    @discardableResult
+    public func setBodyComposition(_ choice: BodyCompositionChoice?, ofDevice identifier: String) throws -> BodyCompositionRecomputation {
+        let trimmed = identifier.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty else { throw PeopleError.emptyDeviceIdentifier }
+        return try db.transaction(.immediate) {
+            if let choice {
+                let upsert = try db.prepare("INSERT OR REPLACE INTO device_body_composition(device, label, formula) VALUES (?, ?, ?)")
+                try upsert.bind(Household.deviceKey(trimmed), at: 1)
+                try upsert.bind(trimmed, at: 2)
+                try upsert.bind(choice.rawValue, at: 3)
+                try upsert.execute()
+            } else {
+                let delete = try db.prepare("DELETE FROM device_body_composition WHERE device = ?")
+                try delete.bind(Household.deviceKey(trimmed), at: 1)
+                try delete.execute()
+            }
+            var total = BodyCompositionRecomputation()
+            for person in try people() { total.merge(try recomputeBodyComposition(ofPerson: person.id)) }
+            return total
+        }
+    }
+
+    /// Device key → formula, as `ingestd devices set` stored them.
+    func deviceBodyComposition() throws -> [String: BodyCompositionChoice] {
+        var result: [String: BodyCompositionChoice] = [:]
+        try db.cachedStatement("SELECT device, formula FROM device_body_composition").forEachRow { row in
+            if let device = row.string(at: 0), let choice = row.string(at: 1).flatMap(BodyCompositionChoice.init(rawValue:)) {
+                result[device] = choice
+            }
+        }
+        return result
+    }
+
     /// Recomputes the derived body composition of every weighing of person `id` (after a
     /// profile or formula change), inside the caller's transaction.
     func recomputeBodyComposition(ofPerson id: Int64) throws -> BodyCompositionRecomputation {
@@ -72,6 +107,7 @@ extension HealthStore {
         var result = BodyCompositionRecomputation()
         guard !weighings.isEmpty else { return result }
         let everybody = try people()
+        let household = Household(people: everybody, deviceBodyComposition: try deviceBodyComposition())
         let policy = try loadAuthorization()
         let now = Date()
         var writer = try BatchWriter(store: self, now: now)
@@ -122,7 +158,8 @@ extension HealthStore {
                                    person: old.person, at: now.timeIntervalSince1970)
                 result.removed += 1
             }
-            switch BodyCompositionStage.derive(weighing: weighing, person: person, present: present) {
+            switch BodyCompositionStage.derive(weighing: weighing, person: person, present: present,
+                                               deviceChoice: household.bodyComposition(ofDeviceOf: weighing)) {
             case .success(let derived)?:
                 var refused = false
                 for sample in derived {
@@ -147,6 +184,14 @@ extension HealthStore {
 }
 
 extension BodyCompositionRecomputation {
+    mutating func merge(_ other: BodyCompositionRecomputation) {
+        weighings += other.weighings
+        removed += other.removed
+        added += other.added
+        for (key, n) in other.skipped { skipped[key, default: 0] += n }
+        for (key, text) in other.examples where examples[key] == nil { examples[key] = text }
+    }
+
     mutating func count(_ skip: BodyCompositionSkip) {
         skipped[skip.key, default: 0] += 1
         if examples[skip.key] == nil { examples[skip.key] = skip.description }

@@ -65,12 +65,18 @@ public final class HealthStore {
         Migration(version: 8, name: "keys of devices that encrypt their advertisements", sql: schemaV8),
         CorrelationIdentityMigration.migration,
         Migration(version: 10, name: "what each sink last published as a current state", sql: schemaV10),
-        Migration(version: 12, name: "each person's body-composition formula", sql: schemaV12),
+        Migration(version: 12, name: "body-composition formulas per person and per device", sql: schemaV12),
     ])
 
-    /// `ingestd people set P --body-composition standard|vendor|none`: standard for everybody so far.
+    /// `ingestd people set P --body-composition standard|vendor|none` (standard for everybody so
+    /// far) and `ingestd devices set DEVICE --body-composition …` (by device key, as device owners).
     static let schemaV12 = """
         ALTER TABLE people ADD COLUMN body_composition TEXT NOT NULL DEFAULT 'standard';
+        CREATE TABLE device_body_composition(
+            device TEXT PRIMARY KEY,
+            label TEXT NOT NULL,
+            formula TEXT NOT NULL
+        ) WITHOUT ROWID;
         """
 
     /// Per device address (upper case, `AA:BB:CC:DD:EE:FF`): the key of its encrypted

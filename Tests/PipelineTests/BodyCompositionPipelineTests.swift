@@ -192,6 +192,23 @@ import Pipeline
         #expect(tombstones.count == 7, "bob's feed shows his weighing and its derived values leaving")
     }
 
+    @Test func aDeviceFormulaWinsOverThePersonsAndFollowsChanges() throws {
+        try temp.store.setProfile(Self.man, of: try me())
+        // The person chose none; the scale (its BLE address, any case) says vendor.
+        try temp.store.setBodyComposition(.none, of: try me())
+        try temp.store.setBodyComposition(.vendor, ofDevice: "50:fb:19:1b:b5:dc")
+        _ = try Pipeline(store: temp.store, now: { Self.clock }).ingest(try Self.capture("xiaomi-scale", "mi-scale-v2.expected.jsonl"))
+        try expectStored(.bodyFatPercentage, 0.2544, "xiaomi")
+        // Back to the person's choice: the derived values go, in the change feed.
+        let back = try temp.store.setBodyComposition(nil, ofDevice: "50:FB:19:1B:B5:DC")
+        #expect(back.removed == 8 && back.added == 0)
+        #expect(try temp.store.samples(type: .bodyFatPercentage).isEmpty)
+        // Standard for the device: recomputed at once.
+        let standard = try temp.store.setBodyComposition(.standard, ofDevice: "50:FB:19:1B:B5:DC")
+        #expect(standard.added == 6)
+        try expectStored(.leanBodyMass, 69.22, "standard")
+    }
+
     @Test func aNewerSyncVersionOfTheWeighingReplacesItsDerivedValues() throws {
         try temp.store.setProfile(Self.man, of: try me())
         let pipeline = try Pipeline(store: temp.store, now: { Self.clock })
