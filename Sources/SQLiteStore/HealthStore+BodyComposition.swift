@@ -100,6 +100,37 @@ extension HealthStore {
         return try recomputeBodyComposition(of: weighings)
     }
 
+    /// After a newer sync version of a weighing replaced the stored one: the derived samples of
+    /// older versions that the new one did not replace (it derived fewer, or nothing) are
+    /// removed, each a tombstone. Inside the write's transaction.
+    func removeStaleDerivedSamples(_ batch: [NormalizedRecord], outcomes: [[WriteOutcome]]) throws {
+        // Most batches replace nothing: one comparison per record before any sample is touched.
+        for (index, outcome) in outcomes.enumerated() where outcome.first == .replaced && index < batch.count {
+            guard case .sample(let weighing) = batch[index], weighing.type == .bodyMass,
+                  weighing.metadata[MetadataKey.impedance] != nil, let sync = weighing.metadata.syncIdentifier,
+                  let version = weighing.metadata.syncVersion else { continue }
+            let derivedTypes = try BodyCompositionStage.derivedTypes.map { try typeID($0.identifier) }
+            let stale = try db.cachedStatement("""
+                SELECT x.id, x.uuid, x.type, x.source, x.person FROM samples x JOIN sources s ON s.id = x.source
+                WHERE s.name = ?1 AND x.sync_id = ?2 AND x.sync_version < ?3
+                  AND x.type IN (\(derivedTypes.map(String.init).joined(separator: ",")))
+                  AND json_extract(x.metadata, '$.\(MetadataKey.bodyCompositionFormula)') IS NOT NULL
+                """)
+            try stale.bind(weighing.source, at: 1)
+            try stale.bind(sync, at: 2)
+            try stale.bind(Int64(version), at: 3)
+            let doomed = try stale.mapRows { ($0.int64(at: 0), $0.bytes(at: 1) ?? [], $0.int64(at: 2), $0.int64(at: 3),
+                                              $0.isNull(at: 4) ? nil : Optional($0.int64(at: 4))) }
+            let delete = try db.cachedStatement("DELETE FROM samples WHERE id = ?")
+            for (id, uuid, type, source, person) in doomed {
+                try delete.bind(id, at: 1)
+                try delete.execute()
+                try writeTombstone(anchor: try nextAnchor(), uuid: uuid, type: type, source: source, person: person,
+                                   at: Date().timeIntervalSince1970)
+            }
+        }
+    }
+
     /// Removes the derived samples of each weighing (tombstones) and derives them again for the
     /// weighing's person with the current profile and formula; a (source, type) not granted
     /// gets no derived sample. Inside the caller's transaction; logs one commit for `watch`.

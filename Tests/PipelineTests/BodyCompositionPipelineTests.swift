@@ -225,6 +225,23 @@ import Pipeline
         #expect(try temp.store.samples(type: .leanBodyMass).count == 1)
     }
 
+    @Test func aNewerSyncVersionThatDerivesNothingRemovesTheOldDerivedValues() throws {
+        try temp.store.setProfile(Self.man, of: try me())
+        let pipeline = try Pipeline(store: temp.store, now: { Self.clock })
+        var records = try Self.capture("xiaomi-scale", "mi-scale-v2.expected.jsonl")
+        let first = try pipeline.ingest(records)
+        guard case .sample(var weighing) = records[0] else { Issue.record("no weighing"); return }
+        weighing.uuid = UUID()
+        weighing.metadata.syncVersion = 3
+        weighing.metadata.entries[MetadataKey.impedance] = .number(65535)
+        records[0] = .sample(weighing)
+        let report = try pipeline.ingest(records)
+        #expect(report.totals.replaced == 1, "the weighing alone")
+        #expect(try temp.store.samples(type: .leanBodyMass).isEmpty, "no value of the old version is left")
+        let deleted = try temp.store.changes(since: try #require(first.anchor)).entries.filter { if case .deleted = $0 { true } else { false } }
+        #expect(deleted.count == 7, "the old weighing and its 6 derived values")
+    }
+
     @Test(arguments: [
         ("height 0", UserProfile(dateOfBirth: CalendarDate(year: 1994, month: 6, day: 1), biologicalSex: .male,
                                  height: Quantity(value: 0, unit: .meter)), "not-derived-height-outside-formula"),
