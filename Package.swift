@@ -12,6 +12,7 @@ let builtinAdapterModules = [
     "XiaomiScale", "XiaomiMiBeacon", "BTHome", "GATTHealthProfiles", "DSD6Band", "YunmaiScale", "BeurerScale", "BeurerStandardScale",
     "HidrateSpark",  // Bluetooth LE
     "OmronBloodPressure", "QNGATTScale", "EufyP2Scale", "ColmiRing",  // Bluetooth LE conversations
+    "MedisanaBloodPressure", "FemometerThermometer", "BerryMedOximeter",
     "QNScale", "EtekcityScale", "EufyScale", "MiBandHeartRate", "HeartRateStraps", "RoomThermometers",  // BLE broadcasts
     "AmazfitScale", "SenssunScale", "LaicaScale",
     "ANTPlus", "OmronPedometer", "TEMPer",  // USB
@@ -21,6 +22,8 @@ let builtinAdapterModules = [
 let builtinAdapterExtraDependencies: [String: [Target.Dependency]] = [
     "XiaomiMiBeacon": ["AdvertisementCrypto"], "BTHome": ["AdvertisementCrypto"],
     "BeurerStandardScale": ["GATTHealthProfiles"], "EufyP2Scale": ["AdvertisementCrypto"],
+    "MedisanaBloodPressure": ["GATTHealthProfiles"],
+    "FemometerThermometer": ["GATTHealthProfiles"], "BerryMedOximeter": ["GATTHealthProfiles"],
 ]
 let builtinAdapterTargets: [Target] = builtinAdapterModules.map { name in
     .target(name: name, dependencies: ["AdapterKit", "HealthModel", "Transport"] + (builtinAdapterExtraDependencies[name] ?? []),
@@ -168,7 +171,7 @@ let package = Package(
         ),
         .testTarget(name: "GATTHealthProfilesTests",
                     dependencies: ["GATTHealthProfiles", "OmronBloodPressure", "QNGATTScale", "EufyP2Scale", "AdvertisementCrypto",
-                                   "ColmiRing", "AdapterKit", "HealthModel", "Transport", "TestSupport"]),
+                                   "ColmiRing", "BerryMedOximeter", "AdapterKit", "HealthModel", "Transport", "TestSupport"]),
         // Runs usb-probe and `ingestd devices` under umockdev-run / umockdev-wrapper: the real
         // libusb on replayed usbmon captures.
         .testTarget(name: "LibUSBTransportTests",

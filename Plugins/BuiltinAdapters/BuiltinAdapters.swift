@@ -3,16 +3,19 @@ import AdapterKit
 import AmazfitScale
 import BeurerScale
 import BeurerStandardScale
+import BerryMedOximeter
 import BTHome
 import ColmiRing
 import DSD6Band
 import EtekcityScale
 import EufyP2Scale
 import EufyScale
+import FemometerThermometer
 import GATTHealthProfiles
 import HeartRateStraps
 import HidrateSpark
 import LaicaScale
+import MedisanaBloodPressure
 import MiBandHeartRate
 import OmronBloodPressure
 import OmronPedometer
@@ -54,6 +57,9 @@ public enum BuiltinAdapters {
         OmronBPAdapter(),
         QNGATTScaleAdapter(),
         ColmiRingAdapter(),
+        MedisanaBPAdapter(),
+        FemometerAdapter(),
+        BerryMedOximeterAdapter(),
         QNScaleAdapter(),  // company 0xFFFF is shared by many vendors: after the exact matches
         GATTHealthAdapter(),
     ]

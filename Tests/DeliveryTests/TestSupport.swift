@@ -94,7 +94,7 @@ final class MosquittoBroker {
     private var process: Process?
 
     init(user: (name: String, password: String)? = nil) throws {
-        try #require(FileManager.default.isExecutableFile(atPath: Self.executable), "mosquitto is not installed (scripts/bootstrap)")
+        try #require(FileManager.default.isExecutableFile(atPath: Self.executable), "mosquitto is not installed (scripts/bootstrap-tests)")
         directory = try TemporaryDirectory("mosquitto")
         port = try freePort()
         var config = """

@@ -100,7 +100,7 @@ import Transport
         #expect(samples.first?.device?.localIdentifier == Self.band.description)
     }
 
-    private func glucoseSequenceNumbers(_ store: String) throws -> [Int] {
+    func glucoseSequenceNumbers(_ store: String) throws -> [Int] {
         let health = try HealthStore(path: store)
         defer { health.close() }
         return try health.samples(type: .bloodGlucose).compactMap { sample in
