@@ -128,7 +128,7 @@ let package = Package(
             dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CSQLite", "BLEWire", "CaptureFormats",
                            "BuiltinAdapters", "AdapterKit", "Transport",
                            "IngestRuntime", "BLESimulators", "BlueZTransport", "Logging", "Delivery",
-                           "PostgresStore", "LocalPostgres", "AdvertisementCrypto", "CCrypto"]
+                           "PostgresStore", "LocalPostgres", "AdvertisementCrypto", "CCrypto", "WebDashboard"]
         ),
 
         // The Xiaomi scale adapter built as an external adapter executable (ExternalAdapterMain).
@@ -159,6 +159,8 @@ let package = Package(
                     exclude: ["Receivers"]),
         .testTarget(name: "RedactionTests", dependencies: ["Redaction"]),
         // Runs the built ingestd binary (SIGKILL mid-replay, then replay again).
+        // `ingestd serve` and `ingestd report` in headless Chromium and against hostile raw clients; the SVG charts.
+        .testTarget(name: "WebDashboardTests", dependencies: ["Charts", "WebDashboard", "TestSupport", "ingestd"]),
         .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd", "TestSupport"], exclude: ["Captures"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing", "Logging"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),

@@ -84,6 +84,9 @@ public final class Dashboard: @unchecked Sendable {
             case ("GET", "/decisions"): return try page(try decisionsPage(message: nil))
             case ("POST", "/decisions"): return try decide(request)
             case ("GET", "/sinks"): return try page(try sinksPage())
+            case ("GET", "/devices"):
+                return try page(Self.document(title: "Devices: ingestd",
+                                              body: "<h1>Sources and devices</h1>" + (try PersonPage.devices(store: store, scope: QueryScope()))))
             case ("GET", "/metrics"):
                 return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", text: try metrics())
             case ("GET", let path) where path.hasPrefix("/api/v1/"):
@@ -154,7 +157,7 @@ public final class Dashboard: @unchecked Sendable {
         out += inlineStyle ? "<style>\(PageStyle.css)</style>" : "<link rel=\"stylesheet\" href=\"/style.css\">"
         out += "</head><body>"
         if nav {
-            out += "<header class=\"top\"><strong>ingestd</strong><nav><a href=\"/\">People</a><a href=\"/decisions\">Decisions</a><a href=\"/sinks\">Sinks</a><a href=\"/metrics\">Metrics</a></nav></header>"
+            out += "<header class=\"top\"><strong>ingestd</strong><nav><a href=\"/\">People</a><a href=\"/decisions\">Decisions</a><a href=\"/devices\">Devices</a><a href=\"/sinks\">Sinks</a><a href=\"/metrics\">Metrics</a></nav></header>"
         }
         return out + "<main>" + body + "</main></body></html>\n"
     }
@@ -166,10 +169,7 @@ public final class Dashboard: @unchecked Sendable {
         body += "<ul class=\"people\">" + names.map {
             "<li><a href=\"/person?name=\(Self.queryEscaped($0))\">\(HTMLText.escaped($0))</a></li>"
         }.joined() + "</ul>"
-        let unassigned = try store.sourceSummaries(scope: QueryScope(people: .unassigned)).reduce(0) { $0 + $1.sampleCount }
-        if unassigned > 0 {
-            body += "<p>\(unassigned) reading\(unassigned == 1 ? "" : "s") belong to nobody yet: assign them with <code>ingestd unassigned</code> and <code>ingestd assign</code>.</p>"
-        }
+        body += "<p class=\"muted\">Readings nobody was assigned are listed by <code>ingestd unassigned</code> and given to a person with <code>ingestd assign</code>.</p>"
         if let pending = try administration?.pendingDecisions(), !pending.isEmpty {
             body += "<p><a href=\"/decisions\">\(pending.count) first-contact decision\(pending.count == 1 ? "" : "s") waiting</a></p>"
         }

@@ -113,9 +113,15 @@ public struct HealthSections {
         try store.statistics(operation, type: type, from: from, to: to, granularity: by, zone: zone, scope: scope)
     }
 
-    /// Steps per day (or week) as bars.
-    public func stepsChart(from: Date, to: Date, by: BucketGranularity, id: String = "steps") throws -> Chart {
-        let buckets = try buckets(.sum, .stepCount, from: from, to: to, by: by)
+    /// Sums of a cumulative type per day over `[from, to)`.
+    public func dailySums(_ type: QuantityType, from: Date, to: Date) throws -> [StatisticsBucket] {
+        try buckets(.sum, type, from: from, to: to, by: .day)
+    }
+
+    /// Steps per day (or week) as bars (from `buckets` when the caller has them already).
+    public func stepsChart(from: Date, to: Date, by: BucketGranularity, id: String = "steps",
+                           buckets given: [StatisticsBucket]? = nil) throws -> Chart {
+        let buckets = try given ?? buckets(.sum, .stepCount, from: from, to: to, by: by)
         let title = by == .week ? "Steps per week" : "Steps per day"
         return Chart(id: id, title: title, valueLabel: "Steps", timeLabel: by == .week ? "Week starting" : "Day",
                      series: [Chart.Series(name: "Steps", style: .bar,
@@ -141,16 +147,19 @@ public struct HealthSections {
                      decimals: 1)
     }
 
-    /// Heart rate per day: minimum, time-weighted average and maximum (bpm), and resting heart rate when present.
+    /// Heart rate per day: minimum, time-weighted average and maximum (bpm; one read of the samples), and resting
+    /// heart rate when present.
     public func heartRateChart(from: Date, to: Date) throws -> Chart {
-        func series(_ name: String, _ operation: StatisticsOperation, _ type: QuantityType = .heartRate) throws -> Chart.Series {
-            let buckets = try buckets(operation, type, from: from, to: to, by: .day)
-            return Chart.Series(name: name, style: .line, points: buckets.map {
+        func series(_ name: String, _ buckets: [StatisticsBucket], _ type: QuantityType) -> Chart.Series {
+            Chart.Series(name: name, style: .line, points: buckets.map {
                 Chart.Point(date: $0.start, value: $0.value.map { PageUnits.bpm($0, type: type).rounded() })
             })
         }
-        var all = [try series("Minimum", .minimum), try series("Average", .average(.temporal)), try series("Maximum", .maximum)]
-        let resting = try series("Resting", .average(.arithmetic), .restingHeartRate)
+        let daily = try store.statistics([.minimum, .average(.temporal), .maximum], type: .heartRate, from: from, to: to,
+                                         granularity: .day, zone: zone, scope: scope)
+        var all = zip(["Minimum", "Average", "Maximum"], daily).map { series($0, $1, .heartRate) }
+        let resting = series("Resting", try buckets(.average(.arithmetic), .restingHeartRate, from: from, to: to, by: .day),
+                             .restingHeartRate)
         if resting.points.contains(where: { $0.value != nil }) { all.append(resting) }
         return Chart(id: "heart-rate", title: "Heart rate per day", valueLabel: "Heart rate (bpm)", timeLabel: "Day", series: all)
     }

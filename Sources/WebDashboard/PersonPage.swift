@@ -20,14 +20,18 @@ struct PersonPage {
             ("distance", .distanceWalkingRunning, "km", { JSONNumber.format((($0 / 1000) * 1000).rounded() / 1000) }),
             ("energy", .activeEnergyBurned, "kcal active", { JSONNumber.format($0.rounded()) }),
         ]
+        // One daily query per type gives today (the last day: the same day edges as 'ingestd today') and the 30 before.
+        var dailySteps: [StatisticsBucket] = []
         for (id, type, unit, format) in items {
-            let value = try sections.sum(type, from: today, to: tomorrow)
-            let average = try sections.sum(type, from: monthAgo, to: today) / 30
+            let daily = try sections.dailySums(type, from: monthAgo, to: tomorrow)
+            if type == .stepCount { dailySteps = daily }
+            let value = daily.last { $0.start == today }?.value ?? 0
+            let average = daily.filter { $0.start < today }.reduce(0) { $0 + ($1.value ?? 0) } / 30
             out += "<div class=\"number\"><div class=\"value\" id=\"today-\(id)\">\(format(value))</div>"
             out += "<div class=\"label\">\(unit)</div><div class=\"muted\">30-day average <span id=\"average-\(id)\">\(format(average))</span></div></div>"
         }
         out += "</div></section>"
-        out += "<section id=\"activity\"><h2>Steps</h2>" + renderer.figure(try sections.stepsChart(from: monthAgo, to: tomorrow, by: .day)) + "</section>"
+        out += "<section id=\"activity\"><h2>Steps</h2>" + renderer.figure(try sections.stepsChart(from: monthAgo, to: tomorrow, by: .day, buckets: dailySteps)) + "</section>"
         let quarterAgo = sections.adding(days: -90, to: today)
         out += "<section id=\"body\"><h2>Weight and body composition</h2>" + renderer.figure(try sections.weightChart(from: quarterAgo, to: tomorrow))
         if let fat = try sections.bodyFatChart(from: quarterAgo, to: tomorrow) { out += renderer.figure(fat) }
@@ -37,13 +41,14 @@ struct PersonPage {
         let timed = ChartRenderer(format: ChartFormat(zone: zone, showsTime: true))
         out += "<section id=\"blood-pressure-section\"><h2>Blood pressure</h2>" + timed.figure(sections.bloodPressureChart(readings))
             + sections.bloodPressureLog(readings, format: timed.format) + "</section>"
-        out += "<section id=\"devices\"><h2>Devices</h2>" + (try Self.devices(store: store, scope: scope)) + "</section>"
+        out += "<p class=\"muted\"><a href=\"/devices\">Sources and devices</a></p>"
         html = out
     }
 
+    /// The sources with their devices and counts (a page of its own: it counts every sample).
     static func devices(store: any QueryStore, scope: QueryScope) throws -> String {
         let summaries = try store.sourceSummaries(scope: scope).sorted { $0.name < $1.name }
-        guard !summaries.isEmpty else { return "<p>No device has written samples for this person yet.</p>" }
+        guard !summaries.isEmpty else { return "<p>No device has written samples yet.</p>" }
         var out = "<table id=\"device-table\"><thead><tr><th>Source</th><th>Devices</th><th>Samples</th><th>Types</th></tr></thead><tbody>"
         for summary in summaries {
             let devices = summary.devices.map { device in
