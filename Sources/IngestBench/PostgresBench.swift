@@ -25,7 +25,7 @@ enum PostgresBench {
     static func run(backlog: Int, statsSamples: Int, gateways: Int, repeats: Int, directory: String) throws {
         let out = FigurePrinter()
         guard LocalPostgres.binaryDirectory() != nil else {
-            note("PostgreSQL server binaries are not installed (scripts/bootstrap): skipped")
+            note("PostgreSQL server binaries are not installed (scripts/bootstrap-tests): skipped")
             return
         }
         let server = try LocalPostgres()

@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 
 /// Issue 28's acceptance test: a real Home Assistant core (2024.3.3 from PyPI, in
-/// `.build/ha-venv`, made by `scripts/bootstrap`) with its MQTT integration on a Mosquitto the
+/// `.build/ha-venv`, made by `scripts/bootstrap-tests`) with its MQTT integration on a Mosquitto the
 /// test starts on 127.0.0.1, after a one-shot `ingestd sinks deliver`: what HA's own state
 /// machine (REST `/api/states`) shows. Without the venv the test fails with the reason.
 @Suite(.serialized, .offCooperativePool) struct HomeAssistantAcceptanceTests {
@@ -17,7 +17,7 @@ import Testing
 
     @Test func homeAssistantShowsTheNewestReadingsWithAttributesOnlyEntitiesWithDataAndNothingUnavailable() throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.python),
-                     "no Home Assistant venv at \(Self.python): run scripts/bootstrap")
+                     "no Home Assistant venv at \(Self.python): run scripts/bootstrap-tests")
         let directory = try TemporaryDirectory("ha-real")
         let broker = try MosquittoBroker()
         defer { broker.stop() }

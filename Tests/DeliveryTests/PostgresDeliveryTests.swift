@@ -12,7 +12,7 @@ import Testing
     /// The server, or nil (and the test is skipped with the reason) when the binaries are absent.
     static func server() throws -> LocalPostgres? {
         guard LocalPostgres.binaryDirectory() != nil else {
-            print("skipped: PostgreSQL server binaries are not installed (run scripts/bootstrap)")
+            print("skipped: PostgreSQL server binaries are not installed (run scripts/bootstrap-tests)")
             return nil
         }
         return try LocalPostgres()

@@ -94,7 +94,7 @@ final class MosquittoBroker {
     private var process: Process?
 
     init(user: (name: String, password: String)? = nil) throws {
-        try #require(FileManager.default.isExecutableFile(atPath: Self.executable), "mosquitto is not installed (scripts/bootstrap)")
+        try #require(FileManager.default.isExecutableFile(atPath: Self.executable), "mosquitto is not installed (scripts/bootstrap-tests)")
         directory = try TemporaryDirectory("mosquitto")
         port = try freePort()
         var config = """
@@ -123,7 +123,7 @@ final class MosquittoBroker {
         process.standardError = FileHandle.nullDevice
         try process.run()
         self.process = process
-        try #require(waitFor(5) { isListening(port) }, "mosquitto did not start listening on \(port)")
+        try #require(waitFor(30) { isListening(port) }, "mosquitto did not start listening on \(port) within 30 s")
     }
 
     /// SIGTERM (mosquitto saves its persistence then), SIGKILL if it has not ended after 5 s.

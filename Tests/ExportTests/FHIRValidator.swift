@@ -58,7 +58,7 @@ enum FHIRValidator {
         if FileManager.default.isExecutableFile(atPath: python), (try? run(python, ["-c", check], limit: 60))?.status == 0 {
             return .success(python)
         }
-        // Debian's python3 (python3-venv, scripts/bootstrap) first, else whatever python3 is on PATH.
+        // Debian's python3 (python3-venv, scripts/bootstrap-tests) first, else whatever python3 is on PATH.
         let base = FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") ? "/usr/bin/python3" : "python3"
         do {
             try? FileManager.default.removeItem(at: environment)

@@ -18,7 +18,7 @@ enum UMockdev {
     /// Whether the umockdev tools are installed (Debian package `umockdev`).
     static var isInstalled: Bool { runPath != nil && wrapperPath != nil }
     static let skipReason: Comment =
-        "umockdev is not installed (apt-get install umockdev, or scripts/bootstrap): the libusb-under-umockdev tests cannot run"
+        "umockdev is not installed (apt-get install umockdev, or scripts/bootstrap-tests): the libusb-under-umockdev tests cannot run"
 
     /// A fixture file in Tests/LibUSBTransportTests/Fixtures.
     static func fixture(_ name: String) -> String {

@@ -223,7 +223,7 @@ ANT_KEY_OPTION=(--adapter-option ant-network-key=0123456789ABCDEF)
 # Ready when the port listens and a probe message published on ingestd/probe came back.
 mqtt_start() {
     [ -x /usr/sbin/mosquitto ] && command -v mosquitto_sub > /dev/null \
-        || { note "mosquitto or mosquitto-clients missing (scripts/bootstrap installs them)"; return 1; }
+        || { note "mosquitto or mosquitto-clients missing (scripts/bootstrap-tests installs them)"; return 1; }
     mkdir -p /run/mosquitto
     printf '%s\n' 'listener 1883 127.0.0.1' 'allow_anonymous true' 'persistence false' 'user root' \
         "log_dest file $RESULTS/mosquitto.log" 'log_type all' > /run/mosquitto/vm.conf

@@ -5,7 +5,7 @@ import Glibc
 
 /// Why a throwaway PostgreSQL server could not be run.
 public enum LocalPostgresError: Error, CustomStringConvertible {
-    /// `initdb`/`pg_ctl` are not installed (Debian `postgresql`; `scripts/bootstrap` installs it).
+    /// `initdb`/`pg_ctl` are not installed (Debian `postgresql`; `scripts/bootstrap-tests` installs it).
     case binariesMissing(searched: String)
     /// Running as root without the `postgres` system user to run the server as.
     case noUnprivilegedUser
@@ -15,7 +15,7 @@ public enum LocalPostgresError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .binariesMissing(let searched):
-            "PostgreSQL server binaries not found under \(searched) (install the Debian 'postgresql' package: scripts/bootstrap)"
+            "PostgreSQL server binaries not found under \(searched) (install the Debian 'postgresql' package: scripts/bootstrap-tests)"
         case .noUnprivilegedUser: "running as root and there is no 'postgres' user to run PostgreSQL as"
         case .stepFailed(let step, let status, let output): "\(step) exited \(status): \(output)"
         }
