@@ -204,7 +204,7 @@ public final class Dashboard: @unchecked Sendable {
             let format = ChartFormat(zone: configuration.zone, showsTime: true)
             body += "<table id=\"pending\"><thead><tr><th>Source</th><th>Type</th><th>Device</th><th>Held</th><th>From</th><th>To</th><th>Decide</th></tr></thead><tbody>"
             for decision in pending {
-                body += "<tr><th scope=\"row\">\(HTMLText.escaped(decision.source))</th><td>\(HTMLText.escaped(decision.type))</td>"
+                body += "<tr><th scope=\"row\">\(HTMLText.escaped(decision.source))</th><td>\(HTMLText.escaped(QuantityType.named(decision.type)?.shortName ?? decision.type))</td>"
                 body += "<td>\(HTMLText.escaped(decision.device))</td><td>\(decision.count)</td>"
                 body += "<td>\(format.dateText(decision.firstStart))</td><td>\(format.dateText(decision.lastEnd))</td><td>"
                 for (action, label) in [("grant", "Grant"), ("deny", "Deny")] {
