@@ -48,6 +48,8 @@ let package = Package(
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // libmicrohttpd: the HTTP server of `ingestd serve` and `run --http` (it parses requests; ingestd routes them).
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         // OpenSSL's libcrypto: AES-128-CCM (EVP) for encrypted advertisements. Linked, not opened with dlopen:
         // libcurl and libpq already map libcrypto.so.3 into every ingestd process, so loading it late saves nothing.
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
@@ -88,6 +90,10 @@ let package = Package(
         .target(name: "Pipeline", dependencies: ["HealthModel"]),
         // Export formats (FHIR R4 Bundle, CSV, JSON lines) as streaming writers over HealthModel records.
         .target(name: "Export", dependencies: ["HealthModel"]),
+        // Charts as SVG (no script, no network) with a data table each, shared by the dashboard and the report.
+        .target(name: "Charts"),
+        // The web dashboard, JSON API and /metrics over the query port, on libmicrohttpd; the printable report.
+        .target(name: "WebDashboard", dependencies: ["CMicroHTTPD", "Charts", "HealthModel", "Pipeline"]),
         // A small Swift face on sqlite3 and the default SampleStore.
         .target(name: "SQLiteStore", dependencies: ["CSQLite", "HealthModel", "Pipeline"]),
         // Apple Health exports (export.zip / export.xml) streamed into records: zip central directory,
@@ -111,7 +117,7 @@ let package = Package(
         .target(name: "IngestCLI", dependencies: [
             "ArgumentParsing", "IngestRuntime", "Logging", "ExternalAdapterProtocol", "BLEWire", "Export", "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
             "LibUSBTransport", "BlueZTransport", "ExternalAdapters", "Delivery", "AppleHealthImport", "PostgresStore", "Handover",
-            "Redaction",
+            "Redaction", "WebDashboard",
         ]),
         // The ordered registry of built-in adapters (exact matches before generic ones).
         .target(
@@ -125,7 +131,7 @@ let package = Package(
             dependencies: ["HealthModel", "Pipeline", "SQLiteStore", "CSQLite", "BLEWire", "CaptureFormats",
                            "BuiltinAdapters", "AdapterKit", "Transport",
                            "IngestRuntime", "BLESimulators", "BlueZTransport", "Logging", "Delivery",
-                           "PostgresStore", "LocalPostgres", "AdvertisementCrypto", "CCrypto"]
+                           "PostgresStore", "LocalPostgres", "AdvertisementCrypto", "CCrypto", "WebDashboard"]
         ),
 
         // The Xiaomi scale adapter built as an external adapter executable (ExternalAdapterMain).
@@ -156,6 +162,8 @@ let package = Package(
                     exclude: ["Receivers"]),
         .testTarget(name: "RedactionTests", dependencies: ["Redaction"]),
         // Runs the built ingestd binary (SIGKILL mid-replay, then replay again).
+        // `ingestd serve` and `ingestd report` in headless Chromium and against hostile raw clients; the SVG charts.
+        .testTarget(name: "WebDashboardTests", dependencies: ["Charts", "WebDashboard", "TestSupport", "ingestd"]),
         .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd", "TestSupport"], exclude: ["Captures"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing", "Logging"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),

@@ -32,7 +32,7 @@ struct BenchOptions {
           --repeats N        ingest runs (both arms interleaved by batch); medians are reported (default 3)
           --stats-repeats N  runs of each statistics arm; the median is reported (default 5)
           --dir PATH         where the temporary databases go (default: a new folder in $TMPDIR)
-          --only PART        run only pipeline, raw, ingest, stats, capture, cli, import, daemon, sink or postgres
+          --only PART        run only pipeline, raw, ingest, stats, capture, cli, import, daemon, sink, postgres or serve
           --export-generator PATH  the Apple Health export generator for the import part
                              (default ../shared/tools/gen_apple_health_export.py)
           --healthkit-to-sqlite PATH  also import the 200,000-record export with healthkit-to-sqlite
@@ -65,9 +65,9 @@ struct BenchOptions {
             case "--only":
                 index += 1
                 guard index < arguments.count,
-                    ["pipeline", "raw", "ingest", "stats", "capture", "cli", "import", "daemon", "sink", "postgres"].contains(arguments[index])
+                    ["pipeline", "raw", "ingest", "stats", "capture", "cli", "import", "daemon", "sink", "postgres", "serve"].contains(arguments[index])
                 else {
-                    throw BenchError("--only needs pipeline, raw, ingest, stats, capture, cli, import, daemon, sink or postgres\n\(Self.usage)")
+                    throw BenchError("--only needs pipeline, raw, ingest, stats, capture, cli, import, daemon, sink, postgres or serve\n\(Self.usage)")
                 }
                 only = arguments[index]
             case "--export-generator":
@@ -125,6 +125,9 @@ func runBenchmark(_ options: BenchOptions) throws {
         } catch {
             SinkBench.note("delivery benchmarks failed: \(error)")
         }
+    }
+    if options.only == nil || options.only == "serve" {
+        try ServeBench.run(directory: directory, minutes: options.statsSamples)
     }
     if options.only == nil || options.only == "postgres" {
         do {

@@ -54,8 +54,23 @@ public protocol QueryStore: AnyObject {
     /// merged by priority with each other: each person's statistics are computed, then combined.
     func statistics(_ operation: StatisticsOperation, type: QuantityType, from: Date?, to: Date?,
                     granularity: BucketGranularity?, zone: TimeZone, scope: QueryScope) throws -> [StatisticsBucket]
+    /// Several statistics of one type over the same buckets, one array of buckets per operation,
+    /// in the order asked (a dashboard's minimum, average and maximum heart rate per day). A store
+    /// may read the samples once for all of them; the answers equal `statistics` asked once each.
+    func statistics(_ operations: [StatisticsOperation], type: QuantityType, from: Date?, to: Date?,
+                    granularity: BucketGranularity?, zone: TimeZone, scope: QueryScope) throws -> [[StatisticsBucket]]
     /// Who wrote what: per source its sample count per type and its devices, in `scope`'s gateway.
     func sourceSummaries(scope: QueryScope) throws -> [SourceSummary]
     /// Ends the store's connection.
     func close()
+}
+
+extension QueryStore {
+    /// `statistics` asked once per operation.
+    public func statistics(_ operations: [StatisticsOperation], type: QuantityType, from: Date?, to: Date?,
+                           granularity: BucketGranularity?, zone: TimeZone, scope: QueryScope) throws -> [[StatisticsBucket]] {
+        try operations.map {
+            try statistics($0, type: type, from: from, to: to, granularity: granularity, zone: zone, scope: scope)
+        }
+    }
 }

@@ -26,6 +26,20 @@ extension HealthStore: QueryStore {
         try samples(type: type, from: from, to: to, source: source, person: personScope(scope), limit: limit)
     }
 
+    /// One read of one person's samples for all `operations` (everyone: each operation as `statistics` computes it).
+    public func statistics(_ operations: [StatisticsOperation], type: QuantityType, from: Date?, to: Date?,
+                           granularity: BucketGranularity?, zone: TimeZone, scope: QueryScope) throws -> [[StatisticsBucket]] {
+        guard scope.people != .everyone else {
+            return try operations.map {
+                try statistics($0, type: type, from: from, to: to, granularity: granularity, zone: zone, scope: scope)
+            }
+        }
+        let samples = try statisticsSamples(type: type, from: from, to: to, person: personScope(scope))
+        guard let buckets = try StatisticsRange.buckets(from: from, to: to, granularity: granularity, zone: zone,
+                                                        extent: SampleExtent(samples)) else { return operations.map { _ in [] } }
+        return try operations.map { try StatisticsEngine().statistics($0, of: samples, in: buckets) }
+    }
+
     public func statistics(_ operation: StatisticsOperation, type: QuantityType, from: Date?, to: Date?,
                            granularity: BucketGranularity?, zone: TimeZone, scope: QueryScope) throws -> [StatisticsBucket] {
         guard scope.people == .everyone else {

@@ -17,7 +17,7 @@ public struct Ingestd: Command {
         subcommands: [
             RunCommand.self, ReplayCommand.self, ImportCommand.self, DecodeCommand.self, CaptureCommand.self, SamplesCommand.self, StatsCommand.self, TodayCommand.self, BodyCommand.self,
             ChangesCommand.self, WatchCommand.self,
-            ExportCommand.self,
+            ExportCommand.self, ServeCommand.self, ReportCommand.self,
             AuthCommand.self, PriorityCommand.self, SourcesCommand.self, StatusCommand.self, ProfileCommand.self,
             PeopleCommand.self, UnassignedCommand.self, AssignCommand.self, KeysCommand.self,
             AdaptersCommand.self, DevicesCommand.self, UnitsCommand.self, TypesCommand.self, UdevRulesCommand.self, SinksCommand.self,

@@ -1,5 +1,6 @@
 import AdapterKit
 import ArgumentParsing
+import WebDashboard
 import BuiltinAdapters
 import ExternalAdapters
 import Foundation
@@ -20,7 +21,8 @@ struct RunCommand: Command {
             SIGINT stops cleanly (exit 0); SIGHUP re-reads grants, priorities and sinks (see 'ingestd sinks'). One daemon per store: it holds an exclusive \
             lock on STORE.lock, and a second daemon on the same store names the first and exits 1. Without a Bluetooth \
             controller, USB carries on (and vice versa). Logs go to stderr (journald-friendly) and \
-            never contain health values at info level.
+            never contain health values at info level. --http ADDR:PORT serves the web dashboard from the \
+            daemon as 'ingestd serve' does (anything but loopback needs --token @FILE).
             """)
     static let signature = Signature {
         StoreOption.self
@@ -40,6 +42,9 @@ struct RunCommand: Command {
         TimeZoneOption.self
         PendingLimitOptions.self
         AssignToleranceOption.self
+        Option("http", valueName: "ADDR:PORT",
+               help: "Serve the web dashboard too (as 'ingestd serve --listen ADDR:PORT'), e.g. 127.0.0.1:8080.")
+        DashboardTokenOption.self
     }
 
     let storeFile: StoreOption
@@ -55,6 +60,9 @@ struct RunCommand: Command {
     let zone: TimeZone
     let pendingLimits: PendingLimits
     let assignTolerance: Double
+    /// Where `--http` serves the dashboard, and its token.
+    let http: ListenAddress?
+    let httpToken: String?
 
     init(_ arguments: ParsedValues) throws {
         storeFile = try StoreOption(arguments)
@@ -78,6 +86,13 @@ struct RunCommand: Command {
         pendingLimits = try PendingLimitOptions(arguments).limits
         assignTolerance = try AssignToleranceOption(arguments).fraction
         keys = try KeyOption(arguments).keys
+        httpToken = try DashboardTokenOption(arguments).token
+        if let text: String = try arguments.value("http") {
+            http = try DashboardTokenOption.address(text, argument: "--http", token: httpToken)
+        } else {
+            if httpToken != nil { throw UsageError.invalid("--token is for --http ADDR:PORT") }
+            http = nil
+        }
         do {
             _ = try AdapterPins(parsing: configuration.pins)
         } catch {
@@ -133,6 +148,21 @@ struct RunCommand: Command {
         let daemon = Daemon(options: DaemonOptions(storePath: path, once: once, pendingLimits: pendingLimits,
                                                    assignTolerance: assignTolerance, exitsWhenShutdownHangs: true),
                             backends: backends, logger: context.logger)
+        var dashboard: (server: HTTPServer, store: HealthStore)?
+        if let http {
+            let reader = try CommonArguments.openStore(path, context: context, readOnly: true)
+            do {
+                dashboard = (try DashboardServing.start(store: reader, storePath: path, address: http, token: httpToken, zone: zone,
+                                                        context: context), reader)
+            } catch {
+                reader.close()
+                throw error
+            }
+        }
+        defer {
+            dashboard?.server.stop()
+            dashboard?.store.close()
+        }
         try await daemon.run()
     }
 }

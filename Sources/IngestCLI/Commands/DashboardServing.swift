@@ -1,0 +1,74 @@
+import ArgumentParsing
+import Delivery
+import Foundation
+import HealthModel
+import Pipeline
+import Redaction
+import SQLiteStore
+import WebDashboard
+
+/// The dashboard's decisions and sink states over the store file: a short connection per call
+/// (the query port stays read-only; a grant opens the store for writing like `ingestd auth grant`).
+final class StoreDashboardAdministration: DashboardAdministration {
+    let path: String
+
+    init(path: String) { self.path = path }
+
+    func pendingDecisions() throws -> [PendingDecision] {
+        guard FileManager.default.fileExists(atPath: path) else { return [] }
+        let store = try HealthStore(path: path, readOnly: true)
+        defer { store.close() }
+        return try store.pendingGroups().map {
+            PendingDecision(source: $0.source, type: $0.type, device: $0.device, count: $0.count, firstStart: $0.firstStart,
+                            lastEnd: $0.lastEnd)
+        }
+    }
+
+    func decide(source: String, grant: Bool) throws -> String {
+        let store = try HealthStore(path: path)
+        defer { store.close() }
+        let name = PrintableText.escaped(source)
+        if grant {
+            try store.grant(source: source, types: [], all: true)
+            let release = try store.releaseHeld(source: source, types: [], all: true, through: try Pipeline(store: store))
+            let totals = release.report.totals
+            return "granted \(name) every type: brought in \(release.released) held record\(release.released == 1 ? "" : "s") "
+                + "(\(totals.written) written, \(totals.duplicate) duplicate, \(totals.invalid) invalid)"
+        }
+        let discarded = try store.deny(source: source, types: [], all: true)
+        return "denied \(name) every type: \(discarded) held record\(discarded == 1 ? "" : "s") discarded"
+    }
+
+    func sinkSummaries() throws -> [SinkSummary] {
+        guard FileManager.default.fileExists(atPath: path) else { return [] }
+        let store = try HealthStore(path: path, readOnly: true)
+        defer { store.close() }
+        return try store.sinks().map { sink in
+            let definition = sink.definition
+            let backlog = try store.backlogCount(after: sink.cursor, types: definition.readTypes,
+                                                 person: try store.sinkScope(person: definition.person))
+            return SinkSummary(name: definition.name, kind: (try? SinkTarget(url: definition.url).kind.rawValue) ?? "?",
+                               backlog: backlog, lastSuccess: sink.lastSuccess,
+                               lastError: sink.lastError.map(SecretRedactor.redactingCredentials), deadLetters: sink.deadLetters)
+        }
+    }
+}
+
+/// Starts the dashboard's HTTP server over a store (shared by `serve` and `run --http`).
+enum DashboardServing {
+    static func start(store: any QueryStore, storePath: String?, address: ListenAddress, token: String?, zone: TimeZone,
+                      context: CommandContext) throws -> HTTPServer {
+        let dashboard = Dashboard(store: store, administration: storePath.map(StoreDashboardAdministration.init(path:)),
+                                  configuration: DashboardConfiguration(token: token, zone: zone))
+        let server: HTTPServer
+        do {
+            server = try HTTPServer(address: address) { dashboard.respond($0) }
+        } catch {
+            throw CommandFailure.failure(error.description)
+        }
+        let shown = address.isIPv6 ? "[\(address.host)]:\(server.port)" : "\(address.host):\(server.port)"
+        context.stderr.writeLine("serving the dashboard on http://\(shown)/"
+            + (token == nil ? " (this machine only)" : " (token required: bearer header or the login form)"))
+        return server
+    }
+}

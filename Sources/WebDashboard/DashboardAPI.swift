@@ -1,0 +1,170 @@
+import Charts
+import Foundation
+import HealthModel
+import Pipeline
+
+/// `/api/v1/…`: the JSON of `ingestd today`, `stats` (JSON lines, one bucket a line), `sources`
+/// and the people, from the query port; every parameter checked, unknown ones refused (400).
+struct DashboardAPI {
+    let store: any QueryStore
+    let zone: TimeZone
+    let now: Date
+
+    func answer(_ endpoint: String, query: [String: String]) throws -> HTTPResponse {
+        switch endpoint {
+        case "people":
+            try Self.allow(query, [])
+            let names = try store.queryPeopleNames()
+            return json("[" + names.map(JSONText.quoted).joined(separator: ",") + "]\n")
+        case "today": return try today(query)
+        case "stats": return try stats(query)
+        case "sources": return try sources(query)
+        default: return Dashboard.plain(404, "no API endpoint \(PrintableText.escaped(endpoint)); try today, stats, sources or people")
+        }
+    }
+
+    private func json(_ text: String, lines: Bool = false) -> HTTPResponse {
+        HTTPResponse(status: 200, contentType: lines ? "application/x-ndjson" : "application/json", text: text)
+    }
+
+    static func allow(_ query: [String: String], _ names: Set<String>) throws {
+        if let unknown = query.keys.sorted().first(where: { !names.contains($0) }) {
+            throw DashboardError.invalidParameter(name: unknown, value: query[unknown] ?? "",
+                                                  expected: names.isEmpty ? "no parameters" : "one of " + names.sorted().joined(separator: ", "))
+        }
+    }
+
+    private func scope(_ query: [String: String]) throws -> QueryScope {
+        let names = try store.queryPeopleNames()
+        if let name = query["person"] {
+            guard names.contains(name) else { throw DashboardError.unknownPerson(name, known: names) }
+            return QueryScope(people: .named(name))
+        }
+        guard names.count == 1, let only = names.first else {
+            throw DashboardError.invalidParameter(name: "person", value: "", expected: "one of " + names.joined(separator: ", "))
+        }
+        return QueryScope(people: .named(only))
+    }
+
+    private func zone(_ query: [String: String]) throws -> (TimeZone, String) {
+        guard let name = query["tz"] else { return (zone, zone.identifier) }
+        guard let zone = TimeZone(identifier: name) else {
+            throw DashboardError.invalidParameter(name: "tz", value: name, expected: "an IANA time zone such as Europe/Berlin")
+        }
+        return (zone, name)
+    }
+
+    /// A `YYYY-MM-DD` day's start in `zone`, or an ISO 8601 time with offset.
+    static func date(_ name: String, _ text: String, zone: TimeZone) throws -> Date {
+        if let day = Self.day(text, zone: zone) { return day }
+        let formatter = ISO8601DateFormatter()
+        if let date = formatter.date(from: text) { return date }
+        throw DashboardError.invalidParameter(name: name, value: text, expected: "a date YYYY-MM-DD or an ISO 8601 time like 2026-03-01T08:00:00Z")
+    }
+
+    static func day(_ text: String, zone: TimeZone) -> Date? {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+              let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
+              (1...12).contains(month), (1...31).contains(day) else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let components = DateComponents(year: year, month: month, day: day)
+        guard let date = calendar.date(from: components),
+              calendar.component(.day, from: date) == day else { return nil }
+        return date
+    }
+
+    private func today(_ query: [String: String]) throws -> HTTPResponse {
+        try Self.allow(query, ["person", "date", "tz"])
+        let (zone, zoneName) = try zone(query)
+        let scope = try scope(query)
+        let sections = HealthSections(store: store, scope: scope, zone: zone)
+        let start: Date
+        if let text = query["date"] {
+            guard let day = Self.day(text, zone: zone) else {
+                throw DashboardError.invalidParameter(name: "date", value: text, expected: "a date YYYY-MM-DD")
+            }
+            start = day
+        } else {
+            start = sections.startOfDay(now)
+        }
+        let end = sections.adding(days: 1, to: start)
+        let steps = try sections.sum(.stepCount, from: start, to: end)
+        let meters = try sections.sum(.distanceWalkingRunning, from: start, to: end)
+        let kilometres = (meters / 1000 * 1000).rounded() / 1000
+        let day = ChartFormat(zone: zone).dateText(start)
+        return json("{\"date\":\"\(day)\",\"tz\":\(JSONText.quoted(zoneName)),\"steps\":\(JSONNumber.format(steps.rounded())),\"distance_km\":\(JSONNumber.format(kilometres))}\n")
+    }
+
+    private func stats(_ query: [String: String]) throws -> HTTPResponse {
+        try Self.allow(query, ["type", "statistic", "by", "from", "to", "person", "tz"])
+        let (zone, _) = try zone(query)
+        guard let typeName = query["type"] else {
+            throw DashboardError.invalidParameter(name: "type", value: "", expected: "a quantity type such as stepCount")
+        }
+        guard let type = QuantityType.named(typeName) else {
+            throw DashboardError.invalidParameter(name: "type", value: typeName, expected: "a quantity type such as stepCount or heartRate")
+        }
+        let statistic = query["statistic"] ?? (type.aggregationStyle.isCumulative ? "sum" : "average")
+        let operation: StatisticsOperation
+        switch statistic {
+        case "sum" where type.aggregationStyle.isCumulative: operation = .sum
+        case "min" where !type.aggregationStyle.isCumulative: operation = .minimum
+        case "max" where !type.aggregationStyle.isCumulative: operation = .maximum
+        case "latest" where !type.aggregationStyle.isCumulative: operation = .latest
+        case "average" where !type.aggregationStyle.isCumulative:
+            switch type.aggregationStyle {
+            case .discreteTemporallyWeighted: operation = .average(.temporal)
+            case .discreteEquivalentContinuousLevel: operation = .average(.equivalentContinuousLevel)
+            default: operation = .average(.arithmetic)
+            }
+        default:
+            throw DashboardError.invalidParameter(
+                name: "statistic", value: statistic,
+                expected: type.aggregationStyle.isCumulative ? "sum (\(type.shortName) is cumulative)" : "average, min, max or latest")
+        }
+        var granularity: BucketGranularity?
+        if let by = query["by"] {
+            guard let value = BucketGranularity(rawValue: by) else {
+                throw DashboardError.invalidParameter(name: "by", value: by, expected: "hour, day, week or month")
+            }
+            granularity = value
+        }
+        let from = try query["from"].map { try Self.date("from", $0, zone: zone) }
+        let to = try query["to"].map { try Self.date("to", $0, zone: zone) }
+        if let from, let to, from >= to { throw DashboardError.badRange("'from' must be before 'to'") }
+        let buckets: [StatisticsBucket]
+        do {
+            buckets = try store.statistics(operation, type: type, from: from, to: to, granularity: granularity, zone: zone,
+                                           scope: try scope(query))
+        } catch StatisticsError.tooManyBuckets(let limit) {
+            throw DashboardError.badRange("the range makes more than \(limit) buckets; narrow it or use longer buckets")
+        }
+        let formatter = ISO8601DateFormatter()
+        formatter.timeZone = zone
+        formatter.formatOptions = [.withInternetDateTime]
+        var text = ""
+        for bucket in buckets {
+            text += "{\"start\":\(JSONText.quoted(formatter.string(from: bucket.start))),\"end\":\(JSONText.quoted(formatter.string(from: bucket.end)))"
+            text += ",\"value\":" + (bucket.value.map(JSONNumber.format) ?? "null") + ",\"unit\":\(JSONText.quoted(type.canonicalUnit.unitString))"
+            if let interval = bucket.latestInterval {
+                text += ",\"sampleStart\":\(JSONText.quoted(formatter.string(from: interval.start)))"
+                text += ",\"sampleEnd\":\(JSONText.quoted(formatter.string(from: interval.end)))"
+            }
+            text += "}\n"
+        }
+        return json(text, lines: true)
+    }
+
+    private func sources(_ query: [String: String]) throws -> HTTPResponse {
+        try Self.allow(query, ["person"])
+        let scope = query["person"] == nil ? QueryScope() : try scope(query)
+        var text = ""
+        for summary in try store.sourceSummaries(scope: scope).sorted(by: { $0.name < $1.name }) {
+            let counts = summary.countsByType.sorted { $0.key < $1.key }.map { "\(JSONText.quoted($0.key)):\($0.value)" }
+            text += "{\"source\":\(JSONText.quoted(summary.name)),\"samples\":\(summary.sampleCount),\"types\":{\(counts.joined(separator: ","))}}\n"
+        }
+        return json(text, lines: true)
+    }
+}

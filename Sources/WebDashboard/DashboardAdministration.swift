@@ -1,0 +1,51 @@
+import Foundation
+
+/// A first-contact decision waiting for the person: a source's held samples of one type.
+public struct PendingDecision: Sendable, Equatable {
+    public var source: String
+    public var type: String
+    public var device: String
+    public var count: Int
+    public var firstStart: Date
+    public var lastEnd: Date
+
+    public init(source: String, type: String, device: String, count: Int, firstStart: Date, lastEnd: Date) {
+        self.source = source
+        self.type = type
+        self.device = device
+        self.count = count
+        self.firstStart = firstStart
+        self.lastEnd = lastEnd
+    }
+}
+
+/// A sink's delivery state as the dashboard shows it (never its target's credentials).
+public struct SinkSummary: Sendable, Equatable {
+    public var name: String
+    public var kind: String
+    public var backlog: Int
+    public var lastSuccess: Date?
+    /// The last error, already redacted.
+    public var lastError: String?
+    public var deadLetters: Int
+
+    public init(name: String, kind: String, backlog: Int, lastSuccess: Date?, lastError: String?, deadLetters: Int) {
+        self.name = name
+        self.kind = kind
+        self.backlog = backlog
+        self.lastSuccess = lastSuccess
+        self.lastError = lastError
+        self.deadLetters = deadLetters
+    }
+}
+
+/// What the dashboard needs beyond the query port: the pending first-contact decisions and
+/// making one, the sinks' state, counts for `/metrics`. Implemented by the command that serves.
+public protocol DashboardAdministration: AnyObject {
+    /// The held samples waiting for a decision, per source and type.
+    func pendingDecisions() throws -> [PendingDecision]
+    /// Grants (`grant`) or denies every type `source` sent; returns what happened, for the page.
+    func decide(source: String, grant: Bool) throws -> String
+    /// The sinks with their backlog, last success and last error.
+    func sinkSummaries() throws -> [SinkSummary]
+}

@@ -1,0 +1,165 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `ingestd serve` on 127.0.0.1 driven by headless Chromium: the pages' values against the CLI's,
+/// every chart drawn with labelled axes and its table, screenshots kept, first contact decided by
+/// the page's form, the report printed to PDF.
+@Suite(.serialized) struct DashboardBrowserTests {
+    static func json(_ line: String) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]) ?? [:]
+    }
+
+    @Test func theDashboardShowsWhatTheCLIComputesAndEveryChartHasAxesAndItsTable() throws {
+        let store = try DashboardStore()
+        defer { store.remove() }
+        try store.importExport()
+        let server = try DashboardServer(store: store)
+        defer { server.stop() }
+        let page = try Chromium.dom("\(server.base)/person?name=me")
+        _ = try Chromium.screenshot("\(server.base)/person?name=me", name: "person.png")
+        _ = try Chromium.screenshot("\(server.base)/", name: "people.png")
+
+        // Today's numbers equal `ingestd today` for the same store and person.
+        let today = Self.json(try #require(try store.ingestd(["today", "--json", "--tz", "UTC", "--person", "me"]).lines.first))
+        let steps = try #require(today["steps"] as? Double)
+        #expect(steps > 0)
+        #expect(HTMLProbe.text(ofID: "today-steps", in: page) == String(Int(steps)))
+        let km = try #require(today["distance_km"] as? Double)
+        #expect(HTMLProbe.text(ofID: "today-distance", in: page).flatMap(Double.init) == km)
+
+        // Every chart: a non-empty SVG with both axes labelled, and a table that matches the CLI's stats.
+        let figures = HTMLProbe.figures(page)
+        #expect(figures.count == 5, "steps, weight, body fat, heart rate, blood pressure")
+        for figure in figures {
+            #expect(figure.contains("<svg"))
+            #expect(figure.contains("class=\"axis-label y-label\""))
+            #expect(figure.contains("class=\"axis-label x-label\""))
+            #expect(figure.contains("class=\"series series-0"), "a drawn series")
+            #expect(!figure.contains("No data in this range"))
+            #expect(!HTMLProbe.rows(figure).isEmpty)
+        }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = try #require(TimeZone(identifier: "UTC"))
+        let start = calendar.startOfDay(for: Date())
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = calendar.timeZone
+        formatter.dateFormat = "yyyy-MM-dd"
+        let from = formatter.string(from: start.addingTimeInterval(-30 * 86_400))
+        let to = formatter.string(from: start.addingTimeInterval(86_400))
+        let stepsFigure = try #require(figures.first { $0.contains("id=\"steps\"") })
+        let cliSteps = try store.ingestd(["stats", "stepCount", "--sum", "--by", "day", "--from", from, "--to", to, "--tz", "UTC",
+                                          "--person", "me", "--json"]).lines.map(Self.json)
+        let tableSteps = HTMLProbe.rows(stepsFigure)
+        #expect(tableSteps.count == cliSteps.count)
+        for (row, bucket) in zip(tableSteps, cliSteps) {
+            #expect(row.first == (bucket["start"] as? String).map { String($0.prefix(10)) })
+            #expect(row.last.flatMap(Double.init) == (bucket["value"] as? Double).map { $0.rounded() })
+        }
+        let heartFigure = try #require(figures.first { $0.contains("id=\"heart-rate\"") })
+        let cliMaximum = try store.ingestd(["stats", "heartRate", "--max", "--by", "day", "--from", from, "--to", to, "--tz", "UTC",
+                                            "--person", "me", "--unit", "count/min", "--json"]).lines.map(Self.json)
+        let heartRows = HTMLProbe.rows(heartFigure)
+        #expect(heartRows.count == cliMaximum.count)
+        for (row, bucket) in zip(heartRows, cliMaximum) where row.count == 4 {
+            #expect(Double(row[3]) == (bucket["value"] as? Double).map { $0.rounded() })
+        }
+        // The blood-pressure log carries the categories.
+        #expect(page.contains("Hypertension stage 2"))
+        #expect(page.contains("id=\"blood-pressure-log\""))
+        // No script anywhere, and the CSP forbids any.
+        #expect(!page.contains("<script"))
+    }
+
+    @Test func theGrantFormBringsHeldSamplesInAndFailsWithoutItsCSRFToken() throws {
+        let store = try DashboardStore()
+        defer { store.remove() }
+        try store.importExport(grant: false)
+        #expect(try store.ingestd(["samples", "stepCount", "--json"]).lines.isEmpty)
+        let server = try DashboardServer(store: store)
+        defer { server.stop() }
+        let page = try Chromium.dom("\(server.base)/decisions")
+        _ = try Chromium.screenshot("\(server.base)/decisions", name: "decisions.png")
+        #expect(page.contains("<table id=\"pending\">"))
+        let csrf = try #require(page.components(separatedBy: "name=\"csrf\" value=\"").dropFirst().first?.prefix { $0 != "\"" })
+        let http = RawHTTP(port: server.port)
+        // The same form without its token, or with another, changes nothing.
+        #expect(RawHTTP.status(http.post("/decisions", form: "source=Watch&action=grant")) == 403)
+        #expect(RawHTTP.status(http.post("/decisions", form: "csrf=0000&source=Watch&action=grant")) == 403)
+        #expect(try store.ingestd(["samples", "stepCount", "--json"]).lines.isEmpty)
+        // The form as the Grant button sends it.
+        let granted = http.post("/decisions", form: "csrf=\(csrf)&source=Watch&action=grant")
+        #expect(RawHTTP.status(granted) == 200)
+        #expect(granted.contains("granted Watch every type: brought in"))
+        #expect(try store.ingestd(["samples", "stepCount", "--json"]).lines.count == 120)
+        // Deny: the cuff's held readings are discarded.
+        #expect(http.post("/decisions", form: "csrf=\(csrf)&source=Cuff&action=deny").contains("denied Cuff"))
+        let after = try Chromium.dom("\(server.base)/decisions")
+        #expect(!after.contains(">Watch<"))
+        #expect(!after.contains(">Cuff<"))
+        #expect(after.contains(">Scale<"))
+    }
+
+    @Test func aNonLoopbackBindWithoutATokenIsRefusedAndWithOneNeedsIt() throws {
+        let store = try DashboardStore()
+        defer { store.remove() }
+        try store.importExport()
+        let refused = try store.ingestd(["serve", "--listen", "0.0.0.0:0"])
+        #expect(refused.status == 64)
+        #expect(refused.stderr.contains("--token @FILE"))
+        let literal = try store.ingestd(["serve", "--listen", "0.0.0.0:0", "--token", "secret-on-the-command-line"])
+        #expect(literal.status == 64)
+        #expect(!literal.stderr.contains("secret-on-the-command-line"))
+        let tokenFile = store.directory.appendingPathComponent("token")
+        let token = "4f1c2d9e8b7a6f5e4d3c2b1a"
+        try (token + "\n").write(to: tokenFile, atomically: true, encoding: .utf8)
+        let server = try DashboardServer(store: store, extra: ["--token", "@" + tokenFile.path])
+        defer { server.stop() }
+        let http = RawHTTP(port: server.port)
+        #expect(RawHTTP.status(http.get("/api/v1/people")) == 401)
+        #expect(http.get("/").contains("Location: /login"))
+        #expect(RawHTTP.status(http.get("/api/v1/people", headers: ["Authorization: Bearer \(token)"])) == 200)
+        let login = http.post("/login", form: "token=\(token)")
+        #expect(RawHTTP.status(login) == 303)
+        let cookie = try #require(login.components(separatedBy: "Set-Cookie: ").dropFirst().first?.prefix { $0 != ";" })
+        #expect(!cookie.contains(token))
+        #expect(RawHTTP.status(http.get("/", headers: ["Cookie: \(cookie)"])) == 200)
+        #expect(RawHTTP.status(http.post("/login", form: "token=wrong")) == 403)
+        // The token is on no page.
+        #expect(!http.get("/", headers: ["Cookie: \(cookie)"]).contains(token))
+    }
+
+    @Test func theReportOpensAndPrintsToPDFWithEverySection() throws {
+        let store = try DashboardStore()
+        defer { store.remove() }
+        try store.importExport()
+        let out = store.directory.appendingPathComponent("report.html").path
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd"
+        let result = try store.ingestd(["report", "--person", "me", "--from", formatter.string(from: Date().addingTimeInterval(-45 * 86_400)),
+                                        "--to", formatter.string(from: Date()), "--tz", "UTC", "--out", out])
+        #expect(result.status == 0, "\(result.stderr)")
+        let html = try String(contentsOfFile: out, encoding: .utf8)
+        #expect(!html.contains("<script"))
+        let links = html.replacingOccurrences(of: "xmlns=\"http://www.w3.org/2000/svg\"", with: "")
+        #expect(!links.contains("http://") && !links.contains("https://") && !links.contains("src="),
+                "nothing loaded from the network (the SVG namespace is no link)")
+        let attributes = try FileManager.default.attributesOfItem(atPath: out)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        let dom = try Chromium.dom("file://" + out)
+        for section in ["report-blood-pressure", "report-body", "report-steps", "report-heart", "blood-pressure-log", "weekly-steps"] {
+            #expect(dom.contains("id=\"\(section)\""), "section \(section)")
+        }
+        let pdf = Chromium.artifacts.appendingPathComponent("report.pdf").path
+        try? FileManager.default.removeItem(atPath: pdf)
+        let printed = try Chromium.run(["--no-pdf-header-footer", "--print-to-pdf=\(pdf)", "file://" + out])
+        #expect(printed.status == 0, "\(printed.stderr.suffix(2000))")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: pdf))
+        #expect(bytes.starts(with: Array("%PDF-".utf8)))
+        #expect(bytes.count > 10_000)
+        _ = try Chromium.screenshot("file://" + out, name: "report.png")
+    }
+}
