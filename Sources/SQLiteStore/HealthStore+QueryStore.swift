@@ -26,6 +26,11 @@ extension HealthStore: QueryStore {
         try samples(type: type, from: from, to: to, source: source, person: personScope(scope), limit: limit)
     }
 
+    public func newestSamples(type: QuantityType, from: Date?, to: Date?, source: String?, scope: QueryScope, count: Int) throws
+        -> [QuantitySample] {
+        try newestSamples(type: type, from: from, to: to, source: source, person: personScope(scope), count: count)
+    }
+
     public func statistics(_ operation: StatisticsOperation, type: QuantityType, from: Date?, to: Date?,
                            granularity: BucketGranularity?, zone: TimeZone, scope: QueryScope) throws -> [StatisticsBucket] {
         guard scope.people == .everyone else {

@@ -21,7 +21,13 @@ struct RunCommand: Command {
             lock on STORE.lock, and a second daemon on the same store names the first and exits 1. Without a Bluetooth \
             controller, USB carries on (and vice versa). Logs go to stderr (journald-friendly) and \
             never contain health values at info level.
-            """)
+            """,
+        examples: [
+            "ingestd run --config /etc/ingestd/ingestd.conf",
+            "ingestd run --once --no-ble",
+            "ingestd run --adapter AA:BB:CC:DD:EE:FF=gatt-health",
+        ]
+    )
     static let signature = Signature {
         StoreOption.self
         Flag("no-usb", help: "Do not watch USB.")
