@@ -149,9 +149,10 @@ public enum UnitAliases {
         "kcals": "kcal", "mmhg": "mmHg", "meters": "m", "metres": "m", "miles": "mi", "inches": "in",
     ]
 
-    /// `text` as an HKUnit string: itself when it parses, else the alias's target.
+    /// The unit `text` names: an alias's target (`mmol/l` is blood glucose's mmol/L), else
+    /// `text` as an HKUnit string.
     public static func unit(typed text: String) throws(UnitError) -> Unit {
-        if let target = aliases[text.lowercased()], (try? Unit(from: text)) == nil {
+        if let target = aliases[text.lowercased()] {
             return try Unit(from: target)
         }
         return try Unit(from: text)

@@ -39,7 +39,7 @@ import TestSupport
                 do {
                     let invocation = try Self.parser.parse(Array(words.dropFirst()))
                     // The example shows this command (or, for a group, one of its subcommands).
-                    if !invocation.commandNames.starts(with: names) || invocation.action != .run {
+                    if !invocation.commandNames.starts(with: names) || (invocation.action != .run && invocation.action != .manual) {
                         problems.append("\(example): runs \(invocation.commandNames.joined(separator: " ")), shown under \(names.joined(separator: " "))")
                     }
                 } catch {
@@ -122,7 +122,11 @@ import TestSupport
             """
         let output = try ChildProcess.run(zsh, ["-f", "-c", program], limit: 30)
         #expect(output.status == 0, "\(output.stderr)")
-        #expect(output.stdout == "grant\n")
+        // zsh's compgen emulation leaves matching the typed prefix to compadd: the candidates are
+        // auth's subcommands and options, never the root's.
+        let candidates = output.stdout.split(separator: "\n").map(String.init)
+        #expect(candidates.contains("grant") && candidates.contains("pending"))
+        #expect(!candidates.contains("samples"))
     }
 
     @Test func fishLoadsTheScriptAndCompletes() async throws {
@@ -139,7 +143,7 @@ import TestSupport
         let lines = output.stdout.split(separator: "\n").map(String.init)
         #expect(lines.contains { $0.hasPrefix("samples\t") })
         #expect(lines.contains { $0.hasPrefix("grant\t") })
-        #expect(lines.contains("week"))
+        #expect(lines.contains { $0.hasPrefix("week\t") })
     }
 
     @Test func theManPageRendersWithoutWarnings() async throws {
@@ -162,7 +166,10 @@ import TestSupport
             "/usr/bin/env", ["MANWIDTH=80", "MAN_KEEP_FORMATTING=0", man, "-P", "cat", "-l", page], limit: 60)
         #expect(rendered.status == 0)
         #expect(rendered.stderr.isEmpty, "\(rendered.stderr)")
-        #expect(rendered.stdout.contains("COMMANDS"))
-        #expect(rendered.stdout.contains("ingestd samples bodyMass --latest"))
+        // Without a terminal, man may still print bold as overstrikes (X backspace X): drop them.
+        let plain = rendered.stdout.replacing(/.\u{8}/, with: "")
+        #expect(plain.contains("COMMANDS"), "\(plain.prefix(400))")
+        // groff prints option dashes as its own hyphen glyphs: compare the words.
+        #expect(plain.contains("ingestd samples bodyMass") && plain.contains("latest"))
     }
 }

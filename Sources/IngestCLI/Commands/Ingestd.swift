@@ -28,7 +28,7 @@ public struct Ingestd: Command {
             "ingestd run --config /etc/ingestd/ingestd.conf",
             "ingestd today --person anna",
             "ingestd samples HeartRate --newest 5",
-            "ingestd help --man > ingestd.1",
+            "ingestd help --man",
         ]
     )
 
