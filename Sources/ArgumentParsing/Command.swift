@@ -60,6 +60,9 @@ public struct CommandConfiguration: Sendable {
     public var defaultSubcommand: (any Command.Type)?
     /// Replaces the generated usage after the command names, e.g. `SOURCE TYPE...|--all`.
     public var usage: String?
+    /// Complete command lines shown under EXAMPLES in help and the man page, e.g.
+    /// `ingestd samples HeartRate --newest 5`; each must parse against the command tree.
+    public var examples: [String]
 
     public init(
         name: String,
@@ -68,7 +71,8 @@ public struct CommandConfiguration: Sendable {
         version: String? = nil,
         subcommands: [any Command.Type] = [],
         defaultSubcommand: (any Command.Type)? = nil,
-        usage: String? = nil
+        usage: String? = nil,
+        examples: [String] = []
     ) {
         self.name = name
         self.abstract = abstract
@@ -77,5 +81,6 @@ public struct CommandConfiguration: Sendable {
         self.subcommands = subcommands
         self.defaultSubcommand = defaultSubcommand
         self.usage = usage
+        self.examples = examples
     }
 }

@@ -1,10 +1,12 @@
 /// What the command line asks for: which command, with which values, to do what.
 public struct Invocation: Sendable {
-    /// Run the command, show its help, or print the version.
+    /// Run the command, show its help, print the version, or print the man page.
     public enum Action: Sendable, Equatable {
         case run
         case help
         case version
+        /// `help --man`: the whole command tree as a roff man page.
+        case manual
     }
 
     /// The commands from the root to the selected one; never empty.
@@ -38,7 +40,8 @@ public struct ParseFailure: Error, Sendable {
 /// first positional word selects the subcommand; an unknown option or word there falls
 /// through to the default subcommand when there is one. `-h`/`--help` anywhere before `--`
 /// asks for the help of the command reached so far; `help COMMAND...` at the root asks for the
-/// help of that command; `--version` is accepted by the root.
+/// help of that command (`help --man` prints the man page of the whole tree); `-V`/`--version`
+/// is accepted by every command when the root has a version.
 public struct CommandLineParser: Sendable {
     public var root: any Command.Type
     /// Options every command accepts, e.g. `--log-level`.
@@ -137,8 +140,9 @@ private struct NameTable {
             add(.option(option), long: option.name, short: option.shortName)
         }
         add(.help, long: "help", short: "h")
-        if path.count == 1, path[0].configuration.version != nil {
-            add(.version, long: "version", short: nil)
+        if path[0].configuration.version != nil {
+            if long["version"] == nil { add(.version, long: "version", short: nil) }
+            if short["V"] == nil { short["V"] = .version; spellings.append("-V") }
         }
     }
 
@@ -283,6 +287,11 @@ private struct ParseState {
 
     /// `help [COMMAND [SUBCOMMAND...]]`: the help of the named command.
     private mutating func parseHelpCommand() throws(UsageError) -> Invocation {
+        if index < arguments.count, arguments[index] == "--man" {
+            index += 1
+            guard index == arguments.count else { throw .unexpectedArgument(arguments[index]) }
+            return invocation(.manual)
+        }
         while index < arguments.count {
             let word = arguments[index]
             guard Token(word).isPositional else { break }

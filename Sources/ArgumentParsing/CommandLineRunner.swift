@@ -73,6 +73,9 @@ public enum CommandLineRunner {
         case .version:
             context.stdout.writeLine(root.configuration.version ?? "")
             return .success
+        case .manual:
+            context.stdout.write(ManualPageFormatter(globalOptions: [logLevelOption]).manualPage(root: root))
+            return .success
         case .run:
             break
         }

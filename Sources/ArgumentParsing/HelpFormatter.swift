@@ -1,6 +1,6 @@
 /// Generates usage lines, help pages and usage-error reports from command declarations.
 ///
-/// A help page has the sections OVERVIEW, USAGE, ARGUMENTS, OPTIONS and SUBCOMMANDS (empty
+/// A help page has the sections OVERVIEW, USAGE, ARGUMENTS, OPTIONS, SUBCOMMANDS and EXAMPLES (empty
 /// ones left out). In ARGUMENTS, OPTIONS and SUBCOMMANDS the descriptions start in one common
 /// column; a label too long for it stands on its own line.
 public struct HelpFormatter: Sendable {
@@ -46,7 +46,7 @@ public struct HelpFormatter: Sendable {
         path.map { $0.configuration.name }.joined(separator: " ")
     }
 
-    private func usageItems(for path: [any Command.Type]) -> [String] {
+    func usageItems(for path: [any Command.Type]) -> [String] {
         let command = path[path.count - 1]
         if let custom = command.configuration.usage {
             return [custom]
@@ -132,16 +132,19 @@ public struct HelpFormatter: Sendable {
                 "SUBCOMMANDS:\n" + format(subcommandRows, column: column)
                     + "\n\n  See '\(helpHint)' for detailed help.")
         }
+        if !configuration.examples.isEmpty {
+            sections.append("EXAMPLES:\n" + configuration.examples.map { "  " + $0 }.joined(separator: "\n"))
+        }
         return sections.joined(separator: "\n\n") + "\n"
     }
 
     /// One entry of ARGUMENTS, OPTIONS or SUBCOMMANDS.
-    private struct Row {
+    struct Row {
         var label: String
         var text: String
     }
 
-    private func optionRows(for path: [any Command.Type]) -> [Row] {
+    func optionRows(for path: [any Command.Type]) -> [Row] {
         var rows: [Row] = []
         for (depth, command) in path.enumerated() {
             let isCurrent = depth == path.count - 1
@@ -159,8 +162,8 @@ public struct HelpFormatter: Sendable {
             }
         }
         rows.append(contentsOf: globalOptions.map(row(for:)))
-        if path.count == 1, let version = path[0].configuration.version, !version.isEmpty {
-            rows.append(Row(label: "--version", text: "Show the version."))
+        if let version = path[0].configuration.version, !version.isEmpty {
+            rows.append(Row(label: "-V, --version", text: "Show the version."))
         }
         rows.append(Row(label: "-h, --help", text: "Show help information."))
         return rows

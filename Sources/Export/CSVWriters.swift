@@ -56,7 +56,8 @@ enum CSVField {
 }
 
 /// The long CSV layout: one row per sample, values in the type's canonical unit; the members of
-/// a correlation are rows of their own that name the correlation's type and uuid.
+/// a correlation are rows of their own that name the correlation's type and uuid. Times are UTC,
+/// or ISO 8601 with the offset of `timeZone` when one is given (`export --tz`).
 public struct CSVLongWriter: ExportWriter {
     /// The header row's column names, in order.
     public static let columns = [
@@ -66,8 +67,22 @@ public struct CSVLongWriter: ExportWriter {
     ]
 
     public private(set) var summary = ExportSummary()
+    /// Formats times in the chosen zone; nil for UTC.
+    private let zoned: ISO8601DateFormatter?
 
-    public init() {}
+    /// A writer printing times in UTC, or in `timeZone` with its offset.
+    public init(timeZone: TimeZone? = nil) {
+        zoned = timeZone.map { zone in
+            let formatter = ISO8601DateFormatter()
+            formatter.timeZone = zone
+            formatter.formatOptions = [.withInternetDateTime]
+            return formatter
+        }
+    }
+
+    private func time(_ date: Date) -> String {
+        zoned?.string(from: date) ?? ISO8601DateTime.string(from: date)
+    }
 
     public mutating func writeHeader(to output: inout String) {
         CSVField.appendHeader(Self.columns, to: &output)
@@ -88,8 +103,8 @@ public struct CSVLongWriter: ExportWriter {
         let device = sample.device ?? correlation?.device
         CSVField.appendRow([
             .text(sample.uuid.uuidString), .text(sample.type.identifier), .number(JSONNumber.format(sample.quantity.value)),
-            .text(sample.quantity.unit.unitString), .text(ISO8601DateTime.string(from: sample.start)),
-            .text(ISO8601DateTime.string(from: sample.end)), .text(sample.source),
+            .text(sample.quantity.unit.unitString), .text(time(sample.start)),
+            .text(time(sample.end)), .text(sample.source),
             .text(device?.name ?? ""), .text(device?.manufacturer ?? ""), .text(device?.model ?? ""),
             .text(device?.localIdentifier ?? ""),
             .text(correlation?.type.identifier ?? ""), .text(correlation?.uuid.uuidString ?? ""),

@@ -49,6 +49,10 @@ public protocol QueryStore: AnyObject {
     /// optionally of one source, in `scope`, sorted by start date, at most `limit` (0: no limit).
     func samples(type: QuantityType, from: Date?, to: Date?, source: String?, scope: QueryScope, limit: Int) throws
         -> [QuantitySample]
+    /// The newest `count` samples of `type` (by start date) matching as `samples` does, returned
+    /// oldest first: `samples --latest` / `--newest N`.
+    func newestSamples(type: QuantityType, from: Date?, to: Date?, source: String?, scope: QueryScope, count: Int) throws
+        -> [QuantitySample]
     /// The statistics collection query: `operation` per calendar bucket of `granularity` in `zone`
     /// (one bucket without `granularity`). Samples of different people (or gateways) are never
     /// merged by priority with each other: each person's statistics are computed, then combined.

@@ -100,8 +100,22 @@ public final class PostgresQueryStore: QueryStore {
 
     public func samples(type: QuantityType, from: Date?, to: Date?, source: String?, scope: QueryScope, limit: Int) throws
         -> [QuantitySample] {
+        try samples(type: type, from: from, to: to, source: source, scope: scope, limit: limit, newestFirst: false)
+    }
+
+    public func newestSamples(type: QuantityType, from: Date?, to: Date?, source: String?, scope: QueryScope, count: Int) throws
+        -> [QuantitySample] {
+        try samples(type: type, from: from, to: to, source: source, scope: scope, limit: max(count, 1), newestFirst: true)
+            .reversed()
+    }
+
+    private func samples(type: QuantityType, from: Date?, to: Date?, source: String?, scope: QueryScope, limit: Int,
+                         newestFirst: Bool) throws -> [QuantitySample] {
         let (sql, parameters) = condition(type: type, from: from, to: to, source: source, scope: scope)
-        var query = "SELECT x.record::text FROM \(schema.table("samples")) x WHERE \(sql) ORDER BY x.start_time, x.end_time, x.gateway, x.anchor"
+        let order = newestFirst
+            ? "x.start_time DESC, x.end_time DESC, x.gateway DESC, x.anchor DESC"
+            : "x.start_time, x.end_time, x.gateway, x.anchor"
+        var query = "SELECT x.record::text FROM \(schema.table("samples")) x WHERE \(sql) ORDER BY \(order)"
         if limit > 0 { query += " LIMIT \(limit)" }
         let decoder = HealthRecordDecoder(defaultSource: "")
         return try connection.execute(query, parameters).rows.compactMap { row in

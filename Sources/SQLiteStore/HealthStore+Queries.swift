@@ -62,6 +62,18 @@ extension HealthStore {
     /// optionally of one source, of the people in `person`, sorted by start date, at most `limit` (0 = no limit).
     public func samples(type: QuantityType, from: Date? = nil, to: Date? = nil, source: String? = nil,
                         person: PersonScope = .everyone, limit: Int = 0) throws -> [QuantitySample] {
+        try samples(type: type, from: from, to: to, source: source, person: person, limit: limit, newestFirst: false)
+    }
+
+    /// The newest `count` samples of `type` as `samples` selects them, oldest first.
+    public func newestSamples(type: QuantityType, from: Date? = nil, to: Date? = nil, source: String? = nil,
+                              person: PersonScope = .everyone, count: Int) throws -> [QuantitySample] {
+        try samples(type: type, from: from, to: to, source: source, person: person, limit: max(count, 1), newestFirst: true)
+            .reversed()
+    }
+
+    private func samples(type: QuantityType, from: Date?, to: Date?, source: String?,
+                         person: PersonScope, limit: Int, newestFirst: Bool) throws -> [QuantitySample] {
         guard let typeID = typeIDs[type.identifier] else { return [] }
         var sql = """
             SELECT \(Self.sampleColumns) FROM samples x JOIN sources s ON s.id = x.source
@@ -71,7 +83,9 @@ extension HealthStore {
         if to != nil { sql += " AND x.start_time < ?3" }
         if source != nil { sql += " AND s.name = ?4" }
         sql += person.condition("x")
-        sql += " ORDER BY x.start_time, x.end_time, x.id"
+        sql += newestFirst
+            ? " ORDER BY x.start_time DESC, x.end_time DESC, x.id DESC"
+            : " ORDER BY x.start_time, x.end_time, x.id"
         if limit > 0 { sql += " LIMIT \(limit)" }
         let statement = try db.prepare(sql)
         try statement.bind(typeID, at: 1)

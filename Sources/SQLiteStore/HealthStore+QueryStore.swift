@@ -40,6 +40,11 @@ extension HealthStore: QueryStore {
         return try operations.map { try StatisticsEngine().statistics($0, of: samples, in: buckets) }
     }
 
+    public func newestSamples(type: QuantityType, from: Date?, to: Date?, source: String?, scope: QueryScope, count: Int) throws
+        -> [QuantitySample] {
+        try newestSamples(type: type, from: from, to: to, source: source, person: personScope(scope), count: count)
+    }
+
     public func statistics(_ operation: StatisticsOperation, type: QuantityType, from: Date?, to: Date?,
                            granularity: BucketGranularity?, zone: TimeZone, scope: QueryScope) throws -> [StatisticsBucket] {
         guard scope.people == .everyone else {

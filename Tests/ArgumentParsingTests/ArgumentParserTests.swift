@@ -221,9 +221,16 @@ import Testing
         #expect(try parseSample(["help"]).commandNames == ["ingestd"])
     }
 
-    @Test func versionOnlyAtTheRoot() throws {
+    @Test func versionAfterAnyCommand() throws {
         #expect(try parseSample(["--version"]).action == .version)
-        #expect(throws: ParseFailure.self) { try parseSample(["stats", "T", "--sum", "--version"]) }
+        #expect(try parseSample(["-V"]).action == .version)
+        #expect(try parseSample(["stats", "T", "--sum", "--version"]).action == .version)
+        #expect(try parseSample(["auth", "grant", "-V"]).action == .version)
+    }
+
+    @Test func helpManAsksForTheManPage() throws {
+        #expect(try parseSample(["help", "--man"]).action == .manual)
+        #expect(throws: ParseFailure.self) { try parseSample(["help", "--man", "stats"]) }
     }
 
     // MARK: Edit distance

@@ -27,6 +27,7 @@ import Testing
               --log-level LEVEL         Show log messages of this level and above; also read
                                         from INGESTD_LOG_LEVEL. (values: trace, debug, info,
                                         notice, warning, error, critical)
+              -V, --version             Show the version.
               -h, --help                Show help information.
 
             """)
@@ -42,7 +43,7 @@ import Testing
             + "  Run without a command to watch USB and Bluetooth devices.\n\nUSAGE: ingestd [<subcommand>]\n"))
         #expect(text.contains("\n  run (default)      Watch devices and store their measurements.\n"))
         #expect(text.contains("\n  help               Show help for a command.\n"))
-        #expect(text.contains("\n  --version          Show the version.\n"))
+        #expect(text.contains("\n  -V, --version      Show the version.\n"))
         #expect(text.hasSuffix("\n\n  See 'ingestd help <subcommand>' for detailed help.\n"))
     }
 
@@ -101,6 +102,7 @@ import Testing
               --log-level LEVEL  Show log messages of this level and above; also read from
                                  INGESTD_LOG_LEVEL. (values: trace, debug, info, notice,
                                  warning, error, critical)
+              -V, --version      Show the version.
               -h, --help         Show help information.
 
             """)
@@ -111,7 +113,7 @@ import Testing
         #expect(result.stdout.contains("USAGE: ingestd profile [<subcommand>]\n"))
         #expect(result.stdout.contains("\n  show (default)     Show the profile.\n  set                Change the profile.\n"))
         #expect(result.stdout.hasSuffix("  See 'ingestd help profile <subcommand>' for detailed help.\n"))
-        #expect(!result.stdout.contains("--version"))
+        #expect(result.stdout.contains("\n  -V, --version      Show the version.\n"))
     }
 
     @Test func optionRowsShowShortNamesDefaultsAndRepetition() async {

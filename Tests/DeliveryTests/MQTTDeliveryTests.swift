@@ -194,7 +194,7 @@ import Testing
         #expect(!deliver.stderr.contains("wrong-staple-9"))
         let list = try IngestdBinary.run(["sinks", "list", "--json", "--store", fixture.path])
         #expect(list.status == 0)
-        #expect(list.stdout.contains("\"last_error\":\"MQTT broker 127.0.0.1:\(broker.port) refused the connection: Connection Refused: not authorised. (code 5)\""))
+        #expect(list.stdout.contains("\"lastError\":\"MQTT broker 127.0.0.1:\(broker.port) refused the connection: Connection Refused: not authorised. (code 5)\""))
         #expect(list.stdout.contains("\"backlog\":5"))
         #expect(!list.stdout.contains("wrong-staple-9") && !list.stdout.contains("right-horse-battery"))
 

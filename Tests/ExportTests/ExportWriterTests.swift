@@ -42,6 +42,14 @@ import Testing
         #expect(steps[4] == "2026-11-29T06:00:00Z" && steps[5] == "2026-11-29T07:00:00Z" && steps[2] == "4312")
     }
 
+    @Test func longCSVPrintsTimesInTheChosenZoneWithTheirOffset() throws {
+        let temp = try mixedStore()
+        var writer = CSVLongWriter(timeZone: TimeZone(identifier: "Europe/Berlin"))
+        let rows = parseCSV(render(try temp.records(), with: &writer))
+        let weight = try #require(rows.first { $0.first == FixtureID.weight.uuidString })
+        #expect(weight[4] == "2026-11-29T09:00:00+01:00" && weight[5] == "2026-11-29T09:00:00+01:00")
+    }
+
     @Test func csvFieldsWithCommasQuotesAndNewlinesAreQuoted() throws {
         let device = Device(name: "Scale, \"kitchen\"\nupstairs", manufacturer: "A,B")
         let sample = try quantitySample(FixtureID.weight, .bodyMass, 70, "kg", start: "2026-11-29T08:00:00Z",

@@ -89,7 +89,7 @@ final class Scenario {
         await scenario.run(["auth", "grant", "B", "stepCount", "HKQuantityTypeIdentifierDistanceWalkingRunning"])
         #expect(await scenario.run(["replay", file]).status == 0)
         let today = await scenario.run(["today", "--date", "2026-11-29", "--tz", "Europe/Berlin", "--json"])
-        #expect(today.stdout == [#"{"date":"2026-11-29","tz":"Europe/Berlin","steps":1300,"distance_km":0.95}"#])
+        #expect(today.stdout == [#"{"date":"2026-11-29","tz":"Europe/Berlin","steps":1300,"distanceKm":0.95}"#])
         // B first: 600 + A's 08:00–08:30 half = 1100.
         await scenario.run(["priority", "stepCount", "B", "A"])
         let reordered = await scenario.run(["today", "--date", "2026-11-29", "--tz", "Europe/Berlin", "--json"])
@@ -274,5 +274,73 @@ final class Scenario {
         #expect(shown.stdout == [#"{"dateOfBirth":"1980-02-29","biologicalSex":"female","height":{"value":168,"unit":"cm"}}"#])
         let bad = await scenario.run(["profile", "set", "--height", "168"])
         #expect(bad.status == 64)
+    }
+}
+
+/// Issue 29 item 1 through the commands: display units, --latest/--newest, stats header and
+/// empty ranges, --date yesterday, unknown units as usage errors.
+@Suite struct ReadableValuesTests {
+    func weighedScenario() async throws -> Scenario {
+        let scenario = try Scenario()
+        let file = try scenario.write("weights.jsonl", [
+            #"{"type":"bodyMass","value":63.79776684050001,"unit":"kg","start":"2026-11-28T07:00:00Z","end":"2026-11-28T07:00:00Z","source":"scale"}"#,
+            #"{"type":"bodyMass","value":63.5,"unit":"kg","start":"2026-11-29T07:00:00Z","end":"2026-11-29T07:00:00Z","source":"scale"}"#,
+            #"{"type":"bodyMass","value":63.2,"unit":"kg","start":"2026-11-30T07:00:00Z","end":"2026-11-30T07:00:00Z","source":"scale"}"#,
+            #"{"type":"heartRate","value":85,"unit":"count/min","start":"2026-11-30T07:00:00Z","end":"2026-11-30T07:00:00Z","source":"scale"}"#,
+        ])
+        await scenario.run(["auth", "grant", "scale", "--all"])
+        #expect(await scenario.run(["replay", file]).status == 0)
+        return scenario
+    }
+
+    @Test func samplesPrintDisplayUnitsInTheZoneAndTheNewestOnRequest() async throws {
+        let scenario = try await weighedScenario()
+        let latest = await scenario.run(["samples", "bodyMass", "--latest", "--tz", "Europe/Berlin"])
+        #expect(latest.status == 0)
+        #expect(latest.stdout.count == 2)
+        #expect(latest.stdout.last?.hasPrefix("2026-11-30T08:00:00+01:00  2026-11-30T08:00:00+01:00  63.2 kg") == true)
+        let newest = await scenario.run(["samples", "bodyMass", "--newest", "2", "--units", "us", "--tz", "UTC"])
+        #expect(newest.stdout.count == 3)
+        #expect(newest.stdout[1].contains("2026-11-29T07:00:00Z") && newest.stdout[1].contains("140.0 lb"))
+        #expect(newest.stdout[2].contains("139.3 lb"))
+        let heart = await scenario.run(["samples", "heartRate", "--unit", "bpm"])
+        #expect(heart.stdout.last?.contains(" 85 bpm ") == true)
+        // JSON keeps the stored value and unit, in UTC.
+        let json = await scenario.run(["samples", "bodyMass", "--latest", "--json"])
+        #expect(json.stdout.first?.contains(#""value":63.2,"unit":"kg","start":"2026-11-30T07:00:00Z""#) == true)
+    }
+
+    @Test func statsHaveAHeaderAndSayWhenTheRangeIsEmpty() async throws {
+        let scenario = try await weighedScenario()
+        let stats = await scenario.run(["stats", "bodyMass", "--average", "--by", "day", "--tz", "UTC",
+                                        "--from", "2026-11-29", "--to", "2026-12-01"])
+        #expect(stats.stdout.first?.split(separator: " ", omittingEmptySubsequences: true) == ["START", "END", "AVERAGE"])
+        #expect(stats.stdout.count == 3)
+        #expect(stats.stdout[1].hasSuffix("63.5 kg"))
+        let empty = await scenario.run(["stats", "bodyMass", "--average", "--from", "2025-01-01", "--to", "2025-02-01"])
+        #expect(empty.status == 0)
+        #expect(empty.stdout == ["No bodyMass data in this range."])
+    }
+
+    @Test func unknownUnitsAreUsageErrorsWithASuggestion() async throws {
+        let scenario = try await weighedScenario()
+        let result = await scenario.run(["samples", "bodyMass", "--unit", "lbz"])
+        #expect(result.status == 64)
+        #expect(result.stderr.first?.contains("did you mean 'lbs'?") == true)
+        let incompatible = await scenario.run(["samples", "bodyMass", "--unit", "bpm"])
+        #expect(incompatible.status == 64)
+    }
+
+    @Test func todayTakesYesterday() async throws {
+        let scenario = try Scenario()
+        let yesterday = await scenario.run(["today", "--date", "yesterday", "--tz", "UTC", "--json"])
+        #expect(yesterday.status == 0)
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? .current
+        let day = calendar.date(byAdding: .day, value: -1, to: Date()) ?? Date()
+        let parts = calendar.dateComponents([.year, .month, .day], from: day)
+        let expected = String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
+        #expect(yesterday.stdout.first?.hasPrefix(#"{"date":"\#(expected)""#) == true)
+        #expect(await scenario.run(["today", "--date", "someday"]).status == 64)
     }
 }

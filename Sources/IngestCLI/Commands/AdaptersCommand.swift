@@ -23,7 +23,13 @@ struct AdaptersCommand: Command {
             describes the protocol. --json lists each adapter's models (maker, name, what the \
             model offers, what we read of it, the capture that shows it); --markdown prints the \
             built-in adapters' models as the README's device table (scripts/update-device-table).
-            """)
+            """,
+        examples: [
+            "ingestd adapters",
+            "ingestd adapters --json",
+            "ingestd adapters --markdown",
+        ]
+    )
     static let signature = Signature {
         PluginsOption.self
         Option("status", valueName: "FILE",

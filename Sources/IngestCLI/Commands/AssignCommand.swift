@@ -11,7 +11,11 @@ struct AssignCommand: Command {
             The change feed shows each move as a deletion and an addition, so sinks and 'ingestd changes \
             --person' follow. An unknown uuid changes nothing.
             """,
-        usage: "UUID... PERSON | --all-from DEVICE PERSON")
+        usage: "UUID... PERSON | --all-from DEVICE PERSON",
+        examples: [
+            "ingestd assign --all-from 50:FB:19:1B:B5:DC bob",
+        ]
+    )
     static let signature = Signature {
         Positional("ARGUMENTS", key: "arguments", arity: .oneOrMore, help: "Sample uuids, then the person's name.")
         Option("all-from", valueName: "DEVICE",

@@ -15,7 +15,13 @@ struct AuthCommand: Command {
             'auth grant' brings them in or 'auth deny' discards them; held samples are removed after \
             --pending-days (of 'ingestd run' and 'ingestd replay').
             """,
-        subcommands: [AuthListCommand.self, AuthGrantCommand.self, AuthRevokeCommand.self, AuthDenyCommand.self, AuthPendingCommand.self])
+        subcommands: [AuthListCommand.self, AuthGrantCommand.self, AuthRevokeCommand.self, AuthDenyCommand.self, AuthPendingCommand.self],
+        examples: [
+            "ingestd auth pending",
+            "ingestd auth grant my-scale --all",
+            "ingestd auth deny neighbours-sensor --all",
+        ]
+    )
 
     init(_ arguments: ParsedValues) throws {}
 

@@ -8,7 +8,12 @@ import SQLiteStore
 struct AuthDenyCommand: Command {
     static let configuration = CommandConfiguration(
         name: "deny", abstract: "Refuse SOURCE's TYPEs (or --all) for good: discard what is held, never hold them again.",
-        usage: "SOURCE TYPE...|--all")
+        usage: "SOURCE TYPE...|--all",
+        examples: [
+            "ingestd auth deny neighbours-sensor --all",
+            "ingestd auth deny phone heartRate",
+        ]
+    )
     static let signature = AuthGrantChange.signature(
         sourceHelp: "The source id.", allHelp: "Every type, now and in the future (replaces the source's grants).")
     let change: AuthGrantChange

@@ -8,7 +8,12 @@ import SQLiteStore
 struct AuthGrantCommand: Command {
     static let configuration = CommandConfiguration(
         name: "grant", abstract: "Allow SOURCE to write TYPEs (short or full names) or --all types.",
-        usage: "SOURCE TYPE...|--all")
+        usage: "SOURCE TYPE...|--all",
+        examples: [
+            "ingestd auth grant my-scale --all",
+            "ingestd auth grant phone stepCount distanceWalkingRunning",
+        ]
+    )
     static let signature = AuthGrantChange.signature(
         sourceHelp: "The source id (an adapter id, or the source of replayed records).",
         allHelp: "Every type, now and in the future.")

@@ -6,7 +6,12 @@ import SQLiteStore
 
 /// `ingestd auth list`.
 struct AuthListCommand: StoreReportCommand {
-    static let configuration = CommandConfiguration(name: "list", abstract: "List the grants and the explicit denials.")
+    static let configuration = CommandConfiguration(name: "list", abstract: "List the grants and the explicit denials.",
+        examples: [
+            "ingestd auth list",
+            "ingestd auth list --json",
+        ]
+    )
     let options: StoreReportOptions
 
     func run(_ context: CommandContext) async throws {

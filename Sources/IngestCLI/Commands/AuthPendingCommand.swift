@@ -7,7 +7,12 @@ import SQLiteStore
 /// `ingestd auth pending`.
 struct AuthPendingCommand: StoreReportCommand {
     static let configuration = CommandConfiguration(
-        name: "pending", abstract: "Samples held for undecided sources: counts, reading times, device, the grant command.")
+        name: "pending", abstract: "Samples held for undecided sources: counts, reading times, device, the grant command.",
+        examples: [
+            "ingestd auth pending",
+            "ingestd auth pending --json",
+        ]
+    )
     let options: StoreReportOptions
 
     func run(_ context: CommandContext) async throws {

@@ -8,7 +8,12 @@ import SQLiteStore
 struct AuthRevokeCommand: Command {
     static let configuration = CommandConfiguration(
         name: "revoke", abstract: "Stop SOURCE writing TYPEs (or --all of its grants). Stored samples stay.",
-        usage: "SOURCE TYPE...|--all")
+        usage: "SOURCE TYPE...|--all",
+        examples: [
+            "ingestd auth revoke phone stepCount",
+            "ingestd auth revoke old-scale --all",
+        ]
+    )
     static let signature = AuthGrantChange.signature(sourceHelp: "The source id.", allHelp: "Every grant of the source.")
     let change: AuthGrantChange
 

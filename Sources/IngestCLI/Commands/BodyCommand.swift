@@ -12,7 +12,12 @@ struct BodyCommand: Command {
             Values a formula derived from the scale's impedance name the formula; the others are the \
             scale's own. Set a formula with 'ingestd people set NAME --body-composition'. Example: \
             ingestd body --person alice
-            """)
+            """,
+        examples: [
+            "ingestd body --person alice",
+            "ingestd body --json",
+        ]
+    )
     static let signature = Signature {
         TimeZoneOption.self
         PersonOption.self

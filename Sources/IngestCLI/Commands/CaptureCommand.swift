@@ -30,7 +30,11 @@ struct CaptureCommand: Command {
             (pcapng, LINKTYPE 220): the matching adapter's session, or, for a device no adapter knows, \
             reads of its interrupt and bulk IN endpoints. Either file replays with 'ingestd decode'. \
             Ctrl-C or SIGTERM ends the capture early; the file is complete either way (mode 0600).
-            """)
+            """,
+        examples: [
+            "ingestd capture --out scale.btsnoop --ble AA:BB:CC:DD:EE:FF --seconds 60",
+        ]
+    )
     static let signature = Signature {
         Option("out", valueName: "FILE", help: "The capture file to write.", required: true)
         USBDeviceOption.declared(help: "Record this USB device (hex ids) instead of Bluetooth LE.")

@@ -15,7 +15,12 @@ struct ChangesCommand: Command {
             --store postgresql://… the fleet's changes, gateway by gateway in each gateway's feed order, \
             deletions included; the anchor is an opaque token holding every gateway's position \
             ({"anchor":"f1.…"}), and --gateway ID reads (and advances) one gateway only.
-            """)
+            """,
+        examples: [
+            "ingestd changes --since 0 --json",
+            "ingestd changes --since 0 --type bodyMass",
+        ]
+    )
     static let signature = Signature {
         Option("since", valueName: "ANCHOR", help: "Only changes after this anchor (default 0: everything); a fleet's is a token.",
                default: "0")

@@ -140,19 +140,23 @@ enum CommonArguments {
         return type
     }
 
-    /// A unit for output, compatible with `type`.
+    /// A unit for output, compatible with `type`; aliases people type (`bpm`, `lbs`, `°C`) are
+    /// accepted. An unknown or incompatible unit is a usage error (64) with a suggestion.
     static func outputUnit(_ text: String?, for type: QuantityType) throws -> HealthModel.Unit {
         guard let text else { return type.canonicalUnit }
         let unit: HealthModel.Unit
         do {
-            unit = try HealthModel.Unit(from: text)
+            unit = try UnitAliases.unit(typed: text)
         } catch {
-            throw CommandFailure.dataError(error.description)
+            let suggestion = EditDistance.nearest(to: text, among: UnitAliases.suggestions)
+            throw UsageError.invalidValue(
+                text, argument: "--unit",
+                reason: "not a known unit" + (suggestion.map { "; did you mean '\($0)'?" } ?? "; see 'ingestd units list'"))
         }
         guard unit.isCompatible(with: type.canonicalUnit) else {
-            throw CommandFailure.dataError(
-                UnitError.incompatible(from: type.canonicalUnit.unitString, to: unit.unitString).description
-                    + " (\(type.shortName) is measured in \(type.canonicalUnit.unitString))")
+            throw UsageError.invalidValue(
+                text, argument: "--unit",
+                reason: "\(type.shortName) is measured in units like \(DisplayUnits.displayUnit(for: type, system: .metric).unit.unitString)")
         }
         return unit
     }

@@ -18,7 +18,12 @@ struct DecodeCommand: Command {
             capture" in the summary). Each device goes to the first adapter that matches it (--adapter forces \
             one). Samples and correlations go to stdout; a summary (records, advertisements, connections, \
             samples per type, rejected frames, devices no adapter took) goes to stderr.
-            """)
+            """,
+        examples: [
+            "ingestd decode btmon.log",
+            "ingestd decode btmon.log --json --tz Europe/Berlin",
+        ]
+    )
     static let signature = Signature {
         Positional("FILE", key: "files", arity: .oneOrMore, help: "Capture files.")
         CaptureDecodingOptions.self

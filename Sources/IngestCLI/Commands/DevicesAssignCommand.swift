@@ -10,7 +10,12 @@ struct DevicesAssignCommand: Command {
             adapter-given local identifier (see 'ingestd samples --json'), or a USB device's VID:PID or \
             serial number as 'ingestd devices list' shows them, matched case-insensitively. \
             Samples already stored unassigned stay so; move them with 'ingestd assign --all-from DEVICE PERSON'.
-            """)
+            """,
+        examples: [
+            "ingestd devices assign 00123456 bob",
+            "ingestd devices assign 0c45:7402 alice",
+        ]
+    )
     static let signature = Signature {
         Positional("DEVICE", help: "BLE address, USB VID:PID, serial number or local identifier.")
         Positional("PERSON", help: "The owner's name.")

@@ -17,7 +17,12 @@ struct DevicesListCommand: Command {
             not open still shows its ids and adapter (see 'ingestd udev-rules' for access). The adapter \
             is the one 'ingestd run' would use: external adapters (--plugins DIR, else the default \
             plugin directories) before built-in ones.
-            """)
+            """,
+        examples: [
+            "ingestd devices list",
+            "ingestd devices list --json",
+        ]
+    )
     static let signature = Signature {
         PluginsOption.self
         JSONOption.self

@@ -13,7 +13,12 @@ struct DevicesSetCommand: Command {
             --body-composition'). The weighings are recomputed at once. Example: \
             ingestd devices set 50:FB:19:1B:B5:DC --body-composition vendor
             """,
-        usage: "DEVICE --body-composition standard|vendor|none|person")
+        usage: "DEVICE --body-composition standard|vendor|none|person",
+        examples: [
+            "ingestd devices set C8:47:8C:00:11:22 --body-composition standard",
+            "ingestd devices set C8:47:8C:00:11:22 --body-composition person",
+        ]
+    )
     static let signature = Signature {
         Positional("DEVICE", help: "BLE address, serial number or local identifier.")
         Option("body-composition", valueName: "FORMULA", help: "standard, vendor, none, or person (the person's choice).",

@@ -16,7 +16,12 @@ struct ExportCommand: Command {
             skipped and listed on stderr. csv: one row per sample (--layout long), or openScale's import \
             columns for body measurements (--layout openscale, times in --tz). jsonl: ingestd's sample \
             format. Records overlapping [--from, --to) are exported, oldest first, in constant memory.
-            """)
+            """,
+        examples: [
+            "ingestd export --format csv --layout openscale --out weight.csv",
+            "ingestd export --format fhir --out health.json",
+        ]
+    )
     static let signature = Signature {
         Option("format", valueName: "fhir|csv|jsonl", help: "Output format.",
                allowedValues: ExportFormat.allCases.map(\.rawValue), required: true)
@@ -35,6 +40,8 @@ struct ExportCommand: Command {
     let from: Date?
     let to: Date?
     let zone: TimeZone
+    /// `--tz` as given; the long CSV layout prints times in it (UTC without it).
+    let zoneName: String?
     let layout: String
     let outPath: String?
     let storePath: String?
@@ -52,6 +59,7 @@ struct ExportCommand: Command {
         types = names.isEmpty ? nil : try names.flatMap(Self.selectedTypes)
         let range = try TimeRangeOptions(arguments)
         zone = range.zone
+        zoneName = range.zoneName
         from = range.from
         to = range.to
         layout = try arguments.value("layout") ?? "long"
@@ -80,7 +88,7 @@ struct ExportCommand: Command {
         case .fhir: FHIRBundleWriter()
         case .jsonl: JSONLinesWriter()
         case .csv where layout == "openscale": OpenScaleCSVWriter(timeZone: zone)
-        case .csv: CSVLongWriter()
+        case .csv: CSVLongWriter(timeZone: zoneName == nil ? nil : zone)
         }
     }
 

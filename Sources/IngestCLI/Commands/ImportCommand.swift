@@ -29,7 +29,11 @@ struct ImportCommand: Command {
             counted and listed. An archive's export.xml is checked whole (CRC-32) before anything \
             is stored: a damaged archive stores nothing. A damaged document stops the import at \
             the byte offset named; what was committed before stays (exit status 65).
-            """
+            """,
+        examples: [
+            "ingestd import export.zip",
+            "ingestd import export.zip --grant",
+        ]
     )
     static let signature = Signature {
         Positional("FILE", key: "file", help: "export.zip or export.xml.")

@@ -21,8 +21,15 @@ public struct Ingestd: Command {
             AuthCommand.self, PriorityCommand.self, SourcesCommand.self, StatusCommand.self, ProfileCommand.self,
             PeopleCommand.self, UnassignedCommand.self, AssignCommand.self, KeysCommand.self,
             AdaptersCommand.self, DevicesCommand.self, UnitsCommand.self, TypesCommand.self, UdevRulesCommand.self, SinksCommand.self,
+            CompletionsCommand.self,
         ],
-        defaultSubcommand: RunCommand.self
+        defaultSubcommand: RunCommand.self,
+        examples: [
+            "ingestd run --config /etc/ingestd/ingestd.conf",
+            "ingestd today --person anna",
+            "ingestd samples HeartRate --newest 5",
+            "ingestd help --man",
+        ]
     )
 
     public init(_ arguments: ParsedValues) throws {}

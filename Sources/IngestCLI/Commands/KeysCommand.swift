@@ -16,7 +16,12 @@ struct KeysCommand: Command {
             'decode', 'replay', 'run' and 'capture' also take --key ADDRESS=HEX (or ADDRESS=@PATH).
             """,
         subcommands: [KeysAddCommand.self, KeysListCommand.self, KeysRemoveCommand.self],
-        defaultSubcommand: KeysListCommand.self)
+        defaultSubcommand: KeysListCommand.self,
+        examples: [
+            "ingestd keys add 8C:D0:B2:F6:BE:EF @s400.key",
+            "ingestd keys list",
+        ]
+    )
 
     init(_ arguments: ParsedValues) throws {}
 }
@@ -25,7 +30,11 @@ struct KeysCommand: Command {
 struct KeysAddCommand: Command {
     static let configuration = CommandConfiguration(
         name: "add", abstract: "Store a device's key (HEX, @PATH to read it from a file, or - for standard input).",
-        usage: "ADDRESS HEX|@PATH|-")
+        usage: "ADDRESS HEX|@PATH|-",
+        examples: [
+            "ingestd keys add 8C:D0:B2:F6:BE:EF @s400.key",
+        ]
+    )
     static let signature = Signature {
         Positional("ADDRESS", help: "The device's Bluetooth address, AA:BB:CC:DD:EE:FF.")
         Positional("KEY", help: "32 hex digits; @PATH or - keep it out of the process arguments.")
@@ -52,7 +61,12 @@ struct KeysAddCommand: Command {
 
 /// `ingestd keys list [--json]`: the addresses with a key and the adapters that read them; never a key.
 struct KeysListCommand: StoreReportCommand {
-    static let configuration = CommandConfiguration(name: "list", abstract: "List the devices with a key (never the keys).")
+    static let configuration = CommandConfiguration(name: "list", abstract: "List the devices with a key (never the keys).",
+        examples: [
+            "ingestd keys list",
+            "ingestd keys list --json",
+        ]
+    )
     let options: StoreReportOptions
 
     func run(_ context: CommandContext) async throws {
@@ -78,7 +92,11 @@ struct KeysListCommand: StoreReportCommand {
 
 /// `ingestd keys remove ADDRESS`.
 struct KeysRemoveCommand: Command {
-    static let configuration = CommandConfiguration(name: "remove", abstract: "Remove a device's key.", usage: "ADDRESS")
+    static let configuration = CommandConfiguration(name: "remove", abstract: "Remove a device's key.", usage: "ADDRESS",
+        examples: [
+            "ingestd keys remove 8C:D0:B2:F6:BE:EF",
+        ]
+    )
     static let signature = Signature {
         Positional("ADDRESS", help: "The device's Bluetooth address.")
         StoreOption.self

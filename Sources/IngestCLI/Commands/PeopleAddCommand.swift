@@ -12,7 +12,12 @@ struct PeopleAddCommand: Command {
             --unit may be given twice: a length unit goes with --height, a mass unit with --weight \
             (e.g. --height 168 --unit cm --weight 60 --unit kg). --weight is where the body-mass \
             rule starts until the person's first assigned weighing.
-            """)
+            """,
+        examples: [
+            "ingestd people add bob --weight 85 --unit kg",
+            "ingestd people add alice --weight 60 --unit kg --height 165 --unit cm --scale-user-index 1",
+        ]
+    )
     static let signature = Signature {
         Positional("NAME", help: "The person's name (used by --person).")
         Option("date-of-birth", valueName: "YYYY-MM-DD", help: "Date of birth.")

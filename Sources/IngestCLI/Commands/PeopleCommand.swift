@@ -15,7 +15,12 @@ struct PeopleCommand: Command {
             ('ingestd unassigned', 'ingestd assign').
             """,
         subcommands: [PeopleAddCommand.self, PeopleListCommand.self, PeopleSetCommand.self, PeopleRemoveCommand.self],
-        defaultSubcommand: PeopleListCommand.self)
+        defaultSubcommand: PeopleListCommand.self,
+        examples: [
+            "ingestd people list",
+            "ingestd people add bob --weight 85 --unit kg",
+        ]
+    )
 
     init(_ arguments: ParsedValues) throws {}
 }

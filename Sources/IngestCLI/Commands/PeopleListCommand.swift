@@ -5,7 +5,12 @@ import SQLiteStore
 
 /// `ingestd people [list]`: the household with sample counts, slots and devices.
 struct PeopleListCommand: StoreReportCommand {
-    static let configuration = CommandConfiguration(name: "list", abstract: "List the people, their slots and sample counts.")
+    static let configuration = CommandConfiguration(name: "list", abstract: "List the people, their slots and sample counts.",
+        examples: [
+            "ingestd people list",
+            "ingestd people list --json",
+        ]
+    )
     let options: StoreReportOptions
 
     func run(_ context: CommandContext) async throws {

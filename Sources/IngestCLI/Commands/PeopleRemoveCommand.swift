@@ -7,7 +7,12 @@ import SQLiteStore
 struct PeopleRemoveCommand: Command {
     static let configuration = CommandConfiguration(
         name: "remove", abstract: "Remove a person (refused while samples are theirs, unless moved or deleted).",
-        usage: "NAME [--reassign OTHER | --delete-samples]")
+        usage: "NAME [--reassign OTHER | --delete-samples]",
+        examples: [
+            "ingestd people remove bob --reassign alice",
+            "ingestd people remove bob --delete-samples",
+        ]
+    )
     static let signature = Signature {
         Positional("NAME", help: "The person to remove.")
         Option("reassign", valueName: "OTHER", help: "Move the person's samples to OTHER (delete + add in the change feed).")

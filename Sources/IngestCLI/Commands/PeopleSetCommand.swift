@@ -15,7 +15,12 @@ struct PeopleSetCommand: Command {
             old derived values deleted and the new ones added. Example: \
             ingestd people set alice --body-composition vendor
             """,
-        usage: "NAME --body-composition standard|vendor|none")
+        usage: "NAME --body-composition standard|vendor|none",
+        examples: [
+            "ingestd people set alice --body-composition vendor",
+            "ingestd people set bob --body-composition none",
+        ]
+    )
     static let signature = Signature {
         Positional("NAME", help: "The person.")
         Option("body-composition", valueName: "FORMULA", help: "standard, vendor or none.",

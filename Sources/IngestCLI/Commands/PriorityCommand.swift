@@ -8,7 +8,11 @@ import SQLiteStore
 struct PriorityCommand: Command {
     static let configuration = CommandConfiguration(
         name: "priority", abstract: "Show or set the source order of a type (first wins where sources overlap).",
-        discussion: "Without SOURCE, prints the current order: explicit first, then by when each source first wrote the type.")
+        discussion: "Without SOURCE, prints the current order: explicit first, then by when each source first wrote the type.",
+        examples: [
+            "ingestd priority stepCount watch phone",
+        ]
+    )
     static let signature = Signature {
         Positional("TYPE", help: "Quantity type.")
         Positional("SOURCE", key: "sources", arity: .zeroOrMore, help: "Sources, highest priority first.")

@@ -8,7 +8,12 @@ import SQLiteStore
 struct ProfileCommand: Command {
     static let configuration = CommandConfiguration(
         name: "profile", abstract: "Show or set a person's characteristics (date of birth, biological sex, height).",
-        subcommands: [ProfileShowCommand.self, ProfileSetCommand.self], defaultSubcommand: ProfileShowCommand.self)
+        subcommands: [ProfileShowCommand.self, ProfileSetCommand.self], defaultSubcommand: ProfileShowCommand.self,
+        examples: [
+            "ingestd profile show",
+            "ingestd profile set --height 168 --unit cm",
+        ]
+    )
 
     init(_ arguments: ParsedValues) throws {}
 

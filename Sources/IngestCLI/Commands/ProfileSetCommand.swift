@@ -6,7 +6,11 @@ import SQLiteStore
 
 /// `ingestd profile set`.
 struct ProfileSetCommand: Command {
-    static let configuration = CommandConfiguration(name: "set", abstract: "Set characteristics; others stay as they are.")
+    static let configuration = CommandConfiguration(name: "set", abstract: "Set characteristics; others stay as they are.",
+        examples: [
+            "ingestd profile set --date-of-birth 1980-02-29 --biological-sex female --height 168 --unit cm",
+        ]
+    )
     static let signature = Signature {
         Option("date-of-birth", valueName: "YYYY-MM-DD", help: "Date of birth.")
         Option("biological-sex", valueName: "female|male|other", help: "Biological sex.",

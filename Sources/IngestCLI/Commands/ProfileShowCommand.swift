@@ -6,7 +6,12 @@ import SQLiteStore
 
 /// `ingestd profile show`.
 struct ProfileShowCommand: Command {
-    static let configuration = CommandConfiguration(name: "show", abstract: "Print a person's profile.")
+    static let configuration = CommandConfiguration(name: "show", abstract: "Print a person's profile.",
+        examples: [
+            "ingestd profile show",
+            "ingestd profile show --json",
+        ]
+    )
     static let signature = Signature {
         PersonOption.self
         StoreReportOptions.self

@@ -23,7 +23,11 @@ struct ReplayCommand: Command {
             with its line number and skipped; a sample the pipeline rejects as invalid is counted and \
             described. Either way the rest is ingested and the exit status is 65. Replaying a file \
             twice changes nothing the second time.
-            """
+            """,
+        examples: [
+            "ingestd replay btmon.log",
+            "ingestd replay walk.jsonl",
+        ]
     )
     static let signature = Signature {
         Positional("FILE", key: "files", arity: .oneOrMore, help: "Files to ingest ('-' for stdin).")

@@ -23,7 +23,13 @@ struct RunCommand: Command {
             controller, USB carries on (and vice versa). Logs go to stderr (journald-friendly) and \
             never contain health values at info level. --http ADDR:PORT serves the web dashboard from the \
             daemon as 'ingestd serve' does (anything but loopback needs --token @FILE).
-            """)
+            """,
+        examples: [
+            "ingestd run --config /etc/ingestd/ingestd.conf",
+            "ingestd run --once --no-ble",
+            "ingestd run --adapter AA:BB:CC:DD:EE:FF=gatt-health",
+        ]
+    )
     static let signature = Signature {
         StoreOption.self
         Flag("no-usb", help: "Do not watch USB.")

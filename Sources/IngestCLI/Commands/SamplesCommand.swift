@@ -8,13 +8,29 @@ import SQLiteStore
 struct SamplesCommand: Command {
     static let configuration = CommandConfiguration(
         name: "samples", abstract: "List stored samples of a type, oldest first.",
-        discussion: "A sample is listed when its interval overlaps [--from, --to).")
+        discussion: """
+            A sample is listed when its interval overlaps [--from, --to). --latest or --newest N \
+            list the most recent samples instead of the oldest. Text output shows values in the \
+            type's display unit (bpm, kg or lb, %, °C or °F) and times in --tz (default: this \
+            machine's zone); --json keeps the stored value and unit, with times in UTC unless --tz \
+            is given.
+            """,
+        examples: [
+            "ingestd samples bodyMass --latest",
+            "ingestd samples heartRate --newest 10 --unit bpm",
+            "ingestd samples bodyMass --from 2026-11-01 --units us",
+            "ingestd samples stepCount --from 2026-11-01 --json --tz UTC",
+        ]
+    )
     static let signature = Signature {
         Positional("TYPE", help: "Quantity type: full identifier or short name (stepCount).")
         TimeRangeOptions.self
         Option("source", valueName: "ID", help: "Only samples of this source.")
         UnitOption.self
-        Option("limit", valueName: "N", help: "At most N samples (0: no limit).", default: "0")
+        UnitSystemOption.self
+        Option("limit", valueName: "N", help: "At most N samples, the oldest (0: no limit).", default: "0")
+        Flag("latest", help: "Only the newest sample.")
+        Option("newest", valueName: "N", help: "The newest N samples, oldest of them first.")
         PersonOption.self
         JSONOption.self
         QueryStoreOptions.self
@@ -26,6 +42,11 @@ struct SamplesCommand: Command {
     let source: String?
     let unit: String?
     let limit: Int
+    /// `--latest` (1) or `--newest N`; nil lists from the oldest.
+    let newest: Int?
+    let system: UnitSystem
+    /// The zone times are printed in.
+    let printZone: TimeZone
     let json: Bool
     let storeFile: QueryStoreOptions
     let person: PersonOption
@@ -38,7 +59,24 @@ struct SamplesCommand: Command {
         source = try arguments.value("source")
         unit = try UnitOption(arguments).text
         limit = try arguments.value("limit") ?? 0
+        let newestCount: Int? = try arguments.value("newest")
+        if arguments.flag("latest") {
+            guard newestCount == nil else {
+                throw UsageError.invalidValue("--newest", argument: "--latest", reason: "give --latest or --newest N, not both")
+            }
+            newest = 1
+        } else {
+            newest = newestCount
+        }
+        if let newest, newest < 1 {
+            throw UsageError.invalidValue(String(newest), argument: "--newest", reason: "must be at least 1")
+        }
+        if newest != nil, limit != 0 {
+            throw UsageError.invalidValue(String(limit), argument: "--limit", reason: "--limit lists the oldest; use --newest N alone")
+        }
+        system = try UnitSystemOption(arguments).system
         json = try JSONOption(arguments).isOn
+        printZone = PrintedTime.zone(named: range.zoneName, zone: range.zone, json: json)
         storeFile = try QueryStoreOptions(arguments)
         person = try PersonOption(arguments)
         guard limit >= 0 else { throw UsageError.invalidValue(String(limit), argument: "--limit", reason: "must not be negative") }
@@ -48,21 +86,29 @@ struct SamplesCommand: Command {
         let outputUnit = try CommonArguments.outputUnit(unit, for: type)
         let store = try storeFile.open(context)
         defer { store.close() }
-        let samples = try store.samples(type: type, from: from, to: to, source: source,
-                                        scope: try storeFile.scope(person, in: store), limit: limit)
+        let scope = try storeFile.scope(person, in: store)
+        let samples = try newest.map {
+            try store.newestSamples(type: type, from: from, to: to, source: source, scope: scope, count: $0)
+        } ?? store.samples(type: type, from: from, to: to, source: source, scope: scope, limit: limit)
         let encoder = HealthRecordEncoder()
+        let time = PrintedTime(zone: printZone)
         if json {
             for sample in samples {
-                let converted = (try? sample.converted(to: outputUnit)) ?? sample
+                let converted = unit == nil ? sample : ((try? sample.converted(to: outputUnit)) ?? sample)
                 context.stdout.writeLine(encoder.encode(converted))
             }
             return
         }
         let rows = samples.map { sample -> [String] in
-            let value = CommonArguments.convert(sample.quantity.value, from: type.canonicalUnit, to: outputUnit)
-            return [ISO8601DateTime.string(from: sample.start), ISO8601DateTime.string(from: sample.end),
-                    JSONNumber.format(value) + " " + outputUnit.unitString, sample.source,
+            let value = unit == nil
+                ? DisplayUnits.text(sample.quantity.value, of: type, system: system)
+                : DisplayUnits.text(sample.quantity.value, of: type, in: outputUnit, system: system)
+            return [time.string(sample.start), time.string(sample.end), value, sample.source,
                     sample.device?.name ?? sample.device?.localIdentifier ?? ""]
+        }
+        if rows.isEmpty {
+            context.stdout.writeLine("No \(type.shortName) samples" + (from != nil || to != nil ? " in this range." : "."))
+            return
         }
         context.stdout.write(Table(header: ["START", "END", "VALUE", "SOURCE", "DEVICE"], rows: rows).rendered)
     }

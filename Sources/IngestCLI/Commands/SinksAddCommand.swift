@@ -15,7 +15,11 @@ struct SinksAddCommand: Command {
             never printed. The sink starts with the whole stored feed of its types as backlog. A \
             postgresql:// sink creates or migrates its schema (--schema, default ingestd) on first contact \
             and upserts samples by (gateway id, uuid) with --gateway-id and the person, one transaction per batch.
-            """)
+            """,
+        examples: [
+            "ingestd sinks add alice-server https://health.example/alice --types stepCount,bodyMass --person alice",
+        ]
+    )
     static let signature = Signature {
         Positional("NAME", help: "The sink's name (letters, digits, '-', '_').")
         Positional("URL", help: "mqtt://host[:port], mqtts://host[:port], http(s)://host[:port]/path, postgresql://[user@]host[:port]/db.")

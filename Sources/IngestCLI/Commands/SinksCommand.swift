@@ -15,7 +15,12 @@ struct SinksCommand: Command {
             than 408/429) go to the sink's dead letters.
             """,
         subcommands: [SinksAddCommand.self, SinksListCommand.self, SinksRemoveCommand.self, SinksDeliverCommand.self,
-                      SinksDeadLettersCommand.self, SinksRetryCommand.self])
+                      SinksDeadLettersCommand.self, SinksRetryCommand.self],
+        examples: [
+            "ingestd sinks list",
+            "ingestd sinks add alice-server https://health.example/alice --types stepCount,bodyMass --person alice",
+        ]
+    )
 
     init(_ arguments: ParsedValues) throws {}
 

@@ -5,7 +5,11 @@ import SQLiteStore
 /// `ingestd sinks dead-letters NAME [--json]`: the records a receiver refused for good.
 struct SinksDeadLettersCommand: Command {
     static let configuration = CommandConfiguration(
-        name: "dead-letters", abstract: "List the records a sink's receiver refused, with the reason.")
+        name: "dead-letters", abstract: "List the records a sink's receiver refused, with the reason.",
+        examples: [
+            "ingestd sinks dead-letters alice-server",
+        ]
+    )
     static let signature = Signature {
         Positional("NAME", help: "The sink.")
         JSONOption.self

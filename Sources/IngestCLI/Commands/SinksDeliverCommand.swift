@@ -8,7 +8,11 @@ import SQLiteStore
 struct SinksDeliverCommand: Command {
     static let configuration = CommandConfiguration(
         name: "deliver", abstract: "Deliver the backlog of the named sinks (default: all) now, then exit.",
-        discussion: "Exits 0 when every sink caught up, 69 when a sink stayed unreachable after its retries.")
+        discussion: "Exits 0 when every sink caught up, 69 when a sink stayed unreachable after its retries.",
+        examples: [
+            "ingestd sinks deliver alice-server",
+        ]
+    )
     static let signature = Signature {
         Positional("NAME", key: "names", arity: .zeroOrMore, help: "Sinks to deliver (default: every sink).")
         Option("retries", valueName: "N", help: "Attempts per sink before giving up.", default: "5")

@@ -8,7 +8,12 @@ import SQLiteStore
 /// `ingestd sinks list [--json]`: each sink's kind, target (without secrets), types, cursor,
 /// backlog, last success, last error and dead letters.
 struct SinksListCommand: Command {
-    static let configuration = CommandConfiguration(name: "list", abstract: "List the sinks with their cursor, backlog and last error.")
+    static let configuration = CommandConfiguration(name: "list", abstract: "List the sinks with their cursor, backlog and last error.",
+        examples: [
+            "ingestd sinks list",
+            "ingestd sinks list --json",
+        ]
+    )
     static let signature = Signature {
         JSONOption.self
         StoreOption.self
@@ -47,10 +52,10 @@ struct SinksListCommand: Command {
                     "\"types\":[" + definition.readTypes.map(JSONText.quoted).joined(separator: ",") + "]",
                     "\"person\":" + (definition.person.map(JSONText.quoted) ?? "null"),
                     "\"cursor\":\(sink.cursor)", "\"backlog\":\(backlog)",
-                    "\"last_success\":" + (lastSuccess.map(JSONText.quoted) ?? "null"),
-                    "\"last_error\":" + (lastError.map(JSONText.quoted) ?? "null"),
-                    "\"last_error_at\":" + (sink.lastErrorAt.map { JSONText.quoted(ISO8601DateTime.string(from: $0)) } ?? "null"),
-                    "\"dead_letters\":\(sink.deadLetters)",
+                    "\"lastSuccess\":" + (lastSuccess.map(JSONText.quoted) ?? "null"),
+                    "\"lastError\":" + (lastError.map(JSONText.quoted) ?? "null"),
+                    "\"lastErrorAt\":" + (sink.lastErrorAt.map { JSONText.quoted(ISO8601DateTime.string(from: $0)) } ?? "null"),
+                    "\"deadLetters\":\(sink.deadLetters)",
                 ]
                 fields.insert("\"every\":" + (definition.every.map { JSONNumber.format($0) } ?? "null"), at: 4)
                 context.stdout.writeLine("{" + fields.joined(separator: ",") + "}")

@@ -3,7 +3,11 @@ import SQLiteStore
 
 /// `ingestd sinks remove NAME`: the sink, its read grants, cursor and dead letters.
 struct SinksRemoveCommand: Command {
-    static let configuration = CommandConfiguration(name: "remove", abstract: "Remove a sink with its cursor, grants and dead letters.")
+    static let configuration = CommandConfiguration(name: "remove", abstract: "Remove a sink with its cursor, grants and dead letters.",
+        examples: [
+            "ingestd sinks remove alice-server",
+        ]
+    )
     static let signature = Signature {
         Positional("NAME", help: "The sink.")
         StoreOption.self

@@ -4,7 +4,11 @@ import SQLiteStore
 /// `ingestd sinks retry NAME`: queues the sink's dead letters to be sent again.
 struct SinksRetryCommand: Command {
     static let configuration = CommandConfiguration(
-        name: "retry", abstract: "Send a sink's dead letters again (at the next delivery).")
+        name: "retry", abstract: "Send a sink's dead letters again (at the next delivery).",
+        examples: [
+            "ingestd sinks retry alice-server",
+        ]
+    )
     static let signature = Signature {
         Positional("NAME", help: "The sink.")
         StoreOption.self

@@ -8,7 +8,12 @@ import SQLiteStore
 struct SourcesCommand: Command {
     static let configuration = CommandConfiguration(
         name: "sources", abstract: "List sources and their devices with sample counts.",
-        discussion: "With --store postgresql://… the fleet's sources across gateways (--gateway ID: one of them).")
+        discussion: "With --store postgresql://… the fleet's sources across gateways (--gateway ID: one of them).",
+        examples: [
+            "ingestd sources",
+            "ingestd sources --json",
+        ]
+    )
     static let signature = Signature {
         JSONOption.self
         QueryStoreOptions.self

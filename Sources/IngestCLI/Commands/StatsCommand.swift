@@ -13,8 +13,15 @@ struct StatsCommand: Command {
             priority ('ingestd priority'), and samples crossing a bucket edge are split in proportion to \
             time. --average, --min, --max and --latest are for discrete types; heart rate averages are \
             weighted by time. Buckets are calendar periods in --tz (a DST day has 23 or 25 hours). \
-            Buckets without data are listed without a value.
-            """)
+            Buckets without data are listed without a value. Text output has a header and shows \
+            values in the type's display unit (--units us for lb, mi, °F, mg/dL); --unit overrides.
+            """,
+        examples: [
+            "ingestd stats stepCount --sum --by day --from 2026-03-01 --to 2026-04-01",
+            "ingestd stats bodyMass --average --by week --units us",
+            "ingestd stats heartRate --average --by hour --unit bpm",
+        ]
+    )
     static let signature = Signature {
         Positional("TYPE", help: "Quantity type: full identifier or short name.")
         ExclusiveFlags("statistic", required: true, flags: [
@@ -28,6 +35,7 @@ struct StatsCommand: Command {
                allowedValues: ["hour", "day", "week", "month"])
         TimeRangeOptions.self
         UnitOption.self
+        UnitSystemOption.self
         PersonOption.self
         JSONOption.self
         QueryStoreOptions.self
@@ -40,6 +48,7 @@ struct StatsCommand: Command {
     let to: Date?
     let zone: TimeZone
     let unit: String?
+    let system: UnitSystem
     let json: Bool
     let storeFile: QueryStoreOptions
     let person: PersonOption
@@ -53,6 +62,7 @@ struct StatsCommand: Command {
         from = range.from
         to = range.to
         unit = try UnitOption(arguments).text
+        system = try UnitSystemOption(arguments).system
         json = try JSONOption(arguments).isOn
         storeFile = try QueryStoreOptions(arguments)
         person = try PersonOption(arguments)
@@ -113,9 +123,9 @@ struct StatsCommand: Command {
         } catch StatisticsError.tooManyBuckets(let limit) {
             throw UsageError.invalid("the range makes more than \(limit) buckets; narrow it or use longer buckets")
         }
-        for bucket in buckets {
-            let value = bucket.value.map { CommonArguments.convert($0, from: type.canonicalUnit, to: outputUnit) }
-            if json {
+        if json {
+            for bucket in buckets {
+                let value = bucket.value.map { CommonArguments.convert($0, from: type.canonicalUnit, to: outputUnit) }
                 var line = "{\"start\":\(JSONText.quoted(Self.localString(bucket.start, zone)))"
                 line += ",\"end\":\(JSONText.quoted(Self.localString(bucket.end, zone)))"
                 line += ",\"value\":" + (value.map(JSONNumber.format) ?? "null")
@@ -126,11 +136,22 @@ struct StatsCommand: Command {
                 }
                 line += "}"
                 context.stdout.writeLine(line)
-            } else {
-                let text = value.map { JSONNumber.format($0) + " " + outputUnit.unitString } ?? "-"
-                context.stdout.writeLine("\(Self.localString(bucket.start, zone))  \(Self.localString(bucket.end, zone))  \(text)")
             }
+            return
         }
+        guard buckets.contains(where: { $0.value != nil }) else {
+            context.stdout.writeLine("No \(type.shortName) data" + (from != nil || to != nil ? " in this range." : " stored."))
+            return
+        }
+        let rows = buckets.map { bucket -> [String] in
+            let text = bucket.value.map {
+                unit == nil
+                    ? DisplayUnits.text($0, of: type, system: system)
+                    : DisplayUnits.text($0, of: type, in: outputUnit, system: system)
+            } ?? "-"
+            return [Self.localString(bucket.start, zone), Self.localString(bucket.end, zone), text]
+        }
+        context.stdout.write(Table(header: ["START", "END", statistic.uppercased()], rows: rows).rendered)
     }
 
     /// An ISO 8601 date-time in `zone` with its offset, e.g. `2026-03-29T00:00:00+01:00`.

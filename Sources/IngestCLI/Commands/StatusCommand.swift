@@ -15,7 +15,12 @@ struct StatusCommand: Command {
             With --store postgresql://… the fleet's database: its schema version, per gateway its first and \
             last delivery, its position in its own feed, live and deleted samples, and per source and type \
             the live samples and the last one (--gateway ID: one gateway).
-            """)
+            """,
+        examples: [
+            "ingestd status",
+            "ingestd status --json",
+        ]
+    )
     static let signature = Signature {
         JSONOption.self
         QueryStoreOptions.self

@@ -10,17 +10,27 @@ struct TodayCommand: Command {
         name: "today", abstract: "Today's steps and walking/running distance in km, merged across sources.",
         discussion: """
             Overlapping sources are not added up: where two devices recorded the same walk, the \
-            higher-priority source counts ('ingestd priority stepCount SOURCE...').
-            """)
+            higher-priority source counts ('ingestd priority stepCount SOURCE...'). --date takes \
+            today, yesterday or YYYY-MM-DD (in --tz); --units us prints the distance in miles.
+            """,
+        examples: [
+            "ingestd today",
+            "ingestd today --date yesterday --person alice",
+            "ingestd today --date 2026-11-30 --json",
+        ]
+    )
     static let signature = Signature {
-        Option("date", valueName: "YYYY-MM-DD", help: "Another day instead of today.")
+        Option("date", valueName: "DAY", help: "Another day: yesterday, today or YYYY-MM-DD.")
         TimeZoneOption.self
+        UnitSystemOption.self
         PersonOption.self
         JSONOption.self
         QueryStoreOptions.self
     }
 
-    let date: CalendarDate?
+    /// The day asked for; nil for today.
+    let date: DaySelection?
+    let system: UnitSystem
     let zone: TimeZone
     let zoneName: String
     let json: Bool
@@ -31,7 +41,8 @@ struct TodayCommand: Command {
         let zoneOption = try TimeZoneOption(arguments)
         zone = zoneOption.zone
         zoneName = zoneOption.name ?? zone.identifier
-        date = try arguments.value("date", expected: "a date YYYY-MM-DD") { CalendarDate($0) }
+        date = try arguments.value("date", expected: "yesterday, today or a date YYYY-MM-DD") { DaySelection($0) }
+        system = try UnitSystemOption(arguments).system
         json = try JSONOption(arguments).isOn
         storeFile = try QueryStoreOptions(arguments)
         person = try PersonOption(arguments)
@@ -41,10 +52,12 @@ struct TodayCommand: Command {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
         let day: CalendarDate
-        if let date {
-            day = date
+        if case .date(let given) = date {
+            day = given
         } else {
-            let parts = calendar.dateComponents([.year, .month, .day], from: Date())
+            let offset = date == .yesterday ? -1 : 0
+            let reference = calendar.date(byAdding: .day, value: offset, to: Date()) ?? Date()
+            let parts = calendar.dateComponents([.year, .month, .day], from: reference)
             guard let today = CalendarDate(year: parts.year ?? 1970, month: parts.month ?? 1, day: parts.day ?? 1) else {
                 throw CommandFailure.failure("cannot tell today's date in \(zoneName)")
             }
@@ -69,9 +82,27 @@ struct TodayCommand: Command {
         let kilometres = (meters / 1000 * 1000).rounded() / 1000
         if json {
             context.stdout.writeLine(
-                "{\"date\":\"\(day)\",\"tz\":\(JSONText.quoted(zoneName)),\"steps\":\(stepsText),\"distance_km\":\(JSONNumber.format(kilometres))}")
+                "{\"date\":\"\(day)\",\"tz\":\(JSONText.quoted(zoneName)),\"steps\":\(stepsText),\"distanceKm\":\(JSONNumber.format(kilometres))}")
         } else {
-            context.stdout.writeLine("\(day) (\(zoneName)): \(stepsText) steps, \(JSONNumber.format(kilometres)) km")
+            let distance = DisplayUnits.text(meters, of: .distanceWalkingRunning, system: system)
+            context.stdout.writeLine("\(day) (\(zoneName)): \(stepsText) steps, \(distance)")
+        }
+    }
+}
+
+/// `today --date`: yesterday, today or a calendar date.
+enum DaySelection: Equatable {
+    case today
+    case yesterday
+    case date(CalendarDate)
+
+    init?(_ text: String) {
+        switch text.lowercased() {
+        case "today": self = .today
+        case "yesterday": self = .yesterday
+        default:
+            guard let date = CalendarDate(text) else { return nil }
+            self = .date(date)
         }
     }
 }

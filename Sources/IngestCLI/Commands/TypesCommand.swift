@@ -6,7 +6,11 @@ import HealthModel
 struct TypesCommand: Command {
     static let configuration = CommandConfiguration(
         name: "types",
-        abstract: "List the quantity types: identifier, short name, canonical unit, aggregation, plausible range."
+        abstract: "List the quantity types: identifier, short name, canonical unit, aggregation, plausible range.",
+        examples: [
+            "ingestd types",
+            "ingestd types --json",
+        ]
     )
     static let signature = Signature {
         JSONOption.declared(help: "One JSON object per type.")

@@ -13,7 +13,11 @@ struct UdevRulesCommand: Command {
             TAG+="uaccess" for the logged-in user, and TAG+="systemd" with SYSTEMD_WANTS so plugging \
             it in starts ingestd.service. Install with: ingestd udev-rules | sudo tee \
             /etc/udev/rules.d/70-ingestd.rules && sudo udevadm control --reload.
-            """)
+            """,
+        examples: [
+            "ingestd udev-rules",
+        ]
+    )
 
     init(_ arguments: ParsedValues) throws {}
 

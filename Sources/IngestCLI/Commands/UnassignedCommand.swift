@@ -6,7 +6,12 @@ import SQLiteStore
 struct UnassignedCommand: Command {
     static let configuration = CommandConfiguration(
         name: "unassigned", abstract: "List the samples that belong to nobody yet (never in a person's queries).",
-        discussion: "Move them with 'ingestd assign UUID... PERSON' or 'ingestd assign --all-from DEVICE PERSON'.")
+        discussion: "Move them with 'ingestd assign UUID... PERSON' or 'ingestd assign --all-from DEVICE PERSON'.",
+        examples: [
+            "ingestd unassigned",
+            "ingestd unassigned --limit 20",
+        ]
+    )
     static let signature = Signature {
         Option("limit", valueName: "N", help: "At most N samples (0: no limit).", default: "0")
         JSONOption.self

@@ -11,7 +11,12 @@ struct UnitsConvertCommand: Command {
             Units are HKUnit strings: kg, lb, st, cm, in, ft, mi, count/min, m/s^2, mg/dL, \
             mmol<180.15588000005408>/L, kcal, Cal, kJ, degC, degF, K, % (a fraction, as in HealthKit). \
             Quote units with < > or parentheses for the shell.
-            """
+            """,
+        examples: [
+            "ingestd units convert 98.6 degF degC",
+            "ingestd units convert 85 lbs kg",
+            "ingestd units convert 5.5 mmol<180.15588000005408>/L mg/dL",
+        ]
     )
     static let signature = Signature {
         Positional("VALUE", help: "The number to convert.")

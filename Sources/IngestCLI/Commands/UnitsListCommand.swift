@@ -5,7 +5,11 @@ import HealthModel
 /// `ingestd units list`.
 struct UnitsListCommand: Command {
     static let configuration = CommandConfiguration(
-        name: "list", abstract: "List the unit atoms and SI prefixes of the HKUnit grammar.")
+        name: "list", abstract: "List the unit atoms and SI prefixes of the HKUnit grammar.",
+        examples: [
+            "ingestd units list",
+        ]
+    )
 
     init(_ arguments: ParsedValues) throws {}
 

@@ -11,7 +11,12 @@ struct WatchCommand: Command {
         discussion: """
             Lines look like {"type":…,"count":N,"source":…,"anchor":N}; batches a sink's receiver \
             acknowledged as {"delivered":{"sink":…,"type":…,"count":N,"anchor":N}}. Stop with Ctrl-C.
-            """)
+            """,
+        examples: [
+            "ingestd watch",
+            "ingestd watch --since 0 --count 10",
+        ]
+    )
     static let signature = Signature {
         Option("since", valueName: "ANCHOR", help: "Also print commits after this anchor (default: only new ones).")
         Option("interval", valueName: "MS", help: "How often to look for commits, in milliseconds.", default: "250")

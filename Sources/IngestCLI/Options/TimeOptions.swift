@@ -1,5 +1,6 @@
 import ArgumentParsing
 import Foundation
+import HealthModel
 
 /// `--tz ZONE`: the IANA time zone for dates and buckets.
 struct TimeZoneOption: OptionGroup {
@@ -33,9 +34,13 @@ struct TimeRangeOptions: OptionGroup {
     let to: Date?
     /// The zone of `--tz` (or the system zone), in which plain dates were read.
     let zone: TimeZone
+    /// The name given with `--tz`; nil when the system zone is used.
+    let zoneName: String?
 
     init(_ values: ParsedValues) throws {
-        zone = try TimeZoneOption(values).zone
+        let zoneOption = try TimeZoneOption(values)
+        zone = zoneOption.zone
+        zoneName = zoneOption.name
         from = try CommonArguments.date(try values.value("from"), option: "--from", zone: zone)
         to = try CommonArguments.date(try values.value("to"), option: "--to", zone: zone)
     }
@@ -52,5 +57,47 @@ struct UnitOption: OptionGroup {
 
     init(_ values: ParsedValues) throws {
         text = try values.value("unit")
+    }
+}
+
+/// `--units metric|us`: the measurement system of text output (kg or lb, km or mi, °C or °F,
+/// mmol/L or mg/dL); metric when absent. JSON output keeps the stored units.
+struct UnitSystemOption: OptionGroup {
+    static var arguments: [ArgumentElement] {
+        [Option("units", help: "Measurement system of text output (default: metric).",
+                allowedValues: UnitSystem.allCases.map(\.rawValue)).element]
+    }
+
+    let system: UnitSystem
+
+    init(_ values: ParsedValues) throws {
+        let text: String? = try values.value("units")
+        system = text.flatMap(UnitSystem.init(rawValue:)) ?? .metric
+    }
+}
+
+/// Times as printed: ISO 8601 with the offset of a zone (`2026-11-30T08:15:00+01:00`).
+struct PrintedTime {
+    let zone: TimeZone
+    private let formatter = ISO8601DateFormatter()
+
+    /// The zone of `--tz` when given, else the machine's zone for text and UTC for JSON.
+    static func zone(named zoneName: String?, zone: TimeZone, json: Bool) -> TimeZone {
+        zoneName == nil && json ? (TimeZone(identifier: "UTC") ?? zone) : zone
+    }
+
+    init(zone: TimeZone) {
+        self.zone = zone
+        formatter.timeZone = zone
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    }
+
+    func string(_ date: Date) -> String {
+        var text = formatter.string(from: date)
+        // Whole seconds print without ".000".
+        if let dot = text.firstIndex(of: "."), text[dot...].hasPrefix(".000") {
+            text.removeSubrange(dot..<text.index(dot, offsetBy: 4))
+        }
+        return text
     }
 }
