@@ -12,11 +12,11 @@ struct ReportCommand: Command {
             network) with the blood-pressure log and its categories, weight and body composition, weekly \
             steps and daily heart rate, each chart with its data table; it prints on A4 or Letter. \
             --to is inclusive: the report covers whole days from --from through --to in --tz.
-
-            Examples:
-              ingestd report --person ann --from 2026-01-01 --to 2026-03-31 --out report.html
-              ingestd report --from 2026-03-01 --to 2026-03-31 --tz Europe/Berlin --out march.html
-            """)
+            """,
+        examples: [
+            "ingestd report --person ann --from 2026-01-01 --to 2026-03-31 --out report.html",
+            "ingestd report --from 2026-03-01 --to 2026-03-31 --tz Europe/Berlin --out march.html",
+        ])
     static let signature = Signature {
         Option("from", valueName: "YYYY-MM-DD", help: "The first day.")
         Option("to", valueName: "YYYY-MM-DD", help: "The last day (included).")

@@ -14,12 +14,12 @@ struct ServeCommand: Command {
             the pages need no JavaScript and load nothing from the network. Listens on 127.0.0.1 by \
             default; any other address needs --token @FILE. Runs beside the daemon (the store is read \
             as a WAL reader). Ctrl-C or SIGTERM stops it.
-
-            Examples:
-              ingestd serve
-              ingestd serve --listen 127.0.0.1:9090 --tz Europe/Berlin
-              ingestd serve --listen 0.0.0.0:8080 --token @/etc/ingestd/dashboard.token
-            """)
+            """,
+        examples: [
+            "ingestd serve",
+            "ingestd serve --listen 127.0.0.1:9090 --tz Europe/Berlin",
+            "ingestd serve --listen 0.0.0.0:8080 --token @/etc/ingestd/dashboard.token",
+        ])
     static let signature = Signature {
         Option("listen", valueName: "ADDR:PORT", help: "Where to listen.", default: "127.0.0.1:8080")
         DashboardTokenOption.self
