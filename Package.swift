@@ -11,7 +11,8 @@ let fuzzSettings: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
 let builtinAdapterModules = [
     "XiaomiScale", "XiaomiMiBeacon", "BTHome", "GATTHealthProfiles", "DSD6Band", "YunmaiScale", "BeurerScale", "BeurerStandardScale",
     "HidrateSpark",  // Bluetooth LE
-    "OmronBloodPressure", "QNGATTScale",  // Bluetooth LE conversations
+    "OmronBloodPressure", "QNGATTScale", "EufyP2Scale", "ColmiRing",  // Bluetooth LE conversations
+    "MedisanaBloodPressure", "FemometerThermometer", "BerryMedOximeter",
     "QNScale", "EtekcityScale", "EufyScale", "MiBandHeartRate", "HeartRateStraps", "RoomThermometers",  // BLE broadcasts
     "AmazfitScale", "SenssunScale", "LaicaScale",
     "ANTPlus", "OmronPedometer", "TEMPer",  // USB
@@ -20,7 +21,9 @@ let builtinAdapterModules = [
 /// another adapter module they build on (a vendor's variant of a standard profile).
 let builtinAdapterExtraDependencies: [String: [Target.Dependency]] = [
     "XiaomiMiBeacon": ["AdvertisementCrypto"], "BTHome": ["AdvertisementCrypto"],
-    "BeurerStandardScale": ["GATTHealthProfiles"],
+    "BeurerStandardScale": ["GATTHealthProfiles"], "EufyP2Scale": ["AdvertisementCrypto"],
+    "MedisanaBloodPressure": ["GATTHealthProfiles"],
+    "FemometerThermometer": ["GATTHealthProfiles"], "BerryMedOximeter": ["GATTHealthProfiles"],
 ]
 let builtinAdapterTargets: [Target] = builtinAdapterModules.map { name in
     .target(name: name, dependencies: ["AdapterKit", "HealthModel", "Transport"] + (builtinAdapterExtraDependencies[name] ?? []),
@@ -71,7 +74,7 @@ let package = Package(
         // Transport over BlueZ sockets: HCI LE scanning and an ATT/GATT client over L2CAP CID 4.
         .target(name: "BlueZTransport", dependencies: ["BLEWire", "CBluetooth", "Logging", "Transport"]),
         // A simulated HCI controller and GATT peripherals speaking bytes over a socketpair.
-        .target(name: "BLESimulators", dependencies: ["BLEWire", "BlueZTransport", "Transport"]),
+        .target(name: "BLESimulators", dependencies: ["BLEWire", "BlueZTransport", "Transport", "AdvertisementCrypto"]),
         // The one redaction layer: known secrets and URL credentials replaced in every printed or stored error.
         .target(name: "Redaction"),
         // One Logger and one level vocabulary; libraries take a logger.
@@ -182,8 +185,8 @@ let package = Package(
                            "Transport", "TestSupport"]
         ),
         .testTarget(name: "GATTHealthProfilesTests",
-                    dependencies: ["GATTHealthProfiles", "OmronBloodPressure", "QNGATTScale", "AdapterKit", "HealthModel", "Transport",
-                                   "TestSupport"]),
+                    dependencies: ["GATTHealthProfiles", "OmronBloodPressure", "QNGATTScale", "EufyP2Scale", "AdvertisementCrypto",
+                                   "ColmiRing", "BerryMedOximeter", "AdapterKit", "HealthModel", "Transport", "TestSupport"]),
         // Runs usb-probe and `ingestd devices` under umockdev-run / umockdev-wrapper: the real
         // libusb on replayed usbmon captures.
         .testTarget(name: "LibUSBTransportTests",

@@ -376,8 +376,13 @@ def gatt_services_session(capture, address, name, services, values, advertise=Tr
         capture.advance(30)
 
     received_times = []
-    for characteristic, kind, value in values:
-        capture.advance(1000)
+    # Each value comes a second after the one before, or after the milliseconds of a fourth entry.
+    # A value may be a function of the moment it is sent (a device's clock read).
+    for entry in values:
+        characteristic, kind, value = entry[:3]
+        capture.advance(entry[3] if len(entry) > 3 else 1000)
+        if callable(value):
+            value = value(capture.at())
         if kind == "indication":
             att("received", bytes([0x1D]) + le16(characteristic.value_handle) + value)
             received_times.append(capture.at())
@@ -385,6 +390,11 @@ def gatt_services_session(capture, address, name, services, values, advertise=Tr
             att("sent", bytes([0x1E]))
         elif kind == "notification":
             att("received", bytes([0x1B]) + le16(characteristic.value_handle) + value)
+            received_times.append(capture.at())
+        elif kind == "read":
+            att("sent", bytes([0x0A]) + le16(characteristic.value_handle))
+            capture.advance(20)
+            att("received", bytes([0x0B]) + value)
             received_times.append(capture.at())
         elif kind == "write":
             att("sent", bytes([0x12]) + le16(characteristic.value_handle) + value)

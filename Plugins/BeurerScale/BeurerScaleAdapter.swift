@@ -68,6 +68,8 @@ final class BeurerConversation: GATTConversation {
     static let maximumUsers = 8
     /// Saved-measurement parts per user (two per measurement; the scale keeps about 30 each).
     static let maximumParts = 2 * 64
+    /// Every user's parts, with an answer per user and the list itself.
+    var maximumValuesPerContact: Int { Self.maximumUsers * (Self.maximumParts + 4) + 16 }
     /// Scale clocks before this are unset.
     static let earliestPlausibleTime: UInt32 = 1_388_534_400  // 2014-01-01
 

@@ -38,9 +38,12 @@ public struct BeurerStandardScaleAdapter: ConversingAdapter {
         produces: [.bodyMass, .bodyMassIndex, .height, .bodyFatPercentage, .leanBodyMass],
         how: "GATT conversation: consent code of the configured user (or a new user registered), take measurement, the user's stored weighings and the live one",
         models: [
-            AdapterModel(maker: "Beurer", name: "BF720, BF788", offers: "weight, BMI, height, body composition, stored weighings per user",
+            AdapterModel(maker: "Beurer", name: "BF720", offers: "weight, BMI, height, body composition, stored weighings per user",
                          reads: [.bodyMass, .bodyMassIndex, .height, .bodyFatPercentage], note: "with the scale's user index",
                          capture: "history"),
+            AdapterModel(maker: "Beurer", name: "BF788", offers: "weight, BMI, height, body composition, stored weighings per user",
+                         reads: [.bodyMass, .bodyMassIndex, .height, .bodyFatPercentage],
+                         note: "with the scale's user index; stored weighings come with an empty composition", capture: "bf788"),
             AdapterModel(maker: "Beurer / Sanitas", name: "BF105, BF500, BF600, BF850, BF915, BF950, SBF72, SBF73, SBF76, SBF77",
                          offers: "weight, BMI, height, body composition, stored weighings per user",
                          reads: [.bodyMass, .bodyMassIndex, .height, .bodyFatPercentage],

@@ -3,14 +3,19 @@ import AdapterKit
 import AmazfitScale
 import BeurerScale
 import BeurerStandardScale
+import BerryMedOximeter
 import BTHome
+import ColmiRing
 import DSD6Band
 import EtekcityScale
+import EufyP2Scale
 import EufyScale
+import FemometerThermometer
 import GATTHealthProfiles
 import HeartRateStraps
 import HidrateSpark
 import LaicaScale
+import MedisanaBloodPressure
 import MiBandHeartRate
 import OmronBloodPressure
 import OmronPedometer
@@ -36,6 +41,7 @@ public enum BuiltinAdapters {
         XiaomiMiBeaconAdapter(),
         BTHomeAdapter(),
         EtekcityScaleAdapter(),
+        EufyP2ScaleAdapter(),  // connects to the P2 family, before the advertisement-only Eufy adapter
         EufyScaleAdapter(),
         MiBandHeartRateAdapter(),
         HeartRateStrapAdapter(),
@@ -50,6 +56,10 @@ public enum BuiltinAdapters {
         HidrateSparkAdapter(),
         OmronBPAdapter(),
         QNGATTScaleAdapter(),
+        ColmiRingAdapter(),
+        MedisanaBPAdapter(),
+        FemometerAdapter(),
+        BerryMedOximeterAdapter(),
         QNScaleAdapter(),  // company 0xFFFF is shared by many vendors: after the exact matches
         GATTHealthAdapter(),
     ]

@@ -29,10 +29,10 @@ public struct EufyScaleAdapter: BLEAdapter {
                              capture: "c1-weighing"),
                 AdapterModel(maker: "Eufy", name: "Smart Scale P1 (T9147)", offers: "weight", reads: [.bodyMass],
                              capture: "p1-weighing"),
-                AdapterModel(maker: "Eufy", name: "Smart Scale P2 (T9148)", offers: "weight; impedance over an authenticated connection",
+                AdapterModel(maker: "Eufy", name: "Smart Scale P2 (T9148)", offers: "weight; impedance over a connection (eufy-p2-scale)",
                              reads: [.bodyMass], capture: "p2-weighing"),
                 AdapterModel(maker: "Eufy", name: "Smart Scale P2 Pro (T9149)",
-                             offers: "weight, heart rate; impedance over an authenticated connection",
+                             offers: "weight, heart rate; impedance over a connection (eufy-p2-scale)",
                              reads: [.bodyMass, .heartRate], capture: "p2-pro-weighing"),
             ])
     }

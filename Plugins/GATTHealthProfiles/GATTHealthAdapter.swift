@@ -31,6 +31,10 @@ public struct GATTHealthAdapter: BLEAdapter {
                 AdapterModel(maker: "Bluetooth SIG profile", name: "Running Speed and Cadence", offers: "speed, distance, steps", reads: [.runningSpeed, .walkingSpeed, .distanceWalkingRunning, .stepCount], capture: "running-speed-cadence"),
                 AdapterModel(maker: "Bluetooth SIG profile", name: "Blood Pressure", offers: "systolic, diastolic, pulse", reads: [.bloodPressureSystolic, .bloodPressureDiastolic, .heartRate], capture: "blood-pressure"),
                 AdapterModel(maker: "Bluetooth SIG profile", name: "Glucose", offers: "blood glucose", reads: [.bloodGlucose], capture: "glucose"),
+                AdapterModel(maker: "Ascensia", name: "Contour Next One, Contour Plus One", offers: "blood glucose, meal context, stored records",
+                             reads: [.bloodGlucose], note: "meal time; meter clock drift corrected; control tests skipped", capture: "contour-next-one"),
+                AdapterModel(maker: "Roche", name: "Accu-Chek Guide, Instant, Aviva Connect", offers: "blood glucose, meal context, stored records",
+                             reads: [.bloodGlucose], note: "clock read from Date Time; meal time; control tests skipped", capture: "accu-chek-guide"),
                 AdapterModel(maker: "Bluetooth SIG profile", name: "Pulse Oximeter", offers: "SpO2, pulse", reads: [.oxygenSaturation, .heartRate], capture: "pulse-oximeter"),
             ]
     )

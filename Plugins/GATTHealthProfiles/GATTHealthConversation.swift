@@ -26,6 +26,7 @@ final class GATTHealthConversation: GATTConversation {
     /// At most this many values are read during one record transfer (a meter holds a few
     /// hundred to a few thousand records).
     static let maximumTransferValues = 100_000
+    var maximumValuesPerContact: Int { Self.maximumTransferValues }
 
     private let device: BLEDeviceTraits
     private let context: AdapterContext
@@ -34,21 +35,28 @@ final class GATTHealthConversation: GATTConversation {
     private let subscriptions: Set<BLEUUID>
     /// A consent scale's own steps (nil: the generic conversation).
     private let scale: ConsentScaleSteps?
+    /// The bounds of a device family's contact (nil: until the device disconnects or stays
+    /// silent for ``SubscribingConversation/idleTimeout``); a consent scale brings its own.
+    private let bounds: ContactBounds?
 
     init(device: BLEDeviceTraits, context: AdapterContext, steps: SubscribingConversation, reads: Set<BLEUUID>,
-         subscriptions: Set<BLEUUID>, scale: ConsentScaleSteps? = nil) {
+         subscriptions: Set<BLEUUID>, scale: ConsentScaleSteps? = nil, bounds: ContactBounds? = nil) {
         self.device = device
         self.context = context
         self.steps = steps
         self.reads = reads
         self.subscriptions = subscriptions
         self.scale = scale
+        self.bounds = scale?.bounds ?? bounds
     }
 
     func run(over link: any GATTConversationLink, deliver: (AdapterOutput) async throws -> DeliveryReceipt) async throws {
         var output = AdapterOutput()
         let database = try await link.discover()
         try await steps.readAll(reads, over: link, into: &output)
+        if database.characteristic(GATTHealthUUID.glucoseMeasurement) != nil {
+            try await readMeterClock(database, over: link, into: &output)
+        }
         if let currentTime = database.characteristic(GATTHealthUUID.currentTime), currentTime.properties & 0x08 != 0,
            context.options[GATTHealthOption.setTime] != "false" {
             try await setCurrentTime(over: link, into: &output)
@@ -69,14 +77,51 @@ final class GATTHealthConversation: GATTConversation {
            database.characteristic(GATTHealthUUID.glucoseMeasurement) != nil {
             try await fetchStoredGlucoseRecords(over: link, deliver: deliver)
         }
-        if let scale {
-            try await receiveScaleValues(scale, over: link, deliver: deliver)
+        if let bounds {
+            try await receiveBounded(bounds, over: link, deliver: deliver)
         } else {
             try await steps.receiveUntilDisconnected(over: link, deliver: deliver)
         }
     }
 
     // MARK: - Current Time
+
+    /// The glucose meter's clock, where its family keeps it (Current Time; Date Time on the
+    /// Roche meters), compared with the conversation's: when it is a minute or more off, the
+    /// records of this contact are corrected by the difference, as xDrip+ does (a meter's
+    /// records carry its own clock, and the clock set afterwards does not fix the records made
+    /// before). Read before the Current Time is written. Nothing is corrected when the clock
+    /// cannot be read or is more than a day off (an unset clock: the session then keeps the
+    /// records' own times, or their arrival for a time in the future).
+    private func readMeterClock(_ database: GATTDatabase, over link: any GATTConversationLink,
+                                into output: inout AdapterOutput) async throws(GATTConversationError) {
+        guard let session = steps.session as? GATTHealthSession else { return }
+        let family = GlucoseMeterFamily(manufacturer: session.manufacturerName)
+        guard let clock = family.clockCharacteristics.first(where: {
+            (database.characteristic($0)?.properties ?? 0) & 0x02 != 0
+        }) else { return }
+        let bytes: [UInt8]
+        do {
+            bytes = try await link.read(clock)
+        } catch {
+            if case .disconnected = error { throw error }
+            output.skip("meter-clock-unreadable")
+            return
+        }
+        let now = await link.now()
+        guard let meterTime = meterClock(bytes) else {
+            output.skip("meter-clock-invalid")
+            return
+        }
+        // Whole seconds: the meter's clock has no finer resolution.
+        let offset = meterTime.date(in: context.timeZone).timeIntervalSince(now).rounded()
+        if abs(offset) >= Self.clockTolerance && abs(offset) <= 86_400 {
+            session.glucoseClockOffset = offset
+        }
+    }
+
+    /// A meter clock off by less than this is taken as right.
+    static let clockTolerance: TimeInterval = 60
 
     /// Writes the conversation's clock, in the context's zone, to Current Time (0x2A2B); a
     /// refusal is noted (the readings then carry the device's own clock).
@@ -181,25 +226,26 @@ final class GATTHealthConversation: GATTConversation {
         }
     }
 
-    /// The scale's stored measurements (sent once the user is accepted) and a live weighing,
-    /// each delivered as it decodes, until the scale disconnects, stays silent for
-    /// ``ConsentScaleSteps/silence`` or has sent ``ConsentScaleSteps/maximumValues`` values
-    /// (then the link is closed and the rest comes at the next contact).
-    private func receiveScaleValues(_ scale: ConsentScaleSteps, over link: any GATTConversationLink,
-                                    deliver: (AdapterOutput) async throws -> DeliveryReceipt) async throws {
+    /// The device's values (a scale's stored measurements sent once the user is accepted and a
+    /// live weighing; a cuff's or thermometer's stored readings), each delivered as it decodes,
+    /// until the device disconnects, stays silent for ``ContactBounds/silence`` or has sent
+    /// ``ContactBounds/maximumValues`` values (then the link is closed and the rest comes at the
+    /// next contact).
+    private func receiveBounded(_ bounds: ContactBounds, over link: any GATTConversationLink,
+                                deliver: (AdapterOutput) async throws -> DeliveryReceipt) async throws {
         var output = AdapterOutput()
         var count = 0
         while true {
             let value: GATTValue
             do {
-                value = try await link.nextValue(timeout: scale.silence) { _ in true }
+                value = try await link.nextValue(timeout: bounds.silence) { _ in true }
             } catch {
                 if case .timedOut = error { await link.disconnect() }
                 break
             }
             steps.session.receive(.gattValue(value), into: &output)
             count += 1
-            if count >= scale.maximumValues {
+            if count >= bounds.maximumValues {
                 output.reject(context.source, reason: "value-cap",
                               detail: "\(link.peerAddress): \(count) values in one contact; the link is closed, "
                                   + "the rest comes at the next contact", time: value.time)
@@ -281,39 +327,52 @@ final class GATTHealthConversation: GATTConversation {
             } catch {
                 if case .timedOut = error {
                     var output = AdapterOutput()
+                    (steps.session as? GATTHealthSession)?.flushGlucose(into: &output)
                     output.reject(context.source, reason: "racp-no-response",
                                   detail: "\(link.peerAddress): \(error) during the record transfer",
                                   time: await link.now())
-                    _ = try await deliver(output)
+                    try await deliverRecords(output, deviceKey: deviceKey, deliver: deliver)
                     return .finished
                 }
                 throw error  // disconnected: the records delivered so far are kept, the rest comes next time
             }
             if value.characteristicUUID == GATTHealthUUID.recordAccessControlPoint {
-                switch RecordAccessResponse(value.value) {
-                case .some(.finished), .some(.noRecords): return .finished
-                case .some(.filterNotSupported): return .unsupportedFilter
-                case .some(.failed(let code)):
-                    var output = AdapterOutput()
+                guard let response = RecordAccessResponse(value.value) else {
+                    continue  // not a response to our request (a numeric count, an abort answer)
+                }
+                // The transfer is over: a record still waiting for its context goes without it.
+                var output = AdapterOutput()
+                (steps.session as? GATTHealthSession)?.flushGlucose(into: &output)
+                if case .failed(let code) = response {
                     output.reject(context.source, reason: "racp-failed",
                                   detail: "\(link.peerAddress): response code 0x\(String(code, radix: 16)); value \(hexString(value.value))",
                                   time: value.time)
-                    _ = try await deliver(output)
-                    return .finished
-                case .none:
-                    continue  // not a response to our request (a numeric count, an abort answer)
                 }
+                try await deliverRecords(output, deviceKey: deviceKey, deliver: deliver)
+                return response == .filterNotSupported ? .unsupportedFilter : .finished
             }
             var output = AdapterOutput()
             steps.session.receive(.gattValue(value), into: &output)
-            _ = try await deliver(output)
-            if value.characteristicUUID == GATTHealthUUID.glucoseMeasurement, value.value.count >= 3,
-               output.rejections.isEmpty {
-                let sequence = UInt16(value.value[1]) | UInt16(value.value[2]) << 8
-                try? await context.memory?.remember(String(sequence), for: Self.lastSequenceKey, device: deviceKey)
-            }
+            try await deliverRecords(output, deviceKey: deviceKey, deliver: deliver)
         }
         return .finished
+    }
+
+    /// Delivers `output` and, once it is committed, remembers the highest glucose sequence
+    /// number among its records: only records actually delivered count, so one held for its
+    /// context when the link drops is asked for again next time.
+    private func deliverRecords(_ output: AdapterOutput, deviceKey: String,
+                                deliver: (AdapterOutput) async throws -> DeliveryReceipt) async throws {
+        guard !output.records.isEmpty || !output.rejections.isEmpty || !output.skipped.isEmpty else { return }
+        _ = try await deliver(output)
+        let sequences = output.records.compactMap { record -> UInt16? in
+            guard case .sample(let sample) = record, sample.type == .bloodGlucose,
+                  case .number(let number) = sample.metadata.entries[GATTMetadataKey.glucoseSequenceNumber] else { return nil }
+            return UInt16(exactly: number)
+        }
+        if let highest = sequences.max() {
+            try? await context.memory?.remember(String(highest), for: Self.lastSequenceKey, device: deviceKey)
+        }
     }
 }
 
@@ -325,13 +384,26 @@ public struct ConsentScaleSteps: Sendable {
     /// Characteristics whose write of `00` asks the scale for its measurement, the first one
     /// the scale has is written.
     public var takeMeasurement: [BLEUUID]
-    /// Values received in one contact before the link is closed.
-    public var maximumValues: Int
-    /// Silence after which the scale has sent everything.
-    public var silence: Duration
+    /// Values received in one contact before the link is closed, and the silence after which
+    /// the scale has sent everything.
+    public var bounds: ContactBounds
 
     public init(takeMeasurement: [BLEUUID], maximumValues: Int, silence: Duration) {
         self.takeMeasurement = takeMeasurement
+        self.bounds = ContactBounds(maximumValues: maximumValues, silence: silence)
+    }
+}
+
+/// How long one contact with a standard-profile device lasts: a device family that sends its
+/// stored readings on its own once subscribed (a blood-pressure cuff, a thermometer) is done
+/// after a silence, and one contact takes at most so many values (the rest comes at the next).
+public struct ContactBounds: Sendable {
+    /// Values received in one contact before the link is closed.
+    public var maximumValues: Int
+    /// Silence after which the device has sent everything.
+    public var silence: Duration
+
+    public init(maximumValues: Int, silence: Duration) {
         self.maximumValues = maximumValues
         self.silence = silence
     }
@@ -345,6 +417,38 @@ extension GATTHealthAdapter {
                                steps: SubscribingConversation(session: makeSession(for: device, context: context),
                                                               source: context.source),
                                reads: gattReads, subscriptions: gattSubscriptions, scale: scale)
+    }
+}
+
+extension GATTHealthAdapter {
+    /// The standard-profile conversation for a device family that sends its readings on its own
+    /// once subscribed, bounded per contact, its samples under `context.source`.
+    public func makeBoundedConversation(for device: BLEDeviceTraits, context: AdapterContext,
+                                        bounds: ContactBounds) -> any GATTConversation {
+        GATTHealthConversation(device: device, context: context,
+                               steps: SubscribingConversation(session: makeSession(for: device, context: context),
+                                                              source: context.source),
+                               reads: gattReads, subscriptions: gattSubscriptions, bounds: bounds)
+    }
+}
+
+/// A device family that speaks the standard profiles and sends its stored readings on its own
+/// once subscribed (a blood-pressure cuff, a thermometer), found by how it advertises: its
+/// session is the standard one and its conversation the standard one bounded by
+/// ``contactBounds``. The adapter gives its descriptor and its bounds.
+public protocol StandardProfileFamily: ConversingAdapter {
+    /// How long one contact lasts and how many values it takes.
+    static var contactBounds: ContactBounds { get }
+}
+
+extension StandardProfileFamily {
+    /// Advertisements and values decode as the standard profiles do.
+    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any BLEAdapterSession {
+        GATTHealthAdapter().makeSession(for: device, context: context)
+    }
+
+    public func makeConversation(for device: BLEDeviceTraits, context: AdapterContext) -> any GATTConversation {
+        GATTHealthAdapter().makeBoundedConversation(for: device, context: context, bounds: Self.contactBounds)
     }
 }
 

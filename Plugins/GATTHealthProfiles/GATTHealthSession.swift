@@ -34,6 +34,12 @@ public final class GATTHealthSession: BLEAdapterSession {
     /// long after a weight measurement belongs to that weighing (scales exposing both services
     /// send the two values back to back, e.g. the Beurer BF720).
     static let pairingWindow: TimeInterval = 10
+    /// A glucose record whose context is announced, held until that context arrives (or the
+    /// next record, the end of the transfer, the end of the link).
+    private var pendingGlucose: (measurement: GlucoseMeasurement, received: Date)?
+    /// Seconds the glucose meter's clock is ahead of the conversation's; its records' times are
+    /// corrected by it (set by the conversation from the meter's clock; nil: not corrected).
+    var glucoseClockOffset: TimeInterval?
 
     public init(device traits: BLEDeviceTraits, context: AdapterContext) {
         self.address = traits.address
@@ -47,6 +53,7 @@ public final class GATTHealthSession: BLEAdapterSession {
             receive(value, into: &output)
         case .disconnected:
             flushBodyComposition(into: &output)
+            flushGlucose(into: &output)
         case .advertisement, .connected, .subscriptionChanged:
             break
         }
@@ -54,7 +61,11 @@ public final class GATTHealthSession: BLEAdapterSession {
 
     public func finish(into output: inout AdapterOutput) {
         flushBodyComposition(into: &output)
+        flushGlucose(into: &output)
     }
+
+    /// The Manufacturer Name String read so far.
+    var manufacturerName: String? { device.manufacturer }
 
     // MARK: Dispatch
 
@@ -93,7 +104,7 @@ public final class GATTHealthSession: BLEAdapterSession {
         case GATTHealthUUID.bloodPressureMeasurement:
             emitBloodPressure(try BloodPressureMeasurement(decoding: bytes), received: value.time, into: &output)
         case GATTHealthUUID.glucoseMeasurement:
-            emitGlucose(try GlucoseMeasurement(decoding: bytes), received: value.time, into: &output)
+            receiveGlucose(try GlucoseMeasurement(decoding: bytes), received: value.time, into: &output)
         case GATTHealthUUID.plxSpotCheckMeasurement:
             emitSpotCheck(try PLXSpotCheckMeasurement(decoding: bytes), received: value.time, into: &output)
         case GATTHealthUUID.plxContinuousMeasurement:
@@ -103,7 +114,7 @@ public final class GATTHealthSession: BLEAdapterSession {
         case GATTHealthUUID.intermediateCuffPressure:
             output.skip("intermediate-cuff-pressure")
         case GATTHealthUUID.glucoseMeasurementContext:
-            output.skip("glucose-measurement-context")
+            receiveGlucoseContext(try GlucoseMeasurementContext(decoding: bytes), into: &output)
         case GATTHealthUUID.temperatureType:
             temperatureType = bytes.first
         case GATTHealthUUID.bodySensorLocation:
@@ -302,7 +313,45 @@ public final class GATTHealthSession: BLEAdapterSession {
         }
     }
 
-    private func emitGlucose(_ measurement: GlucoseMeasurement, received: Date, into output: inout AdapterOutput) {
+    /// A record announcing its context waits for it; any other is emitted (after a held one).
+    private func receiveGlucose(_ measurement: GlucoseMeasurement, received: Date, into output: inout AdapterOutput) {
+        flushGlucose(into: &output)
+        if measurement.contextFollows {
+            pendingGlucose = (measurement, received)
+        } else {
+            emitGlucose(measurement, context: nil, received: received, into: &output)
+        }
+    }
+
+    /// The context of the held record: its meal goes with it; a ketone reading (meal 6) is not
+    /// glucose and is skipped; a context for no held record is skipped.
+    private func receiveGlucoseContext(_ glucoseContext: GlucoseMeasurementContext, into output: inout AdapterOutput) {
+        guard let pending = pendingGlucose, pending.measurement.sequenceNumber == glucoseContext.sequenceNumber else {
+            output.skip("glucose-context-unmatched")
+            return
+        }
+        pendingGlucose = nil
+        if glucoseContext.meal == GlucoseMeasurementContext.ketoneMeal {
+            output.skip("ketone-reading")
+            return
+        }
+        emitGlucose(pending.measurement, context: glucoseContext, received: pending.received, into: &output)
+    }
+
+    /// Emits the held glucose record without its context (the context did not come).
+    func flushGlucose(into output: inout AdapterOutput) {
+        guard let pending = pendingGlucose else { return }
+        pendingGlucose = nil
+        emitGlucose(pending.measurement, context: nil, received: pending.received, into: &output)
+    }
+
+    private func emitGlucose(_ measurement: GlucoseMeasurement, context glucoseContext: GlucoseMeasurementContext?,
+                             received: Date, into output: inout AdapterOutput) {
+        // Control-solution tests check the meter, not the person (xDrip+ and Tidepool drop them).
+        if measurement.type == 10 || measurement.sampleLocation == 4 {
+            output.skip("control-solution")
+            return
+        }
         let value: Double
         let unit: HealthModel.Unit
         if let milligrams = measurement.milligramsPerDeciliter {
@@ -313,7 +362,11 @@ public final class GATTHealthSession: BLEAdapterSession {
             output.skip("no-glucose-concentration")
             return
         }
-        let time = readingTime(measurement.measurementTime, received: received)
+        var time = readingTime(measurement.measurementTime, received: received)
+        if let offset = glucoseClockOffset, measurement.measurementTime != nil, time.extra.isEmpty {
+            time.date = time.date.addingTimeInterval(-offset)
+            time.extra[GATTMetadataKey.deviceClockOffset] = .number(offset.rounded())
+        }
         var recordIdentity = String(measurement.sequenceNumber)
         if let baseTime = measurement.baseTime { recordIdentity += "/\(baseTime)" }
         let identity = syncIdentifier("2A18", recordIdentity, userID: nil)
@@ -322,6 +375,12 @@ public final class GATTHealthSession: BLEAdapterSession {
         if let type = measurement.type { extra[GATTMetadataKey.glucoseSampleType] = .number(Double(type)) }
         if let location = measurement.sampleLocation {
             extra[GATTMetadataKey.glucoseSampleLocation] = .number(Double(location))
+        }
+        if let meal = glucoseContext?.meal {
+            extra[GATTMetadataKey.glucoseMeal] = .number(Double(meal))
+            if let mealTime = glucoseContext?.healthKitMealTime {
+                extra[GATTMetadataKey.bloodGlucoseMealTime] = .number(Double(mealTime))
+            }
         }
         output.records.append(.sample(sample(.bloodGlucose, value, unit, at: time.date, identity, extra)))
     }

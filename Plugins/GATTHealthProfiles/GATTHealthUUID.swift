@@ -51,6 +51,8 @@ public enum GATTHealthUUID {
     public static let recordAccessControlPoint = BLEUUID(0x2A52)
     /// Current Time (0x2A2B) of the Current Time service 0x1805.
     public static let currentTime = BLEUUID(0x2A2B)
+    /// Date Time (0x2A08): the clock of the Roche (Accu-Chek) meters, in their Glucose service.
+    public static let dateTime = BLEUUID(0x2A08)
     /// User Control Point (write + indicate) of the User Data Service 0x181C.
     public static let userControlPoint = BLEUUID(0x2A9F)
 }
@@ -82,4 +84,12 @@ public enum GATTMetadataKey {
     public static let glucoseSampleLocation = "IngestGlucoseSampleLocation"
     /// The glucose meter's record sequence number (number).
     public static let glucoseSequenceNumber = "IngestGlucoseSequenceNumber"
+    /// HealthKit's blood glucose meal time (number): 1 preprandial, 2 postprandial.
+    public static let bloodGlucoseMealTime = "HKBloodGlucoseMealTime"
+    /// The Glucose Measurement Context's meal (number): 1 preprandial, 2 postprandial, 3 fasting,
+    /// 4 casual, 5 bedtime.
+    public static let glucoseMeal = "IngestGlucoseMeal"
+    /// Seconds the meter's clock was ahead of the conversation's (negative: behind) when the
+    /// reading's time was corrected by it (number).
+    public static let deviceClockOffset = "IngestDeviceClockOffsetSeconds"
 }

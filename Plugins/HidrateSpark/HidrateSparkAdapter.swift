@@ -87,6 +87,7 @@ final class HidrateConversation: GATTConversation {
     static let quietTimeout: Duration = .seconds(20)
     /// Bound on the notifications read in one conversation.
     static let maximumNotifications = 1_000
+    var maximumValuesPerContact: Int { Self.maximumNotifications }
     /// A sip older than this is implausible (the age field is misread or garbage).
     static let maximumSipAge: UInt32 = 90 * 24 * 3600
 

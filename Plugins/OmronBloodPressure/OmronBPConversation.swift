@@ -20,6 +20,8 @@ final class OmronBPConversation: GATTConversation {
     static let maximumRecordsPerContact = 200
     /// Pieces of one answer (four RX characteristics) and stray values skipped while waiting.
     static let maximumPieces = 8
+    /// Every reading of a contact in its pieces, and the answers around them.
+    var maximumValuesPerContact: Int { (Self.maximumRecordsPerContact + 16) * Self.maximumPieces }
     /// Current Time (0x2A2B), written on models whose clock block the adapter does not know.
     static let currentTime = BLEUUID(0x2A2B)
     /// The clock is set when it is off by more than this.

@@ -79,6 +79,7 @@ final class QNGATTConversation: GATTConversation {
     static let frameTimeout: Duration = .seconds(60)
     /// At most this many frames in one contact (a scale settles in a few dozen).
     static let maximumFrames = 1_000
+    var maximumValuesPerContact: Int { Self.maximumFrames }
     /// Stable frames without an impedance taken before the weighing is kept without one.
     static let stableFramesWithoutImpedance = 3
 

@@ -63,6 +63,7 @@ final class MiScaleHistoryConversation: GATTConversation {
     static let notificationTimeout: Duration = .seconds(5)
     /// Bound on the notifications read in one transfer (a scale keeps a few dozen readings).
     static let maximumNotifications = 2_000
+    var maximumValuesPerContact: Int { Self.maximumNotifications }
 
     private let device: BLEDeviceTraits
     private let context: AdapterContext

@@ -93,6 +93,7 @@ final class YunmaiConversation: GATTConversation {
     static let quietAfterResult: Duration = .seconds(3)
     /// Bound on the notifications read in one conversation (settling frames come ~2 per second).
     static let maximumNotifications = 500
+    var maximumValuesPerContact: Int { Self.maximumNotifications }
     /// Scale clocks before this are unset.
     static let earliestPlausibleTime: UInt32 = 1_388_534_400  // 2014-01-01
 

@@ -20,10 +20,72 @@ public protocol ConversingAdapter: BLEAdapter {
 
 extension ConversingAdapter {
     public var conversesWithConnectedDevices: Bool { true }
+
+    /// Nothing from advertisements, the default of an adapter whose devices hand over their data
+    /// only in a conversation.
+    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any BLEAdapterSession {
+        NothingAdvertisedSession()
+    }
+}
+
+/// A step of a conversation that ends the contact with one rejection to report (a refused
+/// handshake, a device that wants pairing), thrown inside ``reporting(source:device:deliver:_:)``.
+public struct ConversationStop: Error, Sendable {
+    public var reason: String
+    public var detail: String
+    public var time: Date
+
+    public init(reason: String, detail: String, time: Date) {
+        self.reason = reason
+        self.detail = detail
+        self.time = time
+    }
+
+    /// Runs `body`; a stop it throws is delivered as the rejection `<reason>: <device>: <detail>`
+    /// and the link closed. Other errors end the conversation as they are.
+    public static func reporting(source: String, device: BLEAddress, over link: any GATTConversationLink,
+                                 deliver: (AdapterOutput) async throws -> DeliveryReceipt,
+                                 _ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch let stop as ConversationStop {
+            var output = AdapterOutput()
+            output.reject(source, reason: stop.reason, detail: "\(device): \(stop.detail)", time: stop.time)
+            _ = try await deliver(output)
+            await link.disconnect()
+        }
+    }
+}
+
+/// Bounds of a conversation's link.
+public enum GATTConversationLimits {
+    /// The values a conversation that declares nothing may have waiting.
+    public static let defaultValuesPerContact = 256
+    /// The most values any conversation may have waiting, whatever it declares: a
+    /// notification is kept with its bytes and times, so this bounds the link's memory (a few
+    /// tens of megabytes at most).
+    public static let ceilingValuesPerContact = 100_000
+
+    /// What the link keeps for a conversation declaring `declared`: at least one value, at most the ceiling.
+    public static func queueBound(declared: Int) -> Int {
+        min(max(declared, 1), ceilingValuesPerContact)
+    }
+}
+
+extension GATTConversation {
+    public var maximumValuesPerContact: Int { GATTConversationLimits.defaultValuesPerContact }
 }
 
 /// One conversation with one connected device.
 public protocol GATTConversation: AnyObject {
+    /// The most notifications and indications the device may send in one contact that this
+    /// conversation reads (its cap on records per contact times the values one record takes,
+    /// plus its answers). The live link keeps that many waiting for the conversation, so a
+    /// device that bursts its whole memory before the conversation reads loses nothing; past
+    /// it the contact ends with ``GATTConversationError/tooManyValues(limit:)``, after which the
+    /// link refuses every request (nothing is acknowledged or erased on the device) and what
+    /// was committed stays. Default ``GATTConversationLimits/defaultValuesPerContact``.
+    var maximumValuesPerContact: Int { get }
     /// Talks to the device over `link` until it has handed over what it has. Hands each batch of
     /// records to `deliver`, which returns after the commit with its receipt: a command that
     /// erases or acknowledges data on the device is sent only after `deliver` returned a receipt
@@ -95,6 +157,11 @@ public enum GATTConversationError: Error, Hashable, Sendable, CustomStringConver
     case pairingNeeded(device: BLEAddress, operation: String, characteristic: BLEUUID)
     /// Replay only: the capture holds no answer for this step.
     case notInCapture(String)
+    /// The device sent more notifications and indications than the conversation may receive
+    /// in one contact (``GATTConversation/maximumValuesPerContact``) before it read them. The
+    /// contact ends: the link refuses every later request, so nothing is acknowledged or
+    /// erased on the device, and the next contact resumes after what was committed.
+    case tooManyValues(limit: Int)
     /// Any other failure of the transport, described.
     case transport(String)
 
@@ -113,6 +180,9 @@ public enum GATTConversationError: Error, Hashable, Sendable, CustomStringConver
                 + "passkey; pair it once with `bluetoothctl pair \(device)` (enter the code the device shows), then "
                 + "ingestd connects with that bond"
         case .notInCapture(let what): "the capture holds no \(what)"
+        case .tooManyValues(let limit):
+            "the device sent more than \(limit) notifications before the conversation read them: the contact ends "
+                + "with nothing acknowledged or erased on the device; what was committed stays and the next contact continues"
         case .transport(let detail): detail
         }
     }

@@ -10,6 +10,9 @@ import Transport
 public final class SubscribingConversation {
     /// How long the conversation waits for the next value before it ends the connection.
     public static let idleTimeout: Duration = .seconds(600)
+    /// The values a device may send in one contact before the conversation takes them
+    /// (stored measurements sent at subscription, each delivered as it is taken).
+    public static let maximumValuesPerContact = 10_000
 
     /// The session that decodes the values.
     public let session: any BLEAdapterSession
@@ -122,6 +125,8 @@ final class DeclaredConversation: GATTConversation {
     private let steps: SubscribingConversation
     private let reads: Set<BLEUUID>
     private let subscriptions: Set<BLEUUID>
+
+    var maximumValuesPerContact: Int { SubscribingConversation.maximumValuesPerContact }
 
     init(steps: SubscribingConversation, reads: Set<BLEUUID>, subscriptions: Set<BLEUUID>) {
         self.steps = steps

@@ -7,7 +7,10 @@ import Transport
 /// (0x2A52, write and indicate). It keeps numbered records and answers Report Stored Records
 /// (all, or sequence number >= N) with one notification per record and the RACP response
 /// (success, or no records found); other requests get "op code not supported". It can drop
-/// the link after a number of records of the next transfer.
+/// the link after a number of records of the next transfer. A meter made `withContexts`
+/// announces a context with every record and sends it right after (meal 1, before a meal), as
+/// the Contour Next One and Accu-Chek Guide do for readings marked with a meal; a dropped link
+/// then falls between a record and its context.
 public final class SimulatedGlucoseMeter: SimulatedResponder {
     public static let measurement = BLEUUID(0x2A18)
     public static let context = BLEUUID(0x2A34)
@@ -28,9 +31,11 @@ public final class SimulatedGlucoseMeter: SimulatedResponder {
         var requests: [[UInt8]] = []
     }
     private let state = Mutex(State())
+    private let withContexts: Bool
 
     /// A meter holding records 1…`records`.
-    public init(records: Int) {
+    public init(records: Int, withContexts: Bool = false) {
+        self.withContexts = withContexts
         addRecords(records)
     }
 
@@ -50,10 +55,11 @@ public final class SimulatedGlucoseMeter: SimulatedResponder {
 
     /// The bytes of record `sequence`: kg/L concentration (95 + sequence) mg/dL, capillary whole
     /// blood from a finger, base time 2026-11-30 08:00 plus `sequence` minutes.
-    public static func recordBytes(_ sequence: UInt16) -> [UInt8] {
+    /// With `context`, flag bit 4 announces a Glucose Measurement Context.
+    public static func recordBytes(_ sequence: UInt16, context: Bool = false) -> [UInt8] {
         let minutes = Int(sequence)
         let mantissa = UInt16(95 + minutes) & 0x0FFF
-        return [0x02, UInt8(sequence & 0xFF), UInt8(sequence >> 8), 0xEA, 0x07, 11, 30,
+        return [context ? 0x12 : 0x02, UInt8(sequence & 0xFF), UInt8(sequence >> 8), 0xEA, 0x07, 11, 30,
                 UInt8(8 + minutes / 60), UInt8(minutes % 60), 0,
                 UInt8(mantissa & 0xFF), 0xB0 | UInt8(mantissa >> 8), 0x11]
     }
@@ -78,8 +84,14 @@ public final class SimulatedGlucoseMeter: SimulatedResponder {
         var replies: [SimulatedReply] = []
         for (index, sequence) in selected.enumerated() {
             let drop = dropAfter.map { index + 1 == $0 } ?? false
-            replies.append(SimulatedReply(characteristic: Self.measurement, value: Self.recordBytes(sequence), closesLink: drop))
+            replies.append(SimulatedReply(characteristic: Self.measurement,
+                                          value: Self.recordBytes(sequence, context: withContexts), closesLink: drop))
             if drop { return replies }
+            if withContexts {
+                // Glucose Measurement Context: flags 0x02 (meal), the record's sequence number, meal 1.
+                replies.append(SimulatedReply(characteristic: Self.context,
+                                              value: [0x02, UInt8(sequence & 0xFF), UInt8(sequence >> 8), 0x01]))
+            }
         }
         replies.append(SimulatedReply(characteristic: Self.controlPoint,
                                       value: [0x06, 0x00, 0x01, selected.isEmpty ? 0x06 : 0x01], indicate: true))

@@ -98,6 +98,11 @@ public struct HomeAssistantEntity: Sendable, Equatable {
         "cyclingPower": Row(name: "Cycling power", unit: "W", deviceClass: "power", precision: 0),
         "runningPower": Row(name: "Running power", unit: "W", deviceClass: "power", precision: 0),
         "ambientTemperature": Row(name: "Room temperature", unit: "°C", deviceClass: "temperature", precision: 1, isAmbient: true),
+        "bodyWaterPercentage": Row(name: "Body water", unit: "%", scale: 100, precision: 1),
+        "skeletalMuscleMass": Row(name: "Skeletal muscle mass", unit: "kg", deviceClass: "weight", precision: 1),
+        "boneMass": Row(name: "Bone mass", unit: "kg", deviceClass: "weight", precision: 1),
+        "visceralFatRating": Row(name: "Visceral fat rating", unit: nil, precision: 0),
+        "basalMetabolicRate": Row(name: "Basal metabolic rate", unit: "kcal/d", precision: 0),
     ]
 
     /// "bodyMassIndex" → "Body mass index".

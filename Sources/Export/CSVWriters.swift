@@ -105,7 +105,7 @@ public struct CSVLongWriter: ExportWriter {
 /// skipped and counted, as are types without an openScale column.
 public struct OpenScaleCSVWriter: ExportWriter {
     /// The header row's column names, in order.
-    public static let columns = ["dateTime", "weight", "fat", "lbm", "waist", "comment"]
+    public static let columns = ["dateTime", "weight", "fat", "water", "muscle", "lbm", "bone", "visceralFat", "waist", "comment"]
     /// Readings held at one start time at most (one per source); more are written early.
     static let maximumOpenReadings = 64
 
@@ -124,6 +124,11 @@ public struct OpenScaleCSVWriter: ExportWriter {
             QuantityType.bodyFatPercentage.identifier: ("fat", unit("%"), 100),
             QuantityType.leanBodyMass.identifier: ("lbm", unit("kg"), 1),
             QuantityType.waistCircumference.identifier: ("waist", unit("cm"), 1),
+            QuantityType.bodyWaterPercentage.identifier: ("water", unit("%"), 100),
+            // Kilograms here; openScale's muscle is a percentage of the reading's weight (`flush`).
+            QuantityType.skeletalMuscleMass.identifier: ("muscle", unit("kg"), 1),
+            QuantityType.boneMass.identifier: ("bone", unit("kg"), 1),
+            QuantityType.visceralFatRating.identifier: ("visceralFat", unit("count"), 1),
         ]
     }()
 
@@ -181,10 +186,13 @@ public struct OpenScaleCSVWriter: ExportWriter {
                 for type in reading.types.values { summary.skip(type, because: .noWeightInReading) }
                 continue
             }
-            func field(_ column: String) -> CSVCell { .number(reading.values[column].map { JSONNumber.format(Self.rounded($0)) } ?? "") }
+            var values = reading.values
+            values["muscle"] = values["muscle"].map { $0 / weight * 100 }
+            func field(_ column: String) -> CSVCell { .number(values[column].map { JSONNumber.format(Self.rounded($0)) } ?? "") }
             CSVField.appendRow([
                 .text(dateFormatter.string(from: reading.start)), .number(JSONNumber.format(Self.rounded(weight))),
-                field("fat"), field("lbm"), field("waist"), .text("ingestd " + reading.source),
+                field("fat"), field("water"), field("muscle"), field("lbm"), field("bone"), field("visceralFat"),
+                field("waist"), .text("ingestd " + reading.source),
             ], to: &output)
             summary.written += 1
         }

@@ -71,6 +71,7 @@ public enum FHIRObservationCodes {
         entry(.height, "8302-2", "Body height", unit: "cm", ucum: "cm", .vitalSigns),
         entry(.bodyMassIndex, "39156-5", "Body mass index (BMI) [Ratio]", unit: "count", ucum: "kg/m2", .vitalSigns),
         entry(.bodyFatPercentage, "41982-0", "Percentage of body fat Measured", unit: "%", factor: 100, ucum: "%", nil),
+        entry(.leanBodyMass, "91557-9", "Lean body weight", unit: "kg", ucum: "kg", nil),
         entry(.bodyTemperature, "8310-5", "Body temperature", unit: "degC", ucum: "Cel", .vitalSigns),
         entry(.heartRate, "8867-4", "Heart rate", unit: "count/min", ucum: "/min", .vitalSigns),
         entry(.restingHeartRate, "40443-4", "Heart rate --resting", unit: "count/min", ucum: "/min", .vitalSigns),

@@ -199,7 +199,7 @@ public struct PluginRequestFields: Decodable, Sendable {
 /// device refused, and a message.
 public struct PluginRequestFailure: Sendable, Hashable {
     /// `att-error`, `timeout`, `disconnected`, `no-such-characteristic`, `not-permitted`,
-    /// `pairing-needed`, `not-in-capture`, `transport`, or, for a request the daemon refused
+    /// `pairing-needed`, `not-in-capture`, `too-many-values`, `transport`, or, for a request the daemon refused
     /// before the device saw it, the rejection reason (`invalid-request`, `rate-limited`,
     /// `too-many-requests`, `not-your-device`, `not-connected`).
     public var error: String
@@ -225,6 +225,7 @@ public struct PluginRequestFailure: Sendable, Hashable {
         case .operationNotPermitted: error = "not-permitted"
         case .pairingNeeded: error = "pairing-needed"
         case .notInCapture: error = "not-in-capture"
+        case .tooManyValues: error = "too-many-values"
         case .transport: error = "transport"
         }
     }

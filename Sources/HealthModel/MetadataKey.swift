@@ -17,6 +17,13 @@ public enum MetadataKey {
     /// The user slot a multi-user device gave the reading (number: the UDS user index or a vendor
     /// user id); ingestd's key, used to assign the reading to the person with that slot.
     public static let deviceUserID = "IngestDeviceUserID"
+    /// Whole-body impedance of a weighing in ohms (number), as a scale measured it.
+    public static let impedance = "IngestImpedanceOhm"
+    /// The body-composition formula a derived sample was computed with (String, e.g. `standard`,
+    /// `xiaomi`); a sample without it is a stored value (the scale's or an import's own).
+    public static let bodyCompositionFormula = "IngestBodyCompositionFormula"
+    /// The version of that formula (number).
+    public static let bodyCompositionFormulaVersion = "IngestBodyCompositionFormulaVersion"
 
     /// The constant names that some producers write instead of the raw values; accepted on input.
     static let longSpellings: [String: String] = [

@@ -12,9 +12,13 @@ public struct Person: Hashable, Sendable {
     public var bodyMassKilograms: Double?
     /// The person's user slot on multi-user scales (the UDS user index or a vendor user id).
     public var scaleUserIndex: Int?
+    /// Which formula derives body composition from the person's weighings
+    /// (`ingestd people set P --body-composition`).
+    public var bodyComposition: BodyCompositionChoice
 
     public init(id: Int64, name: String, profile: UserProfile = UserProfile(), bodyMassKilograms: Double? = nil,
-                scaleUserIndex: Int? = nil) {
+                scaleUserIndex: Int? = nil, bodyComposition: BodyCompositionChoice = .standard) {
+        self.bodyComposition = bodyComposition
         self.id = id
         self.name = name
         self.profile = profile

@@ -160,6 +160,29 @@ extension QuantityType {
         plausibleRange: -60...80
     )
 
+    /// Total body water as a fraction of body mass, derived from a scale's impedance
+    /// (`IngestQuantityTypeIdentifierBodyWaterPercentage`; 0.55 means 55 %). Health Connect keeps
+    /// body water as a mass (`BodyWaterMassRecord`): mass × fraction.
+    public static let bodyWaterPercentage = ingestd("BodyWaterPercentage", unit: "%", 0...1)
+    /// Skeletal muscle mass (`IngestQuantityTypeIdentifierSkeletalMuscleMass`); Health Connect has no record type.
+    public static let skeletalMuscleMass = ingestd("SkeletalMuscleMass", unit: "kg", 0.5...300)
+    /// Bone mineral mass (`IngestQuantityTypeIdentifierBoneMass`; Health Connect `BoneMassRecord`).
+    public static let boneMass = ingestd("BoneMass", unit: "kg", 0.1...20)
+    /// A vendor's unitless visceral fat rating (`IngestQuantityTypeIdentifierVisceralFatRating`,
+    /// 1–59 on Xiaomi's and Yunmai's scales); Health Connect has no record type.
+    public static let visceralFatRating = ingestd("VisceralFatRating", unit: "count", 0...100)
+    /// Basal metabolic rate as energy per day (`IngestQuantityTypeIdentifierBasalMetabolicRate`;
+    /// Health Connect `BasalMetabolicRateRecord`, in kcal/day). HealthKit's `basalEnergyBurned`
+    /// is the energy burned over a sample's interval, not a rate.
+    public static let basalMetabolicRate = ingestd("BasalMetabolicRate", unit: "kcal/d", 100...10_000)
+
+    /// An ingestd discrete type `IngestQuantityTypeIdentifier` + `suffix`.
+    private static func ingestd(_ suffix: String, unit: String, _ range: ClosedRange<Double>) -> QuantityType {
+        QuantityType(identifier: "IngestQuantityTypeIdentifier" + suffix,
+                     shortName: suffix.prefix(1).lowercased() + suffix.dropFirst(),
+                     canonicalUnit: catalogueUnit(unit), aggregationStyle: .discreteArithmetic, plausibleRange: range)
+    }
+
     /// Every built-in type, HealthKit types first, in a stable order.
     public static let catalogue: [QuantityType] = [
         .stepCount, .distanceWalkingRunning, .distanceCycling, .distanceWheelchair, .distanceSwimming,
@@ -185,6 +208,7 @@ extension QuantityType {
         .dietaryVitaminC, .dietaryVitaminA, .dietaryVitaminB6, .dietaryVitaminB12, .dietaryVitaminD,
         .dietaryVitaminE, .dietaryVitaminK, .dietaryThiamin, .dietaryRiboflavin, .dietaryNiacin,
         .dietaryFolate, .dietaryBiotin, .dietaryPantothenicAcid,
-        .ambientTemperature,
+        .ambientTemperature, .bodyWaterPercentage, .skeletalMuscleMass, .boneMass, .visceralFatRating,
+        .basalMetabolicRate,
     ]
 }

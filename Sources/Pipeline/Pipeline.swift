@@ -59,7 +59,9 @@ public final class Pipeline {
         var receipt: CommitReceipt
         var attempts = 0
         while true {
-            people = try assignPeople(batch.accepted, deviceKeys: deviceKeys)
+            let household: Household
+            (people, household) = try assignPeople(batch.accepted, deviceKeys: deviceKeys)
+            deriveBodyComposition(into: &batch, people: &people, household: household)
             do {
                 receipt = try store.write(batch.accepted, people: people, held: batch.held, releasing: releasing,
                                           rejections: batch.report.rejections)
@@ -102,13 +104,42 @@ public final class Pipeline {
 
     /// The assignment stage: the person of every accepted record (nil: unassigned), with the
     /// household read fresh for the batch (another process may have added people or owners).
-    private func assignPeople(_ accepted: [NormalizedRecord], deviceKeys: [String]) throws -> [Int64?] {
-        guard !accepted.isEmpty else { return [] }
+    private func assignPeople(_ accepted: [NormalizedRecord], deviceKeys: [String]) throws -> ([Int64?], Household) {
+        guard !accepted.isEmpty else { return ([], Household()) }
         let store = self.store
         var assigner = PersonAssigner(household: try store.loadHousehold(), tolerance: assignTolerance) {
             try store.personOfWeighing(source: $0, syncIdentifier: $1)
         }
-        return try assigner.assign(accepted, deviceKeys: deviceKeys).map(\.person)
+        return (try assigner.assign(accepted, deviceKeys: deviceKeys).map(\.person), assigner.household)
+    }
+
+    /// The derivation stage (`BodyCompositionStage`): adds the body composition of the batch's
+    /// assigned weighings to the batch, with the person of their weighing. A derived sample is
+    /// written only when its (source, type) is granted; a weighing that derives nothing is
+    /// counted with its reason.
+    private func deriveBodyComposition(into batch: inout Intake, people: inout [Int64?], household: Household) {
+        let derivation = BodyCompositionStage.derive(batch.accepted, people: people, household: household)
+        var skips = derivation.skips
+        var refused: Set<PersonAssigner.WeighingKey> = []
+        for (record, sample) in derivation.derived {
+            guard policy.decision(source: sample.source, type: sample.type) == .granted else {
+                if refused.insert(PersonAssigner.weighingKey(sample)).inserted,
+                   case .sample(let weighing) = batch.accepted[record] {
+                    skips.append((weighing, .notAuthorized(type: sample.type.shortName)))
+                }
+                continue
+            }
+            batch.accepted.append(.sample(sample))
+            batch.acceptedRecords.append(batch.acceptedRecords[record])
+            batch.memberSlots.append(batch.tally.slot(for: sample.type.identifier))
+            batch.memberCounts.append(1)
+            people.append(people[record])
+        }
+        for (weighing, skip) in skips {
+            let key = RejectionKey(source: weighing.source, type: QuantityType.bodyFatPercentage.identifier, reason: skip.key)
+            batch.report.rejections[key, default: 0] += 1
+            if batch.report.examples[key] == nil { batch.report.examples[key] = skip.description }
+        }
     }
 
     /// Normalizes, validates and authorizes every record of a batch.

@@ -87,13 +87,18 @@ extension HealthStore {
 
     /// Everybody, in the order they were added.
     public func people() throws -> [Person] {
-        try db.prepare("SELECT id, name, profile, body_mass, scale_user_index FROM people ORDER BY id").mapRows { row in
-            let profileText = row.string(at: 2) ?? "{}"
-            let profile = (try? JSONDecoder().decode(UserProfile.self, from: Data(profileText.utf8))) ?? UserProfile()
-            return Person(id: row.int64(at: 0), name: row.string(at: 1) ?? "", profile: profile,
-                          bodyMassKilograms: row.isNull(at: 3) ? nil : row.double(at: 3),
-                          scaleUserIndex: row.isNull(at: 4) ? nil : row.int(at: 4))
-        }
+        try db.prepare("SELECT id, name, profile, body_mass, scale_user_index, body_composition FROM people ORDER BY id")
+            .mapRows(Self.person(from:))
+    }
+
+    /// A person from a row of `id, name, profile, body_mass, scale_user_index, body_composition`.
+    private static func person(from row: Statement) -> Person {
+        let profileText = row.string(at: 2) ?? "{}"
+        let profile = (try? JSONDecoder().decode(UserProfile.self, from: Data(profileText.utf8))) ?? UserProfile()
+        return Person(id: row.int64(at: 0), name: row.string(at: 1) ?? "", profile: profile,
+                      bodyMassKilograms: row.isNull(at: 3) ? nil : row.double(at: 3),
+                      scaleUserIndex: row.isNull(at: 4) ? nil : row.int(at: 4),
+                      bodyComposition: row.string(at: 5).flatMap(BodyCompositionChoice.init(rawValue:)) ?? .standard)
     }
 
     /// The person named `name`, or `PeopleError.unknownPerson` listing everybody.
@@ -206,7 +211,7 @@ extension HealthStore {
     }
 
     /// Takes the next change anchor without inserting a sample (for a deletion without replacement).
-    private func nextAnchor() throws -> Int64 {
+    func nextAnchor() throws -> Int64 {
         let maxID = try db.prepare("SELECT COALESCE(MAX(id), 0) FROM samples").firstRow { $0.int64(at: 0) } ?? 0
         let next = max(try currentAnchor(), maxID) + 1
         let update = try db.prepare("UPDATE sqlite_sequence SET seq = ? WHERE name = 'samples'")
@@ -220,7 +225,7 @@ extension HealthStore {
         return next
     }
 
-    private func writeTombstone(anchor: Int64, uuid: [UInt8], type: Int64, source: Int64, person: Int64?,
+    func writeTombstone(anchor: Int64, uuid: [UInt8], type: Int64, source: Int64, person: Int64?,
                                 at time: Double) throws {
         let tombstone = try db.cachedStatement(
             "INSERT INTO tombstones(anchor, uuid, type, source, deleted_at, person) VALUES (?, ?, ?, ?, ?, ?)")
@@ -240,12 +245,17 @@ extension HealthStore {
         try self.person(named: person.name).profile
     }
 
-    /// Replaces the characteristics of `person`.
-    public func setProfile(_ profile: UserProfile, of person: Person) throws {
-        let update = try db.prepare("UPDATE people SET profile = ? WHERE id = ?")
-        try update.bind(String(decoding: try JSONEncoder().encode(profile), as: UTF8.self), at: 1)
-        try update.bind(person.id, at: 2)
-        try update.execute()
+    /// Replaces the characteristics of `person` and recomputes the body composition derived
+    /// from their weighings (old derived samples become tombstones, new ones new samples).
+    @discardableResult
+    public func setProfile(_ profile: UserProfile, of person: Person) throws -> BodyCompositionRecomputation {
+        try db.transaction(.immediate) {
+            let update = try db.prepare("UPDATE people SET profile = ? WHERE id = ?")
+            try update.bind(String(decoding: try JSONEncoder().encode(profile), as: UTF8.self), at: 1)
+            try update.bind(person.id, at: 2)
+            try update.execute()
+            return try recomputeBodyComposition(ofPerson: person.id)
+        }
     }
 
     // MARK: Devices
@@ -273,15 +283,12 @@ extension HealthStore {
 
     // MARK: Assignment
 
-    /// Read once per ingested batch: the people without their profiles (not needed to assign),
-    /// and owners and recent weights only when there is more than one person.
+    /// Read once per ingested batch: the people with their profiles (for the body-composition
+    /// stage), and owners and recent weights only when there is more than one person.
     public func loadHousehold() throws -> Household {
-        let everybody = try db.cachedStatement("SELECT id, name, body_mass, scale_user_index FROM people ORDER BY id")
-            .mapRows { row in
-                Person(id: row.int64(at: 0), name: row.string(at: 1) ?? "",
-                       bodyMassKilograms: row.isNull(at: 2) ? nil : row.double(at: 2),
-                       scaleUserIndex: row.isNull(at: 3) ? nil : row.int(at: 3))
-            }
+        let everybody = try db.cachedStatement(
+            "SELECT id, name, profile, body_mass, scale_user_index, body_composition FROM people ORDER BY id")
+            .mapRows(Self.person(from:))
         for person in everybody { personNames[person.id] = person.name }
         var household = Household(people: everybody)
         guard everybody.count > 1 else { return household }
@@ -354,7 +361,8 @@ extension HealthStore {
     }
 
     /// Re-inserts each sample with `person` under a new anchor and leaves a tombstone at that
-    /// anchor naming its previous person; logs one commit for `watch`. Inside a transaction.
+    /// anchor naming its previous person; logs one commit for `watch`. The moved weighings'
+    /// body composition is derived again for `person`. Inside a transaction.
     private func move(sampleIDs: [Int64], to person: Int64) throws {
         guard !sampleIDs.isEmpty else { return }
         let columns = "uuid, type, value, start_time, end_time, source, device, device_local_id, sync_id, sync_version, metadata, correlation"
@@ -364,6 +372,7 @@ extension HealthStore {
             "INSERT INTO samples(\(columns), person) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
         let now = Date()
         var counts: [PairKey: Int] = [:]
+        var moved: [Int64] = []
         for id in sampleIDs {
             try read.bind(id, at: 1)
             guard let values = try read.firstRow({ row in (0..<13).map { row.value(at: $0) } }) else { continue }
@@ -372,6 +381,7 @@ extension HealthStore {
             try insert.bind(all: Array(values.prefix(12)) + [.integer(person)])
             try insert.execute()
             let anchor = db.lastInsertRowID
+            moved.append(anchor)
             guard case .blob(let uuid) = values[0], case .integer(let type) = values[1],
                   case .integer(let source) = values[5] else { continue }
             let previous: Int64? = if case .integer(let old) = values[12] { old } else { nil }
@@ -380,6 +390,7 @@ extension HealthStore {
             counts[PairKey(type: type, source: source, person: person), default: 0] += 1
         }
         _ = try recordCommit(counts, anchor: try currentAnchor(), now: now)
+        _ = try recomputeBodyComposition(ofSampleIDs: moved, person: person)
     }
 
     /// The unassigned samples, oldest first, at most `limit` (0: all).

@@ -65,7 +65,13 @@ public final class HealthStore {
         Migration(version: 8, name: "keys of devices that encrypt their advertisements", sql: schemaV8),
         CorrelationIdentityMigration.migration,
         Migration(version: 10, name: "what each sink last published as a current state", sql: schemaV10),
+        Migration(version: 11, name: "each person's body-composition formula", sql: schemaV11),
     ])
+
+    /// `ingestd people set P --body-composition standard|vendor|none`: standard for everybody so far.
+    static let schemaV11 = """
+        ALTER TABLE people ADD COLUMN body_composition TEXT NOT NULL DEFAULT 'standard';
+        """
 
     /// Per device address (upper case, `AA:BB:CC:DD:EE:FF`): the key of its encrypted
     /// advertisements (MiBeacon bindkey, BTHome key), 16 bytes. In the store file, so in its 0600.

@@ -123,7 +123,7 @@ final class MosquittoBroker {
         process.standardError = FileHandle.nullDevice
         try process.run()
         self.process = process
-        try #require(waitFor(5) { isListening(port) }, "mosquitto did not start listening on \(port)")
+        try #require(waitFor(30) { isListening(port) }, "mosquitto did not start listening on \(port) within 30 s")
     }
 
     /// SIGTERM (mosquitto saves its persistence then), SIGKILL if it has not ended after 5 s.

@@ -15,9 +15,9 @@ import TestSupport
         #expect(run.stderr.contains("exported 2 rows as csv to \(out)"))
         let text = try String(contentsOfFile: out, encoding: .utf8)
         #expect(parseCSV(text) == [
-            ["dateTime", "weight", "fat", "lbm", "waist", "comment"],
-            ["29.11.2026 08:00", "72.35", "21.5", "", "", "ingestd xiaomi-scale"],
-            ["29.11.2026 08:05", "72.57", "", "", "", "ingestd gatt-weight-scale"],
+            ["dateTime", "weight", "fat", "water", "muscle", "lbm", "bone", "visceralFat", "waist", "comment"],
+            ["29.11.2026 08:00", "72.35", "21.5", "", "", "", "", "", "", "ingestd xiaomi-scale"],
+            ["29.11.2026 08:05", "72.57", "", "", "", "", "", "", "", "ingestd gatt-weight-scale"],
         ])
         let mode = try FileManager.default.attributesOfItem(atPath: out)[.posixPermissions] as? NSNumber
         #expect(mode?.intValue == 0o600, "health data is written 0600")

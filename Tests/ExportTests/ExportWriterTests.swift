@@ -78,7 +78,7 @@ import Testing
         // openScale's comment column carries the source behind "ingestd ", so it never starts a formula.
         var openScale = OpenScaleCSVWriter(timeZone: try #require(TimeZone(identifier: "UTC")))
         let weight = try quantitySample(FixtureID.weight, .bodyMass, 70, "kg", start: "2026-11-29T08:00:00Z", source: "=1+1")
-        #expect(render([.sample(weight)], with: &openScale).contains("29.11.2026 08:00,70,,,,ingestd =1+1"))
+        #expect(render([.sample(weight)], with: &openScale).contains("29.11.2026 08:00,70,,,,,,,,ingestd =1+1"))
     }
 
     @Test func openScaleRowsGroupOneWeighingPerSourceAndInstant() throws {
@@ -86,9 +86,9 @@ import Testing
         var writer = OpenScaleCSVWriter(timeZone: try #require(TimeZone(identifier: "Europe/Berlin")))
         let rows = parseCSV(render(try temp.records(), with: &writer))
         #expect(rows == [
-            ["dateTime", "weight", "fat", "lbm", "waist", "comment"],
-            ["29.11.2026 09:00", "72.35", "21.5", "", "", "ingestd xiaomi-scale"],
-            ["29.11.2026 09:05", "72.57", "", "", "", "ingestd gatt-weight-scale"],
+            ["dateTime", "weight", "fat", "water", "muscle", "lbm", "bone", "visceralFat", "waist", "comment"],
+            ["29.11.2026 09:00", "72.35", "21.5", "", "", "", "", "", "", "ingestd xiaomi-scale"],
+            ["29.11.2026 09:05", "72.57", "", "", "", "", "", "", "", "ingestd gatt-weight-scale"],
         ])
         #expect(writer.summary.written == 2)
         // Everything that is not a body measurement openScale has a column for is counted, not lost silently.
@@ -104,7 +104,7 @@ import Testing
         let weight = try quantitySample(FixtureID.uuid(41), .bodyMass, 80, "kg", start: "2026-11-29T08:10:00Z", source: "s")
         var writer = OpenScaleCSVWriter(timeZone: try #require(TimeZone(identifier: "UTC")))
         let rows = parseCSV(render([.sample(fat), .sample(waist), .sample(weight)], with: &writer))
-        #expect(rows.dropFirst().map { $0 } == [["29.11.2026 08:10", "80", "", "", "81", "ingestd s"]])
+        #expect(rows.dropFirst().map { $0 } == [["29.11.2026 08:10", "80", "", "", "", "", "", "", "81", "ingestd s"]])
         #expect(writer.summary.skipped[.noWeightInReading] == ["HKQuantityTypeIdentifierBodyFatPercentage": 1])
     }
 }

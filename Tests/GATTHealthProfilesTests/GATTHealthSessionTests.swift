@@ -434,7 +434,55 @@ struct GATTHealthSessionTests {
             .sample(Self.sample(.bloodGlucose, 5.6, .millimolesBloodGlucosePerLiter,
                                 Date(timeIntervalSince1970: 1_551_261_930), sync: "2A18/4/2019-02-27T11:10:30", entries(4))),
         ])
-        #expect(harness.output.skipped == ["glucose-measurement-context": 1, "no-glucose-concentration": 1])
+        // Sequence 3 announced no context: the context for it finds no waiting record.
+        #expect(harness.output.skipped == ["glucose-context-unmatched": 1, "no-glucose-concentration": 1])
+    }
+
+    /// xDrip+ and Tidepool's rules: a record announcing its context (flag 0x10) waits for it and takes
+    /// its meal; a context of meal 6 makes the record a ketone reading (not glucose); a control-solution
+    /// test (type 10) is not stored; a waiting record whose context never comes is kept at the end.
+    @Test func glucoseContextsKetonesAndControlSolution() throws {
+        let harness = try Harness()
+        harness.connect()
+        // Sequence 7, 2019-02-27 11:10:30, 95 mg/dL, context follows; its context: meal 2 (postprandial).
+        harness.value("12 07 00 E3 07 02 1B 0B 0A 1E 5F B0 11", characteristic: 0x2A18, service: 0x1808, kind: .notification)
+        #expect(harness.records.isEmpty)
+        harness.value("02 07 00 02", characteristic: 0x2A34, service: 0x1808, kind: .notification)
+        // Sequence 8 with context meal 6 (ketone); sequence 9 a control-solution test (type 10, location 4).
+        harness.value("12 08 00 E3 07 02 1B 0B 0B 1E 0C B0 11", characteristic: 0x2A18, service: 0x1808, kind: .notification)
+        harness.value("02 08 00 06", characteristic: 0x2A34, service: 0x1808, kind: .notification)
+        harness.value("02 09 00 E3 07 02 1B 0B 0C 1E 6E B0 4A", characteristic: 0x2A18, service: 0x1808, kind: .notification)
+        // Sequence 10 announces a context that never comes (extended flags and carbohydrate parse as well).
+        harness.value("12 0A 00 E3 07 02 1B 0B 0D 1E 64 B0 11", characteristic: 0x2A18, service: 0x1808, kind: .notification)
+        harness.disconnect(at: at(5))
+        let place: [String: MetadataValue] = [
+            GATTMetadataKey.glucoseSampleType: .number(1), GATTMetadataKey.glucoseSampleLocation: .number(1),
+        ]
+        #expect(harness.records == [
+            .sample(Self.sample(.bloodGlucose, 95, .milligramsPerDeciliter, Date(timeIntervalSince1970: 1_551_262_230),
+                                sync: "2A18/7/2019-02-27T11:10:30",
+                                place.merging([GATTMetadataKey.glucoseSequenceNumber: .number(7),
+                                               GATTMetadataKey.glucoseMeal: .number(2),
+                                               GATTMetadataKey.bloodGlucoseMealTime: .number(2)]) { first, _ in first })),
+            .sample(Self.sample(.bloodGlucose, 100, .milligramsPerDeciliter, Date(timeIntervalSince1970: 1_551_262_410),
+                                sync: "2A18/10/2019-02-27T11:13:30",
+                                place.merging([GATTMetadataKey.glucoseSequenceNumber: .number(10)]) { first, _ in first })),
+        ])
+        #expect(harness.output.skipped == ["ketone-reading": 1, "control-solution": 1])
+    }
+
+    @Test func glucoseContextLayouts() throws {
+        // Extended flags, carbohydrate id 1 with 50 g (SFLOAT 0xD032 kg), meal 3 (fasting: preprandial).
+        let context = try GlucoseMeasurementContext(decoding: hex("83 D3 00 00 01 32 D0 03"))
+        #expect(context.sequenceNumber == 211)
+        #expect(context.meal == 3)
+        #expect(context.healthKitMealTime == 1)
+        #expect(try GlucoseMeasurementContext(decoding: hex("00 05 00")).meal == nil)
+        #expect(throws: GATTDecodeError.self) { try GlucoseMeasurementContext(decoding: hex("02 05 00")) }
+        #expect(GlucoseMeterFamily(manufacturer: "Roche") == .accuChek)
+        #expect(GlucoseMeterFamily(manufacturer: "Ascensia Diabetes Care") == .contour)
+        #expect(GlucoseMeterFamily(manufacturer: "i-SENS") == .standard)
+        #expect(GlucoseMeterFamily.accuChek.clockCharacteristics == [GATTHealthUUID.dateTime, GATTHealthUUID.currentTime])
     }
 
     // MARK: Pulse oximeter

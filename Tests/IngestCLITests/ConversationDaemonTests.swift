@@ -100,7 +100,7 @@ import Transport
         #expect(samples.first?.device?.localIdentifier == Self.band.description)
     }
 
-    private func glucoseSequenceNumbers(_ store: String) throws -> [Int] {
+    func glucoseSequenceNumbers(_ store: String) throws -> [Int] {
         let health = try HealthStore(path: store)
         defer { health.close() }
         return try health.samples(type: .bloodGlucose).compactMap { sample in
@@ -147,6 +147,24 @@ import Transport
                             responder: meter, listen: .seconds(6))
         #expect(meter.requests == [[0x01, 0x01], [0x01, 0x03, 0x01, 21, 0]])
         #expect(try glucoseSequenceNumbers(scenario.store) == Array(1...50))
+    }
+
+    /// A meter bursting 600 stored records at once (a full memory; the daemon commits each as
+    /// it takes it, so most wait in the link meanwhile): all 600 are stored, none dropped, and
+    /// the next contact asks only for what came after.
+    @Test func aMeterBurstingSixHundredRecordsGivesAllOfThem() async throws {
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "gatt-health", "bloodGlucose"])
+        let meter = SimulatedGlucoseMeter(records: 600)
+        let log = RecordingLogHandler()
+        try await runDaemon(store: scenario.store, name: "Meter", services: [0x1808], profile: SimulatedGlucoseMeter.profile,
+                            responder: meter, listen: .seconds(6), log: log)
+        #expect(try glucoseSequenceNumbers(scenario.store) == Array(1...600))
+        #expect(!log.records.contains { $0.message.contains("notification") && $0.message.contains("past the") },
+                "\(log.records.map(\.message))")
+        try await runDaemon(store: scenario.store, name: "Meter", services: [0x1808], profile: SimulatedGlucoseMeter.profile,
+                            responder: meter, listen: .seconds(6))
+        #expect(meter.requests.last == [0x01, 0x03, 0x01, 0x59, 0x02], "records >= 601: \(meter.requests)")
     }
 
     /// A scale whose clock is writable: the daemon sets it (its clock, in the local zone)

@@ -15,7 +15,7 @@ public struct Ingestd: Command {
             """,
         version: version,
         subcommands: [
-            RunCommand.self, ReplayCommand.self, ImportCommand.self, DecodeCommand.self, CaptureCommand.self, SamplesCommand.self, StatsCommand.self, TodayCommand.self,
+            RunCommand.self, ReplayCommand.self, ImportCommand.self, DecodeCommand.self, CaptureCommand.self, SamplesCommand.self, StatsCommand.self, TodayCommand.self, BodyCommand.self,
             ChangesCommand.self, WatchCommand.self,
             ExportCommand.self,
             AuthCommand.self, PriorityCommand.self, SourcesCommand.self, StatusCommand.self, ProfileCommand.self,

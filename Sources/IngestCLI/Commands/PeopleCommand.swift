@@ -14,7 +14,7 @@ struct PeopleCommand: Command {
             weight is within the tolerance when nobody else's is; otherwise the sample is unassigned \
             ('ingestd unassigned', 'ingestd assign').
             """,
-        subcommands: [PeopleAddCommand.self, PeopleListCommand.self, PeopleRemoveCommand.self],
+        subcommands: [PeopleAddCommand.self, PeopleListCommand.self, PeopleSetCommand.self, PeopleRemoveCommand.self],
         defaultSubcommand: PeopleListCommand.self)
 
     init(_ arguments: ParsedValues) throws {}

@@ -55,6 +55,7 @@ struct ProfileSetCommand: Command {
         if let dateOfBirth { profile.dateOfBirth = dateOfBirth }
         if let sex { profile.biologicalSex = sex }
         if let height { profile.height = height }
-        try store.setProfile(profile, of: owner)
+        let recomputed = try store.setProfile(profile, of: owner)
+        if recomputed.weighings > 0 { context.stderr.writeLine("\(owner.name): \(recomputed.summary)") }
     }
 }

@@ -39,12 +39,13 @@ extension BluetoothBackend {
                          context: AdapterContext, logger: Logger,
                          deliver: @escaping (AdapterOutput) async throws -> DeliveryReceipt) async -> Bool {
         logger.info("connected (\(adapter.descriptor.id), conversation)")
-        let conversationLink = GATTClientConversationLink(client: client)
-        await conversationLink.start()
         guard let conversation = adapter.conversation(for: traits, context: context) else {
             await client.disconnect()
             return false
         }
+        // As many values wait for the conversation as it may receive in one contact: none is dropped.
+        let conversationLink = GATTClientConversationLink(client: client, maximumQueued: conversation.maximumValuesPerContact)
+        await conversationLink.start()
         var succeeded = true
         await withTaskCancellationHandler {
             do {
@@ -64,8 +65,15 @@ extension BluetoothBackend {
             Task { await client.disconnect() }
         }
         await client.disconnect()
-        let dropped = await conversationLink.droppedValues
-        if dropped > 0 { logger.warning("\(dropped) notifications dropped: the device sent more than the conversation read") }
+        let refused = await conversationLink.refusedValues
+        if refused > 0 {
+            let limit = conversationLink.maximumQueued
+            let message = "contact with \(traits.address) ended: it sent \(refused) notification\(refused == 1 ? "" : "s") past "
+                + "the \(limit) that \(adapter.descriptor.id) may receive in one contact before reading them; nothing on the "
+                + "device was acknowledged or erased, what was committed stays and the next contact continues"
+            logger.error("\(message)")
+            succeeded = false
+        }
         logger.info("disconnected")
         return succeeded
     }

@@ -5,11 +5,16 @@ import Foundation
 import Transport
 
 /// A conversation's link over the BlueZ GATT client: discovery, reads, writes and
-/// subscriptions go to the client; notifications and indications are queued (at most
-/// ``maximumQueued``, the oldest dropped and counted) until the conversation waits for them.
+/// subscriptions go to the client; notifications and indications are queued until the
+/// conversation waits for them, at most ``maximumQueued`` of them (what the conversation
+/// declares it may receive in one contact, ``GATTConversation/maximumValuesPerContact``).
+/// Nothing is dropped: a device that sends more before the conversation reads them ends the
+/// contact. The link then disconnects, forgets the queue and answers every later request with
+/// ``GATTConversationError/tooManyValues(limit:)``, so the conversation can acknowledge or
+/// erase nothing on the device; what it committed before stays.
 actor GATTClientConversationLink: GATTConversationLink {
-    /// Values kept for later waits; a device that floods is cut to the newest ones.
-    static let maximumQueued = 256
+    /// Values kept for later waits.
+    nonisolated let maximumQueued: Int
 
     nonisolated let peerAddress: BLEAddress
     private let client: GATTClient
@@ -17,15 +22,29 @@ actor GATTClientConversationLink: GATTConversationLink {
     private var linkEnded = false
     private var waiter: (token: Int, continuation: CheckedContinuation<Void, Never>, timer: Task<Void, Never>)?
     private var nextToken = 0
-    /// Values dropped because the queue was full.
-    private(set) var droppedValues = 0
+    /// Notifications and indications received in this contact.
+    private(set) var receivedValues = 0
+    /// Values that arrived with the queue full (counted from the first one past the bound);
+    /// non-zero once the contact was ended for too many values.
+    private(set) var refusedValues = 0
     private var database: GATTDatabase?
     /// Whether the link was asked to be encrypted already (once per connection).
     private var securityRaised = false
 
-    init(client: GATTClient) {
+    /// A link over `client` keeping at most `maximumQueued` values waiting (bounded by
+    /// ``GATTConversationLimits/queueBound(declared:)``).
+    init(client: GATTClient, maximumQueued: Int = GATTConversationLimits.defaultValuesPerContact) {
         self.client = client
+        self.maximumQueued = GATTConversationLimits.queueBound(declared: maximumQueued)
         peerAddress = client.peer.address
+    }
+
+    /// Whether the contact ended because the device sent more than ``maximumQueued`` values.
+    var overflowed: Bool { refusedValues > 0 }
+
+    /// Throws once the contact ended for too many values: no request reaches the device any more.
+    private func refuseAfterOverflow() throws(GATTConversationError) {
+        if overflowed { throw .tooManyValues(limit: maximumQueued) }
     }
 
     /// Starts taking the client's events; call once before the conversation runs.
@@ -42,6 +61,7 @@ actor GATTClientConversationLink: GATTConversationLink {
     func now() async -> Date { Date() }
 
     func discover() async throws(GATTConversationError) -> GATTDatabase {
+        try refuseAfterOverflow()
         if let database { return database }
         do {
             _ = try await client.exchangeMTU()
@@ -55,6 +75,7 @@ actor GATTClientConversationLink: GATTConversationLink {
     }
 
     func read(_ characteristic: BLEUUID) async throws(GATTConversationError) -> [UInt8] {
+        try refuseAfterOverflow()
         let found = try await characteristicNamed(characteristic)
         guard found.properties.contains(.read) else {
             throw .operationNotPermitted(operation: "read", characteristic: characteristic)
@@ -63,6 +84,7 @@ actor GATTClientConversationLink: GATTConversationLink {
     }
 
     func write(_ value: [UInt8], to characteristic: BLEUUID, withResponse: Bool) async throws(GATTConversationError) {
+        try refuseAfterOverflow()
         let found = try await characteristicNamed(characteristic)
         let needed: GATTCharacteristicProperties = withResponse ? .write : .writeWithoutResponse
         guard found.properties.contains(needed) else {
@@ -75,6 +97,7 @@ actor GATTClientConversationLink: GATTConversationLink {
     }
 
     func subscribe(to characteristic: BLEUUID, mode: GATTNotificationMode) async throws(GATTConversationError) {
+        try refuseAfterOverflow()
         let found = try await characteristicNamed(characteristic)
         let needed: GATTCharacteristicProperties = mode == .indications ? .indicate : .notify
         guard found.properties.contains(needed) else {
@@ -86,6 +109,7 @@ actor GATTClientConversationLink: GATTConversationLink {
     }
 
     func unsubscribe(from characteristic: BLEUUID) async throws(GATTConversationError) {
+        try refuseAfterOverflow()
         let found = try await characteristicNamed(characteristic)
         do {
             try await client.unsubscribe(from: found)
@@ -99,6 +123,7 @@ actor GATTClientConversationLink: GATTConversationLink {
     {
         let deadline = ContinuousClock.now + timeout
         while true {
+            try refuseAfterOverflow()
             if let index = queued.firstIndex(where: matching) { return queued.remove(at: index) }
             if linkEnded { throw .disconnected("while waiting for a value") }
             if ContinuousClock.now >= deadline { throw .timedOut(waitingFor: "matching value", after: timeout) }
@@ -108,15 +133,27 @@ actor GATTClientConversationLink: GATTConversationLink {
 
     func disconnect() async { await client.disconnect() }
 
-    func endReason() async -> String? { linkEnded ? "the device disconnected" : nil }
+    func endReason() async -> String? {
+        if overflowed { return "the device sent more than \(maximumQueued) notifications before the conversation read them" }
+        return linkEnded ? "the device disconnected" : nil
+    }
 
     // MARK: - Events
 
     private func absorb(_ event: TransportEvent) {
         guard case .gattValue(let value) = event, value.kind == .notification || value.kind == .indication else { return }
-        if queued.count >= Self.maximumQueued {
-            queued.removeFirst()
-            droppedValues += 1
+        receivedValues += 1
+        if overflowed {
+            refusedValues += 1
+            return
+        }
+        guard queued.count < maximumQueued else {
+            // Dropping any of them would lose a reading the device then believes delivered: end the contact instead.
+            refusedValues = 1
+            queued.removeAll()
+            Task { await client.disconnect() }
+            wake()
+            return
         }
         queued.append(value)
         wake()
@@ -153,6 +190,8 @@ actor GATTClientConversationLink: GATTConversationLink {
     /// link, the device wants a passkey bond: ``GATTConversationError/pairingNeeded``.
     private func securely<T>(_ operation: String, _ characteristic: BLEUUID,
                              _ request: () async throws(GATTError) -> T) async throws(GATTConversationError) -> T {
+        // Checked again right before the request goes out: the queue may have overflowed during discovery.
+        try refuseAfterOverflow()
         let firstError: GATTError
         do {
             return try await request()

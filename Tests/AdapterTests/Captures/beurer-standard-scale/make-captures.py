@@ -71,6 +71,29 @@ def history_case(capture):
     return stored + live
 
 
+def bf788_case(capture):
+    """Only the BF788's own frames (#229): consent, take measurement, its real weighing with its real composition,
+    then a zeroed stub, as the test's "keeps each reading composition even if a later frame resets the cache" feeds
+    them; the stub adds nothing to the weighing before it."""
+    services, weight, composition, control_point, take = characteristics()
+    gatt_services_session(capture, ADDRESS, NAME, services, [
+        (control_point, "write", CONSENT), (control_point, "indication", h("20 02 01")), (take, "write", h("00")),
+        (weight, "indication", WSS_229), (composition, "indication", BCS_229), (composition, "indication", BCS_ZEROED)])
+    device = device_json(name=NAME, localIdentifier=ADDRESS)
+    moment = local(2026, 7, 14, 23, 41, 32)
+    metadata = metadata_json(sync_identifier="%s/scale/2026-07-14T23:41:32/user-1" % ADDRESS, sync_version=1,
+                             IngestDeviceUserID=1)
+    # The published values: 117.92 kg, BMI 32.0, height 1.920 m, body fat 24.3 % at 392.5 ohm.
+    records = []
+    for type_name, value, unit, extra in [("BodyMass", 117.92, "kg", {}), ("BodyMassIndex", 32.0, "count", {}),
+                                          ("Height", 1.92, "m", {}),
+                                          ("BodyFatPercentage", 0.243, "%", {"IngestBodyImpedance": 392.5})]:
+        meta = dict(metadata)
+        meta.update(extra)
+        records.append(sample(type_name, value, unit, moment, source=SOURCE, device=device, metadata=meta))
+    return records
+
+
 def bad_consent_case(capture):
     """The scale refuses the consent code (result 0x05): one rejection, nothing asked, nothing decoded."""
     services, weight, composition, control_point, take = characteristics()
@@ -81,6 +104,7 @@ def bad_consent_case(capture):
 
 CASES = [
     Case("history", history_case, fragmented=True),
+    Case("bf788", bf788_case),
     Case("bad-consent", bad_consent_case),
 ]
 

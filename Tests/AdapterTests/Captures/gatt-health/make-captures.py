@@ -14,7 +14,9 @@ record builders are in scripts/ble_capture_kit.py.
 """
 
 import os
+import struct
 import sys
+from datetime import timedelta
 
 sys.dont_write_bytecode = True  # no __pycache__ among the captures
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..", "scripts"))
@@ -300,6 +302,121 @@ def bad_glucose_case(capture):
     ]
 
 
+def sfloat(mantissa, exponent):
+    """An IEEE 11073 SFLOAT: 4-bit exponent, 12-bit mantissa, little-endian."""
+    return le16(((exponent & 0x0F) << 12) | (mantissa & 0x0FFF))
+
+
+def glucose_record(flags, sequence, moment, concentration, type_location, offset=None):
+    """Glucose Measurement: flags, sequence, base time, [time offset], concentration SFLOAT, type/location."""
+    frame = bytes([flags]) + le16(sequence) + le16(moment[0]) + bytes(moment[1:])
+    if offset is not None:
+        frame += struct.pack("<h", offset)
+    return frame + concentration + bytes([type_location])
+
+
+def meter_clock(offset_seconds):
+    """A clock value (Current Time or Date Time: year, month, day, hours, minutes, seconds, …) that is
+    `offset_seconds` off the moment its read is answered (20 ms after the request)."""
+    def value(moment):
+        clock = (moment + timedelta(milliseconds=20) + timedelta(seconds=offset_seconds)).astimezone(ZONE)
+        return le16(clock.year) + bytes([clock.month, clock.day, clock.hour, clock.minute, clock.second])
+    return value
+
+
+def clock_offset(read_answered, offset_seconds):
+    """The offset the conversation sees: the whole-second clock minus the moment the read was answered."""
+    clock = (read_answered + timedelta(seconds=offset_seconds)).replace(microsecond=0)
+    return round((clock - read_answered).total_seconds())
+
+
+def contour_next_one_case(capture):
+    """A Contour Next One as xDrip+ reads one (ORIGIN): Manufacturer Name, its clock 185 s slow on Current Time,
+    all records through the RACP; a record with a context (before a meal), one without, a control-solution test,
+    one with a context (after a meal)."""
+    address, name = "C8:47:8C:00:11:09", "Contour7801H5213142"
+    manufacturer = Characteristic(0x2A29, 0x02)
+    current_time = Characteristic(0x2A2B, 0x1A, cccd_value=0x0001)  # read, write, notify
+    measurement = Characteristic(0x2A18, 0x10, cccd_value=0x0001)
+    context = Characteristic(0x2A34, 0x10, cccd_value=0x0001)
+    racp = Characteristic(0x2A52, 0x28, cccd_value=0x0002)
+    mg = lambda value: sfloat(value, -5)  # kg/L: mg/dL x 10^-5
+    values = [
+        (manufacturer, "read", b"Ascensia Diabetes Care"),
+        (current_time, "read", meter_clock(-185)),
+        (racp, "write", h("01 01")),
+        (measurement, "notification", glucose_record(0x12, 41, (2025, 1, 14, 7, 58, 10), mg(98), 0x11)),
+        (context, "notification", h("02 29 00 01")),  # meal 1: preprandial
+        (measurement, "notification", glucose_record(0x02, 42, (2025, 1, 14, 12, 30, 0), mg(143), 0x11)),
+        (measurement, "notification", glucose_record(0x02, 43, (2025, 1, 14, 18, 0, 0), mg(110), 0x4A)),  # control
+        (measurement, "notification", glucose_record(0x12, 44, (2025, 1, 14, 19, 45, 0), mg(162), 0x11)),
+        (context, "notification", h("02 2c 00 02")),  # meal 2: postprandial
+        (racp, "indication", h("06 00 01 01")),
+    ]
+    capture.advertising_report(address, flags_ad() + uuid16_list_ad(0x1808) + name_ad(name))  # the Glucose service only
+    capture.advance(120)
+    times = gatt_services_session(capture, address, name, [(0x180A, [manufacturer]), (0x1805, [current_time]),
+                                                           (0x1808, [measurement, context, racp])], values, advertise=False)
+    offset = clock_offset(times[1], -185)
+    device = device_json(name=name, manufacturer="Ascensia Diabetes Care", localIdentifier=address)
+    records = []
+    for sequence, moment, value, meal, meal_time in [(41, (2025, 1, 14, 7, 58, 10), 98, 1, 1),
+                                                      (42, (2025, 1, 14, 12, 30, 0), 143, None, None),
+                                                      (44, (2025, 1, 14, 19, 45, 0), 162, 2, 2)]:
+        extra = dict(IngestGlucoseSampleLocation=1, IngestGlucoseSampleType=1, IngestGlucoseSequenceNumber=sequence,
+                     IngestDeviceClockOffsetSeconds=offset)
+        if meal is not None:
+            extra.update(IngestGlucoseMeal=meal, HKBloodGlucoseMealTime=meal_time)
+        records.append(sample("BloodGlucose", value, "mg/dL", local(*moment) - timedelta(seconds=offset), source=GATT,
+                              device=device,
+                              metadata=gatt_meta(address, "2A18", "%d/%s" % (sequence, device_time_text(local(*moment))),
+                                                 **extra)))
+    return records
+
+
+def accu_chek_guide_case(capture):
+    """An Accu-Chek Guide as xDrip+ reads a Roche meter (ORIGIN): its clock on Date Time 0x2A08 in the Glucose
+    service, 7 minutes fast; records in mol/L, one with a time offset of +60 min, one whose context carries a
+    carbohydrate and extended flags before its meal (fasting)."""
+    address, name = "C8:47:8C:00:11:0A", "Accu-Chek Guide"
+    manufacturer = Characteristic(0x2A29, 0x02)
+    measurement = Characteristic(0x2A18, 0x10, cccd_value=0x0001)
+    context = Characteristic(0x2A34, 0x10, cccd_value=0x0001)
+    racp = Characteristic(0x2A52, 0x28, cccd_value=0x0002)
+    date_time = Characteristic(0x2A08, 0x02)
+    mmol = lambda tenths: sfloat(tenths, -4)  # mol/L: mmol/L x 10^-3, in tenths of mmol/L
+    values = [
+        (manufacturer, "read", b"Roche"),
+        (date_time, "read", meter_clock(420)),
+        (racp, "write", h("01 01")),
+        (measurement, "notification", glucose_record(0x07, 210, (2025, 1, 14, 6, 50, 0), mmol(54), 0x11, offset=60)),
+        (measurement, "notification", glucose_record(0x16, 211, (2025, 1, 15, 7, 5, 0), mmol(61), 0x11)),
+        (context, "notification", h("83 d3 00 00 01 32 d0 03")),  # extended flags, carbohydrate 1 (50 g), meal 3
+        (racp, "indication", h("06 00 01 01")),
+    ]
+    capture.advertising_report(address, flags_ad() + uuid16_list_ad(0x1808) + name_ad(name))
+    capture.advance(120)
+    times = gatt_services_session(capture, address, name, [(0x180A, [manufacturer]),
+                                                           (0x1808, [measurement, context, racp, date_time])], values,
+                                  advertise=False)
+    offset = clock_offset(times[1], 420)
+    device = device_json(name=name, manufacturer="Roche", localIdentifier=address)
+    unit = "mmol<180.15588000005408>/L"
+    first_base = local(2025, 1, 14, 6, 50, 0)
+    second_base = local(2025, 1, 15, 7, 5, 0)
+    return [
+        sample("BloodGlucose", 5.4, unit, first_base + timedelta(minutes=60) - timedelta(seconds=offset), source=GATT,
+               device=device,
+               metadata=gatt_meta(address, "2A18", "210/%s" % device_time_text(first_base), IngestGlucoseSampleLocation=1,
+                                  IngestGlucoseSampleType=1, IngestGlucoseSequenceNumber=210,
+                                  IngestDeviceClockOffsetSeconds=offset)),
+        sample("BloodGlucose", 6.1, unit, second_base - timedelta(seconds=offset), source=GATT, device=device,
+               metadata=gatt_meta(address, "2A18", "211/%s" % device_time_text(second_base), IngestGlucoseSampleLocation=1,
+                                  IngestGlucoseSampleType=1, IngestGlucoseSequenceNumber=211,
+                                  IngestDeviceClockOffsetSeconds=offset, IngestGlucoseMeal=3, HKBloodGlucoseMealTime=1)),
+    ]
+
+
 def pulse_oximeter_case(capture):
     """StanfordSpezi/SpeziBluetooth PLXTests: continuous 100 %/90, 95 %/90 with status,
     99 %/97 with fast/slow; spot-check 94 %/147 at 2024-11-29 23:08:57."""
@@ -403,6 +520,8 @@ CASES = [
     Case("bad-blood-pressure", bad_blood_pressure_case),
     Case("glucose", glucose_case, fragmented=True),
     Case("bad-glucose", bad_glucose_case),
+    Case("contour-next-one", contour_next_one_case),
+    Case("accu-chek-guide", accu_chek_guide_case),
     Case("pulse-oximeter", pulse_oximeter_case, fragmented=True),
     Case("bad-pulse-oximeter", bad_pulse_oximeter_case),
     Case("bad-acl-lengths", bad_acl_lengths_case),

@@ -1,0 +1,154 @@
+import Foundation
+import HealthModel
+import Pipeline
+
+/// What a recomputation of derived body composition did: derived samples removed (each a
+/// tombstone in the change feed), new ones added, and the weighings that derived nothing, by
+/// reason (`not-derived-…`) with one example message each.
+public struct BodyCompositionRecomputation: Sendable, Equatable {
+    /// Weighings (body masses with an impedance) looked at.
+    public var weighings = 0
+    public var removed = 0
+    public var added = 0
+    public var skipped: [String: Int] = [:]
+    public var examples: [String: String] = [:]
+
+    public init() {}
+
+    /// One line for people: "3 weighings: 8 derived values replaced by 8; 1 derived nothing (…)".
+    public var summary: String {
+        var text = "\(weighings) weighing\(weighings == 1 ? "" : "s") with an impedance: \(removed) derived value\(removed == 1 ? "" : "s") removed, \(added) added"
+        for key in skipped.keys.sorted() {
+            text += "; \(skipped[key] ?? 0) derived nothing: \(examples[key] ?? key)"
+        }
+        return text
+    }
+}
+
+extension HealthStore {
+    /// Sets the formula `person`'s weighings are derived with, and recomputes them.
+    @discardableResult
+    public func setBodyComposition(_ choice: BodyCompositionChoice, of person: Person) throws -> BodyCompositionRecomputation {
+        try db.transaction(.immediate) {
+            let update = try db.prepare("UPDATE people SET body_composition = ? WHERE id = ?")
+            try update.bind(choice.rawValue, at: 1)
+            try update.bind(person.id, at: 2)
+            try update.execute()
+            return try recomputeBodyComposition(ofPerson: person.id)
+        }
+    }
+
+    /// Recomputes the derived body composition of every weighing of person `id` (after a
+    /// profile or formula change), inside the caller's transaction.
+    func recomputeBodyComposition(ofPerson id: Int64) throws -> BodyCompositionRecomputation {
+        let weighings = try samples(type: .bodyMass, person: .person(id)).filter { $0.metadata[MetadataKey.impedance] != nil }
+        return try recomputeBodyComposition(of: weighings.map { ($0, id) })
+    }
+
+    /// Recomputes the derived body composition of the stored samples `ids` that are weighings
+    /// (after they moved to `person`), inside the caller's transaction.
+    func recomputeBodyComposition(ofSampleIDs ids: [Int64], person: Int64) throws -> BodyCompositionRecomputation {
+        guard let bodyMass = typeIDs[QuantityType.bodyMass.identifier], !ids.isEmpty else { return BodyCompositionRecomputation() }
+        let read = try db.cachedStatement("""
+            SELECT \(Self.sampleColumns) FROM samples x JOIN sources s ON s.id = x.source
+            LEFT JOIN devices d ON d.id = x.device WHERE x.id = ? AND x.type = ?
+            """)
+        var weighings: [(sample: QuantitySample, person: Int64)] = []
+        for id in ids {
+            try read.bind(id, at: 1)
+            try read.bind(bodyMass, at: 2)
+            if let found = try read.firstRow({ try readSample($0, type: .bodyMass) }), let weighing = found,
+               weighing.metadata[MetadataKey.impedance] != nil {
+                weighings.append((weighing, person))
+            }
+        }
+        return try recomputeBodyComposition(of: weighings)
+    }
+
+    /// Removes the derived samples of each weighing (tombstones) and derives them again for the
+    /// weighing's person with the current profile and formula; a (source, type) not granted
+    /// gets no derived sample. Inside the caller's transaction; logs one commit for `watch`.
+    func recomputeBodyComposition(of weighings: [(sample: QuantitySample, person: Int64)]) throws -> BodyCompositionRecomputation {
+        var result = BodyCompositionRecomputation()
+        guard !weighings.isEmpty else { return result }
+        let everybody = try people()
+        let policy = try loadAuthorization()
+        let now = Date()
+        var writer = try BatchWriter(store: self, now: now)
+        let derivedTypes = try BodyCompositionStage.derivedTypes.map { try typeID($0.identifier) }
+        let inList = derivedTypes.map(String.init).joined(separator: ",")
+        let bySync = try db.prepare("""
+            SELECT x.id, x.uuid, x.type, x.source, x.person, json_extract(x.metadata, '$.\(MetadataKey.bodyCompositionFormula)')
+            FROM samples x JOIN sources s ON s.id = x.source
+            WHERE s.name = ?1 AND x.sync_id = ?2 AND x.type IN (\(inList))
+            """)
+        let byTime = try db.prepare("""
+            SELECT x.id, x.uuid, x.type, x.source, x.person, json_extract(x.metadata, '$.\(MetadataKey.bodyCompositionFormula)')
+            FROM samples x JOIN sources s ON s.id = x.source
+            WHERE s.name = ?1 AND x.sync_id IS NULL AND x.start_time = ?2 AND x.end_time = ?3
+              AND x.device_local_id IS ?4 AND x.type IN (\(inList))
+            """)
+        let delete = try db.cachedStatement("DELETE FROM samples WHERE id = ?")
+        for (weighing, personID) in weighings {
+            guard let person = everybody.first(where: { $0.id == personID }) else { continue }
+            result.weighings += 1
+            let companions: Statement
+            if let sync = weighing.metadata.syncIdentifier {
+                companions = bySync
+                try companions.bind(weighing.source, at: 1)
+                try companions.bind(sync, at: 2)
+            } else {
+                companions = byTime
+                try companions.bind(weighing.source, at: 1)
+                try companions.bind(weighing.start.timeIntervalSince1970, at: 2)
+                try companions.bind(weighing.end.timeIntervalSince1970, at: 3)
+                if let local = weighing.device?.localIdentifier { try companions.bind(local, at: 4) } else { try companions.bindNull(at: 4) }
+            }
+            var present: Set<QuantityType> = []
+            var doomed: [(id: Int64, uuid: [UInt8], type: Int64, source: Int64, person: Int64?)] = []
+            try companions.forEachRow { row in
+                let type = row.int64(at: 2)
+                if row.isNull(at: 5) {
+                    if let index = derivedTypes.firstIndex(of: type) { present.insert(BodyCompositionStage.derivedTypes[index]) }
+                } else {
+                    doomed.append((row.int64(at: 0), row.bytes(at: 1) ?? [], type, row.int64(at: 3),
+                                   row.isNull(at: 4) ? nil : row.int64(at: 4)))
+                }
+            }
+            for old in doomed {
+                try delete.bind(old.id, at: 1)
+                try delete.execute()
+                try writeTombstone(anchor: try nextAnchor(), uuid: old.uuid, type: old.type, source: old.source,
+                                   person: old.person, at: now.timeIntervalSince1970)
+                result.removed += 1
+            }
+            switch BodyCompositionStage.derive(weighing: weighing, person: person, present: present) {
+            case .success(let derived)?:
+                var refused = false
+                for sample in derived {
+                    guard policy.decision(source: sample.source, type: sample.type) == .granted else {
+                        refused = true
+                        continue
+                    }
+                    if try writer.insert(sample, correlation: nil, person: personID) == .written { result.added += 1 }
+                }
+                if refused, let type = derived.first(where: { policy.decision(source: $0.source, type: $0.type) != .granted })?.type {
+                    result.count(.notAuthorized(type: type.shortName))
+                }
+            case .failure(let skip)?:
+                result.count(skip)
+            case nil:
+                break
+            }
+        }
+        _ = try recordCommit(writer.counts, anchor: try currentAnchor(), now: now)
+        return result
+    }
+}
+
+extension BodyCompositionRecomputation {
+    mutating func count(_ skip: BodyCompositionSkip) {
+        skipped[skip.key, default: 0] += 1
+        if examples[skip.key] == nil { examples[skip.key] = skip.description }
+    }
+}

@@ -1,0 +1,36 @@
+import BLESimulators
+import Foundation
+import HealthModel
+import SQLiteStore
+import Testing
+@testable import IngestRuntime
+
+/// A Colmi R02 ring through the daemon.
+extension ConversationDaemonTests {
+    /// The daemon sets the ring's clock, reads today's heart-rate log and steps and stores
+    /// them; the next contact reads today again and stores nothing twice.
+    @Test func aColmiRingsDayIsReadAndStoredOnce() async throws {
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "colmi-ring", "heartRate", "stepCount", "distanceWalkingRunning"])
+        let ring = SimulatedColmiRing(heartRates: [0: 58, 96: 72, 97: 75], quarters: [32: (500, 380), 33: (120, 0)])
+        try await runDaemon(store: scenario.store, name: "R02_2C08", profile: SimulatedColmiRing.profile, responder: ring,
+                            listen: .seconds(6))
+        #expect(ring.commands.map { $0[0] } == [0x01, 0x15, 0x43], "\(ring.commands)")
+        let today = (Date().timeIntervalSince1970 / 86_400).rounded(.down) * 86_400
+        let asked = ring.commands.dropFirst().first.map { Int($0[1]) | Int($0[2]) << 8 | Int($0[3]) << 16 | Int($0[4]) << 24 }
+        #expect(asked.map(TimeInterval.init) == today, "the log of today's UTC midnight")
+
+        try await runDaemon(store: scenario.store, name: "R02_2C08", profile: SimulatedColmiRing.profile, responder: ring,
+                            listen: .seconds(6))
+        #expect(ring.commands.count == 6, "the second contact reads today again: \(ring.commands)")
+        let store = try HealthStore(path: scenario.store)
+        defer { store.close() }
+        let heartRates = try store.samples(type: .heartRate).sorted { $0.start < $1.start }
+        let beats = try heartRates.map { try $0.quantity.doubleValue(for: .countPerMinute) }
+        #expect(beats == [58, 72, 75])
+        #expect(heartRates.first?.start == Date(timeIntervalSince1970: today))
+        #expect(heartRates.last?.start == Date(timeIntervalSince1970: today + 97 * 300))
+        #expect(try store.samples(type: .stepCount).map(\.quantity.value).sorted() == [120, 500])
+        #expect(try store.samples(type: .distanceWalkingRunning).map(\.quantity.value) == [380])
+    }
+}

@@ -1,0 +1,258 @@
+import Foundation
+import Testing
+import HealthModel
+import Pipeline
+@testable import SQLiteStore
+
+/// The body-composition stage (issue 27) against a real store, fed with what the adapters decode
+/// from real captures (`Tests/AdapterTests/Captures/*/…expected.jsonl`, each checked against its
+/// capture by the adapter tests). Expected values are computed by hand from the published
+/// equations (the arithmetic is in `BodyCompositionTests` and in the comments), rounded as the
+/// stage stores them (0.01 % fat and water, 10 g, 0.1 rating, whole kcal).
+@Suite struct BodyCompositionPipelineTests {
+    let temp: TemporaryStore
+    /// The Mi scale capture's weighing is 2025-01-15; the ingest clock is a day later.
+    static let clock = ISO8601DateTime.date(from: "2025-01-16T12:00:00Z")!
+
+    init() throws {
+        temp = try TemporaryStore()
+        for source in ["xiaomi-scale", "beurer-sanitas", "yunmai-scale"] {
+            try temp.store.grant(source: source, types: [], all: true)
+        }
+    }
+
+    static func capture(_ folder: String, _ file: String) throws -> [HealthRecord] {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("AdapterTests/Captures/\(folder)/\(file)")
+        let decoder = HealthRecordDecoder(defaultSource: "test")
+        // The expected files give every sample the zero uuid; a device's samples have their own.
+        return try String(contentsOf: url, encoding: .utf8).split(separator: "\n").map { line in
+            guard case .sample(var sample) = try decoder.decodeLine(line) else { throw CocoaError(.coderReadCorrupt) }
+            sample.uuid = UUID()
+            return .sample(sample)
+        }
+    }
+
+    /// A man of 30 on the day of the Mi capture, 180 cm.
+    static let man = UserProfile(dateOfBirth: CalendarDate(year: 1994, month: 6, day: 1), biologicalSex: .male,
+                                 height: Quantity(value: 1.8, unit: .meter))
+    /// A woman of 45 on the day of the Beurer and Yunmai captures, 165 cm.
+    static let woman = UserProfile(dateOfBirth: CalendarDate(year: 1979, month: 6, day: 1), biologicalSex: .female,
+                                   height: Quantity(value: 1.65, unit: .meter))
+
+    private func me() throws -> Person { try temp.store.person(named: HealthStore.firstPersonName) }
+
+    /// value and formula of every stored sample of `type`.
+    private func stored(_ type: QuantityType) throws -> [(Double, String?)] {
+        try temp.store.samples(type: type).map { sample in
+            guard case .string(let formula)? = sample.metadata[MetadataKey.bodyCompositionFormula] else { return (sample.quantity.value, nil) }
+            return (sample.quantity.value, formula)
+        }
+    }
+
+    private func expectStored(_ type: QuantityType, _ value: Double, _ formula: String?, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let found = try stored(type)
+        #expect(found.count == 1, "\(type.shortName): \(found)", sourceLocation: sourceLocation)
+        #expect(found.first?.0 == value && found.first?.1 == formula, "\(type.shortName): \(found)", sourceLocation: sourceLocation)
+    }
+
+    @Test func aMiScaleWeighingWithTheVendorFormulaDerivesEveryValue() throws {
+        try temp.store.setProfile(Self.man, of: try me())
+        try temp.store.setBodyComposition(.vendor, of: try me())
+        let report = try Pipeline(store: temp.store, now: { Self.clock }).ingest(try Self.capture("xiaomi-scale", "mi-scale-v2.expected.jsonl"))
+        #expect(report.totals.written == 9, "the weighing and 8 derived values")
+        // Xiaomi (BodyCompositionTests.xiaomiFormulaForAMan): fat 1 − 63.48552 / 85.15 = 25.44 %.
+        try expectStored(.bodyFatPercentage, 0.2544, "xiaomi")
+        try expectStored(.leanBodyMass, 63.49, "xiaomi")
+        // 85.15 / 1.8² = 26.28.
+        try expectStored(.bodyMassIndex, 26.28, "xiaomi")
+        try expectStored(.bodyWaterPercentage, 0.5115, "xiaomi")
+        try expectStored(.boneMass, 3.24, "xiaomi")
+        try expectStored(.visceralFatRating, 11.4, "xiaomi")
+        try expectStored(.basalMetabolicRate, 1748, "xiaomi")
+        // Xiaomi's formula has no skeletal muscle: Janssen's, 0.401·180²/428 + 3.825 − 0.071·30 + 5.102 = 37.153 kg.
+        try expectStored(.skeletalMuscleMass, 37.15, "standard")
+        let fat = try #require(try temp.store.samples(type: .bodyFatPercentage).first)
+        #expect(fat.metadata[MetadataKey.impedance] == .number(428))
+        #expect(fat.metadata[MetadataKey.bodyCompositionFormulaVersion] == .number(1))
+        #expect(fat.metadata.syncIdentifier == "50:FB:19:1B:B5:DC/1970-05-04T15:02:01/17030", "the weighing's sync identity")
+        #expect(fat.source == "xiaomi-scale" && fat.device?.localIdentifier == "50:FB:19:1B:B5:DC")
+
+        // The same capture again: nothing new, nothing duplicated.
+        let again = try Pipeline(store: temp.store, now: { Self.clock }).ingest(try Self.capture("xiaomi-scale", "mi-scale-v2.expected.jsonl"))
+        #expect(again.totals.written == 0 && again.totals.duplicate == 9)
+    }
+
+    @Test func theStandardFormulaIsTheDefault() throws {
+        try temp.store.setProfile(Self.man, of: try me())
+        _ = try Pipeline(store: temp.store, now: { Self.clock }).ingest(try Self.capture("xiaomi-scale", "mi-scale-v2.expected.jsonl"))
+        // Sun 2003, men: H²/R = 180²/428 = 75.70093; FFM = −10.68 + 0.65·75.70093 + 0.26·85.15 + 0.02·428 = 69.2246 kg.
+        try expectStored(.leanBodyMass, 69.22, "standard")
+        // Fat (85.15 − 69.2246) / 85.15 = 18.70 %.
+        try expectStored(.bodyFatPercentage, 0.187, "standard")
+        // TBW 1.20 + 0.45·75.70093 + 0.18·85.15 = 50.5924 L × 0.9934 / 85.15 = 59.02 %.
+        try expectStored(.bodyWaterPercentage, 0.5902, "standard")
+        // Katch–McArdle 370 + 21.6·69.2246 = 1865.25.
+        try expectStored(.basalMetabolicRate, 1865, "standard")
+        // No standard equation for bone or visceral fat.
+        #expect(try temp.store.samples(type: .boneMass).isEmpty && temp.store.samples(type: .visceralFatRating).isEmpty)
+    }
+
+    @Test func aScaleThatSendsItsOwnBodyFatKeepsItAndTheRestIsDerived() throws {
+        try temp.store.setProfile(Self.woman, of: try me())
+        let report = try Pipeline(store: temp.store, now: { Self.clock }).ingest(try Self.capture("beurer-sanitas", "download.expected.jsonl"))
+        #expect(report.rejections.isEmpty, "\(report.examples)")
+        // The Beurer's own fat and BMI, not derived ones beside them.
+        try expectStored(.bodyFatPercentage, 0.235, nil)
+        try expectStored(.bodyMassIndex, 24.3, nil)
+        // Sun 2003, women: H²/R = 165²/512 = 53.17383; FFM = −9.53 + 0.69·53.17383 + 0.17·75.3 + 0.02·512 = 50.2009 kg.
+        try expectStored(.leanBodyMass, 50.2, "standard")
+        // TBW 3.75 + 0.45·53.17383 + 0.11·75.3 = 35.9612 L × 0.9934 / 75.3 = 47.44 %.
+        try expectStored(.bodyWaterPercentage, 0.4744, "standard")
+        // Janssen: 0.401·53.17383 − 0.071·45 + 5.102 = 23.2297 kg.
+        try expectStored(.skeletalMuscleMass, 23.23, "standard")
+        // 370 + 21.6·50.2009 = 1454.34.
+        try expectStored(.basalMetabolicRate, 1454, "standard")
+    }
+
+    @Test func aYunmaiWeighingDerivesWhatTheScaleDidNotSend() throws {
+        try temp.store.setProfile(Self.woman, of: try me())
+        try temp.store.setBodyComposition(.vendor, of: try me())
+        _ = try Pipeline(store: temp.store, now: { Self.clock }).ingest(try Self.capture("yunmai-scale", "weighing.expected.jsonl"))
+        try expectStored(.bodyFatPercentage, 0.235, nil)
+        // No published Yunmai formula in ingestd: vendor falls back to the standard one. 75.3 / 1.65² = 27.66.
+        try expectStored(.bodyMassIndex, 27.66, "standard")
+        try expectStored(.leanBodyMass, 50.2, "standard")
+    }
+
+    /// The change feed after `anchor`: (added or deleted, type short name).
+    private func feed(after anchor: Int64) throws -> [(Bool, String)] {
+        try temp.store.changes(since: anchor).entries.map { entry in
+            switch entry {
+            case .added(let sample, _): (true, sample.type.shortName)
+            case .deleted(_, let type, _): (false, QuantityType.named(type)?.shortName ?? type)
+            }
+        }
+    }
+
+    @Test func aProfileChangeReplacesTheDerivedValuesInTheChangeFeed() throws {
+        try temp.store.setProfile(Self.man, of: try me())
+        let report = try Pipeline(store: temp.store, now: { Self.clock }).ingest(try Self.capture("xiaomi-scale", "mi-scale-v2.expected.jsonl"))
+        let anchor = try #require(report.anchor)
+        let before = try temp.store.samples(type: .leanBodyMass)
+        var taller = Self.man
+        taller.height = Quantity(value: 1.9, unit: .meter)
+        let recomputed = try temp.store.setProfile(taller, of: try me())
+        #expect(recomputed.weighings == 1 && recomputed.removed == 6 && recomputed.added == 6)
+        let changes = try feed(after: anchor)
+        let derived = ["bodyFatPercentage", "leanBodyMass", "bodyMassIndex", "bodyWaterPercentage", "skeletalMuscleMass", "basalMetabolicRate"]
+        #expect(changes.filter { !$0.0 }.map(\.1).sorted() == derived.sorted(), "one tombstone per old derived value")
+        #expect(changes.filter { $0.0 }.map(\.1).sorted() == derived.sorted(), "one new sample per derived value")
+        #expect(!changes.contains { $0.1 == "bodyMass" }, "the weighing itself does not move")
+        // Sun 2003 with 190 cm: H²/R = 84.34579; FFM = −10.68 + 0.65·84.34579 + 22.139 + 8.56 = 74.8436 kg.
+        try expectStored(.leanBodyMass, 74.84, "standard")
+        #expect(try temp.store.samples(type: .leanBodyMass).map(\.uuid) != before.map(\.uuid))
+
+        // --body-composition none: the derived values go, nothing replaces them.
+        let none = try temp.store.setBodyComposition(.none, of: try me())
+        #expect(none.removed == 6 && none.added == 0)
+        #expect(try temp.store.samples(type: .leanBodyMass).isEmpty)
+        try expectStored(.bodyMass, 85.15, nil)
+    }
+
+    @Test func reassigningTheWeighingRecomputesItForItsNewPerson() throws {
+        let alice = try temp.store.addPerson(name: "alice", profile: Self.woman, bodyMassKilograms: 60)
+        let bob = try temp.store.addPerson(name: "bob", profile: Self.man, bodyMassKilograms: 84)
+        try temp.store.removePerson(named: HealthStore.firstPersonName, samples: .refuse)
+        // 85.15 kg is within 10 % of bob's 84 kg only.
+        let report = try Pipeline(store: temp.store, now: { Self.clock }).ingest(try Self.capture("xiaomi-scale", "mi-scale-v2.expected.jsonl"))
+        #expect(report.unassigned == 0)
+        #expect(try temp.store.samples(type: .leanBodyMass, person: .person(bob.id)).map(\.quantity.value) == [69.22])
+        let anchor = try #require(report.anchor)
+        let weighing = try #require(try temp.store.samples(type: .bodyMass).first)
+        #expect(try temp.store.assign([weighing.uuid], to: alice) == 1)
+        let changes = try feed(after: anchor)
+        // The weighing moves (delete + add), bob's 6 derived values become tombstones, alice gets 6 new ones.
+        #expect(changes.filter { !$0.0 }.count == 7 && changes.filter { $0.0 }.count == 7)
+        #expect(try temp.store.samples(type: .leanBodyMass, person: .person(bob.id)).isEmpty)
+        // Sun 2003 for alice (woman, 45, 165 cm): H²/R = 165²/428 = 63.6098; FFM = −9.53 + 43.8908 + 14.4755 + 8.56 = 57.3963 kg.
+        #expect(try temp.store.samples(type: .leanBodyMass, person: .person(alice.id)).map(\.quantity.value) == [57.4])
+        let tombstones = try temp.store.changes(since: anchor, person: .person(bob.id)).entries.filter {
+            if case .deleted = $0 { true } else { false }
+        }
+        #expect(tombstones.count == 7, "bob's feed shows his weighing and its derived values leaving")
+    }
+
+    @Test func aNewerSyncVersionOfTheWeighingReplacesItsDerivedValues() throws {
+        try temp.store.setProfile(Self.man, of: try me())
+        let pipeline = try Pipeline(store: temp.store, now: { Self.clock })
+        var records = try Self.capture("xiaomi-scale", "mi-scale-v2.expected.jsonl")
+        _ = try pipeline.ingest(records)
+        guard case .sample(var weighing) = records[0] else { Issue.record("no weighing"); return }
+        weighing.uuid = UUID()
+        weighing.quantity = Quantity(value: 85.35, unit: weighing.quantity.unit)
+        weighing.metadata.syncVersion = 3
+        records[0] = .sample(weighing)
+        let report = try pipeline.ingest(records)
+        #expect(report.totals.replaced == 7, "the weighing and its 6 derived values")
+        #expect(try temp.store.samples(type: .bodyMass).map(\.quantity.value) == [85.35])
+        #expect(try temp.store.samples(type: .leanBodyMass).count == 1)
+    }
+
+    @Test(arguments: [
+        ("height 0", UserProfile(dateOfBirth: CalendarDate(year: 1994, month: 6, day: 1), biologicalSex: .male,
+                                 height: Quantity(value: 0, unit: .meter)), "not-derived-height-outside-formula"),
+        ("born after the weighing", UserProfile(dateOfBirth: CalendarDate(year: 2026, month: 1, day: 1), biologicalSex: .male,
+                                                height: Quantity(value: 1.8, unit: .meter)), "not-derived-born-after-weighing"),
+        ("no sex", UserProfile(dateOfBirth: CalendarDate(year: 1994, month: 6, day: 1), height: Quantity(value: 1.8, unit: .meter)),
+         "not-derived-profile-incomplete"),
+        ("a child", UserProfile(dateOfBirth: CalendarDate(year: 2015, month: 1, day: 1), biologicalSex: .male,
+                                height: Quantity(value: 1.3, unit: .meter)), "not-derived-age-outside-formula"),
+    ])
+    func aHostileProfileDerivesNothingAndSaysWhy(_ name: String, _ profile: UserProfile, _ reason: String) throws {
+        try temp.store.setProfile(profile, of: try me())
+        let report = try Pipeline(store: temp.store, now: { Self.clock }).ingest(try Self.capture("xiaomi-scale", "mi-scale-v2.expected.jsonl"))
+        #expect(report.totals.written == 1, "\(name): the weighing alone")
+        let key = RejectionKey(source: "xiaomi-scale", type: QuantityType.bodyFatPercentage.identifier, reason: reason)
+        #expect(report.rejections[key] == 1, "\(name): \(report.rejections)")
+        #expect(try temp.store.rejections(since: Date(timeIntervalSince1970: 0))[key] == 1, "\(name): counted in the store for 'ingestd status'")
+        #expect(report.examples[key]?.isEmpty == false)
+    }
+
+    @Test(arguments: [0.0, 65535.0])
+    func aNoContactImpedanceDerivesNothingAndSaysWhy(_ ohms: Double) throws {
+        try temp.store.setProfile(Self.man, of: try me())
+        var records = try Self.capture("xiaomi-scale", "mi-scale-v2.expected.jsonl")
+        guard case .sample(var weighing) = records[0] else { Issue.record("no weighing"); return }
+        weighing.metadata.entries[MetadataKey.impedance] = .number(ohms)
+        records[0] = .sample(weighing)
+        let report = try Pipeline(store: temp.store, now: { Self.clock }).ingest(records)
+        #expect(report.totals.written == 1)
+        let key = RejectionKey(source: "xiaomi-scale", type: QuantityType.bodyFatPercentage.identifier,
+                               reason: "not-derived-impedance-outside-formula")
+        #expect(report.rejections[key] == 1)
+        #expect(report.examples[key]?.contains("impedance \(Int(ohms)) Ω is outside") == true, "\(report.examples)")
+    }
+
+    @Test func aTypeNotGrantedToTheScaleIsNotDerived() throws {
+        try temp.store.revoke(source: "xiaomi-scale", types: [], all: true)
+        try temp.store.grant(source: "xiaomi-scale", types: [.bodyMass, .bodyFatPercentage])
+        try temp.store.setProfile(Self.man, of: try me())
+        let report = try Pipeline(store: temp.store, now: { Self.clock }).ingest(try Self.capture("xiaomi-scale", "mi-scale-v2.expected.jsonl"))
+        #expect(report.totals.written == 2, "the weighing and its body fat")
+        #expect(try temp.store.samples(type: .leanBodyMass).isEmpty)
+        #expect(report.rejections[RejectionKey(source: "xiaomi-scale", type: QuantityType.bodyFatPercentage.identifier,
+                                               reason: "not-derived-not-authorized")] == 1)
+    }
+
+    @Test func anImportedBodyFatIsAStoredValueNotADerivedOne() throws {
+        try temp.store.setProfile(Self.man, of: try me())
+        try temp.store.grant(source: "Health", types: [], all: true)
+        let fat = try sample(.bodyFatPercentage, 0.2, "%", start: "2025-01-15T08:00:00Z", source: "Health")
+        let lean = try sample(.leanBodyMass, 60, "kg", start: "2025-01-15T08:00:00Z", source: "Health")
+        let report = try Pipeline(store: temp.store, now: { Self.clock }).ingest([.sample(fat), .sample(lean)])
+        #expect(report.totals.written == 2)
+        #expect(try temp.store.samples(type: .bodyFatPercentage).map { BodyCompositionStage.isDerived($0) } == [false])
+        #expect(try temp.store.samples(type: .leanBodyMass).map(\.quantity.value) == [60])
+    }
+}
