@@ -45,13 +45,19 @@ let package = Package(
         .systemLibrary(name: "CLibUSB", pkgConfig: "libusb-1.0", providers: [.apt(["libusb-1.0-0-dev"])]),
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
-        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
-        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
-        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CMosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CLibPQ", providers: [.apt(["libpq-dev"])]),
+        // The three above are not linked (no link line, no pkg-config, whose --libs would link them): their
+        // functions are defined here, forwarding to the library opened with dlopen when a sink of that kind
+        // first needs it (an idle daemon maps none of them).
+        .target(name: "CSinkLibraries", dependencies: ["CCurl", "CLibPQ", "CMosquitto"]),
+        // DynamicLibrary: opens a sink library on first use, naming the Debian package when it is missing.
+        .target(name: "SinkLibraries", dependencies: ["CSinkLibraries"]),
         // libmicrohttpd: the HTTP server of `ingestd serve` and `run --http` (it parses requests; ingestd routes them).
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
-        // OpenSSL's libcrypto: AES-128-CCM (EVP) for encrypted advertisements. Linked, not opened with dlopen:
-        // libcurl and libpq already map libcrypto.so.3 into every ingestd process, so loading it late saves nothing.
+        // OpenSSL's libcrypto: AES-128-CCM (EVP) for encrypted advertisements. Linked (a daemon decrypts
+        // advertisements from its first scan on); libssl is not: only the sink libraries opened on demand bring it.
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // The health model: pure values, Foundation only.
@@ -75,6 +81,8 @@ let package = Package(
         .target(name: "Redaction"),
         // One Logger and one level vocabulary; libraries take a logger.
         .target(name: "Logging"),
+        // sd_notify's datagram protocol: READY, STATUS, STOPPING and the watchdog to NOTIFY_SOCKET.
+        .target(name: "ServiceNotification"),
         // The command-line parser: commands, signatures, parsed values, help, the runner.
         .target(name: "ArgumentParsing", dependencies: ["Logging"]),
         // The adapter contract: descriptors, device matches, sessions, the event router.
@@ -103,21 +111,22 @@ let package = Package(
         .target(name: "Handover"),
         // The shared PostgreSQL store of a fleet (libpq): connection, versioned schema, the sink's batch writer,
         // and the read side the query commands use with --store postgresql://….
-        .target(name: "PostgresStore", dependencies: ["CLibPQ", "HealthModel", "Pipeline"]),
+        .target(name: "PostgresStore", dependencies: ["CLibPQ", "HealthModel", "Pipeline", "SinkLibraries"]),
         // Sinks: cursors over the change feed, the delivery engine, MQTT (libmosquitto), HTTP push (libcurl),
         // PostgreSQL (through PostgresStore's writer).
-        .target(name: "Delivery", dependencies: ["HealthModel", "SQLiteStore", "CMosquitto", "CCurl", "PostgresStore", "Redaction"]),
+        .target(name: "Delivery", dependencies: ["HealthModel", "SQLiteStore", "CMosquitto", "CCurl", "PostgresStore", "Redaction",
+                                                 "SinkLibraries"]),
         // The runtime: the daemon and its device backends, the ingest service, the capture replay
         // engine, the capture recorders, input files, the adapter catalogue (built-in + external).
         .target(name: "IngestRuntime", dependencies: [
             "AdapterKit", "BLEWire", "BlueZTransport", "BuiltinAdapters", "CaptureFormats", "ExternalAdapters", "HealthModel",
-            "LibUSBTransport", "Logging", "Pipeline", "SQLiteStore", "Transport", "Delivery",
+            "LibUSBTransport", "Logging", "Pipeline", "SQLiteStore", "Transport", "Delivery", "ServiceNotification",
         ]),
         // Commands and wiring; only `ingestd`'s main imports it.
         .target(name: "IngestCLI", dependencies: [
             "ArgumentParsing", "IngestRuntime", "Logging", "ExternalAdapterProtocol", "BLEWire", "Export", "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
             "LibUSBTransport", "BlueZTransport", "ExternalAdapters", "Delivery", "AppleHealthImport", "PostgresStore", "Handover",
-            "Redaction", "WebDashboard",
+            "Redaction", "WebDashboard", "ServiceNotification",
         ]),
         // The ordered registry of built-in adapters (exact matches before generic ones).
         .target(
@@ -167,6 +176,12 @@ let package = Package(
         .testTarget(name: "IngestdProcessTests", dependencies: ["ingestd", "TestSupport"], exclude: ["Captures"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing", "Logging"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
+        // The .deb built, linted and installed, upgraded, removed and purged in a fresh Debian 12 root (as root).
+        .testTarget(name: "PackagingTests", dependencies: ["TestSupport"]),
+        // The sink libraries opened on first use; an idle daemon maps none (its /proc/PID/maps).
+        .testTarget(name: "SinkLibrariesTests", dependencies: ["SinkLibraries", "TestSupport", "ingestd"]),
+        // The sd_notify datagrams on a real unix datagram socket, from the notifier and from `ingestd run`.
+        .testTarget(name: "ServiceNotificationTests", dependencies: ["ServiceNotification", "TestSupport", "ingestd"]),
         // The commands in-process (the CLI's own tests), and the runtime end to end through them.
         .testTarget(name: "IngestCLITests", dependencies: [
             "IngestCLI", "IngestRuntime", "ArgumentParsing", "Logging", "BLEWire", "HealthModel", "AdapterKit", "BuiltinAdapters",

@@ -1,5 +1,7 @@
 #ifndef CMOSQUITTO_SHIM_H
 #define CMOSQUITTO_SHIM_H
+/* libmosquitto is opened with dlopen when a sink first needs it (Sources/CSinkLibraries defines the
+ * functions ingestd calls, forwarding to the loaded library): not linked. */
 #include <mosquitto.h>
 #include <mqtt_protocol.h>
 #include <netinet/in.h>

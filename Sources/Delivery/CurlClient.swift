@@ -1,4 +1,5 @@
 import CCurl
+import SinkLibraries
 import Foundation
 
 /// libcurl is initialised once per process (its first use).
@@ -25,6 +26,10 @@ final class CurlClient {
     let target: String
 
     init(target: String) throws(SinkDeliveryError) {
+        // libcurl is opened on first use (an ingestd without an HTTP sink never maps it).
+        do { try DynamicLibrary.curl.load() } catch {
+            throw .misconfigured(target: target, reason: "\(error.library.soname) cannot be loaded: \(error.reason)", fix: error.fix)
+        }
         _ = curlLibrary
         self.target = target
         guard let handle = curl_easy_init() else {

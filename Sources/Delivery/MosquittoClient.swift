@@ -1,4 +1,5 @@
 import CMosquitto
+import SinkLibraries
 import Foundation
 
 /// The library is initialised once per process (its first use).
@@ -44,6 +45,10 @@ final class MosquittoClient {
     }
 
     init(settings: Settings, target: String, acknowledgementTimeout: Double = 10) throws(SinkDeliveryError) {
+        // libmosquitto is opened on first use (an ingestd without an MQTT sink never maps it).
+        do { try DynamicLibrary.mosquitto.load() } catch {
+            throw .misconfigured(target: target, reason: "\(error.library.soname) cannot be loaded: \(error.reason)", fix: error.fix)
+        }
         _ = mosquittoLibrary
         self.target = target
         self.acknowledgementTimeout = acknowledgementTimeout

@@ -22,6 +22,9 @@ import Glibc
 ///   `ingestd run --no-ble` child process (the `ingestd` binary next to IngestBench) with no
 ///   devices, read from /proc after it settled: VmRSS, and utime + stime (and the context switches
 ///   of its threads, i.e. wake-ups) over 10 s.
+/// - `daemon.idle_with_sinks_rss_mb`, `daemon.idle_with_sinks_pss_mb`: the same daemon with an
+///   HTTP, an MQTT and a PostgreSQL sink configured and nothing to deliver (the sink libraries
+///   are opened only when a sink first needs them).
 /// - `daemon.rss_100_devices_mb`, `daemon.notify_to_commit_p50_ms` / `_p99_ms`: the daemon's
 ///   Bluetooth backend in this process over the simulators: a simulated controller reporting 100
 ///   BTHome thermometers advertising 10 times a second each (every report a new packet, so every
@@ -29,10 +32,11 @@ import Glibc
 ///   timed from the moment the simulator writes them to the commit that contains them. The RSS
 ///   is this whole process's (daemon engine, simulators and load generator together).
 ///
-/// Call with `await daemonBenchmarks()`; progress and problems go to stderr.
-func daemonBenchmarks() async {
+/// Call with `await daemonBenchmarks()` (`idleOnly`: only the idle figures, `--only daemon-idle`);
+/// progress and problems go to stderr.
+func daemonBenchmarks(idleOnly: Bool = false) async {
     do {
-        try await DaemonBench.run()
+        try await DaemonBench.run(idleOnly: idleOnly)
     } catch {
         DaemonBench.note("daemon benchmarks failed: \(error)")
     }
@@ -53,7 +57,7 @@ enum DaemonBench {
         FileHandle.standardOutput.write(Data("\(name) \(String(format: "%.\(decimals)f", value)) \(unit)\n".utf8))
     }
 
-    static func run() async throws {
+    static func run(idleOnly: Bool) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ingestbench-daemon-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -64,9 +68,13 @@ enum DaemonBench {
             figure("daemon.idle_pss_mb", idle.pssMegabytes, "MB")
             figure("daemon.idle_cpu_percent", idle.cpuPercent, "%", decimals: 2)
             figure("daemon.idle_wakeups_per_s", idle.wakeupsPerSecond, "1/s")
+            let withSinks = try IdleDaemon.measure(binary: binary, directory: directory.path, sinks: true)
+            figure("daemon.idle_with_sinks_rss_mb", withSinks.rssMegabytes, "MB")
+            figure("daemon.idle_with_sinks_pss_mb", withSinks.pssMegabytes, "MB")
         } else {
             note("no ingestd binary next to IngestBench; build it too (swift build -c release --product ingestd) for the idle figures")
         }
+        if idleOnly { return }
 
         let load = try await BluetoothLoad.measure(directory: directory.path)
         figure("daemon.rss_100_devices_mb", load.rssMegabytes, "MB")
@@ -142,8 +150,22 @@ enum DaemonBench {
             var wakeupsPerSecond: Double
         }
 
-        static func measure(binary: String, directory: String, settle: Double = 2, window: Double = 10) throws -> Figures {
-            let store = directory + "/idle.sqlite"
+        /// - Parameter sinks: configure an HTTP, an MQTT and a PostgreSQL sink first (to closed ports, nothing to deliver).
+        static func measure(binary: String, directory: String, sinks: Bool = false, settle: Double = 2, window: Double = 10) throws -> Figures {
+            let store = directory + (sinks ? "/idle-sinks.sqlite" : "/idle.sqlite")
+            if sinks {
+                for (name, url) in [("web", "http://127.0.0.1:9/ingest"), ("broker", "mqtt://127.0.0.1:9"),
+                                    ("fleet", "postgresql://ingestd@127.0.0.1:9/health")] {
+                    let add = Process()
+                    add.executableURL = URL(fileURLWithPath: binary)
+                    add.arguments = ["sinks", "add", name, url, "--all-types", "--store", store]
+                    add.environment = ["HOME": directory, "PATH": "/usr/bin:/bin"]
+                    add.standardOutput = FileHandle.nullDevice
+                    try add.run()
+                    add.waitUntilExit()
+                    guard add.terminationStatus == 0 else { throw Failure("ingestd sinks add \(name) \(url) failed") }
+                }
+            }
             let process = Process()
             process.executableURL = URL(fileURLWithPath: binary)
             process.arguments = ["run", "--no-ble", "--store", store]

@@ -13,7 +13,7 @@ struct BenchOptions {
     var statsRepeats = 5
     var directory: String?
     /// Runs only some parts (for profiling): `pipeline`, `raw`, `ingest` (both), `stats`, `capture`,
-    /// `cli`, `import`, `daemon`, `sink` or `postgres`.
+    /// `cli`, `import`, `daemon`, `daemon-idle` (the idle figures alone), `sink` or `postgres`.
     var only: String?
     /// The Apple Health export generator the `import` part runs (python3).
     var exportGenerator = "../shared/tools/gen_apple_health_export.py"
@@ -32,7 +32,7 @@ struct BenchOptions {
           --repeats N        ingest runs (both arms interleaved by batch); medians are reported (default 3)
           --stats-repeats N  runs of each statistics arm; the median is reported (default 5)
           --dir PATH         where the temporary databases go (default: a new folder in $TMPDIR)
-          --only PART        run only pipeline, raw, ingest, stats, capture, cli, import, daemon, sink, postgres or serve
+          --only PART        run only pipeline, raw, ingest, stats, capture, cli, import, daemon, daemon-idle, sink, postgres or serve
           --export-generator PATH  the Apple Health export generator for the import part
                              (default ../shared/tools/gen_apple_health_export.py)
           --healthkit-to-sqlite PATH  also import the 200,000-record export with healthkit-to-sqlite
@@ -65,9 +65,9 @@ struct BenchOptions {
             case "--only":
                 index += 1
                 guard index < arguments.count,
-                    ["pipeline", "raw", "ingest", "stats", "capture", "cli", "import", "daemon", "sink", "postgres", "serve"].contains(arguments[index])
+                    ["pipeline", "raw", "ingest", "stats", "capture", "cli", "import", "daemon", "daemon-idle", "sink", "postgres", "serve"].contains(arguments[index])
                 else {
-                    throw BenchError("--only needs pipeline, raw, ingest, stats, capture, cli, import, daemon, sink, postgres or serve\n\(Self.usage)")
+                    throw BenchError("--only needs pipeline, raw, ingest, stats, capture, cli, import, daemon, daemon-idle, sink, postgres or serve\n\(Self.usage)")
                 }
                 only = arguments[index]
             case "--export-generator":
@@ -205,9 +205,9 @@ func runStats(_ options: BenchOptions, directory: String) throws {
 do {
     let options = try BenchOptions(arguments: Array(CommandLine.arguments.dropFirst()))
     try runBenchmark(options)
-    if options.only == nil || options.only == "daemon" {
+    if options.only == nil || options.only == "daemon" || options.only == "daemon-idle" {
         // Needs the release `ingestd` next to IngestBench for the idle figures.
-        await daemonBenchmarks()
+        await daemonBenchmarks(idleOnly: options.only == "daemon-idle")
     }
 } catch {
     FileHandle.standardError.write(Data("error: \(error)\n".utf8))

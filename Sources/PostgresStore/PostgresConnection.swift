@@ -1,5 +1,6 @@
 import CLibPQ
 import Foundation
+import SinkLibraries
 
 /// Why talking to PostgreSQL failed. Messages carry the server's words and the offending value,
 /// never a password (targets are shown without credentials).
@@ -76,6 +77,8 @@ public final class PostgresConnection {
     /// `password`, when given, is used instead of one in the URL. Waits at most `timeoutSeconds`.
     public init(url: String, password: String? = nil, timeoutSeconds: Int = 10) throws(PostgresError) {
         target = PostgresURL.redacted(url)
+        // libpq is opened on first use (an ingestd without PostgreSQL never maps it).
+        do { try DynamicLibrary.libpq.load() } catch { throw .connectionFailed(target: target, reason: error.description) }
         // Strings go out as UTF-8 (COPY text and binary, parameters); the server converts them
         // to the database's encoding.
         var keys = ["dbname", "connect_timeout", "application_name", "client_encoding"]

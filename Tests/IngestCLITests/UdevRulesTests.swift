@@ -30,7 +30,7 @@ import BuiltinAdapters
     @Test func serviceUnitHasLeastPrivilege() throws {
         let unit = try String(contentsOf: Self.udevDirectory.appendingPathComponent("ingestd.service"), encoding: .utf8)
         let lines = Set(unit.split(separator: "\n").map(String.init))
-        for required in ["User=ingestd", "StateDirectory=ingestd", "AmbientCapabilities=CAP_NET_RAW CAP_NET_ADMIN",
+        for required in ["Type=notify", "NotifyAccess=main", "WatchdogSec=60s", "User=ingestd", "StateDirectory=ingestd", "AmbientCapabilities=CAP_NET_RAW CAP_NET_ADMIN",
                          "ProtectSystem=strict", "ProtectHome=yes", "PrivateTmp=yes", "NoNewPrivileges=yes",
                          "RestrictAddressFamilies=AF_UNIX AF_BLUETOOTH AF_NETLINK AF_INET AF_INET6"] {
             #expect(lines.contains(required), "missing \(required)")

@@ -5,6 +5,7 @@ import BuiltinAdapters
 import ExternalAdapters
 import Foundation
 import IngestRuntime
+import ServiceNotification
 import SQLiteStore
 
 /// `ingestd run` (the default command): the daemon.
@@ -20,8 +21,10 @@ struct RunCommand: Command {
             commit, and never while its samples are only held. SIGTERM or \
             SIGINT stops cleanly (exit 0); SIGHUP re-reads grants, priorities and sinks (see 'ingestd sinks'). One daemon per store: it holds an exclusive \
             lock on STORE.lock, and a second daemon on the same store names the first and exits 1. Without a Bluetooth \
-            controller, USB carries on (and vice versa). Logs go to stderr (journald-friendly) and \
-            never contain health values at info level. --http ADDR:PORT serves the web dashboard from the \
+            controller, USB carries on (and vice versa). Logs go to stderr (under journald with <N> priorities \
+            instead of timestamps) and never contain health values at info level. Started by systemd with \
+            Type=notify, it reports ready, a status line (devices, samples, last commit), stopping and the \
+            watchdog (WatchdogSec) over NOTIFY_SOCKET. --http ADDR:PORT serves the web dashboard from the \
             daemon as 'ingestd serve' does (anything but loopback needs --token @FILE).
             """,
         examples: [
@@ -151,8 +154,14 @@ struct RunCommand: Command {
                                                  onceListen: .milliseconds(Int(listen * 1000)), pins: pins,
                                                  options: adapterOptions, keys: storedKeys.merging(keys))
         }
+        // Under systemd (Type=notify): ready, status, stopping and the watchdog over NOTIFY_SOCKET.
+        var notifier: ServiceNotifier?
+        do { notifier = try ServiceNotifier(environment: context.environment) } catch {
+            context.logger.warning("not notifying the service manager: \(error)")
+        }
         let daemon = Daemon(options: DaemonOptions(storePath: path, once: once, pendingLimits: pendingLimits,
-                                                   assignTolerance: assignTolerance, exitsWhenShutdownHangs: true),
+                                                   assignTolerance: assignTolerance, exitsWhenShutdownHangs: true,
+                                                   notifier: notifier),
                             backends: backends, logger: context.logger)
         var dashboard: (server: HTTPServer, store: HealthStore)?
         if let http {

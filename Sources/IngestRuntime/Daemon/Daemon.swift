@@ -3,6 +3,7 @@ import Foundation
 import HealthModel
 import Logging
 import Pipeline
+import ServiceNotification
 import SQLiteStore
 import Synchronization
 import Transport
@@ -32,9 +33,14 @@ public struct DaemonOptions: Sendable {
     /// SIGTERM must end it even when a device call hangs). Off for a daemon run inside another
     /// program (the tests, IngestBench), which an `exit` would end with it.
     var exitsWhenShutdownHangs: Bool
+    /// The service manager to tell about start-up, state, shutdown and liveness (`Type=notify`),
+    /// when `NOTIFY_SOCKET` named one.
+    var notifier: ServiceNotifier?
 
     public init(storePath: String, once: Bool = false, pendingLimits: PendingLimits = PendingLimits(),
-                assignTolerance: Double = PersonAssigner.defaultTolerance, exitsWhenShutdownHangs: Bool = false) {
+                assignTolerance: Double = PersonAssigner.defaultTolerance, exitsWhenShutdownHangs: Bool = false,
+                notifier: ServiceNotifier? = nil) {
+        self.notifier = notifier
         self.storePath = storePath
         self.once = once
         self.pendingLimits = pendingLimits
@@ -65,6 +71,9 @@ public struct Daemon {
         defer { signals.cancel() }
         let delivery = DaemonDelivery.start(storePath: options.storePath, logger: logger)
         defer { delivery.stop() }
+        let notifier = options.notifier
+        let backendNames = backends.map(\.name)
+        Self.notify(notifier, [.ready, .status(await Self.status(service: service, backends: backendNames))], logger: logger)
 
         let backendCount = backends.count
         let grace = options.shutdownGrace
@@ -84,14 +93,34 @@ public struct Daemon {
             group.addTask {
                 for await signal in signals.stream {
                     if signal == SIGHUP {
+                        Self.notify(notifier, [.reloading], logger: logger)
                         do { try await service.reloadAuthorization() } catch { logger.error("reloading grants failed: \(error)") }
                         DaemonDelivery.reload(delivery, logger: logger)
+                        Self.notify(notifier, [.ready, .status(await Self.status(service: service, backends: backendNames))], logger: logger)
                         continue
                     }
                     logger.notice("\(signal == SIGTERM ? "SIGTERM" : "SIGINT") received: stopping sessions")
                     return true
                 }
                 return true
+            }
+            // The service manager's view: the status line kept current, and the watchdog fed at half
+            // its interval (a daemon whose tasks are stuck stops feeding it and is restarted).
+            if let notifier {
+                group.addTask {
+                    let watchdog = notifier.watchdogInterval
+                    let period = min(watchdog.map { $0 / 2 } ?? .seconds(15), .seconds(15))
+                    var shown = ""
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: period)
+                        if Task.isCancelled { break }
+                        var messages: [ServiceNotifier.Message] = watchdog == nil ? [] : [.watchdog]
+                        let status = await Self.status(service: service, backends: backendNames)
+                        if status != shown { messages.append(.status(status)); shown = status }
+                        if !messages.isEmpty { Self.notify(notifier, messages, logger: logger) }
+                    }
+                    return false
+                }
             }
             var finishedBackends = 0
             // With --once and no backend (`--no-usb --no-ble`) there is nothing to wait for.
@@ -102,6 +131,7 @@ public struct Daemon {
             }
             // Sessions get their cancellation; a session stuck in a device call must not hold the
             // exit past the grace period: every commit is atomic, so exiting then loses nothing acknowledged.
+            Self.notify(notifier, [.stopping, .status("stopping sessions")], logger: logger)
             let watchdog = exitsWhenShutdownHangs ? ShutdownWatchdog(grace: grace, logger: logger) : nil
             group.cancelAll()
             signals.finish()
@@ -110,9 +140,32 @@ public struct Daemon {
         }
         await service.close()
         let totals = await service.totals
+        Self.notify(notifier, [.status("stopped: \(totals.written) written")], logger: logger)
         logger.notice("stopped: \(totals.written) written, \(totals.duplicate) duplicate, \(totals.replaced) replaced, \(totals.denied) denied, \(totals.invalid) invalid, \(totals.held) held")
     }
 
+}
+
+extension Daemon {
+    /// The one-line state systemd shows (`systemctl status ingestd`): devices, samples, last commit.
+    static func status(service: IngestService, backends: [String]) async -> String {
+        let totals = await service.totals
+        let devices = await service.deviceCount
+        let last = await service.lastCommit
+        var text = "\(devices) device\(devices == 1 ? "" : "s") seen, \(totals.written) sample\(totals.written == 1 ? "" : "s") written"
+        if let last {
+            text += "; last commit \(last.formatted(Date.ISO8601FormatStyle(timeZone: .gmt)))"
+        } else {
+            text += "; nothing committed yet"
+        }
+        return text + "; backends: " + (backends.isEmpty ? "none" : backends.joined(separator: ", "))
+    }
+
+    /// Sends `messages`, logging (at debug) a service manager that cannot be reached.
+    static func notify(_ notifier: ServiceNotifier?, _ messages: [ServiceNotifier.Message], logger: Logger) {
+        guard let notifier else { return }
+        do { try notifier.send(messages) } catch { logger.debug("\(error)") }
+    }
 }
 
 /// Exits the process if shutdown takes longer than the grace period (SIGTERM must end ingestd

@@ -19,6 +19,12 @@ public actor IngestService {
     private let onCommit: (@Sendable ([HealthRecord], IngestReport) -> Void)?
     /// Totals since start, for the shutdown log line.
     public private(set) var totals = TypeCounts()
+    /// When the last batch that wrote something committed, for the service manager's status line.
+    public private(set) var lastCommit: Date?
+    /// The devices (origins) batches came from since start, bounded: only their count is shown.
+    private var origins: Set<String> = []
+    /// How many devices delivered batches since start (counted up to 10 000).
+    public var deviceCount: Int { origins.count }
     /// Sources whose undecided types were already announced in the log (once per source and run).
     private var announcedUndecided: Set<String> = []
 
@@ -45,6 +51,8 @@ public actor IngestService {
         let report = try pipeline.ingest(records, deviceKeys: deviceKeys)
         onCommit?(records, report)
         totals += report.totals
+        if report.totals.written > 0 { lastCommit = Date() }
+        if origins.count < 10_000 { origins.insert(origin) }
         var log = logger
         log[metadataKey: "device"] = "\(origin)"
         for event in report.events {
