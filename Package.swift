@@ -100,7 +100,7 @@ let package = Package(
         .target(name: "PostgresStore", dependencies: ["CLibPQ", "HealthModel", "Pipeline"]),
         // Sinks: cursors over the change feed, the delivery engine, MQTT (libmosquitto), HTTP push (libcurl),
         // PostgreSQL (through PostgresStore's writer).
-        .target(name: "Delivery", dependencies: ["HealthModel", "SQLiteStore", "CMosquitto", "CCurl", "PostgresStore", "Redaction"]),
+        .target(name: "Delivery", dependencies: ["HealthModel", "Pipeline", "CMosquitto", "CCurl", "PostgresStore", "Redaction"]),
         // The runtime: the daemon and its device backends, the ingest service, the capture replay
         // engine, the capture recorders, input files, the adapter catalogue (built-in + external).
         .target(name: "IngestRuntime", dependencies: [
