@@ -60,6 +60,27 @@ extension ConversationDaemonTests {
         #expect(systolic.allSatisfy { $0.source == "medisana-bp" })
     }
 
+    /// A Femometer Vinca II (BM-Vinca2) indicates a reading in the standard Health Thermometer
+    /// layout: the reading is stored under the family's source with its sensor location.
+    @Test func aFemometersReadingIsStored() async throws {
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "femometer", "bodyTemperature"])
+        // flags 06: 36.42 °C (FLOAT 3642 × 10^-2), 2026-03-15 06:45:10, type 6 (mouth).
+        let profile = SimulatedProfile(name: "BM-Vinca2", services: [
+            .init(uuid: BLEUUID(0x1809), characteristics: [
+                .init(uuid: BLEUUID(0x2A1C), properties: 0x20,
+                      updates: [[0x06, 0x3A, 0x0E, 0x00, 0xFE, 0xEA, 0x07, 3, 15, 6, 45, 10, 0x06]]),
+            ]),
+        ])
+        try await runDaemon(store: scenario.store, name: "BM-Vinca2", profile: profile, responder: nil, listen: .seconds(6))
+        let store = try HealthStore(path: scenario.store)
+        defer { store.close() }
+        let samples = try store.samples(type: .bodyTemperature)
+        #expect(try samples.map { try $0.quantity.doubleValue(for: .degreeCelsius) } == [36.42])
+        #expect(samples.first?.source == "femometer")
+        #expect(samples.first?.metadata.entries["HKBodyTemperatureSensorLocation"] == .number(6))
+    }
+
     /// A meter whose every record announces its context drops the link after record 6, before
     /// record 6's context: records 1…5 are kept with their meal, record 6 is not half-stored, and
     /// the next contact asks from 6 on and gets 6…10 with theirs.
