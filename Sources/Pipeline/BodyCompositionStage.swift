@@ -68,6 +68,7 @@ public enum BodyCompositionStage {
     public static func vendorFormula(for device: Device?) -> (any BodyCompositionFormula)? {
         switch device?.manufacturer?.lowercased() {
         case "xiaomi": XiaomiBodyComposition()
+        case "yunmai": YunmaiBodyComposition()
         default: nil
         }
     }
@@ -80,10 +81,12 @@ public enum BodyCompositionStage {
     /// The derived samples of one weighing, nil when there is nothing to derive (not a body
     /// mass, no impedance, or the person chose `none`), or why the weighing derived nothing.
     /// - Parameter present: the types the weighing already has values of (sent by the scale).
-    public static func derive(weighing: QuantitySample, person: Person, present: Set<QuantityType>)
-        -> Result<[QuantitySample], BodyCompositionSkip>? {
+    /// - Parameter deviceChoice: the formula set for the weighing's device, over the person's.
+    public static func derive(weighing: QuantitySample, person: Person, present: Set<QuantityType>,
+                              deviceChoice: BodyCompositionChoice? = nil) -> Result<[QuantitySample], BodyCompositionSkip>? {
         guard weighing.type == .bodyMass, let impedanceValue = weighing.metadata[MetadataKey.impedance] else { return nil }
-        guard let formula = person.bodyComposition.formula(vendorFormula: vendorFormula(for: weighing.device)) else { return nil }
+        let choice = deviceChoice ?? person.bodyComposition
+        guard let formula = choice.formula(vendorFormula: vendorFormula(for: weighing.device)) else { return nil }
         guard case .number(let impedance) = impedanceValue else { return .failure(.impedanceNotANumber(impedanceValue.description)) }
         let profile = person.profile
         var missing: [String] = []
@@ -170,7 +173,8 @@ public enum BodyCompositionStage {
         for index in weighings {
             guard case .sample(let weighing) = records[index], let id = people[index],
                   let person = household.people.first(where: { $0.id == id }) else { continue }
-            switch derive(weighing: weighing, person: person, present: present[PersonAssigner.weighingKey(weighing)] ?? []) {
+            switch derive(weighing: weighing, person: person, present: present[PersonAssigner.weighingKey(weighing)] ?? [],
+                          deviceChoice: household.bodyComposition(ofDeviceOf: weighing)) {
             case .success(let samples)?: derived += samples.map { (index, $0) }
             case .failure(let skip)?: skips.append((weighing, skip))
             case nil: break

@@ -11,11 +11,22 @@ public struct Household: Sendable, Equatable {
     /// Each person's most recent body mass in kg: their newest assigned weighing, otherwise the
     /// weight given when they were added.
     public var latestBodyMass: [Int64: Double]
+    /// Device key → the body-composition formula of its weighings, over the person's choice
+    /// (`ingestd devices set DEVICE --body-composition`).
+    public var deviceBodyComposition: [String: BodyCompositionChoice]
 
-    public init(people: [Person] = [], deviceOwners: [String: Int64] = [:], latestBodyMass: [Int64: Double] = [:]) {
+    public init(people: [Person] = [], deviceOwners: [String: Int64] = [:], latestBodyMass: [Int64: Double] = [:],
+                deviceBodyComposition: [String: BodyCompositionChoice] = [:]) {
         self.people = people
         self.deviceOwners = deviceOwners
         self.latestBodyMass = latestBodyMass
+        self.deviceBodyComposition = deviceBodyComposition
+    }
+
+    /// The formula set for the device of `sample`, if any.
+    public func bodyComposition(ofDeviceOf sample: QuantitySample) -> BodyCompositionChoice? {
+        guard !deviceBodyComposition.isEmpty else { return nil }
+        return Self.deviceKeys(of: sample).lazy.compactMap { deviceBodyComposition[$0] }.first
     }
 
     /// The lookup key of a device identifier as `devices assign` stores it.

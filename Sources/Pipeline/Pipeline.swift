@@ -118,6 +118,8 @@ public final class Pipeline {
     /// written only when its (source, type) is granted; a weighing that derives nothing is
     /// counted with its reason.
     private func deriveBodyComposition(into batch: inout Intake, people: inout [Int64?], household: Household) {
+        // Most batches have no body mass: the stage does not look at their samples at all.
+        guard batch.tally.contains(QuantityType.bodyMass.identifier) else { return }
         let derivation = BodyCompositionStage.derive(batch.accepted, people: people, household: household)
         var skips = derivation.skips
         var refused: Set<PersonAssigner.WeighingKey> = []
@@ -364,6 +366,11 @@ private struct TypeTally {
         counts.append(TypeCounts())
         lastSlot = identifiers.count - 1
         return lastSlot
+    }
+
+    /// Whether the batch has a member of the type `identifier`.
+    func contains(_ identifier: String) -> Bool {
+        identifiers.contains(identifier)
     }
 
     mutating func count(_ outcome: WriteOutcome, slot: Int) {

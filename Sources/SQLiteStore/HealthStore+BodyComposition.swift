@@ -38,6 +38,41 @@ extension HealthStore {
         }
     }
 
+    /// Sets the formula of the weighings of the device `identifier` (a BLE address, serial number
+    /// or local identifier; nil: the person's choice again), and recomputes everybody's weighings.
+    @discardableResult
+    public func setBodyComposition(_ choice: BodyCompositionChoice?, ofDevice identifier: String) throws -> BodyCompositionRecomputation {
+        let trimmed = identifier.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty else { throw PeopleError.emptyDeviceIdentifier }
+        return try db.transaction(.immediate) {
+            if let choice {
+                let upsert = try db.prepare("INSERT OR REPLACE INTO device_body_composition(device, label, formula) VALUES (?, ?, ?)")
+                try upsert.bind(Household.deviceKey(trimmed), at: 1)
+                try upsert.bind(trimmed, at: 2)
+                try upsert.bind(choice.rawValue, at: 3)
+                try upsert.execute()
+            } else {
+                let delete = try db.prepare("DELETE FROM device_body_composition WHERE device = ?")
+                try delete.bind(Household.deviceKey(trimmed), at: 1)
+                try delete.execute()
+            }
+            var total = BodyCompositionRecomputation()
+            for person in try people() { total.merge(try recomputeBodyComposition(ofPerson: person.id)) }
+            return total
+        }
+    }
+
+    /// Device key → formula, as `ingestd devices set` stored them.
+    func deviceBodyComposition() throws -> [String: BodyCompositionChoice] {
+        var result: [String: BodyCompositionChoice] = [:]
+        try db.cachedStatement("SELECT device, formula FROM device_body_composition").forEachRow { row in
+            if let device = row.string(at: 0), let choice = row.string(at: 1).flatMap(BodyCompositionChoice.init(rawValue:)) {
+                result[device] = choice
+            }
+        }
+        return result
+    }
+
     /// Recomputes the derived body composition of every weighing of person `id` (after a
     /// profile or formula change), inside the caller's transaction.
     func recomputeBodyComposition(ofPerson id: Int64) throws -> BodyCompositionRecomputation {
@@ -65,6 +100,37 @@ extension HealthStore {
         return try recomputeBodyComposition(of: weighings)
     }
 
+    /// After a newer sync version of a weighing replaced the stored one: the derived samples of
+    /// older versions that the new one did not replace (it derived fewer, or nothing) are
+    /// removed, each a tombstone. Inside the write's transaction.
+    func removeStaleDerivedSamples(_ batch: [NormalizedRecord], outcomes: [[WriteOutcome]]) throws {
+        // Most batches replace nothing: one comparison per record before any sample is touched.
+        for (index, outcome) in outcomes.enumerated() where outcome.first == .replaced && index < batch.count {
+            guard case .sample(let weighing) = batch[index], weighing.type == .bodyMass,
+                  weighing.metadata[MetadataKey.impedance] != nil, let sync = weighing.metadata.syncIdentifier,
+                  let version = weighing.metadata.syncVersion else { continue }
+            let derivedTypes = try BodyCompositionStage.derivedTypes.map { try typeID($0.identifier) }
+            let stale = try db.cachedStatement("""
+                SELECT x.id, x.uuid, x.type, x.source, x.person FROM samples x JOIN sources s ON s.id = x.source
+                WHERE s.name = ?1 AND x.sync_id = ?2 AND x.sync_version < ?3
+                  AND x.type IN (\(derivedTypes.map(String.init).joined(separator: ",")))
+                  AND json_extract(x.metadata, '$.\(MetadataKey.bodyCompositionFormula)') IS NOT NULL
+                """)
+            try stale.bind(weighing.source, at: 1)
+            try stale.bind(sync, at: 2)
+            try stale.bind(Int64(version), at: 3)
+            let doomed = try stale.mapRows { ($0.int64(at: 0), $0.bytes(at: 1) ?? [], $0.int64(at: 2), $0.int64(at: 3),
+                                              $0.isNull(at: 4) ? nil : Optional($0.int64(at: 4))) }
+            let delete = try db.cachedStatement("DELETE FROM samples WHERE id = ?")
+            for (id, uuid, type, source, person) in doomed {
+                try delete.bind(id, at: 1)
+                try delete.execute()
+                try writeTombstone(anchor: try nextAnchor(), uuid: uuid, type: type, source: source, person: person,
+                                   at: Date().timeIntervalSince1970)
+            }
+        }
+    }
+
     /// Removes the derived samples of each weighing (tombstones) and derives them again for the
     /// weighing's person with the current profile and formula; a (source, type) not granted
     /// gets no derived sample. Inside the caller's transaction; logs one commit for `watch`.
@@ -72,6 +138,7 @@ extension HealthStore {
         var result = BodyCompositionRecomputation()
         guard !weighings.isEmpty else { return result }
         let everybody = try people()
+        let household = Household(people: everybody, deviceBodyComposition: try deviceBodyComposition())
         let policy = try loadAuthorization()
         let now = Date()
         var writer = try BatchWriter(store: self, now: now)
@@ -122,7 +189,8 @@ extension HealthStore {
                                    person: old.person, at: now.timeIntervalSince1970)
                 result.removed += 1
             }
-            switch BodyCompositionStage.derive(weighing: weighing, person: person, present: present) {
+            switch BodyCompositionStage.derive(weighing: weighing, person: person, present: present,
+                                               deviceChoice: household.bodyComposition(ofDeviceOf: weighing)) {
             case .success(let derived)?:
                 var refused = false
                 for sample in derived {
@@ -147,6 +215,14 @@ extension HealthStore {
 }
 
 extension BodyCompositionRecomputation {
+    mutating func merge(_ other: BodyCompositionRecomputation) {
+        weighings += other.weighings
+        removed += other.removed
+        added += other.added
+        for (key, n) in other.skipped { skipped[key, default: 0] += n }
+        for (key, text) in other.examples where examples[key] == nil { examples[key] = text }
+    }
+
     mutating func count(_ skip: BodyCompositionSkip) {
         skipped[skip.key, default: 0] += 1
         if examples[skip.key] == nil { examples[skip.key] = skip.description }

@@ -290,7 +290,7 @@ extension HealthStore {
             "SELECT id, name, profile, body_mass, scale_user_index, body_composition FROM people ORDER BY id")
             .mapRows(Self.person(from:))
         for person in everybody { personNames[person.id] = person.name }
-        var household = Household(people: everybody)
+        var household = Household(people: everybody, deviceBodyComposition: try deviceBodyComposition())
         guard everybody.count > 1 else { return household }
         try db.prepare("SELECT device, person FROM device_owners").forEachRow { row in
             if let device = row.string(at: 0) { household.deviceOwners[device] = row.int64(at: 1) }

@@ -48,6 +48,7 @@ extension HealthStore: SampleStore {
                     outcomes.append(try writer.insert(batch[index], person: people.isEmpty ? nil : people[index]))
                 }
             }
+            try removeStaleDerivedSamples(batch, outcomes: outcomes)
             try recordRejections(rejections, now: now)
             let anchor = try currentAnchor()
             let events = try recordCommit(writer.counts, anchor: anchor, now: now)

@@ -66,11 +66,22 @@ public final class HealthStore {
         CorrelationIdentityMigration.migration,
         Migration(version: 10, name: "what each sink last published as a current state", sql: schemaV10),
         Migration(version: 11, name: "each person's body-composition formula", sql: schemaV11),
+        Migration(version: 12, name: "body-composition formulas per device", sql: schemaV12),
     ])
 
     /// `ingestd people set P --body-composition standard|vendor|none`: standard for everybody so far.
     static let schemaV11 = """
         ALTER TABLE people ADD COLUMN body_composition TEXT NOT NULL DEFAULT 'standard';
+        """
+
+    /// `ingestd devices set DEVICE --body-composition …`, by device key (as device owners); over
+    /// the person's choice.
+    static let schemaV12 = """
+        CREATE TABLE device_body_composition(
+            device TEXT PRIMARY KEY,
+            label TEXT NOT NULL,
+            formula TEXT NOT NULL
+        ) WITHOUT ROWID;
         """
 
     /// Per device address (upper case, `AA:BB:CC:DD:EE:FF`): the key of its encrypted

@@ -164,6 +164,38 @@ import Testing
         #expect(configs["homeassistant/sensor/ingestd_gw_me/heartRate/config"] != nil)
     }
 
+    @Test func bodyCompositionTypesGetPlainNamesAndUnitsPerPerson() throws {
+        let directory = try TemporaryDirectory("ha-body")
+        let broker = try MosquittoBroker()
+        defer { broker.stop() }
+        let fixture = try StoreFixture(directory: directory)
+        // The values the Mi capture's weighing derives (BodyCompositionPipelineTests).
+        try fixture.add(.bodyWaterPercentage, 0.5115, at: Self.in2025)
+        try fixture.add(.skeletalMuscleMass, 37.15, at: Self.in2025)
+        try fixture.add(.boneMass, 3.24, at: Self.in2025)
+        try fixture.add(.visceralFatRating, 11.4, at: Self.in2025)
+        try fixture.add(.basalMetabolicRate, 1748, at: Self.in2025)
+        _ = try fixture.addSink("ha", url: "mqtt://127.0.0.1:\(broker.port)", types: nil, options: options())
+        let deliver = try IngestdBinary.run(["sinks", "deliver", "ha", "--store", fixture.path])
+        #expect(deliver.status == 0, "\(deliver.stderr)")
+        let configs = try retainedMessages(port: broker.port, topic: "homeassistant/#")
+        let expected: [String: (name: String, unit: String?, precision: Int, state: String)] = [
+            "bodyWaterPercentage": ("Body water", "%", 1, "51.15"),
+            "skeletalMuscleMass": ("Skeletal muscle mass", "kg", 1, "37.15"),
+            "boneMass": ("Bone mass", "kg", 1, "3.24"),
+            "visceralFatRating": ("Visceral fat rating", nil, 0, "11.4"),
+            "basalMetabolicRate": ("Basal metabolic rate", "kcal/d", 0, "1748"),
+        ]
+        let states = try retainedMessages(port: broker.port, topic: "ingestd/gw/+/+/state")
+        for (type, entity) in expected {
+            let config = try json(configs["homeassistant/sensor/ingestd_gw_me/\(type)/config"])
+            #expect(config["name"] as? String == entity.name, "\(type)")
+            #expect(config["unit_of_measurement"] as? String == entity.unit, "\(type)")
+            #expect(config["suggested_display_precision"] as? Int == entity.precision, "\(type)")
+            #expect(states["ingestd/gw/me/\(type)/state"] == entity.state, "\(type): \(states)")
+        }
+    }
+
     @Test func perSampleMessagesCarryValuesInTheEntitysUnitWithoutConversionNoise() throws {
         let directory = try TemporaryDirectory("ha-values")
         let broker = try MosquittoBroker()

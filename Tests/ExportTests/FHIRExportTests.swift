@@ -120,8 +120,10 @@ import Testing
             let code = try #require(FHIRObservationCodes.code(for: type))
             #expect(code.unit.isCompatible(with: type.canonicalUnit), "\(type.shortName): \(code.unit) vs \(type.canonicalUnit)")
         }
-        #expect(FHIRObservationCodes.exportedTypes.count == 15)
+        #expect(FHIRObservationCodes.exportedTypes.count == 16, "15 and lean body mass (91557-9)")
         #expect(FHIRObservationCodes.code(for: .flightsClimbed) == nil)
+        #expect(FHIRObservationCodes.code(for: .leanBodyMass)?.loinc == "91557-9")
+        #expect(FHIRObservationCodes.code(for: .boneMass) == nil, "no LOINC code for the ingestd types")
         #expect(FHIRObservationCodes.code(for: .basalBodyTemperature) == nil)
     }
 }

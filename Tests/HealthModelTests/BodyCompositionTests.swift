@@ -79,6 +79,31 @@ import Testing
         #expect(Self.close(result.basalMetabolicRateKilocaloriesPerDay, 1153.1388, within: 1e-9))
     }
 
+    @Test func yunmaiFormulaForAMan() throws {
+        let result = try Self.derived(YunmaiBodyComposition(), Self.man)
+        // r = (500 − 100) / 100 = 4 ≥ 1: √4 = 2. Fat = 1.5·80 / 1.8² + 0.08·30 − 10.8 − 7.4 + 2
+        //   = 37.037037 + 2.4 − 18.2 + 2 = 23.237037 %.
+        #expect(Self.close(result.bodyFatFraction, 0.23237037037037034))
+        // Lean = 80 · 76.762963 / 100; water = 76.762963 · 0.726 %; skeletal muscle = 80 · 76.762963 · 0.53 / 100.
+        #expect(Self.close(result.leanBodyMassKilograms, 61.41037037037038))
+        #expect(Self.close(result.bodyWaterFraction, 0.5572991111111112))
+        #expect(Self.close(result.skeletalMuscleMassKilograms, 32.5474962962963))
+        // Bone = 80 · (76.762963 · 0.67 %) · 4/7 · 0.22 · 0.6 + (180 − 170) / 100 = 3.2035 kg.
+        #expect(Self.close(result.boneMassKilograms, 3.2035046603174613))
+        // Visceral: f = 23.237 − 21 > 0, so d = 1.1: 2.237037 / 1.1 + 9.5.
+        #expect(Self.close(result.visceralFatRating, 11.533670033670031))
+        #expect(result.basalMetabolicRateKilocaloriesPerDay == nil)
+    }
+
+    @Test func yunmaiRefusesAFatOutsideItsRangeInsteadOfShowingZero() {
+        // A very lean, tall, young man: 1.5·50 / 2² + 0.08·18 − 18.2 + r(400 Ω) = 18.75 + 1.44 − 18.2 + 1.732 = 3.72 %.
+        let input = BodyCompositionInput(weightKilograms: 50, impedanceOhms: 400, heightCentimetres: 200, ageYears: 18, sex: .male)
+        guard case .failure(.impossibleResult(_, let value, let valid)) = YunmaiBodyComposition().derive(input) else {
+            Issue.record("a fat of 3.7 % was not refused: \(YunmaiBodyComposition().derive(input))"); return
+        }
+        #expect(abs(value - 3.722050807568879) < 1e-9 && valid == 5...75)
+    }
+
     @Test func ageFollowsTheBirthday() {
         let birth = CalendarDate(year: 1990, month: 3, day: 10)!
         #expect(BodyCompositionInput.age(bornOn: birth, on: CalendarDate(year: 2026, month: 3, day: 9)!) == 35)
@@ -86,7 +111,7 @@ import Testing
         #expect(BodyCompositionInput.age(bornOn: birth, on: CalendarDate(year: 1989, month: 1, day: 1)!) == nil)
     }
 
-    @Test(arguments: [StandardBodyComposition() as any BodyCompositionFormula, XiaomiBodyComposition()])
+    @Test(arguments: [StandardBodyComposition() as any BodyCompositionFormula, XiaomiBodyComposition(), YunmaiBodyComposition()])
     func hostileProfilesDeriveNothingAndSayWhy(_ formula: any BodyCompositionFormula) {
         var input = Self.man
         input.impedanceOhms = 0

@@ -120,9 +120,18 @@ import Pipeline
         try temp.store.setBodyComposition(.vendor, of: try me())
         _ = try Pipeline(store: temp.store, now: { Self.clock }).ingest(try Self.capture("yunmai-scale", "weighing.expected.jsonl"))
         try expectStored(.bodyFatPercentage, 0.235, nil)
-        // No published Yunmai formula in ingestd: vendor falls back to the standard one. 75.3 / 1.65² = 27.66.
-        try expectStored(.bodyMassIndex, 27.66, "standard")
-        try expectStored(.leanBodyMass, 50.2, "standard")
+        // Yunmai (hand-computed): r = √((512 − 100) / 100) = 2.02978; fat = 1.5·75.3 / 1.65² + 0.08·45 − 7.4 + r = 39.7174 %.
+        // BMI 75.3 / 1.65² = 27.66; lean 75.3 · 60.2826 % = 45.39 kg; water 60.2826 · 0.726 = 43.77 %;
+        // skeletal muscle 75.3 · 60.2826 · 0.53 % = 24.06 kg; bone 75.3 · 40.389 % · 4/7 · 0.34 · 0.45 − 0.05 = 2.61 kg;
+        // visceral (39.7174 − 35) / 1.1 + 9.5 = 13.8.
+        try expectStored(.bodyMassIndex, 27.66, "yunmai")
+        try expectStored(.leanBodyMass, 45.39, "yunmai")
+        try expectStored(.bodyWaterPercentage, 0.4377, "yunmai")
+        try expectStored(.skeletalMuscleMass, 24.06, "yunmai")
+        try expectStored(.boneMass, 2.61, "yunmai")
+        try expectStored(.visceralFatRating, 13.8, "yunmai")
+        // No published Yunmai BMR: the standard one, 370 + 21.6 · 50.2009 (Sun 2003, as for the Beurer weighing).
+        try expectStored(.basalMetabolicRate, 1454, "standard")
     }
 
     /// The change feed after `anchor`: (added or deleted, type short name).
@@ -183,6 +192,23 @@ import Pipeline
         #expect(tombstones.count == 7, "bob's feed shows his weighing and its derived values leaving")
     }
 
+    @Test func aDeviceFormulaWinsOverThePersonsAndFollowsChanges() throws {
+        try temp.store.setProfile(Self.man, of: try me())
+        // The person chose none; the scale (its BLE address, any case) says vendor.
+        try temp.store.setBodyComposition(.none, of: try me())
+        try temp.store.setBodyComposition(.vendor, ofDevice: "50:fb:19:1b:b5:dc")
+        _ = try Pipeline(store: temp.store, now: { Self.clock }).ingest(try Self.capture("xiaomi-scale", "mi-scale-v2.expected.jsonl"))
+        try expectStored(.bodyFatPercentage, 0.2544, "xiaomi")
+        // Back to the person's choice: the derived values go, in the change feed.
+        let back = try temp.store.setBodyComposition(nil, ofDevice: "50:FB:19:1B:B5:DC")
+        #expect(back.removed == 8 && back.added == 0)
+        #expect(try temp.store.samples(type: .bodyFatPercentage).isEmpty)
+        // Standard for the device: recomputed at once.
+        let standard = try temp.store.setBodyComposition(.standard, ofDevice: "50:FB:19:1B:B5:DC")
+        #expect(standard.added == 6)
+        try expectStored(.leanBodyMass, 69.22, "standard")
+    }
+
     @Test func aNewerSyncVersionOfTheWeighingReplacesItsDerivedValues() throws {
         try temp.store.setProfile(Self.man, of: try me())
         let pipeline = try Pipeline(store: temp.store, now: { Self.clock })
@@ -197,6 +223,23 @@ import Pipeline
         #expect(report.totals.replaced == 7, "the weighing and its 6 derived values")
         #expect(try temp.store.samples(type: .bodyMass).map(\.quantity.value) == [85.35])
         #expect(try temp.store.samples(type: .leanBodyMass).count == 1)
+    }
+
+    @Test func aNewerSyncVersionThatDerivesNothingRemovesTheOldDerivedValues() throws {
+        try temp.store.setProfile(Self.man, of: try me())
+        let pipeline = try Pipeline(store: temp.store, now: { Self.clock })
+        var records = try Self.capture("xiaomi-scale", "mi-scale-v2.expected.jsonl")
+        let first = try pipeline.ingest(records)
+        guard case .sample(var weighing) = records[0] else { Issue.record("no weighing"); return }
+        weighing.uuid = UUID()
+        weighing.metadata.syncVersion = 3
+        weighing.metadata.entries[MetadataKey.impedance] = .number(65535)
+        records[0] = .sample(weighing)
+        let report = try pipeline.ingest(records)
+        #expect(report.totals.replaced == 1, "the weighing alone")
+        #expect(try temp.store.samples(type: .leanBodyMass).isEmpty, "no value of the old version is left")
+        let deleted = try temp.store.changes(since: try #require(first.anchor)).entries.filter { if case .deleted = $0 { true } else { false } }
+        #expect(deleted.count == 7, "the old weighing and its 6 derived values")
     }
 
     @Test(arguments: [

@@ -19,6 +19,12 @@ Profiles (any combination, --profiles heart-rate,weight,thermometer,blood-pressu
   dsd6            the DS-D6 band's vendor service 0x190A: AT commands written to 0x0001 (lines
                   ending CR LF), replies notified on 0x0002 in 20-byte pieces: AT+TOPACE=0
                   (--steps), AT+TIMEZONE, AT+SN (--serial), AT+BATT, AT+DT=... (echoed).
+  qn              a QN-protocol scale (ES-30M dialect) on its vendor service 0xFFF0: frames
+                  notified on 0xFFF1, written to 0xFFF2. Once 0xFFF1 is subscribed it sends its
+                  information frame (0x12); it answers the unit (0x13) with ready (0x14), the clock
+                  (0x20) with its configuration request (0x21), the start (0x22) with two settling
+                  frames and the stable frame of --kg with the resistance --ohm (0x10), and logs
+                  the acknowledgement (0x1F).
 plus Generic Access and Device Information. Every exchange is logged (one line per PDU) so a
 scenario can assert on what the daemon asked for. The server accepts connections one after the
 other until killed.
@@ -162,6 +168,14 @@ def build_database(arguments):
         command = database.characteristic(0x0001, 0x04 | 0x08, b"")
         band = Band(arguments.steps, arguments.serial, reply)
         responders[command] = band.respond
+    if "qn" in profiles:
+        database.service(0xFFF0)
+        frames = database.characteristic(0xFFF1, NOTIFY, b"")
+        command = database.characteristic(0xFFF2, 0x04 | 0x08, b"")
+        scale = QNScale(round(arguments.kg * 10), arguments.ohm, frames)
+        responders[command] = scale.respond
+        # A write to the CCCD of 0xFFF1 (its handle follows the value's) is the subscription.
+        responders[frames + 1] = scale.subscribed
     return database, measurements, responders
 
 
@@ -233,6 +247,44 @@ class Band:
             data = (text + "\r\n").encode()
             replies += [(self.reply, data[i:i + 20], False) for i in range(0, len(data), 20)]
         return replies
+
+
+class QNScale:
+    """The QN ES-30M dialect's answers (Plugins/QNGATTScale/README.md): every frame ends with the
+    low byte of the sum of the bytes before it; weights in tenths of a kilogram, big-endian."""
+
+    def __init__(self, tenths, ohm, frames):
+        self.tenths, self.ohm, self.frames = tenths, ohm, frames
+
+    @staticmethod
+    def sealed(body):
+        return bytes(body) + bytes([sum(body) & 0xFF])
+
+    def weight(self, state, tenths, ohm):
+        second = max(ohm - 2, 0) if ohm else 0
+        return self.sealed([0x10, 0x0E, 0xFF, 0x01, state, tenths >> 8, tenths & 0xFF, ohm >> 8, ohm & 0xFF,
+                            second >> 8, second & 0xFF, 0x00, 0x33])
+
+    def subscribed(self, value):
+        if value[:1] != b"\x01":
+            return []
+        log("qn subscribed: sending information")
+        return [(self.frames, self.sealed([0x12, 0x0C, 0xFF, 0, 0, 0, 0, 0, 0, 0, 0]), False)]
+
+    def respond(self, value):
+        log("qn command %s" % value.hex())
+        opcode = value[:1]
+        if opcode == b"\x13":
+            return [(self.frames, bytes.fromhex("140bff000001000000001f"), False)]
+        if opcode == b"\x20":
+            return [(self.frames, bytes.fromhex("2105ff0126"), False)]
+        if opcode == b"\x22":
+            return [(self.frames, self.weight(0, self.tenths - 23, 0), False),
+                    (self.frames, self.weight(0, self.tenths - 4, 0), False),
+                    (self.frames, self.weight(2, self.tenths, self.ohm), False)]
+        if opcode == b"\x1f":
+            log("qn weighing acknowledged")
+        return []
 
 
 def error(opcode, handle, code):
@@ -400,6 +452,7 @@ def main():
     parser.add_argument("--records", type=int, default=50, help="glucose: stored records 1..N")
     parser.add_argument("--add-on-signal", type=int, default=3, help="glucose: records SIGUSR1 adds")
     parser.add_argument("--steps", type=int, default=4321, help="dsd6: the band's step count")
+    parser.add_argument("--ohm", type=int, default=512, help="qn: the resistance of the stable frame")
     arguments = parser.parse_args()
     database, measurements, responders = build_database(arguments)
     server = listen(arguments.address)

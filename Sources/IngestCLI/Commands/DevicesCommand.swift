@@ -4,7 +4,7 @@ import ArgumentParsing
 struct DevicesCommand: Command {
     static let configuration = CommandConfiguration(
         name: "devices", abstract: "List the USB devices present; say whose a device is.",
-        subcommands: [DevicesListCommand.self, DevicesAssignCommand.self], defaultSubcommand: DevicesListCommand.self)
+        subcommands: [DevicesListCommand.self, DevicesAssignCommand.self, DevicesSetCommand.self], defaultSubcommand: DevicesListCommand.self)
 
     init(_ arguments: ParsedValues) throws {}
 }

@@ -1,6 +1,7 @@
 # Device conversations on the real kernel stack (btvirt, L2CAP LE, ATT): a glucose meter whose
 # Record Access Control Point is asked for stored records across two connections, with the
-# samples delivered to a Mosquitto broker inside the guest; the DS-D6 band's AT conversation.
+# samples delivered to a Mosquitto broker inside the guest; the DS-D6 band's AT conversation;
+# a QN-protocol scale's handshake (a connected scale family).
 
 scenario_ble_glucose() {
     section "BLE glucose meter: RACP stored records over two connections, delivered to Mosquitto in the guest"
@@ -68,6 +69,31 @@ scenario_ble_dsd6() {
     check "dsd6: the band's clock was set last (AT+DT=YYYYMMDDhhmmss)" grep -qE 'AT\+DT=[0-9]{14} $' <<< "$commands"
     check "dsd6: the band's count was never reset (no AT+PACE)" log_lacks "$band_log" 'band command AT\+PACE'
     check "dsd6: 4321 steps stored once" expect_samples $store stepCount dsd6-band count --count 1 --value 4321
+    cleanup_all
+    bt_stop
+}
+
+scenario_ble_qn() {
+    section "BLE QN scale: the connected family's handshake answered, the stable weighing stored, then acknowledged"
+    check "qn: bench up (btvirt, 2 controllers)" bt_start 2 || { bt_stop; return; }
+    central_ready 0
+    # Matched by its name and its vendor service: AD 0x09 "QN-Scale" beside the 16-bit UUID 0xFFF0.
+    ADV_DATA=0909514e2d5363616c65 peripheral_start 1 qn fff0 --name QN-Scale --kg 72.4 --ohm 512
+    check "qn: the scale advertises its name and serves 0xFFF0" grep -q 'serving QN-Scale' "$RESULTS/peripheral1.log" \
+        || { cleanup_all; bt_stop; return; }
+    local scale_log=$RESULTS/peripheral1.log store=$STORES/qn.sqlite log=$RESULTS/ingestd-qn.log
+    fresh_store $store qn-gatt-scale
+    INGESTD_LOG_LEVEL=info timeout 120 "$INGESTD_BIN" run --once --listen 25 --no-usb --hci 0 --store $store \
+        --adapter-option qn-age=41 > "$log" 2>&1
+    check "qn: --once exits 0" [ $? = 0 ]
+    check "qn: connected to the scale" log_has "$log" 'connected \(qn-gatt-scale'
+    local commands
+    commands=$(sed -n 's/.*qn command \(..\).*/\1/p' "$scale_log" | tr '\n' ' ')
+    note "scale commands: $commands"
+    check "qn: unit, clock, user, the two configuration answers, start, then the acknowledgement" \
+        grep -q '^13 20 a2 a0 a0 22 1f $' <<< "$commands"
+    check "qn: 72.4 kg stored once" expect_samples $store bodyMass qn-gatt-scale kg --count 1 --value 72.4
+    check "qn: the weighing was acknowledged after the commit" log_has "$scale_log" 'qn weighing acknowledged'
     cleanup_all
     bt_stop
 }
