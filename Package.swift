@@ -114,8 +114,7 @@ let package = Package(
         .target(name: "PostgresStore", dependencies: ["CLibPQ", "HealthModel", "Pipeline", "SinkLibraries"]),
         // Sinks: cursors over the change feed, the delivery engine, MQTT (libmosquitto), HTTP push (libcurl),
         // PostgreSQL (through PostgresStore's writer).
-        .target(name: "Delivery", dependencies: ["HealthModel", "SQLiteStore", "CMosquitto", "CCurl", "PostgresStore", "Redaction",
-                                                 "SinkLibraries"]),
+        .target(name: "Delivery", dependencies: ["HealthModel", "Pipeline", "CMosquitto", "CCurl", "PostgresStore", "Redaction", "SinkLibraries"]),
         // The runtime: the daemon and its device backends, the ingest service, the capture replay
         // engine, the capture recorders, input files, the adapter catalogue (built-in + external).
         .target(name: "IngestRuntime", dependencies: [

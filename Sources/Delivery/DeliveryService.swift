@@ -1,15 +1,15 @@
 import Foundation
-import SQLiteStore
+import Pipeline
 import Synchronization
 
-/// The daemon's delivery: one worker thread per sink, each with its own store connection and
+/// The daemon's delivery: one worker thread per sink, each with its own feed connection and
 /// receiver connection, delivering within ~100 ms of a commit (or on the sink's `--every`
 /// schedule), retrying forever with backoff while ingestion goes on. `reload` re-reads the sinks
 /// (SIGHUP); `stop` ends every worker.
 public final class DeliveryService: Sendable {
     /// How often an idle worker looks for new commits.
     public static let pollInterval = 0.1
-    private let storePath: String
+    private let openFeed: @Sendable () throws -> any DeliveryFeed
     private let secrets: SecretResolver
     private let softwareVersion: String
     private let retry: RetryPolicy
@@ -17,11 +17,12 @@ public final class DeliveryService: Sendable {
     private let onProblem: @Sendable (String) -> Void
     private let workers = Mutex<[SinkWorker]>([])
 
-    public init(storePath: String, secrets: SecretResolver = SecretResolver(), softwareVersion: String,
+    /// `openFeed` opens a new connection to the store's feed (one per worker thread, one to list the sinks).
+    public init(openFeed: @escaping @Sendable () throws -> any DeliveryFeed, secrets: SecretResolver = SecretResolver(), softwareVersion: String,
                 retry: RetryPolicy = RetryPolicy(maximumAttempts: nil),
                 onEvent: @escaping @Sendable (DeliveryEvent) -> Void,
                 onProblem: @escaping @Sendable (String) -> Void) {
-        self.storePath = storePath
+        self.openFeed = openFeed
         self.secrets = secrets
         self.softwareVersion = softwareVersion
         self.retry = retry
@@ -32,13 +33,13 @@ public final class DeliveryService: Sendable {
     /// Starts a worker per sink in the store; returns the names of the sinks started.
     @discardableResult
     public func start() throws -> [String] {
-        let store = try HealthStore(path: storePath)
+        let store = try openFeed()
         defer { store.close() }
         var started: [SinkWorker] = []
         for state in try store.sinks() {
             do {
                 let configuration = try SinkConfiguration(state.definition)
-                let worker = SinkWorker(configuration: configuration, storePath: storePath, secrets: secrets,
+                let worker = SinkWorker(configuration: configuration, openFeed: openFeed, secrets: secrets,
                                         softwareVersion: softwareVersion, retry: retry, onEvent: onEvent, onProblem: onProblem)
                 worker.start()
                 started.append(worker)
@@ -71,7 +72,7 @@ public final class DeliveryService: Sendable {
 /// One sink's worker thread.
 final class SinkWorker: Sendable {
     let configuration: SinkConfiguration
-    private let storePath: String
+    private let openFeed: @Sendable () throws -> any DeliveryFeed
     private let secrets: SecretResolver
     private let softwareVersion: String
     private let retry: RetryPolicy
@@ -80,11 +81,11 @@ final class SinkWorker: Sendable {
     private let stopRequested = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
-    init(configuration: SinkConfiguration, storePath: String, secrets: SecretResolver, softwareVersion: String,
+    init(configuration: SinkConfiguration, openFeed: @escaping @Sendable () throws -> any DeliveryFeed, secrets: SecretResolver, softwareVersion: String,
          retry: RetryPolicy, onEvent: @escaping @Sendable (DeliveryEvent) -> Void,
          onProblem: @escaping @Sendable (String) -> Void) {
         self.configuration = configuration
-        self.storePath = storePath
+        self.openFeed = openFeed
         self.secrets = secrets
         self.softwareVersion = softwareVersion
         self.retry = retry
@@ -110,10 +111,10 @@ final class SinkWorker: Sendable {
     private var shouldStop: Bool { stopRequested.load(ordering: .relaxed) }
 
     private func run() {
-        let store: HealthStore
+        let store: any DeliveryFeed
         let deliverer: SinkDeliverer
         do {
-            store = try HealthStore(path: storePath)
+            store = try openFeed()
             let transport = SinkTransports.make(configuration, secrets: secrets, softwareVersion: softwareVersion)
             deliverer = try SinkDeliverer(configuration: configuration, store: store, transport: transport, onEvent: onEvent)
         } catch {

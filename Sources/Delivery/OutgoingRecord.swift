@@ -1,6 +1,6 @@
 import Foundation
 import HealthModel
-import SQLiteStore
+import Pipeline
 
 /// One record on its way to a receiver: a sample or a deletion, with where it is in the feed
 /// and its message as JSON (the form dead letters keep).

@@ -2,7 +2,7 @@ import Foundation
 import HealthModel
 import PostgresStore
 import Redaction
-import SQLiteStore
+import Pipeline
 
 /// What kind of receiver a sink talks to, chosen by its URL's scheme.
 public enum SinkKind: String, Sendable, Codable {

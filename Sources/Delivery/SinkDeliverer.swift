@@ -1,6 +1,6 @@
 import Foundation
 import HealthModel
-import SQLiteStore
+import Pipeline
 
 /// What the engine reports as it works; the command line turns these into log lines.
 public enum DeliveryEvent: Sendable {
@@ -54,25 +54,22 @@ public enum BacklogOutcome: Sendable, Equatable {
 /// acknowledged or refused for good), otherwise it is dropped and read again.
 public final class SinkDeliverer {
     public let configuration: SinkConfiguration
-    private let store: HealthStore
+    private let store: any DeliveryFeed
     private let transport: any SinkTransport
     private let onEvent: (DeliveryEvent) -> Void
     private(set) var cursor: Int64
-    /// Whose samples the sink reads (one person, or every person).
-    private let scope: PersonScope
     /// The store's identity, handed to the transport (a fleet binds the gateway id to it).
     private let storeIdentity: String
     /// The batch read while the previous one was being sent: the feed after `cursor` as it was then.
     private var readAhead: (cursor: Int64, batch: FeedBatch, records: [OutgoingRecord])?
 
-    public init(configuration: SinkConfiguration, store: HealthStore, transport: any SinkTransport,
+    public init(configuration: SinkConfiguration, store: any DeliveryFeed, transport: any SinkTransport,
                 onEvent: @escaping (DeliveryEvent) -> Void = { _ in }) throws {
         self.configuration = configuration
         self.store = store
         self.transport = transport
         self.onEvent = onEvent
         cursor = try store.sink(named: configuration.name).cursor
-        scope = try store.sinkScope(person: configuration.person)
         storeIdentity = try store.identity()
         try store.relaxDurabilityForDelivery()
     }
@@ -101,13 +98,13 @@ public final class SinkDeliverer {
             switch result {
             case .accepted:
                 try storeStep {
-                    try store.acknowledge(sink: name, through: nil, delivered: counts(records),
-                                          resolvedDeadLetters: retries.map(\.id))
+                    try store.acknowledge(sink: name, through: nil, delivered: counts(records), rejected: [],
+                                          resolvedDeadLetters: retries.map(\.id), publishedStates: [], now: Date())
                 }
                 announce(records, anchor: cursor)
                 return (records.count, 0)
             case .rejected(let reason):
-                try storeStep { try store.refuseAgain(sink: name, deadLetters: retries.map(\.id), reason: reason) }
+                try storeStep { try store.refuseAgain(sink: name, deadLetters: retries.map(\.id), reason: reason, now: Date()) }
                 onEvent(.deadLettered(sink: name, count: records.count, reason: reason))
                 return (0, records.count)
             }
@@ -118,7 +115,7 @@ public final class SinkDeliverer {
             (batch, records) = (ahead.batch, ahead.records)
         } else {
             batch = try storeStep {
-                try store.feedBatch(after: cursor, types: configuration.readTypes, limit: batchSize, person: scope)
+                try store.feedBatch(after: cursor, types: configuration.readTypes, limit: batchSize, person: configuration.person)
             }
             records = Self.outgoing(batch)
         }
@@ -139,7 +136,7 @@ public final class SinkDeliverer {
             // entries (an empty one would hide what arrives later); a store error here is left
             // for the next call to meet and report.
             let next = batch.throughAnchor
-            if let ahead = try? store.feedBatch(after: next, types: configuration.readTypes, limit: batchSize, person: scope),
+            if let ahead = try? store.feedBatch(after: next, types: configuration.readTypes, limit: batchSize, person: configuration.person),
                !ahead.entries.isEmpty {
                 readAhead = (next, ahead, Self.outgoing(ahead))
             }
@@ -159,8 +156,8 @@ public final class SinkDeliverer {
         switch result {
         case .accepted:
             try storeStep {
-                try store.acknowledge(sink: name, through: batch.throughAnchor, delivered: counts(records),
-                                      publishedStates: sendContext.statesToRecord)
+                try store.acknowledge(sink: name, through: batch.throughAnchor, delivered: counts(records), rejected: [],
+                                      resolvedDeadLetters: [], publishedStates: sendContext.statesToRecord, now: Date())
             }
             cursor = batch.throughAnchor
             announce(records, anchor: cursor)
@@ -168,7 +165,8 @@ public final class SinkDeliverer {
         case .rejected(let reason):
             try storeStep {
                 try store.acknowledge(sink: name, through: batch.throughAnchor, delivered: [:],
-                                      rejected: records.map { $0.rejected(reason: reason) })
+                                      rejected: records.map { $0.rejected(reason: reason) }, resolvedDeadLetters: [],
+                                      publishedStates: [], now: Date())
             }
             cursor = batch.throughAnchor
             onEvent(.deadLettered(sink: name, count: records.count, reason: reason))
@@ -182,7 +180,8 @@ public final class SinkDeliverer {
         guard case .interrupted(let count, _) = error, count > 0 else { return error }
         let done = Array(records.prefix(count))
         guard let last = done.last else { return error }
-        try storeStep { try store.acknowledge(sink: name, through: last.anchor, delivered: counts(done)) }
+        try storeStep { try store.acknowledge(sink: name, through: last.anchor, delivered: counts(done), rejected: [],
+                                                   resolvedDeadLetters: [], publishedStates: [], now: Date()) }
         cursor = last.anchor
         announce(done, anchor: cursor)
         return .interrupted(acknowledged: done.count, error.withoutProgress)
@@ -213,8 +212,8 @@ public final class SinkDeliverer {
 
     private func dailyContext(_ records: [OutgoingRecord]) throws(SinkDeliveryError) -> DeliveryContext {
         guard transport.wantsDailyTotals else { return DeliveryContext() }
-        let everybody = try storeStep { try store.people() }
-        let people = configuration.person.map { [$0] } ?? everybody.map(\.name)
+        let everybody = try storeStep { try store.queryPeopleNames() }
+        let people = configuration.person.map { [$0] } ?? everybody
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = .current
         let start = calendar.startOfDay(for: Date())
@@ -229,10 +228,10 @@ public final class SinkDeliverer {
         guard !pairs.isEmpty, let end = calendar.date(byAdding: .day, value: 1, to: start) else { return context }
         var totals: [String: Double] = [:]
         for pair in pairs {
-            guard let person = everybody.first(where: { $0.name == pair.person }) else { continue }
+            guard everybody.contains(pair.person) else { continue }
             let buckets = try storeStep {
                 try store.statistics(.sum, type: pair.type, from: start, to: end, granularity: nil, zone: .current,
-                                     person: .person(person.id))
+                                     scope: QueryScope(people: .named(pair.person)))
             }
             totals[DeliveryContext.key(person: pair.person, type: pair.type.identifier)] = buckets.first?.value ?? 0
         }
@@ -279,7 +278,7 @@ public final class SinkDeliverer {
                 }
                 let error = caught.withoutProgress
                 failures += 1
-                try? store.recordDeliveryFailure(sink: name, message: error.description)
+                try? store.recordDeliveryFailure(sink: name, message: error.description, now: Date())
                 if let maximum = retry.maximumAttempts, failures >= maximum {
                     onEvent(.failed(sink: name, attempt: failures, error: error, retryIn: nil))
                     return .unreachable(error)

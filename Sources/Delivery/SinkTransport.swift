@@ -1,7 +1,7 @@
 import Foundation
 import HealthModel
 import Redaction
-import SQLiteStore
+import Pipeline
 
 /// What a receiver said about a whole batch it answered.
 public enum SendResult: Sendable, Equatable {

@@ -65,6 +65,9 @@ public protocol QueryStore: AnyObject {
                     granularity: BucketGranularity?, zone: TimeZone, scope: QueryScope) throws -> [[StatisticsBucket]]
     /// Who wrote what: per source its sample count per type and its devices, in `scope`'s gateway.
     func sourceSummaries(scope: QueryScope) throws -> [SourceSummary]
+    /// Samples held for undecided (source, type) pairs, per source (`sources`, `status`): they
+    /// exist only in a gateway's own store, a fleet's shared store holds none (empty).
+    func heldSampleCounts() throws -> [String: Int]
     /// Ends the store's connection.
     func close()
 }

@@ -41,6 +41,9 @@ public final class PostgresQueryStore: QueryStore {
 
     public func close() { connection.close() }
 
+    /// A fleet's shared store holds no samples of undecided sources (each gateway keeps its own).
+    public func heldSampleCounts() throws -> [String: Int] { [:] }
+
     /// The gateways that delivered, by id.
     public func gateways() throws(PostgresError) -> [String] {
         try connection.execute("SELECT id FROM \(schema.table("gateways")) ORDER BY id").rows.compactMap { $0.first ?? nil }

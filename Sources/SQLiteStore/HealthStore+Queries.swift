@@ -2,11 +2,6 @@ import Foundation
 import HealthModel
 import Pipeline
 
-/// One entry of the anchored change feed: a stored sample, or the tombstone of a removed one.
-public enum ChangeEntry: Sendable {
-    case added(QuantitySample, anchor: Int64)
-    case deleted(uuid: UUID, type: String, anchor: Int64)
-}
 
 /// One committed batch's count for one (type, source): the "records processed" log.
 public struct CommitEvent: Sendable, Equatable {

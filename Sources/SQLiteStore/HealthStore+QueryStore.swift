@@ -21,6 +21,10 @@ extension HealthStore: QueryStore {
         try sources()
     }
 
+    public func heldSampleCounts() throws -> [String: Int] {
+        try pendingCounts()
+    }
+
     public func samples(type: QuantityType, from: Date?, to: Date?, source: String?, scope: QueryScope, limit: Int) throws
         -> [QuantitySample] {
         try samples(type: type, from: from, to: to, source: source, person: personScope(scope), limit: limit)

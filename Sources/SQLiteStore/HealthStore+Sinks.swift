@@ -2,83 +2,6 @@ import Foundation
 import HealthModel
 import Pipeline
 
-/// A sink as stored: its name, target URL, kind options (opaque JSON owned by the Delivery
-/// module), schedule, read grants (type identifiers, `*` for every type) and whose samples it
-/// reads (one person, or every person; never the unassigned samples).
-public struct SinkDefinition: Sendable, Equatable {
-    public var name: String
-    public var url: String
-    public var options: String
-    /// Seconds between scheduled deliveries; nil delivers right after each commit.
-    public var every: Double?
-    public var readTypes: [String]
-    /// The person whose samples the sink reads; nil for every person's.
-    public var person: String?
-
-    public init(name: String, url: String, options: String, every: Double?, readTypes: [String], person: String? = nil) {
-        self.name = name
-        self.url = url
-        self.options = options
-        self.every = every
-        self.readTypes = readTypes
-        self.person = person
-    }
-
-    /// Whether the sink may read every type.
-    public var readsAllTypes: Bool { readTypes.contains("*") }
-}
-
-/// A sink with its delivery state: cursor, last success, last error, dead letters.
-public struct SinkState: Sendable {
-    public var definition: SinkDefinition
-    /// The change-feed anchor through which the receiver acknowledged.
-    public var cursor: Int64
-    public var lastSuccess: Date?
-    public var lastError: String?
-    public var lastErrorAt: Date?
-    public var deadLetters: Int
-}
-
-/// One stretch of a sink's change feed: entries of its granted types after its cursor, and the
-/// anchor the cursor moves to once the receiver has acknowledged them all.
-public struct FeedBatch: Sendable {
-    public var entries: [ChangeEntry]
-    /// The person of each entry (a deletion's: the person the sample had), in `entries` order.
-    public var people: [String]
-    public var throughAnchor: Int64
-}
-
-/// A record a receiver rejected for good, kept for listing and `sinks retry`.
-public struct DeadLetter: Sendable, Equatable {
-    public var id: Int64
-    public var anchor: Int64
-    public var uuid: UUID
-    public var type: String
-    /// The sample's JSON line, or `{"deleted":…,"type":…}`.
-    public var record: String
-    public var reason: String
-    public var at: Date
-    /// Whether `sinks retry` queued it to be sent again.
-    public var retrying: Bool
-}
-
-/// A record to move to dead letters: where it was in the feed, what it was, why it was refused.
-public struct RejectedRecord: Sendable {
-    public var anchor: Int64
-    public var uuid: UUID
-    public var type: String
-    public var record: String
-    public var reason: String
-
-    public init(anchor: Int64, uuid: UUID, type: String, record: String, reason: String) {
-        self.anchor = anchor
-        self.uuid = uuid
-        self.type = type
-        self.record = record
-        self.reason = reason
-    }
-}
-
 /// One delivered batch's count for one type: the "records processed by the receiver" log.
 public struct DeliveredEvent: Sendable, Equatable {
     public var id: Int64
@@ -464,18 +387,11 @@ extension HealthStore {
     }
 }
 
-/// A sink's current state of one (person, type): the end time of the reading it shows. Only ever
-/// moves forward (`HealthStore.acknowledge(publishedStates:)` keeps the later of two).
-public struct PublishedState: Sendable, Hashable {
-    /// The person's name; empty for the gateway's own (ambient) entities.
-    public var person: String
-    /// The type identifier.
-    public var type: String
-    public var end: Date
 
-    public init(person: String, type: String, end: Date) {
-        self.person = person
-        self.type = type
-        self.end = end
+/// The local store as the delivery port: a sink's feed is read by person name (resolved to the
+/// store's person on each batch; nil reads every person's samples, never the unassigned ones).
+extension HealthStore: DeliveryFeed {
+    public func feedBatch(after cursor: Int64, types: [String], limit: Int, person: String?) throws -> FeedBatch {
+        try feedBatch(after: cursor, types: types, limit: limit, person: sinkScope(person: person))
     }
 }

@@ -1,6 +1,7 @@
 import Delivery
 import Foundation
 import HealthModel
+import Pipeline
 import SQLiteStore
 import TestSupport
 import Testing

@@ -1,6 +1,7 @@
 @testable import Delivery
 import Foundation
 import HealthModel
+import Pipeline
 import SQLiteStore
 import Testing
 

@@ -62,7 +62,7 @@ import Testing
         var subscriber = try MQTTSubscriber(port: broker.port, topic: "ingestd/gw/me/stepCount", clientID: "test-restart",
                                             output: directory.path("sub.txt"))
         let events = EventLog()
-        let service = DeliveryService(storePath: fixture.path, softwareVersion: "test",
+        let service = DeliveryService(openFeed: { [path = fixture.path] in try HealthStore(path: path) }, softwareVersion: "test",
                                       retry: RetryPolicy(maximumAttempts: nil, initialDelay: 0.1, maximumDelay: 0.5),
                                       onEvent: { events.append($0) }, onProblem: { Issue.record("delivery problem: \($0)") })
         #expect(try service.start() == ["ha"])

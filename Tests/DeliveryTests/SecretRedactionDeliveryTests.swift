@@ -1,6 +1,7 @@
 import Delivery
 import Foundation
 import HealthModel
+import Pipeline
 import Redaction
 import SQLiteStore
 import Testing

@@ -1,6 +1,5 @@
 import AdapterKit
 import ArgumentParsing
-import BuiltinAdapters
 import ExternalAdapters
 import Foundation
 import HealthModel

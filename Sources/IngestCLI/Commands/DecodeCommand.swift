@@ -1,6 +1,5 @@
 import AdapterKit
 import ArgumentParsing
-import BuiltinAdapters
 import Foundation
 import IngestRuntime
 import HealthModel

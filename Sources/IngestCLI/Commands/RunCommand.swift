@@ -1,7 +1,6 @@
 import AdapterKit
 import ArgumentParsing
 import WebDashboard
-import BuiltinAdapters
 import ExternalAdapters
 import Foundation
 import IngestRuntime

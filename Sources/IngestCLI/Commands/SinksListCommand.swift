@@ -2,6 +2,7 @@ import Delivery
 import ArgumentParsing
 import Foundation
 import HealthModel
+import Pipeline
 import Redaction
 import SQLiteStore
 

@@ -30,8 +30,7 @@ struct SourcesCommand: Command {
         let store = try storeOptions.open(context)
         defer { store.close() }
         let encoder = HealthRecordEncoder()
-        // Samples held for undecided sources exist only in a gateway's own store.
-        let held = try (store as? HealthStore)?.pendingCounts() ?? [:]
+        let held = try store.heldSampleCounts()
         var summaries = try store.sourceSummaries(scope: QueryScope(gateway: storeOptions.gateway))
         // A source that has only held samples so far is listed too.
         for name in held.keys where !summaries.contains(where: { $0.name == name }) {

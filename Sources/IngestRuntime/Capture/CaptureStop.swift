@@ -1,13 +1,5 @@
-import AdapterKit
-import BLEWire
-import BlueZTransport
-import BuiltinAdapters
-import CaptureFormats
 import Foundation
-import LibUSBTransport
-import Logging
 import Synchronization
-import Transport
 
 /// Ends a capture early: Ctrl-C, SIGTERM, or a test that has seen enough.
 public final class CaptureStop: Sendable {

@@ -1,7 +1,6 @@
 import AdapterKit
 import BLEWire
 import BlueZTransport
-import BuiltinAdapters
 import CaptureFormats
 import Foundation
 import LibUSBTransport

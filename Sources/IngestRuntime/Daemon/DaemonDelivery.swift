@@ -1,13 +1,14 @@
 import Delivery
 import Logging
 import Foundation
+import SQLiteStore
 
 /// Wires the delivery service into the daemon: log lines for its events and problems.
 enum DaemonDelivery {
     /// Starts a worker per sink of the store; logs which.
     static func start(storePath: String, logger: Logger) -> DeliveryService {
         let service = DeliveryService(
-            storePath: storePath, softwareVersion: IngestdRelease.version,
+            openFeed: { try HealthStore(path: storePath) }, softwareVersion: IngestdRelease.version,
             onEvent: { event in
                 switch event {
                 case .delivered(let sink, let type, let count, let anchor):
