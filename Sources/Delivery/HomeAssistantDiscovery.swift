@@ -307,6 +307,15 @@ public struct HomeAssistantDiscovery: Sendable {
         return "{" + fields.joined(separator: ",") + "}"
     }
 
+    /// The local midnight starting the day `now` falls in, in `zone` as it is at `now`: a daily
+    /// total's `last_reset`. A new day (or a zone change moving `now` into another local day)
+    /// gives a new midnight, so Home Assistant starts a new cycle.
+    public static func dayStart(at now: Date, zone: TimeZone) -> Date {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        return calendar.startOfDay(for: now)
+    }
+
     /// The metadata key of a derived sample's body-composition formula.
     static let formulaKey = "IngestBodyCompositionFormula"
 

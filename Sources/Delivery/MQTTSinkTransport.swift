@@ -167,9 +167,7 @@ final class MQTTSinkTransport: SinkTransport {
     /// the others. Attributes go first, so a daily total's `day_start` (its `last_reset`) is there with its state.
     private func publishStates(_ client: MosquittoClient, context: DeliveryContext) throws(SinkDeliveryError) {
         let zone = TimeZone.current
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = zone
-        let today = calendar.startOfDay(for: Date())
+        let today = HomeAssistantDiscovery.dayStart(at: Date(), zone: zone)
         for (key, sample) in context.currentReadings.sorted(by: { $0.key < $1.key }) {
             let person = DeliveryContext.parts(ofKey: key).person
             guard let owner = HomeAssistantOwner.of(person: person, sample.type) else { continue }

@@ -104,6 +104,31 @@ import Testing
         #expect(daily.hasSuffix(#","day_start":"2026-01-01T00:00:00+01:00","day":"2026-01-01"}"#))
     }
 
+    /// `last_reset` of a daily total: the same midnight all day, a new one a minute after local
+    /// midnight, and after a time-zone change the midnight of the new zone's day (with its offset).
+    @Test func aDailyTotalsLastResetMovesAtLocalMidnightAndWithTheZone() throws {
+        let discovery = HomeAssistantDiscovery(discoveryPrefix: "homeassistant", topicPrefix: "ingestd/gw", gatewayID: "gw", softwareVersion: "t")
+        let berlin = try #require(TimeZone(identifier: "Europe/Berlin"))
+        let newYork = try #require(TimeZone(identifier: "America/New_York"))
+        let beforeMidnight = Date(timeIntervalSince1970: 1_750_024_740)  // 2025-06-15T23:59:00+02:00
+        let afterMidnight = beforeMidnight.addingTimeInterval(120)       // 2025-06-16T00:01:00+02:00
+        func dayStart(_ now: Date, _ zone: TimeZone) throws -> String {
+            let strap = QuantitySample(type: .stepCount, quantity: Quantity(value: 10, unit: QuantityType.stepCount.canonicalUnit),
+                                       start: now, end: now, source: "phone")
+            let payload = discovery.attributesPayload(reading: strap, measuredAt: now,
+                                                      dayStart: HomeAssistantDiscovery.dayStart(at: now, zone: zone), zone: zone)
+            return try #require(json(payload)["day_start"] as? String)
+        }
+        #expect(try dayStart(beforeMidnight.addingTimeInterval(-86_000), berlin) == "2025-06-15T00:00:00+02:00")
+        #expect(try dayStart(beforeMidnight, berlin) == "2025-06-15T00:00:00+02:00")
+        #expect(try dayStart(afterMidnight, berlin) == "2025-06-16T00:00:00+02:00")
+        // Flown to New York at 00:01 Berlin time: it is still the 15th there (18:01), whose midnight is at -04:00.
+        #expect(try dayStart(afterMidnight, newYork) == "2025-06-15T00:00:00-04:00")
+        // Across the autumn change (Berlin 2025-10-26 03:00 CEST -> 02:00 CET): the midnight keeps the +02:00 it had.
+        let autumnNoon = Date(timeIntervalSince1970: 1_761_476_400)  // 2025-10-26T12:00:00+01:00
+        #expect(try dayStart(autumnNoon, berlin) == "2025-10-26T00:00:00+02:00")
+    }
+
     @Test func onlyTypesWithDataGetEntitiesWithPlainNamesAndRoomSensorsBelongToTheGateway() throws {
         let directory = try TemporaryDirectory("ha-entities")
         let broker = try MosquittoBroker()
