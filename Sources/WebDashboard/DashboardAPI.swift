@@ -94,7 +94,7 @@ struct DashboardAPI {
         let meters = try sections.sum(.distanceWalkingRunning, from: start, to: end)
         let kilometres = (meters / 1000 * 1000).rounded() / 1000
         let day = ChartFormat(zone: zone).dateText(start)
-        return json("{\"date\":\"\(day)\",\"tz\":\(JSONText.quoted(zoneName)),\"steps\":\(JSONNumber.format(steps.rounded())),\"distance_km\":\(JSONNumber.format(kilometres))}\n")
+        return json("{\"date\":\"\(day)\",\"tz\":\(JSONText.quoted(zoneName)),\"steps\":\(JSONNumber.format(steps.rounded())),\"distanceKm\":\(JSONNumber.format(kilometres))}\n")
     }
 
     private func stats(_ query: [String: String]) throws -> HTTPResponse {

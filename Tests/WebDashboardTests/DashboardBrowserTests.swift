@@ -25,7 +25,7 @@ import TestSupport
         let steps = try #require(today["steps"] as? Double)
         #expect(steps > 0)
         #expect(HTMLProbe.text(ofID: "today-steps", in: page) == String(Int(steps)))
-        let km = try #require(today["distance_km"] as? Double)
+        let km = try #require(today["distanceKm"] as? Double)
         #expect(HTMLProbe.text(ofID: "today-distance", in: page).flatMap(Double.init) == km)
 
         // Every chart: a non-empty SVG with both axes labelled, and a table that matches the CLI's stats.
