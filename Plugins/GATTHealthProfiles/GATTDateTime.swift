@@ -1,4 +1,5 @@
 import Foundation
+import HealthModel
 
 /// A Bluetooth Date Time (the 0x2A08 layout, 7 bytes): year uint16, month, day, hours, minutes,
 /// seconds. It has no time zone: it is the device's wall clock.
@@ -19,7 +20,7 @@ public struct GATTDateTime: Hashable, Sendable, Comparable, CustomStringConverti
     /// a day that exists in that month, 0…23 h, 0…59 min, 0…59 s).
     public init?(year: Int, month: Int, day: Int, hours: Int, minutes: Int, seconds: Int) {
         guard (1582...9999).contains(year), (1...12).contains(month),
-              (1...Self.daysInMonth(year: year, month: month)).contains(day),
+              (1...CalendarMath.daysInMonth(year: year, month: month)).contains(day),
               (0...23).contains(hours), (0...59).contains(minutes), (0...59).contains(seconds)
         else { return nil }
         self.year = year
@@ -86,46 +87,14 @@ public struct GATTDateTime: Hashable, Sendable, Comparable, CustomStringConverti
 
     /// Seconds from 1970-01-01T00:00:00 to this wall-clock time, as if both were UTC.
     var secondsSinceEpochAsUTC: Int {
-        Self.daysFromCivil(year: year, month: month, day: day) * 86_400 + hours * 3600 + minutes * 60 + seconds
+        CalendarMath.days(year: year, month: month, day: day) * 86_400 + hours * 3600 + minutes * 60 + seconds
     }
 
     private init?(secondsSinceEpochAsUTC total: Int) {
         let days = total >= 0 ? total / 86_400 : (total - 86_399) / 86_400
         let secondOfDay = total - days * 86_400
-        let civil = Self.civilFromDays(days)
+        let civil = CalendarMath.date(days: days)
         self.init(year: civil.year, month: civil.month, day: civil.day,
                   hours: secondOfDay / 3600, minutes: secondOfDay / 60 % 60, seconds: secondOfDay % 60)
-    }
-
-    static func daysInMonth(year: Int, month: Int) -> Int {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-    private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let shiftedMonth = month > 2 ? month - 3 : month + 9
-        let dayOfYear = (153 * shiftedMonth + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    /// The inverse of `daysFromCivil`.
-    private static func civilFromDays(_ days: Int) -> (year: Int, month: Int, day: Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let shiftedMonth = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
-        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }

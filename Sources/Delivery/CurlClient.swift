@@ -110,11 +110,13 @@ final class CurlClient {
 /// (401 and 403 as an authentication failure) is retried.
 final class HTTPSinkTransport: SinkTransport {
     private let configuration: SinkConfiguration
+    private let options: HTTPSinkOptions
     private let secrets: SecretResolver
     private var client: CurlClient?
 
-    init(_ configuration: SinkConfiguration, secrets: SecretResolver) {
+    init(_ configuration: SinkConfiguration, options: HTTPSinkOptions, secrets: SecretResolver) {
         self.configuration = configuration
+        self.options = options
         self.secrets = secrets
     }
 
@@ -125,17 +127,12 @@ final class HTTPSinkTransport: SinkTransport {
     func send(_ records: [OutgoingRecord], context: DeliveryContext) throws(SinkDeliveryError) -> SendResult {
         var headers: [String] = []
         do {
-            headers = try configuration.options.headers.map { line throws(SinkConfigurationError) in try secrets.resolveHeader(line) }
-            if let user = configuration.target.username {
-                let password = try configuration.target.password.map { reference throws(SinkConfigurationError) in
-                    try secrets.resolve(reference)
-                } ?? ""
-                headers.append("Authorization: Basic " + Data("\(user):\(password)".utf8).base64EncodedString())
-            }
+            headers = try options.headers.map { line throws(SinkConfigurationError) in try secrets.resolveHeader(line) }
         } catch {
             throw .configuration(error)
         }
-        let body: String = switch configuration.options.format {
+        if let basic = try secrets.basicAuthorization(configuration.target) { headers.append("Authorization: Basic " + basic) }
+        let body: String = switch options.format {
         case .samples: HTTPBody.samples(records)
         case .healthAutoExport: HTTPBody.healthAutoExport(records)
         }
@@ -147,8 +144,8 @@ final class HTTPSinkTransport: SinkTransport {
             self.client = client
         }
         let response = try client.post(url: configuration.target.urlWithoutCredentials, body: Array(body.utf8),
-                                       headers: headers, timeout: configuration.options.timeoutSeconds,
-                                       caFile: configuration.options.caFile)
+                                       headers: headers, timeout: options.timeoutSeconds,
+                                       caFile: options.caFile)
         switch response.status {
         case 200..<300:
             return .accepted

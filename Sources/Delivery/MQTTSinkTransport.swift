@@ -12,34 +12,27 @@ final class MQTTSinkTransport: SinkTransport {
     /// Seconds to wait for CONNACK, and for progress in PUBACKs.
     static let acknowledgementTimeout = 10.0
     private let configuration: SinkConfiguration
+    private let options: MQTTSinkOptions
     private let secrets: SecretResolver
     private let discovery: HomeAssistantDiscovery
     private var client: MosquittoClient?
     private var discoveryDue = true
 
-    init(_ configuration: SinkConfiguration, secrets: SecretResolver, softwareVersion: String) {
+    init(_ configuration: SinkConfiguration, options: MQTTSinkOptions, secrets: SecretResolver, softwareVersion: String) {
         self.configuration = configuration
+        self.options = options
         self.secrets = secrets
-        let options = configuration.options
         discovery = HomeAssistantDiscovery(discoveryPrefix: options.discoveryPrefix, topicPrefix: options.resolvedPrefix,
                                            gatewayID: options.gatewayID, softwareVersion: softwareVersion)
     }
 
-    var wantsDailyTotals: Bool { configuration.options.homeAssistant }
+    var wantsDailyTotals: Bool { options.homeAssistant }
 
     private var targetName: String { "MQTT broker \(configuration.target.host):\(configuration.target.port)" }
 
     private func connected() throws(SinkDeliveryError) -> MosquittoClient {
         if let client { return client }
-        let options = configuration.options
-        var password: String?
-        do {
-            if let reference = options.password ?? configuration.target.password {
-                password = try secrets.resolve(reference)
-            }
-        } catch {
-            throw .configuration(error)
-        }
+        let password = try secrets.password(option: options.password, target: configuration.target)
         let settings = MosquittoClient.Settings(
             clientID: options.clientID ?? "ingestd-\(options.gatewayID)-\(configuration.name)",
             version: options.protocolVersion,
@@ -130,10 +123,10 @@ final class MQTTSinkTransport: SinkTransport {
             let client = try connected()
             publishing = client
             noteIncoming(client)
-            if configuration.options.homeAssistant {
+            if options.homeAssistant {
                 try publishDiscovery(client, entities: entitiesWithData(records, context: context))
             }
-            let prefix = configuration.options.resolvedPrefix
+            let prefix = options.resolvedPrefix
             var topics: [StateKey: String] = [:]
             for record in records {
                 let key = StateKey(person: record.person, type: record.type)
@@ -147,7 +140,7 @@ final class MQTTSinkTransport: SinkTransport {
                 }
                 messageIDs.append(try client.publish(topic: topic, payload: Self.samplePayload(record), retain: false))
             }
-            if configuration.options.homeAssistant {
+            if options.homeAssistant {
                 try publishStates(client, context: context)
             }
             try client.waitForAcknowledgements(timeout: Self.acknowledgementTimeout)
@@ -200,7 +193,7 @@ final class MQTTSinkTransport: SinkTransport {
         do {
             try client.pump(milliseconds: Int32(max(0, min(milliseconds, 1000))))
             noteIncoming(client)
-            if configuration.options.homeAssistant, discoveryDue {
+            if options.homeAssistant, discoveryDue {
                 try publishDiscovery(client, entities: [])
                 try client.waitForAcknowledgements(timeout: Self.acknowledgementTimeout)
             }

@@ -11,11 +11,13 @@ import PostgresStore
 /// a missing privilege (42501) or a gateway id of another store; those and anything else are retried.
 final class PostgresSinkTransport: SinkTransport {
     private let configuration: SinkConfiguration
+    private let options: PostgresSinkOptions
     private let secrets: SecretResolver
     private var writer: PostgresSampleWriter?
 
-    init(_ configuration: SinkConfiguration, secrets: SecretResolver) {
+    init(_ configuration: SinkConfiguration, options: PostgresSinkOptions, secrets: SecretResolver) {
         self.configuration = configuration
+        self.options = options
         self.secrets = secrets
     }
 
@@ -28,15 +30,7 @@ final class PostgresSinkTransport: SinkTransport {
 
     private func connected(_ context: DeliveryContext) throws(SinkDeliveryError) -> PostgresSampleWriter {
         if let writer { return writer }
-        let options = configuration.options
-        var password: String?
-        do {
-            if let reference = options.password ?? configuration.target.password {
-                password = try secrets.resolve(reference)
-            }
-        } catch {
-            throw .configuration(error)
-        }
+        let password = try secrets.password(option: options.password, target: configuration.target)
         do {
             let schema = try PostgresSchema(name: options.schema ?? PostgresSchema.defaultName)
             let connection = try PostgresConnection(url: configuration.target.urlWithoutCredentials, password: password,

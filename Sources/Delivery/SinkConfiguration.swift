@@ -1,80 +1,7 @@
 import Foundation
 import HealthModel
-import PostgresStore
 import Redaction
 import Pipeline
-
-/// What kind of receiver a sink talks to, chosen by its URL's scheme.
-public enum SinkKind: String, Sendable, Codable {
-    case mqtt
-    case http
-    case postgresql
-}
-
-/// The body format of an HTTP sink.
-public enum HTTPBodyFormat: String, Sendable, Codable, CaseIterable {
-    /// `{"samples":[…],"deleted":[…]}` with samples in DESIGN.md's JSON.
-    case samples
-    /// The JSON the Health Auto Export app posts: `{"data":{"metrics":[…]}}`.
-    case healthAutoExport = "health-auto-export"
-}
-
-/// The MQTT protocol level a sink speaks.
-public enum MQTTProtocolVersion: String, Sendable, Codable, CaseIterable {
-    case v311 = "3.1.1"
-    case v5 = "5"
-}
-
-/// A sink's kind options as stored (JSON in the store). Secrets are kept as written on the
-/// command line: a literal, `@/path` (read at connect time) or `env:NAME`; never printed.
-public struct SinkOptions: Sendable, Codable, Equatable {
-    /// Samples per batch (HTTP: per request; MQTT: messages acknowledged before the cursor moves).
-    public var batchSize: Int = 1000
-    // MQTT
-    public var protocolVersion: MQTTProtocolVersion = .v311
-    public var caFile: String?
-    public var username: String?
-    public var password: String?
-    public var clientID: String?
-    public var gatewayID: String = "gateway"
-    public var topicPrefix: String?
-    public var homeAssistant: Bool = false
-    public var discoveryPrefix: String = "homeassistant"
-    // HTTP
-    public var format: HTTPBodyFormat = .samples
-    /// `Name: value` lines; a value word `@/path` or `env:NAME` is replaced by the secret.
-    public var headers: [String] = []
-    public var timeoutSeconds: Double = 30
-    // PostgreSQL
-    /// The schema ingestd's tables live in (nil: `ingestd`).
-    public var schema: String?
-
-    public init() {}
-
-    /// The default batch of a PostgreSQL sink: one transaction per batch, so larger than HTTP's.
-    public static let postgresBatchSize = 10_000
-
-    /// The MQTT topic prefix: `--prefix`, or `ingestd/<gateway id>`, each level made safe by
-    /// `MQTTTopicName` (simple levels unchanged).
-    public var resolvedPrefix: String { MQTTTopicName.prefix(topicPrefix ?? "ingestd/\(gatewayID)") }
-
-    /// The options as stored.
-    public func encoded() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        guard let data = try? encoder.encode(self), let text = String(data: data, encoding: .utf8) else { return "{}" }
-        return text
-    }
-
-    /// Options read back from the store.
-    public static func decoded(_ text: String) throws(SinkConfigurationError) -> SinkOptions {
-        do {
-            return try JSONDecoder().decode(SinkOptions.self, from: Data(text.utf8))
-        } catch {
-            throw .unreadableOptions(String(describing: error))
-        }
-    }
-}
 
 /// A sink's target parsed from its URL: kind, host, port, path, and credentials given in it.
 public struct SinkTarget: Sendable, Equatable {
@@ -87,36 +14,37 @@ public struct SinkTarget: Sendable, Equatable {
     public var username: String?
     public var password: String?
 
-    /// Parses `mqtt://`, `mqtts://`, `http://` or `https://` URLs.
+    public init(kind: SinkKind, scheme: String, host: String, port: Int, urlWithoutCredentials: String,
+                username: String?, password: String?) {
+        self.kind = kind
+        self.scheme = scheme
+        self.host = host
+        self.port = port
+        self.urlWithoutCredentials = urlWithoutCredentials
+        self.username = username
+        self.password = password
+    }
+
+    /// Parses a URL whose scheme a kind of `SinkKinds.all` declares (`mqtt://`, `https://`, `postgresql://`, …).
     public init(url: String) throws(SinkConfigurationError) {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased() else {
             throw .invalidURL(SinkTarget.redacted(url), reason: "not a URL")
         }
-        switch scheme {
-        case "mqtt", "mqtts": kind = .mqtt
-        case "http", "https": kind = .http
-        case "postgresql", "postgres": kind = .postgresql
-        default:
-            throw .unsupportedScheme(scheme, reason: "use mqtt://, mqtts://, http://, https:// or postgresql://")
+        guard let (kind, sinkScheme) = SinkKinds.kind(forScheme: scheme) else {
+            throw .unsupportedScheme(scheme, reason: "use \(SinkKinds.schemeList)")
         }
-        if kind == .postgresql {
-            // libpq reads the URL itself; the host may be empty (a Unix socket named by ?host=/dir).
-            self.scheme = scheme
-            host = components.host ?? ""
-            port = components.port ?? 5432
-            username = components.user.flatMap { $0.isEmpty ? nil : $0.removingPercentEncoding ?? $0 }
-            let split = PostgresURL.splittingPassword(url)
-            password = split.password.flatMap { $0.isEmpty ? nil : $0 }
-            urlWithoutCredentials = split.url
-            return
-        }
+        self = try kind.target(url: url, components: components, scheme: sinkScheme)
+    }
+
+    /// The usual parse: a host is required, the port defaults to the scheme's, credentials come from the user information.
+    public init(hostRequired url: String, components: URLComponents, scheme: SinkScheme, kind: SinkKind) throws(SinkConfigurationError) {
         guard let host = components.host, !host.isEmpty else {
             throw .invalidURL(SinkTarget.redacted(url), reason: "no host")
         }
-        self.scheme = scheme
+        self.kind = kind
+        self.scheme = scheme.name
         self.host = host
-        let defaultPort = ["mqtt": 1883, "mqtts": 8883, "http": 80, "https": 443][scheme] ?? 0
-        port = components.port ?? defaultPort
+        port = components.port ?? scheme.defaultPort
         guard (1...65535).contains(port) else {
             throw .invalidURL(SinkTarget.redacted(url), reason: "port \(port) is out of range")
         }
@@ -125,7 +53,7 @@ public struct SinkTarget: Sendable, Equatable {
         var clean = components
         clean.user = nil
         clean.password = nil
-        urlWithoutCredentials = clean.string ?? "\(scheme)://\(host):\(port)"
+        urlWithoutCredentials = clean.string ?? "\(scheme.name)://\(host):\(port)"
     }
 
     /// The values of the URL's credential query parameters (`?password=`, `?token=`, …).
@@ -141,7 +69,7 @@ public struct SinkTarget: Sendable, Equatable {
     public var displayURL: String { SecretRedactor.redactingCredentials(urlWithoutCredentials) }
 
     /// Whether TLS is used (`mqtts://`, `https://`).
-    public var usesTLS: Bool { scheme == "mqtts" || scheme == "https" }
+    public var usesTLS: Bool { SinkKinds.kind(forScheme: scheme)?.scheme.usesTLS ?? false }
 
     /// `url` with any password (userinfo or credential parameter) replaced, for messages.
     public static func redacted(_ url: String) -> String {
@@ -164,7 +92,8 @@ public struct SinkTarget: Sendable, Equatable {
 public struct SinkConfiguration: Sendable {
     public var name: String
     public var target: SinkTarget
-    public var options: SinkOptions
+    /// The options of the target's kind.
+    public var options: any SinkKindOptions
     public var every: Double?
     /// Type identifiers, or `*`.
     public var readTypes: [String]
@@ -174,7 +103,10 @@ public struct SinkConfiguration: Sendable {
     public init(_ definition: SinkDefinition) throws(SinkConfigurationError) {
         name = definition.name
         target = try SinkTarget(url: definition.url)
-        options = try SinkOptions.decoded(definition.options)
+        guard let kind = target.kind.descriptor else {
+            throw .unsupportedScheme(target.scheme, reason: "use \(SinkKinds.schemeList)")
+        }
+        options = try kind.decodedOptions(definition.options)
         every = definition.every
         readTypes = definition.readTypes
         person = definition.person
@@ -193,6 +125,10 @@ public enum SinkConfigurationError: Error, Equatable, CustomStringConvertible {
     case invalidName(String)
     case unreadableOptions(String)
     case invalidOption(String, value: String, reason: String)
+    /// A file an option names (`--ca-file`) cannot be read.
+    case optionFileUnreadable(String, path: String, reason: String)
+    /// An option of another kind given for this one.
+    case optionNotApplicable(String, kind: String)
     case secretFileUnreadable(path: String, reason: String)
     case secretEnvironmentMissing(String)
 
@@ -204,6 +140,8 @@ public enum SinkConfigurationError: Error, Equatable, CustomStringConvertible {
             "invalid sink name '\(name)': use 1-64 letters, digits, '-' or '_', starting with a letter or digit"
         case .unreadableOptions(let reason): "the stored sink options cannot be read: \(reason)"
         case .invalidOption(let option, let value, let reason): "invalid \(option) '\(value)': \(reason)"
+        case .optionFileUnreadable(let option, let path, let reason): "\(path) (\(option)): \(reason)"
+        case .optionNotApplicable(let option, let kind): "\(option) does not apply to a \(kind) sink"
         case .secretFileUnreadable(let path, let reason): "cannot read the secret file \(path): \(reason)"
         case .secretEnvironmentMissing(let name): "the environment variable \(name) (named as a secret) is not set"
         }
@@ -245,11 +183,11 @@ public struct SecretResolver: Sendable {
     /// credential parameters, its secret and authorization header values) so that `redactor`
     /// knows them before anything is sent; unresolvable ones are left for the send to report.
     public func learnSecrets(of configuration: SinkConfiguration) {
-        for reference in [configuration.options.password, configuration.target.password].compactMap({ $0 }) {
+        for reference in configuration.options.secretReferences + [configuration.target.password].compactMap({ $0 }) {
             _ = try? resolve(reference)
         }
         for value in configuration.target.credentialParameterValues { redactor.remember(value) }
-        for header in configuration.options.headers {
+        for header in configuration.options.secretHeaders {
             guard let colon = header.firstIndex(of: ":") else { continue }
             let name = header[..<colon].lowercased()
             guard let resolved = try? resolveHeader(header), let split = resolved.firstIndex(of: ":") else { continue }
@@ -260,10 +198,27 @@ public struct SecretResolver: Sendable {
                 if let space = value.lastIndex(of: " ") { redactor.remember(String(value[value.index(after: space)...])) }
             }
         }
-        if configuration.target.kind == .http, let user = configuration.target.username {
-            let password = configuration.target.password.flatMap { try? resolve($0) } ?? ""
-            redactor.remember(Data("\(user):\(password)".utf8).base64EncodedString())
+        if let basic = try? basicAuthorization(configuration.target) { redactor.remember(basic) }
+    }
+
+    /// The password a sink connects with: its option (`--password`), else the URL's; resolved
+    /// and remembered; nil when neither is given. The one resolution of every kind's password.
+    public func password(option: String?, target: SinkTarget) throws(SinkDeliveryError) -> String? {
+        guard let reference = option ?? target.password else { return nil }
+        do {
+            return try resolve(reference)
+        } catch {
+            throw .configuration(error)
         }
+    }
+
+    /// `user:password` of the URL base64-encoded (HTTP Basic), nil without a user; remembered.
+    public func basicAuthorization(_ target: SinkTarget) throws(SinkDeliveryError) -> String? {
+        guard let user = target.username else { return nil }
+        let password = try self.password(option: nil, target: target) ?? ""
+        let encoded = Data("\(user):\(password)".utf8).base64EncodedString()
+        redactor.remember(encoded)
+        return encoded
     }
 
     private func resolveUnremembered(_ reference: String) throws(SinkConfigurationError) -> String {

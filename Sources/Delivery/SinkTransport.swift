@@ -94,6 +94,8 @@ extension SinkConfigurationError {
         case .invalidName(let name): .invalidName(r(name))
         case .unreadableOptions(let reason): .unreadableOptions(r(reason))
         case .invalidOption(let option, let value, let reason): .invalidOption(option, value: r(value), reason: r(reason))
+        case .optionFileUnreadable(let option, let path, let reason): .optionFileUnreadable(option, path: r(path), reason: r(reason))
+        case .optionNotApplicable(let option, let kind): .optionNotApplicable(option, kind: kind)
         case .secretFileUnreadable(let path, let reason): .secretFileUnreadable(path: r(path), reason: r(reason))
         case .secretEnvironmentMissing(let name): .secretEnvironmentMissing(name)
         }
@@ -215,11 +217,7 @@ public enum SinkTransports {
     public static func make(_ configuration: SinkConfiguration, secrets: SecretResolver,
                             softwareVersion: String) -> any SinkTransport {
         secrets.learnSecrets(of: configuration)
-        let transport: any SinkTransport = switch configuration.target.kind {
-        case .mqtt: MQTTSinkTransport(configuration, secrets: secrets, softwareVersion: softwareVersion)
-        case .http: HTTPSinkTransport(configuration, secrets: secrets)
-        case .postgresql: PostgresSinkTransport(configuration, secrets: secrets)
-        }
+        let transport = configuration.options.makeTransport(configuration, secrets: secrets, softwareVersion: softwareVersion)
         return RedactingSinkTransport(transport, redactor: secrets.redactor)
     }
 }

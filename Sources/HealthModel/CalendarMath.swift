@@ -1,10 +1,11 @@
-/// Proleptic Gregorian calendar arithmetic on day numbers counted from 1970-01-01.
-enum CalendarMath {
-    static func isLeapYear(_ year: Int) -> Bool {
+/// Proleptic Gregorian calendar arithmetic on day numbers counted from 1970-01-01: the one
+/// calendar algorithm of the project (HealthModel's dates, the GATT Date Time of devices).
+public enum CalendarMath {
+    public static func isLeapYear(_ year: Int) -> Bool {
         (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
     }
 
-    static func daysInMonth(year: Int, month: Int) -> Int {
+    public static func daysInMonth(year: Int, month: Int) -> Int {
         switch month {
         case 2: isLeapYear(year) ? 29 : 28
         case 4, 6, 9, 11: 30
@@ -14,7 +15,7 @@ enum CalendarMath {
 
     /// Days from 1970-01-01 to the given date. Years run March to February internally so the
     /// leap day is the last day of the shifted year; 400-year eras have 146097 days.
-    static func days(year: Int, month: Int, day: Int) -> Int {
+    public static func days(year: Int, month: Int, day: Int) -> Int {
         let shiftedYear = month <= 2 ? year - 1 : year
         let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
         let yearOfEra = shiftedYear - era * 400
@@ -25,7 +26,7 @@ enum CalendarMath {
     }
 
     /// The date `days` after 1970-01-01 (inverse of `days(year:month:day:)`).
-    static func date(days: Int) -> (year: Int, month: Int, day: Int) {
+    public static func date(days: Int) -> (year: Int, month: Int, day: Int) {
         let shifted = days + 719_468
         let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
         let dayOfEra = shifted - era * 146_097

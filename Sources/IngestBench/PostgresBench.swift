@@ -35,7 +35,7 @@ enum PostgresBench {
         note("writing \(backlog) step samples (not timed)")
         try SinkBench.fill(storePath, count: backlog)
         let rate = try SinkBench.drain(storePath: storePath, name: "postgres", url: server.url(), count: backlog,
-                                       batchSize: Int(ProcessInfo.processInfo.environment["PG_BATCH"] ?? "") ?? SinkOptions.postgresBatchSize)
+                                       batchSize: Int(ProcessInfo.processInfo.environment["PG_BATCH"] ?? "") ?? PostgresSinkOptions.defaultBatchSize)
         out.print("sink.postgres_samples_per_s", rate, "1/s", decimals: 0)
 
         let file = server.directory + "/rows.copy"

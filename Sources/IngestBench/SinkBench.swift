@@ -72,10 +72,9 @@ enum SinkBench {
     static func drain(storePath: String, name: String, url: String, count: Int, batchSize: Int = 1000) throws -> Double {
         let store = try HealthStore(path: storePath)
         defer { store.close() }
-        var options = SinkOptions()
-        options.gatewayID = "bench"
-        options.batchSize = batchSize
-        let definition = SinkDefinition(name: name, url: url, options: options.encoded(), every: nil,
+        // Whatever the URL's kind: each kind reads the keys it knows (the others keep their defaults).
+        let options = "{\"batchSize\":\(batchSize),\"gatewayID\":\"bench\"}"
+        let definition = SinkDefinition(name: name, url: url, options: options, every: nil,
                                         readTypes: [QuantityType.stepCount.identifier])
         try store.addSink(definition)
         let configuration = try SinkConfiguration(definition)

@@ -11,8 +11,8 @@ import Testing
 /// `changes` and `status` on a fleet's database: the composite anchor (a position per gateway),
 /// tombstones, paging, and the commands against a real PostgreSQL fed by real sinks.
 @Suite(.serialized, .offCooperativePool) struct FleetChangesTests {
-    private func options(gateway: String) -> SinkOptions {
-        var options = SinkOptions()
+    private func options(gateway: String) -> PostgresSinkOptions {
+        var options = PostgresSinkOptions()
         options.gatewayID = gateway
         options.batchSize = 100
         options.timeoutSeconds = 5

@@ -12,8 +12,8 @@ import Testing
 /// misconfigured database (its encoding, a refused login) from bad data (item 12), against a real
 /// PostgreSQL server.
 @Suite(.serialized, .offCooperativePool) struct FleetIntegrityTests {
-    private func options(gateway: String, batchSize: Int = 100) -> SinkOptions {
-        var options = SinkOptions()
+    private func options(gateway: String, batchSize: Int = 100) -> PostgresSinkOptions {
+        var options = PostgresSinkOptions()
         options.gatewayID = gateway
         options.batchSize = batchSize
         options.timeoutSeconds = 5

@@ -45,7 +45,7 @@ import Testing
         let gateway = try TemporaryDirectory("fleet-url-gateway")
         let fixture = try StoreFixture(directory: gateway)
         try fixture.addSteps(12)
-        var options = SinkOptions()
+        var options = PostgresSinkOptions()
         options.gatewayID = "gw"
         options.timeoutSeconds = 5
         #expect(try fixture.deliver(fixture.addSink("fleet", url: server.url(), types: nil, options: options))

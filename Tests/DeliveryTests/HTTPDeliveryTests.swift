@@ -7,8 +7,8 @@ import Testing
 
 /// HTTP sinks against a real Python `http.server` receiver on 127.0.0.1.
 @Suite(.serialized, .offCooperativePool) struct HTTPDeliveryTests {
-    private func options(batchSize: Int, timeout: Double = 30) -> SinkOptions {
-        var options = SinkOptions()
+    private func options(batchSize: Int, timeout: Double = 30) -> HTTPSinkOptions {
+        var options = HTTPSinkOptions()
         options.batchSize = batchSize
         options.timeoutSeconds = timeout
         return options

@@ -30,7 +30,7 @@ import Testing
         try fixture.add(.stepCount, 1200, at: today.addingTimeInterval(60))
         try fixture.add(.ambientTemperature, 21.5, at: newest)
         _ = try fixture.addSink("ha", url: "mqtt://127.0.0.1:\(broker.port)", types: nil, options: {
-            var options = SinkOptions()
+            var options = MQTTSinkOptions()
             options.gatewayID = "gw"
             options.homeAssistant = true
             return options

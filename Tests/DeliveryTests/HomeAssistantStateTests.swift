@@ -10,8 +10,8 @@ import Testing
 /// Mosquitto on 127.0.0.1: the newest reading as the state whatever the delivery order, its
 /// attributes, only entities with data, names and units from the table, availability.
 @Suite(.serialized, .offCooperativePool) struct HomeAssistantStateTests {
-    private func options(batchSize: Int = 50) -> SinkOptions {
-        var options = SinkOptions()
+    private func options(batchSize: Int = 50) -> MQTTSinkOptions {
+        var options = MQTTSinkOptions()
         options.gatewayID = "gw"
         options.topicPrefix = "ingestd/gw"
         options.homeAssistant = true

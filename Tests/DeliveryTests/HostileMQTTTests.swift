@@ -57,7 +57,7 @@ final class CuttingProxy {
         // cleanly and says why, and a good client still works afterwards in this process.
         let fixture = try StoreFixture(directory: directory)
         try fixture.addSteps(3)
-        var options = SinkOptions()
+        var options = MQTTSinkOptions()
         options.caFile = missingCA
         let sink = try fixture.addSink("tls", url: "mqtts://127.0.0.1:\(broker.port)", types: [.stepCount], options: options)
         for _ in 0..<5 {
@@ -102,7 +102,7 @@ final class CuttingProxy {
             try fixture.ingest([.sample(sample)])
             weights[name] = sample.uuid.uuidString.lowercased()
         }
-        var options = SinkOptions()
+        var options = MQTTSinkOptions()
         options.gatewayID = "x y"
         options.homeAssistant = true
         let definition = SinkDefinition(name: "house", url: "mqtt://127.0.0.1:\(broker.port)", options: options.encoded(), every: nil,
@@ -146,7 +146,7 @@ final class CuttingProxy {
         let proxy = try CuttingProxy(upstream: broker.port, cut: 60_000, directory: directory)
         let fixture = try StoreFixture(directory: directory)
         let uuids = try fixture.addSteps(600)
-        var options = SinkOptions()
+        var options = MQTTSinkOptions()
         options.batchSize = 600
         let sink = try fixture.addSink("cut", url: "mqtt://127.0.0.1:\(proxy.port)", types: [.stepCount], options: options)
         let subscriber = try MQTTSubscriber(port: broker.port, topic: "ingestd/#", clientID: "test-cut", output: directory.path("cut.txt"))

@@ -40,7 +40,7 @@ import Testing
 
     private func addSink(_ fixture: StoreFixture, _ name: String, port: Int, gateway: String, person: String?,
                          homeAssistant: Bool) throws -> SinkConfiguration {
-        var options = SinkOptions()
+        var options = MQTTSinkOptions()
         options.gatewayID = gateway
         options.homeAssistant = homeAssistant
         let definition = SinkDefinition(name: name, url: "mqtt://127.0.0.1:\(port)", options: options.encoded(), every: nil,

@@ -80,7 +80,7 @@ enum SinkStoreLookup: Error { case noSuchSink(String) }
     @Test func aRejectedBatchIsDeadLetteredOnTheFeedAndTheCursorPassesIt() throws {
         let directory = try TemporaryDirectory("feed-memory")
         let receiver = try HTTPReceiver(plan: ["200", "400", "200"], directory: directory)
-        var options = SinkOptions()
+        var options = HTTPSinkOptions()
         options.batchSize = 10
         let definition = SinkDefinition(name: "server", url: receiver.url, options: options.encoded(), every: nil,
                                         readTypes: ["*"])

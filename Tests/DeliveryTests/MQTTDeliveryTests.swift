@@ -7,8 +7,8 @@ import Testing
 
 /// MQTT sinks against a real Mosquitto broker on 127.0.0.1.
 @Suite(.serialized, .offCooperativePool) struct MQTTDeliveryTests {
-    private func options(prefix: String = "ingestd/gw", homeAssistant: Bool = false, batchSize: Int = 50) -> SinkOptions {
-        var options = SinkOptions()
+    private func options(prefix: String = "ingestd/gw", homeAssistant: Bool = false, batchSize: Int = 50) -> MQTTSinkOptions {
+        var options = MQTTSinkOptions()
         options.gatewayID = "gw"
         options.topicPrefix = prefix
         options.homeAssistant = homeAssistant

@@ -18,8 +18,8 @@ import Testing
         return try LocalPostgres()
     }
 
-    private func options(gateway: String, batchSize: Int, schema: String? = nil) -> SinkOptions {
-        var options = SinkOptions()
+    private func options(gateway: String, batchSize: Int, schema: String? = nil) -> PostgresSinkOptions {
+        var options = PostgresSinkOptions()
         options.gatewayID = gateway
         options.batchSize = batchSize
         options.schema = schema

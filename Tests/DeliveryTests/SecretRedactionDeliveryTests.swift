@@ -10,8 +10,8 @@ import Testing
 /// request headers (a real Python `http.server` on 127.0.0.1) never gets a secret into an error,
 /// a dead letter, the store or a printed line; 401/403 are retried, never dead-lettered.
 @Suite(.serialized, .offCooperativePool) struct SecretRedactionDeliveryTests {
-    private func options(batchSize: Int, headers: [String] = []) -> SinkOptions {
-        var options = SinkOptions()
+    private func options(batchSize: Int, headers: [String] = []) -> HTTPSinkOptions {
+        var options = HTTPSinkOptions()
         options.batchSize = batchSize
         options.headers = headers
         return options

@@ -118,7 +118,7 @@ import Testing
         try Self.fillOverlapping(gatewayA)
         try Self.fillSingleSource(gatewayB)
         for (fixture, gateway) in [(gatewayA, "ward-a"), (gatewayB, "ward-b")] {
-            var options = SinkOptions()
+            var options = PostgresSinkOptions()
             options.gatewayID = gateway
             options.batchSize = 97
             let sink = try fixture.addSink("fleet", url: server.url(), types: nil, options: options)

@@ -286,10 +286,10 @@ struct StoreFixture {
     }
 
     /// Adds a sink and returns its configuration.
-    func addSink(_ name: String, url: String, types: [QuantityType]?, options: SinkOptions = SinkOptions()) throws -> SinkConfiguration {
+    func addSink(_ name: String, url: String, types: [QuantityType]?, options: (any SinkKindOptions)? = nil) throws -> SinkConfiguration {
         let store = try HealthStore(path: path)
         defer { store.close() }
-        let definition = SinkDefinition(name: name, url: url, options: options.encoded(), every: nil,
+        let definition = SinkDefinition(name: name, url: url, options: options?.encoded() ?? "{}", every: nil,
                                         readTypes: types?.map(\.identifier) ?? ["*"])
         try store.addSink(definition)
         return try SinkConfiguration(definition)

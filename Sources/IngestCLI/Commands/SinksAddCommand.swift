@@ -3,13 +3,13 @@ import ArgumentParsing
 import Foundation
 import HealthModel
 import Pipeline
-import PostgresStore
 import SQLiteStore
 
 /// `ingestd sinks add NAME URL (--types T,… | --all-types) [--every D] [kind options]`.
 struct SinksAddCommand: Command {
     static let configuration = CommandConfiguration(
-        name: "add", abstract: "Add a sink: the URL's scheme (mqtt, mqtts, http, https, postgresql) picks the kind.",
+        name: "add", abstract: "Add a sink: the URL's scheme ("
+            + SinkKinds.all.flatMap { $0.schemes }.filter { !$0.isAlias }.map(\.name).joined(separator: ", ") + ") picks the kind.",
         discussion: """
             Secrets (--password, header values) may be written as @/path (read from that file when \
             connecting) or env:NAME (an environment variable of the delivering process); they are \
@@ -21,33 +21,45 @@ struct SinksAddCommand: Command {
             "ingestd sinks add alice-server https://health.example/alice --types stepCount,bodyMass --person alice",
         ]
     )
-    static let signature = Signature {
+    static let signature = Signature(Signature {
         Positional("NAME", help: "The sink's name (letters, digits, '-', '_').")
-        Positional("URL", help: "mqtt://host[:port], mqtts://host[:port], http(s)://host[:port]/path, postgresql://[user@]host[:port]/db.")
+        Positional("URL", help: SinkKinds.all.map { $0.urlForm }.joined(separator: ", ") + ".")
         Option("types", valueName: "T,…", help: "Quantity types the sink may read, comma-separated (stepCount,bodyMass).")
         Flag("all-types", help: "Let the sink read every type.")
         Option("every", valueName: "DURATION", help: "Deliver on a schedule (30s, 15m, 1h, 1d) instead of right after commits.")
         Option("batch-size", valueName: "N",
                help: "Records per batch (HTTP: per request; PostgreSQL: per transaction, default 10000).", default: "1000")
-        Option("mqtt-version", valueName: "3.1.1|5", help: "MQTT protocol level.", allowedValues: ["3.1.1", "5"])
-        Option("ca-file", valueName: "PATH", help: "CA certificates (PEM) to verify the TLS server with.")
-        Option("username", valueName: "USER", help: "MQTT user name.")
-        Option("password", valueName: "SECRET", help: "MQTT or PostgreSQL password: @/path, env:NAME or the value.")
-        Option("client-id", valueName: "ID", help: "MQTT client id (default: ingestd-<gateway id>-<sink name>).")
-        Option("gateway-id", valueName: "ID",
-               help: "This gateway's id in topics, Home Assistant and PostgreSQL rows (default: the host name).")
-        Option("schema", valueName: "NAME", help: "PostgreSQL schema of ingestd's tables.", default: PostgresSchema.defaultName)
-        Option("prefix", valueName: "TOPIC", help: "MQTT topic prefix (default: ingestd/<gateway id>).")
-        Flag("home-assistant", help: "Publish Home Assistant discovery configs and states.")
-        Option("discovery-prefix", valueName: "TOPIC", help: "Home Assistant's discovery prefix.", default: "homeassistant")
-        Option("format", valueName: "samples|health-auto-export", help: "HTTP body format.", allowedValues: ["samples", "health-auto-export"])
-        Option("header", valueName: "'NAME: VALUE'", help: "An HTTP header (repeatable); a value word @/path or env:NAME is a secret.",
-               repeatable: true)
-        Option("timeout", valueName: "SECONDS", help: "HTTP request timeout.", default: "30")
+    }.elements + SinkKinds.commandLineOptions.map(Self.element) + Signature {
         Option("person", valueName: "NAME",
                help: "Deliver only this person's samples (default: the only person; required when the store has several, or --all-people).")
         Flag("all-people", help: "Deliver every person's samples (MQTT: each person's own topics and Home Assistant device).")
         StoreOption.self
+    }.elements)
+
+    /// A kind's option as the parser declares it.
+    static func element(_ option: SinkOptionDeclaration) -> ArgumentElement {
+        guard let valueName = option.valueName else { return Flag(option.name, help: option.help).element }
+        return Option(option.name, valueName: valueName, help: option.help, default: option.defaultValue,
+                      allowedValues: option.allowedValues, repeatable: option.repeatable).element
+    }
+
+    /// The kind options given on the command line, read through the kinds' typed handles.
+    struct GivenOptions: SinkOptionValues {
+        let arguments: ParsedValues
+
+        func given(_ option: SinkOptionDeclaration) -> [String] {
+            option.isFlag ? (arguments.flag(option.name) ? [""] : []) : arguments.rawValues(option.name)
+        }
+
+        var hostName: String { SinksAddCommand.hostName() }
+
+        func duration(_ text: String) -> Result<Double, SinkOptionValueRefusal> {
+            do {
+                return .success(try DurationArgument.seconds(text))
+            } catch {
+                return .failure(SinkOptionValueRefusal(error.reason))
+            }
+        }
     }
 
     let definition: SinkDefinition
@@ -77,67 +89,32 @@ struct SinksAddCommand: Command {
             readTypes = try typeList.split(separator: ",").map { try CommonArguments.quantityType(String($0)).identifier }
             if readTypes.isEmpty { throw UsageError.invalidValue(typeList, argument: "--types", reason: "no type named") }
         }
-        var options = SinkOptions()
-        var batchSize: Int = try arguments.count("batch-size", in: CommonArguments.batchSizes) ?? 1000
-        if target.kind == .postgresql, !arguments.isPresent("batch-size") { batchSize = SinkOptions.postgresBatchSize }
-        options.batchSize = batchSize
-        let applicable: Set<String> = switch target.kind {
-        case .mqtt: ["mqtt-version", "username", "password", "client-id", "prefix", "gateway-id"]
-        case .http: ["format", "header"]
-        case .postgresql: ["password", "gateway-id", "schema"]
-        }
-        for option in ["mqtt-version", "username", "password", "client-id", "prefix", "gateway-id", "format", "header", "schema"]
-        where !applicable.contains(option) && arguments.isPresent(option) {
-            throw UsageError.invalid("--\(option) does not apply to a \(target.kind.rawValue) sink")
-        }
-        if target.kind != .mqtt, arguments.flag("home-assistant") {
-            throw UsageError.invalid("--home-assistant does not apply to a \(target.kind.rawValue) sink")
-        }
-        if target.kind == .postgresql, let schema: String = try arguments.value("schema") {
-            do {
-                options.schema = try PostgresSchema(name: schema).name
-            } catch {
-                throw UsageError.invalidValue(schema, argument: "--schema", reason: error.description)
+        guard let kind = target.kind.descriptor else { throw UsageError.invalid("unsupported sink kind \(target.kind)") }
+        let given = GivenOptions(arguments: arguments)
+        var options: any SinkKindOptions
+        do {
+            for option in SinkKinds.commandLineOptions where !kind.commandLineOptions.contains(option) && !given.given(option).isEmpty {
+                throw SinkConfigurationError.optionNotApplicable(option.label, kind: kind.name)
             }
+            options = try kind.anyOptions(from: given, target: target)
+        } catch {
+            throw Self.commandLineError(error)
         }
-        if let version: String = try arguments.value("mqtt-version") { options.protocolVersion = MQTTProtocolVersion(rawValue: version) ?? .v311 }
-        options.caFile = try arguments.value("ca-file")
-        if let caFile = options.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
-            throw CommandFailure.noInput(path: caFile, reason: "the CA file cannot be read")
+        // Absent: the kind's default (PostgreSQL's is larger).
+        if arguments.isPresent("batch-size"), let batchSize = try arguments.count("batch-size", in: CommonArguments.batchSizes) {
+            options.batchSize = batchSize
         }
-        options.username = try arguments.value("username")
-        options.password = try arguments.value("password")
-        options.clientID = try arguments.value("client-id")
-        let gatewayID: String? = try arguments.value("gateway-id")
-        options.gatewayID = gatewayID ?? Self.hostName()
-        if let problem = MQTTTopicName.problem(withGatewayID: options.gatewayID) {
-            throw UsageError.invalidValue(options.gatewayID, argument: gatewayID == nil ? "the host name (give --gateway-id)" : "--gateway-id",
-                                          reason: problem)
-        }
-        options.topicPrefix = try arguments.value("prefix")
-        options.homeAssistant = arguments.flag("home-assistant")
-        options.discoveryPrefix = try arguments.value("discovery-prefix") ?? "homeassistant"
-        for (argument, value) in [("--prefix", options.topicPrefix), ("--discovery-prefix", options.discoveryPrefix)] {
-            if let value, let problem = MQTTTopicName.problem(withPrefix: value) {
-                throw UsageError.invalidValue(value, argument: argument, reason: problem)
-            }
-        }
-        if let format: String = try arguments.value("format") { options.format = HTTPBodyFormat(rawValue: format) ?? .samples }
-        options.headers = try arguments.values("header")
-        for header in options.headers {
-            guard let colon = header.firstIndex(of: ":"), header.startIndex < colon,
-                  !header.contains("\n"), !header.contains("\r") else {
-                throw UsageError.invalidValue(SinksAddCommand.redactedHeader(header), argument: "--header", reason: "expected 'Name: value'")
-            }
-        }
-        options.timeoutSeconds = try arguments.seconds("timeout", in: 0.001...3600) ?? 30
         let every = try arguments.seconds("every", in: 1...(366 * 86_400))
         definition = SinkDefinition(name: name, url: url, options: options.encoded(), every: every, readTypes: readTypes)
     }
 
-    /// A header for messages: its name only.
-    static func redactedHeader(_ header: String) -> String {
-        (header.split(separator: ":", maxSplits: 1).first.map(String.init) ?? "") + ": ***"
+    /// A kind's refusal of its options as the command line reports it (exit 64; an unreadable file 66).
+    static func commandLineError(_ error: SinkConfigurationError) -> any Error {
+        switch error {
+        case .invalidOption(let option, let value, let reason): UsageError.invalidValue(value, argument: option, reason: reason)
+        case .optionFileUnreadable(_, let path, let reason): CommandFailure.noInput(path: path, reason: reason)
+        default: UsageError.invalid(error.description)
+        }
     }
 
     static func hostName() -> String {
@@ -159,9 +136,9 @@ struct SinksAddCommand: Command {
             }
         }
         try SinksCommand.mapErrors { try store.addSink(definition) }
-        let parsed = try? SinkTarget(url: definition.url)
-        var target = parsed?.displayURL ?? ""
-        if parsed?.kind == .mqtt, let options = try? SinkOptions.decoded(definition.options) {
+        let parsed = try? SinkConfiguration(definition)
+        var target = parsed?.target.displayURL ?? ""
+        if let options = parsed?.options as? MQTTSinkOptions {
             target += " (topics \(options.resolvedPrefix)/…)"
         }
         let types = definition.readsAllTypes ? "every type" : definition.readTypes.compactMap { QuantityType.named($0)?.shortName }.joined(separator: ", ")

@@ -73,19 +73,9 @@ struct SinksListCommand: Command {
         }
     }
 
-    /// The target without secrets, with the user name and Home Assistant when set.
+    /// The target without secrets, with what its kind shows (the user name, Home Assistant, …).
     static func describe(_ target: SinkTarget, definition: SinkDefinition) -> String {
-        var text = target.displayURL
-        guard let options = try? SinkOptions.decoded(definition.options) else { return text }
-        if let user = options.username ?? target.username { text += " (user \(user))" }
-        if target.kind == .mqtt {
-            text += " prefix \(options.resolvedPrefix)"
-            if options.homeAssistant { text += " +home-assistant" }
-        } else if target.kind == .postgresql {
-            text += " schema \(options.schema ?? "ingestd") gateway \(options.gatewayID)"
-        } else if options.format == .healthAutoExport {
-            text += " health-auto-export"
-        }
-        return text
+        guard let options = try? SinkConfiguration(definition).options else { return target.displayURL }
+        return target.displayURL + options.describe(target: target)
     }
 }
