@@ -41,7 +41,7 @@ extension SinkKindDescriptor {
     }
 
     /// The options `sinks add` stores, type-erased for the registry's callers.
-    static func anyOptions(from values: some SinkOptionValues, target: SinkTarget) throws(SinkConfigurationError) -> any SinkKindOptions {
+    public static func anyOptions(from values: some SinkOptionValues, target: SinkTarget) throws(SinkConfigurationError) -> any SinkKindOptions {
         try options(from: values, target: target)
     }
 }

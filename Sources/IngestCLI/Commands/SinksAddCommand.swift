@@ -92,7 +92,7 @@ struct SinksAddCommand: Command {
         guard let kind = target.kind.descriptor else { throw UsageError.invalid("unsupported sink kind \(target.kind)") }
         let given = GivenOptions(arguments: arguments)
         var options: any SinkKindOptions
-        do {
+        do throws(SinkConfigurationError) {
             for option in SinkKinds.commandLineOptions where !kind.commandLineOptions.contains(option) && !given.given(option).isEmpty {
                 throw SinkConfigurationError.optionNotApplicable(option.label, kind: kind.name)
             }
