@@ -226,14 +226,6 @@ extension HealthStore {
     }
 }
 
-/// Per (source, type): how many samples and the newest sample's end (`ingestd status`).
-public struct SourceTypeStatus: Sendable, Equatable {
-    public var source: String
-    public var type: String
-    public var count: Int
-    public var lastSampleEnd: Date
-}
-
 extension HealthStore {
     /// Counts and the last sample time per (source, type), sorted by source then type.
     public func sourceTypeStatus() throws -> [SourceTypeStatus] {

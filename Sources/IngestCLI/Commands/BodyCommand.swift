@@ -2,7 +2,6 @@ import ArgumentParsing
 import Foundation
 import HealthModel
 import Pipeline
-import SQLiteStore
 
 /// `ingestd body`: a person's latest weighing with every value stored or derived for it.
 struct BodyCommand: Command {
