@@ -11,6 +11,17 @@ public enum FleetChange: Sendable {
 }
 
 extension PostgresQueryStore {
+    /// ` AND …` selecting the samples (alias `x`) of `people`, its parameter appended to `parameters`.
+    static func personCondition(_ people: QueryScope.People, parameters: inout [String?]) -> String {
+        switch people {
+        case .everyone: return ""
+        case .unassigned: return " AND x.person IS NULL"
+        case .named(let name):
+            parameters.append(name)
+            return " AND x.person = $\(parameters.count)"
+        }
+    }
+
     /// The rows read per statement while streaming changes (memory stays bounded by it).
     static let changesPageSize = 5_000
 
@@ -63,13 +74,7 @@ extension PostgresQueryStore {
                 parameters.append(type.identifier)
                 sql += " AND x.type = $\(parameters.count)"
             }
-            switch scope.people {
-            case .everyone: break
-            case .unassigned: sql += " AND x.person IS NULL"
-            case .named(let name):
-                parameters.append(name)
-                sql += " AND x.person = $\(parameters.count)"
-            }
+            sql += Self.personCondition(scope.people, parameters: &parameters)
             sql += " ORDER BY x.anchor, x.uuid LIMIT \(Self.changesPageSize)"
             var lastUUID = "ffffffff-ffff-ffff-ffff-ffffffffffff"
             var finished = false

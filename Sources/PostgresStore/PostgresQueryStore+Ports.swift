@@ -115,13 +115,7 @@ extension PostgresQueryStore {
                     SELECT x.type, x.source, count(*), max(x.anchor) FROM \(schema.table("samples")) x
                     WHERE x.gateway = $1 AND x.anchor > $2::bigint AND x.anchor <= $3::bigint AND x.deleted_at IS NULL
                     """
-                switch scope.people {
-                case .everyone: break
-                case .unassigned: sql += " AND x.person IS NULL"
-                case .named(let name):
-                    parameters.append(name)
-                    sql += " AND x.person = $\(parameters.count)"
-                }
+                sql += Self.personCondition(scope.people, parameters: &parameters)
                 sql += " GROUP BY 1, 2 ORDER BY max(x.anchor), 1, 2"
                 for event in try connection.execute(sql, parameters).rows {
                     guard event.count == 4, let type = event[0], let source = event[1], let count = event[2].flatMap(Int.init),

@@ -11,14 +11,6 @@ import Testing
 /// The read port's export cursor, changes and watch on a fleet's database, against the same
 /// questions asked of the store file whose sink fed it (a real PostgreSQL, a real sink).
 @Suite(.serialized, .offCooperativePool) struct FleetReadPortTests {
-    private func options(gateway: String) -> SinkOptions {
-        var options = SinkOptions()
-        options.gatewayID = gateway
-        options.batchSize = 100
-        options.timeoutSeconds = 5
-        return options
-    }
-
     /// Every record the export cursor hands over, as JSON lines, in order.
     private func exported(_ store: any QueryStore, types: [QuantityType]? = nil, from: Date? = nil, to: Date? = nil,
                           scope: QueryScope = QueryScope()) throws -> [String] {
@@ -53,7 +45,7 @@ import Testing
         let date = Date(timeIntervalSince1970: 1_780_100_000)
         _ = try gateway.addSteps(6)
         let weightV1 = try gateway.add(.bodyMass, 70.5, at: date, metadata: Metadata(syncIdentifier: "w", syncVersion: 1))
-        let sink = try gateway.addSink("fleet", url: server.url(), types: nil, options: options(gateway: "ward-3"))
+        let sink = try gateway.addSink("fleet", url: server.url(), types: nil, options: FleetChangesTests.options(gateway: "ward-3"))
         #expect(try gateway.deliver(sink) == .caughtUp(delivered: 7, deadLettered: 0))
         let url = server.url()
 
