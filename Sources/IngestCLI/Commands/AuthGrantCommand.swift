@@ -26,8 +26,11 @@ struct AuthGrantCommand: Command {
         let store = try change.storeFile.open(context)
         defer { store.close() }
         try change.checkSource(in: store, context: context)
-        try store.grant(source: change.source, types: change.types, all: change.all)
+        let derived = try store.grant(source: change.source, types: change.types, all: change.all)
         context.stderr.writeLine("granted \(PrintableText.escaped(change.source)): \(change.what(allWord: "every type"))")
+        if derived.added > 0 {
+            context.stderr.writeLine("derived \(derived.added) body-composition value\(derived.added == 1 ? "" : "s") of stored weighings")
+        }
         let release = try store.releaseHeld(source: change.source, types: change.types, all: change.all,
                                             through: try Pipeline(store: store))
         let totals = release.report.totals
