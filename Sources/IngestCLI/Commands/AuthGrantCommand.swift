@@ -28,6 +28,10 @@ struct AuthGrantCommand: Command {
         try change.checkSource(in: ingestion.store, context: context)
         let release = try ingestion.grant(source: change.source, types: change.types, all: change.all)
         context.stderr.writeLine("granted \(PrintableText.escaped(change.source)): \(change.what(allWord: "every type"))")
+        if release.derivedFromStoredWeighings > 0 {
+            let derived = release.derivedFromStoredWeighings
+            context.stderr.writeLine("derived \(derived) body-composition value\(derived == 1 ? "" : "s") of stored weighings")
+        }
         let totals = release.report.totals
         if release.released > 0 {
             context.stderr.writeLine("brought in \(release.released) held record\(release.released == 1 ? "" : "s"): "

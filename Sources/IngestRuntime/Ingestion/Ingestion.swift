@@ -43,9 +43,11 @@ public final class Ingestion {
     /// Grants `source` the `types` (or every type with `all`), then brings its held records of
     /// them in through the pipeline (`auth grant`, the dashboard's "allow").
     public func grant(source: String, types: [QuantityType], all: Bool = false) throws -> ReleaseSummary {
-        try store.grant(source: source, types: types, all: all)
+        let derived = try store.grant(source: source, types: types, all: all)
         try pipeline.reloadAuthorization()
-        return try store.releaseHeld(source: source, types: types, all: all, through: pipeline)
+        var release = try store.releaseHeld(source: source, types: types, all: all, through: pipeline)
+        release.derivedFromStoredWeighings = derived.added
+        return release
     }
 
     /// Grants each (source, type) pair without bringing held records in (`import --grant`, for
