@@ -3,7 +3,7 @@
 #include <stddef.h>
 
 /* The sink libraries ingestd opens with dlopen when a sink of that kind first needs them
- * (libcurl, libpq, libmosquitto), so an idle daemon without such a sink maps none of them (nor
+ * (libcurl, libpq, libmosquitto, libwebsockets), so an idle daemon without such a sink maps none of them (nor
  * their TLS stacks). The functions ingestd calls are defined here, hidden from other objects,
  * with the libraries' own prototypes (a mismatch with the header does not compile); each
  * forwards to the library's function found by dlsym. Swift calls them as if linked. */
@@ -11,6 +11,7 @@ typedef enum {
     CSINK_CURL = 0,
     CSINK_PQ = 1,
     CSINK_MOSQUITTO = 2,
+    CSINK_WEBSOCKETS = 3,
 } csink_library;
 
 /* Opens `library` (its soname, e.g. libcurl.so.4) once and resolves every function ingestd uses.
