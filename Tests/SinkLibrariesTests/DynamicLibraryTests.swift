@@ -21,7 +21,7 @@ import Glibc
         let error = DynamicLibraryError(library: .libpq, reason: "libpq.so.5: cannot open shared object file: No such file or directory")
         #expect(error.description == "libpq.so.5 (the PostgreSQL sink and store) cannot be loaded: libpq.so.5: cannot open shared object file: No such file or directory; install the Debian package libpq5 (apt-get install libpq5)")
         #expect(error.fix == "install the Debian package libpq5 (apt-get install libpq5)")
-        #expect(DynamicLibrary.all.map(\.debianPackage) == ["libcurl4", "libpq5", "libmosquitto1"])
+        #expect(DynamicLibrary.all.map(\.debianPackage) == ["libcurl4", "libpq5", "libmosquitto1", "libwebsockets17"])
     }
 
     /// The shared objects mapped into a process, from /proc/PID/maps.
@@ -66,15 +66,16 @@ import Glibc
         let store = directory.appendingPathComponent("health.sqlite").path
         // libgnutls is not in the list: libmicrohttpd (linked for `serve` and `run --http`) brings it
         // into every process; opening libmicrohttpd on demand as well is still to do.
-        let sinkLibraries = ["libcurl", "libpq", "libmosquitto", "libssl"]
+        let sinkLibraries = ["libcurl", "libpq", "libmosquitto", "libwebsockets", "libssl"]
         let bare = try Self.idleDaemonLibraries(store: store, directory: directory)
         #expect(bare.contains { $0.hasPrefix("libsqlite3") }, "\(bare)")  // the reading of maps works
         for name in sinkLibraries { #expect(!bare.contains { $0.hasPrefix(name) }, "\(name) mapped: \(bare.sorted())") }
 
         // Sinks of each kind configured, nothing to deliver (and nothing listening on port 9).
         for (name, url) in [("web", "http://127.0.0.1:9/ingest"), ("broker", "mqtt://127.0.0.1:9"),
-                            ("fleet", "postgresql://ingestd@127.0.0.1:9/health")] {
-            let added = try IngestdProcess.runBlocking(["sinks", "add", name, url, "--all-types", "--store", store])
+                            ("fleet", "postgresql://ingestd@127.0.0.1:9/health"), ("history", "ws://127.0.0.1:9")] {
+            let extra = url.hasPrefix("ws:") ? ["--token", "env:INGESTD_TEST_NO_TOKEN"] : []
+            let added = try IngestdProcess.runBlocking(["sinks", "add", name, url, "--all-types", "--store", store] + extra)
             try #require(added.status == 0, "\(added.stderr)")
         }
         let withSinks = try Self.idleDaemonLibraries(store: store, directory: directory)
