@@ -79,6 +79,7 @@ import Testing
     }
 
     @Test func importedHourlyStatisticsEqualIngestdStatsLateSamplesReimportTheirHourAndReimportIsIdempotent() throws {
+        // (and a revised reading, whose old version is deleted, leaves no stale hour behind)
         try #require(FileManager.default.isExecutableFile(atPath: Self.python),
                      "no Home Assistant venv at \(Self.python): run scripts/bootstrap-tests")
         let directory = try TemporaryDirectory("ha-statistics")
@@ -86,7 +87,7 @@ import Testing
         let hour = Date(timeIntervalSince1970: 1_749_999_600)  // 2025-06-15T15:00:00Z
         try fixture.add(.heartRate, 1.2, at: hour.addingTimeInterval(300))
         try fixture.add(.heartRate, 1.3, at: hour.addingTimeInterval(900))
-        try fixture.add(.heartRate, 1.5, at: hour.addingTimeInterval(3600 + 120))
+        try fixture.add(.heartRate, 1.5, at: hour.addingTimeInterval(3600 + 120), metadata: Metadata(syncIdentifier: "strap-1", syncVersion: 1))
         try fixture.add(.heartRate, 1.1, at: hour.addingTimeInterval(3 * 3600 + 60))
         try fixture.add(.stepCount, 100, at: hour.addingTimeInterval(600))
         try fixture.add(.stepCount, 250, at: hour.addingTimeInterval(4000))
@@ -155,5 +156,14 @@ import Testing
         for id in ["ingestd:gw_me_heart_rate", "ingestd:gw_me_step_count"] {
             #expect(try Self.rows(third, id: id) == Self.rows(second, id: id), "\(id)")
         }
+
+        // A revised reading moves the only heart rate of the second hour to the third: the old
+        // version's deletion clears the statistic and imports it whole, so no stale hour is left.
+        try fixture.add(.heartRate, 1.4, at: hour.addingTimeInterval(2 * 3600 + 300), metadata: Metadata(syncIdentifier: "strap-1", syncVersion: 2))
+        try deliver()
+        let fourth = try statistics(4)
+        try Self.expectEqualToIngestd(fourth, store: fixture.path)
+        let hours = try Self.rows(fourth, id: "ingestd:gw_me_heart_rate").map(\.start)
+        #expect(!hours.contains(hour.addingTimeInterval(3600)) && hours.contains(hour.addingTimeInterval(2 * 3600)), "\(hours)")
     }
 }
