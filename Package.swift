@@ -48,10 +48,11 @@ let package = Package(
         .systemLibrary(name: "CMosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CLibPQ", providers: [.apt(["libpq-dev"])]),
-        // The three above are not linked (no link line, no pkg-config, whose --libs would link them): their
+        .systemLibrary(name: "CWebSockets", providers: [.apt(["libwebsockets-dev"])]),
+        // The four above are not linked (no link line, no pkg-config, whose --libs would link them): their
         // functions are defined here, forwarding to the library opened with dlopen when a sink of that kind
         // first needs it (an idle daemon maps none of them).
-        .target(name: "CSinkLibraries", dependencies: ["CCurl", "CLibPQ", "CMosquitto", "CMicroHTTPD"]),
+        .target(name: "CSinkLibraries", dependencies: ["CCurl", "CLibPQ", "CMosquitto", "CMicroHTTPD", "CWebSockets"]),
         // DynamicLibrary: opens a sink library on first use, naming the Debian package when it is missing.
         .target(name: "SinkLibraries", dependencies: ["CSinkLibraries"]),
         // libmicrohttpd: the HTTP server of `ingestd serve` and `run --http` (it parses requests; ingestd routes them).
@@ -117,7 +118,7 @@ let package = Package(
         .target(name: "PostgresStore", dependencies: ["CLibPQ", "HealthModel", "Pipeline", "SinkLibraries"]),
         // Sinks: cursors over the change feed, the delivery engine, MQTT (libmosquitto), HTTP push (libcurl),
         // PostgreSQL (through PostgresStore's writer).
-        .target(name: "Delivery", dependencies: ["HealthModel", "Pipeline", "CMosquitto", "CCurl", "PostgresStore", "Redaction", "SinkLibraries"]),
+        .target(name: "Delivery", dependencies: ["HealthModel", "Pipeline", "CMosquitto", "CCurl", "CWebSockets", "PostgresStore", "Redaction", "SinkLibraries"]),
         // The runtime: the daemon and its device backends, the ingest service, the capture replay
         // engine, the capture recorders, input files, the adapter catalogue (built-in + external).
         .target(name: "IngestRuntime", dependencies: [

@@ -9,6 +9,8 @@ public enum SinkKind: String, Sendable, Codable {
     case mqtt
     case http
     case postgresql
+    /// Home Assistant's long-term statistics over its WebSocket API (`ws://`, `wss://`).
+    case homeAssistantStatistics = "home-assistant-statistics"
 }
 
 /// The body format of an HTTP sink.
@@ -48,6 +50,9 @@ public struct SinkOptions: Sendable, Codable, Equatable {
     // PostgreSQL
     /// The schema ingestd's tables live in (nil: `ingestd`).
     public var schema: String?
+    // Home Assistant statistics
+    /// Home Assistant's long-lived access token: `@/path`, `env:NAME` or the value.
+    public var token: String?
 
     public init() {}
 
@@ -96,8 +101,9 @@ public struct SinkTarget: Sendable, Equatable {
         case "mqtt", "mqtts": kind = .mqtt
         case "http", "https": kind = .http
         case "postgresql", "postgres": kind = .postgresql
+        case "ws", "wss": kind = .homeAssistantStatistics
         default:
-            throw .unsupportedScheme(scheme, reason: "use mqtt://, mqtts://, http://, https:// or postgresql://")
+            throw .unsupportedScheme(scheme, reason: "use mqtt://, mqtts://, http://, https://, postgresql://, or ws:// or wss:// (Home Assistant statistics)")
         }
         if kind == .postgresql {
             // libpq reads the URL itself; the host may be empty (a Unix socket named by ?host=/dir).
@@ -115,7 +121,7 @@ public struct SinkTarget: Sendable, Equatable {
         }
         self.scheme = scheme
         self.host = host
-        let defaultPort = ["mqtt": 1883, "mqtts": 8883, "http": 80, "https": 443][scheme] ?? 0
+        let defaultPort = ["mqtt": 1883, "mqtts": 8883, "http": 80, "https": 443, "ws": 80, "wss": 443][scheme] ?? 0
         port = components.port ?? defaultPort
         guard (1...65535).contains(port) else {
             throw .invalidURL(SinkTarget.redacted(url), reason: "port \(port) is out of range")
@@ -141,7 +147,7 @@ public struct SinkTarget: Sendable, Equatable {
     public var displayURL: String { SecretRedactor.redactingCredentials(urlWithoutCredentials) }
 
     /// Whether TLS is used (`mqtts://`, `https://`).
-    public var usesTLS: Bool { scheme == "mqtts" || scheme == "https" }
+    public var usesTLS: Bool { scheme == "mqtts" || scheme == "https" || scheme == "wss" }
 
     /// `url` with any password (userinfo or credential parameter) replaced, for messages.
     public static func redacted(_ url: String) -> String {
@@ -245,7 +251,7 @@ public struct SecretResolver: Sendable {
     /// credential parameters, its secret and authorization header values) so that `redactor`
     /// knows them before anything is sent; unresolvable ones are left for the send to report.
     public func learnSecrets(of configuration: SinkConfiguration) {
-        for reference in [configuration.options.password, configuration.target.password].compactMap({ $0 }) {
+        for reference in [configuration.options.password, configuration.target.password, configuration.options.token].compactMap({ $0 }) {
             _ = try? resolve(reference)
         }
         for value in configuration.target.credentialParameterValues { redactor.remember(value) }

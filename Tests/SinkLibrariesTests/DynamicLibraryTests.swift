@@ -22,7 +22,7 @@ import Glibc
         let error = DynamicLibraryError(library: .libpq, reason: "libpq.so.5: cannot open shared object file: No such file or directory")
         #expect(error.description == "libpq.so.5 (the PostgreSQL sink and store) cannot be loaded: libpq.so.5: cannot open shared object file: No such file or directory; install the Debian package libpq5 (apt-get install libpq5)")
         #expect(error.fix == "install the Debian package libpq5 (apt-get install libpq5)")
-        #expect(DynamicLibrary.all.map(\.debianPackage) == ["libcurl4", "libpq5", "libmosquitto1", "libmicrohttpd12"])
+        #expect(DynamicLibrary.all.map(\.debianPackage) == ["libcurl4", "libpq5", "libmosquitto1", "libmicrohttpd12", "libwebsockets17"])
     }
 
     /// The shared objects mapped into a process, from /proc/PID/maps.
@@ -66,15 +66,16 @@ import Glibc
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = directory.appendingPathComponent("health.sqlite").path
         // libmicrohttpd (and its gnutls) is opened only when `serve` or `run --http` first listens.
-        let sinkLibraries = ["libcurl", "libpq", "libmosquitto", "libssl", "libmicrohttpd", "libgnutls"]
+        let sinkLibraries = ["libcurl", "libpq", "libmosquitto", "libssl", "libmicrohttpd", "libgnutls", "libwebsockets"]
         let bare = try Self.idleDaemonLibraries(store: store, directory: directory)
         #expect(bare.contains { $0.hasPrefix("libsqlite3") }, "\(bare)")  // the reading of maps works
         for name in sinkLibraries { #expect(!bare.contains { $0.hasPrefix(name) }, "\(name) mapped: \(bare.sorted())") }
 
         // Sinks of each kind configured, nothing to deliver (and nothing listening on port 9).
         for (name, url) in [("web", "http://127.0.0.1:9/ingest"), ("broker", "mqtt://127.0.0.1:9"),
-                            ("fleet", "postgresql://ingestd@127.0.0.1:9/health")] {
-            let added = try IngestdProcess.runBlocking(["sinks", "add", name, url, "--all-types", "--store", store])
+                            ("fleet", "postgresql://ingestd@127.0.0.1:9/health"), ("history", "ws://127.0.0.1:9")] {
+            let extra = url.hasPrefix("ws:") ? ["--token", "env:INGESTD_TEST_NO_TOKEN"] : []
+            let added = try IngestdProcess.runBlocking(["sinks", "add", name, url, "--all-types", "--store", store] + extra)
             try #require(added.status == 0, "\(added.stderr)")
         }
         let withSinks = try Self.idleDaemonLibraries(store: store, directory: directory)

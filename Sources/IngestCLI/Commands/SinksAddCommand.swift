@@ -9,21 +9,25 @@ import SQLiteStore
 /// `ingestd sinks add NAME URL (--types T,… | --all-types) [--every D] [kind options]`.
 struct SinksAddCommand: Command {
     static let configuration = CommandConfiguration(
-        name: "add", abstract: "Add a sink: the URL's scheme (mqtt, mqtts, http, https, postgresql) picks the kind.",
+        name: "add", abstract: "Add a sink: the URL's scheme (mqtt, mqtts, http, https, postgresql, ws, wss) picks the kind.",
         discussion: """
             Secrets (--password, header values) may be written as @/path (read from that file when \
             connecting) or env:NAME (an environment variable of the delivering process); they are \
             never printed. The sink starts with the whole stored feed of its types as backlog. A \
             postgresql:// sink creates or migrates its schema (--schema, default ingestd) on first contact \
-            and upserts samples by (gateway id, uuid) with --gateway-id and the person, one transaction per batch.
+            and upserts samples by (gateway id, uuid) with --gateway-id and the person, one transaction per batch. \
+            A ws:// or wss:// sink imports hourly history into Home Assistant's long-term statistics \
+            (ingestd:<gateway id>_<person>_<type>) through its WebSocket API with --token, a long-lived \
+            access token of an administrator (give it as @/path).
             """,
         examples: [
             "ingestd sinks add alice-server https://health.example/alice --types stepCount,bodyMass --person alice",
+            "ingestd sinks add ha-history ws://homeassistant.local:8123 --token @/etc/ingestd/ha-token --all-types --all-people",
         ]
     )
     static let signature = Signature {
         Positional("NAME", help: "The sink's name (letters, digits, '-', '_').")
-        Positional("URL", help: "mqtt://host[:port], mqtts://host[:port], http(s)://host[:port]/path, postgresql://[user@]host[:port]/db.")
+        Positional("URL", help: "mqtt://host[:port], mqtts://host[:port], http(s)://host[:port]/path, postgresql://[user@]host[:port]/db, ws(s)://home-assistant[:port].")
         Option("types", valueName: "T,…", help: "Quantity types the sink may read, comma-separated (stepCount,bodyMass).")
         Flag("all-types", help: "Let the sink read every type.")
         Option("every", valueName: "DURATION", help: "Deliver on a schedule (30s, 15m, 1h, 1d) instead of right after commits.")
@@ -43,6 +47,7 @@ struct SinksAddCommand: Command {
         Option("format", valueName: "samples|health-auto-export", help: "HTTP body format.", allowedValues: ["samples", "health-auto-export"])
         Option("header", valueName: "'NAME: VALUE'", help: "An HTTP header (repeatable); a value word @/path or env:NAME is a secret.",
                repeatable: true)
+        Option("token", valueName: "SECRET", help: "Home Assistant's long-lived access token (ws://, wss://): @/path or env:NAME.")
         Option("timeout", valueName: "SECONDS", help: "HTTP request timeout.", default: "30")
         Option("person", valueName: "NAME",
                help: "Deliver only this person's samples (default: the only person; required when the store has several, or --all-people).")
@@ -79,14 +84,17 @@ struct SinksAddCommand: Command {
         }
         var options = SinkOptions()
         var batchSize: Int = try arguments.count("batch-size", in: CommonArguments.batchSizes) ?? 1000
-        if target.kind == .postgresql, !arguments.isPresent("batch-size") { batchSize = SinkOptions.postgresBatchSize }
+        if target.kind == .postgresql || target.kind == .homeAssistantStatistics, !arguments.isPresent("batch-size") {
+            batchSize = SinkOptions.postgresBatchSize
+        }
         options.batchSize = batchSize
         let applicable: Set<String> = switch target.kind {
         case .mqtt: ["mqtt-version", "username", "password", "client-id", "prefix", "gateway-id"]
         case .http: ["format", "header"]
         case .postgresql: ["password", "gateway-id", "schema"]
+        case .homeAssistantStatistics: ["token", "gateway-id"]
         }
-        for option in ["mqtt-version", "username", "password", "client-id", "prefix", "gateway-id", "format", "header", "schema"]
+        for option in ["mqtt-version", "username", "password", "client-id", "prefix", "gateway-id", "format", "header", "schema", "token"]
         where !applicable.contains(option) && arguments.isPresent(option) {
             throw UsageError.invalid("--\(option) does not apply to a \(target.kind.rawValue) sink")
         }
@@ -108,6 +116,10 @@ struct SinksAddCommand: Command {
         options.username = try arguments.value("username")
         options.password = try arguments.value("password")
         options.clientID = try arguments.value("client-id")
+        options.token = try arguments.value("token")
+        if target.kind == .homeAssistantStatistics, options.token == nil {
+            throw UsageError.invalid("a Home Assistant statistics sink needs --token @/path (a long-lived access token)")
+        }
         let gatewayID: String? = try arguments.value("gateway-id")
         options.gatewayID = gatewayID ?? Self.hostName()
         if let problem = MQTTTopicName.problem(withGatewayID: options.gatewayID) {
