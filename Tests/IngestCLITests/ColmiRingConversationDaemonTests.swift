@@ -1,6 +1,7 @@
 import BLESimulators
 import Foundation
 import HealthModel
+import Logging
 import SQLiteStore
 import Testing
 @testable import IngestRuntime
