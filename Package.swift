@@ -21,7 +21,7 @@ let builtinAdapterModules = [
 /// another adapter module they build on (a vendor's variant of a standard profile).
 let builtinAdapterExtraDependencies: [String: [Target.Dependency]] = [
     "XiaomiMiBeacon": ["AdvertisementCrypto"], "BTHome": ["AdvertisementCrypto"],
-    "BeurerStandardScale": ["GATTHealthProfiles"], "EufyP2Scale": ["AdvertisementCrypto"],
+    "BeurerStandardScale": ["GATTHealthProfiles"], "EufyP2Scale": ["AdvertisementCrypto", "EufyScale"],
     "MedisanaBloodPressure": ["GATTHealthProfiles"],
     "FemometerThermometer": ["GATTHealthProfiles"], "BerryMedOximeter": ["GATTHealthProfiles"],
 ]
