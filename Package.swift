@@ -21,7 +21,7 @@ let builtinAdapterModules = [
 /// another adapter module they build on (a vendor's variant of a standard profile).
 let builtinAdapterExtraDependencies: [String: [Target.Dependency]] = [
     "XiaomiMiBeacon": ["AdvertisementCrypto"], "BTHome": ["AdvertisementCrypto"],
-    "BeurerStandardScale": ["GATTHealthProfiles"], "EufyP2Scale": ["AdvertisementCrypto"],
+    "BeurerStandardScale": ["GATTHealthProfiles"], "EufyP2Scale": ["AdvertisementCrypto", "EufyScale"],
     "MedisanaBloodPressure": ["GATTHealthProfiles"],
     "FemometerThermometer": ["GATTHealthProfiles"], "BerryMedOximeter": ["GATTHealthProfiles"],
 ]
@@ -48,14 +48,16 @@ let package = Package(
         .systemLibrary(name: "CMosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CLibPQ", providers: [.apt(["libpq-dev"])]),
-        // The three above are not linked (no link line, no pkg-config, whose --libs would link them): their
+        .systemLibrary(name: "CWebSockets", providers: [.apt(["libwebsockets-dev"])]),
+        // The four above are not linked (no link line, no pkg-config, whose --libs would link them): their
         // functions are defined here, forwarding to the library opened with dlopen when a sink of that kind
         // first needs it (an idle daemon maps none of them).
-        .target(name: "CSinkLibraries", dependencies: ["CCurl", "CLibPQ", "CMosquitto"]),
+        .target(name: "CSinkLibraries", dependencies: ["CCurl", "CLibPQ", "CMosquitto", "CMicroHTTPD", "CWebSockets"]),
         // DynamicLibrary: opens a sink library on first use, naming the Debian package when it is missing.
         .target(name: "SinkLibraries", dependencies: ["CSinkLibraries"]),
         // libmicrohttpd: the HTTP server of `ingestd serve` and `run --http` (it parses requests; ingestd routes them).
-        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        // Not linked either (no link line, no pkg-config): opened through SinkLibraries when the server first starts.
+        .systemLibrary(name: "CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
         // OpenSSL's libcrypto: AES-128-CCM (EVP) for encrypted advertisements. Linked (a daemon decrypts
         // advertisements from its first scan on); libssl is not: only the sink libraries opened on demand bring it.
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
@@ -83,8 +85,10 @@ let package = Package(
         .target(name: "Logging"),
         // sd_notify's datagram protocol: READY, STATUS, STOPPING and the watchdog to NOTIFY_SOCKET.
         .target(name: "ServiceNotification"),
+        // argc/argv as the C library passed them to the program's initializers (no /proc needed).
+        .target(name: "CProcessArguments"),
         // The command-line parser: commands, signatures, parsed values, help, the runner.
-        .target(name: "ArgumentParsing", dependencies: ["Logging"]),
+        .target(name: "ArgumentParsing", dependencies: ["CProcessArguments", "Logging"]),
         // The adapter contract: descriptors, device matches, sessions, the event router.
         .target(name: "AdapterKit", dependencies: ["HealthModel", "Transport"]),
         // AES-128-CCM through libcrypto (the only place its pointers live) and the per-device discipline of
@@ -101,7 +105,7 @@ let package = Package(
         // Charts as SVG (no script, no network) with a data table each, shared by the dashboard and the report.
         .target(name: "Charts"),
         // The web dashboard, JSON API and /metrics over the query port, on libmicrohttpd; the printable report.
-        .target(name: "WebDashboard", dependencies: ["CMicroHTTPD", "Charts", "HealthModel", "Pipeline"]),
+        .target(name: "WebDashboard", dependencies: ["CMicroHTTPD", "Charts", "HealthModel", "Pipeline", "SinkLibraries"]),
         // A small Swift face on sqlite3 and the default SampleStore.
         .target(name: "SQLiteStore", dependencies: ["CSQLite", "HealthModel", "Pipeline"]),
         // Apple Health exports (export.zip / export.xml) streamed into records: zip central directory,
@@ -114,7 +118,7 @@ let package = Package(
         .target(name: "PostgresStore", dependencies: ["CLibPQ", "HealthModel", "Pipeline", "SinkLibraries"]),
         // Sinks: cursors over the change feed, the delivery engine, MQTT (libmosquitto), HTTP push (libcurl),
         // PostgreSQL (through PostgresStore's writer).
-        .target(name: "Delivery", dependencies: ["HealthModel", "Pipeline", "CMosquitto", "CCurl", "PostgresStore", "Redaction", "SinkLibraries"]),
+        .target(name: "Delivery", dependencies: ["HealthModel", "Pipeline", "CMosquitto", "CCurl", "CWebSockets", "PostgresStore", "Redaction", "SinkLibraries"]),
         // The runtime: the daemon and its device backends, the ingest service, the capture replay
         // engine, the capture recorders, input files, the adapter catalogue (built-in + external).
         .target(name: "IngestRuntime", dependencies: [

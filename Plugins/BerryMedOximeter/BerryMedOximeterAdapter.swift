@@ -99,31 +99,22 @@ final class BerryMedConversation: GATTConversation {
             stored += 1
         }
         var ending: String?
-        for _ in 0..<Self.maximumNotifications {
-            let value: GATTValue
-            do {
-                value = try await link.nextValue(timeout: Self.silence) { $0.characteristicUUID == BerryMedUUID.stream }
-            } catch {
-                // Silence, or the oximeter disconnected (or the capture ended): every closed second is
-                // delivered already; the one in progress is delivered below.
-                break
-            }
+        // Silence, or the oximeter disconnected (or the capture ended), ends the loop: every closed second
+        // is delivered already; the one in progress is delivered below.
+        _ = try await link.notifications(matching: { $0.characteristicUUID == BerryMedUUID.stream }, silence: Self.silence,
+                                         maximum: Self.maximumNotifications) { value in
             for packet in stream.append(value.value) {
                 if packet.isReading { lastReading = value.time }
                 if let reading = reducer.add(packet, at: value.time) { try await store(reading) }
             }
             if stream.otherProtocol {
                 ending = "other-protocol"
-                break
-            }
-            if stored >= Self.maximumReadingsPerContact {
+            } else if stored >= Self.maximumReadingsPerContact {
                 ending = "reading-cap"
-                break
-            }
-            if value.time.timeIntervalSince(lastReading) >= Self.fingerOutLimit {
+            } else if value.time.timeIntervalSince(lastReading) >= Self.fingerOutLimit {
                 ending = "finger-out"
-                break
             }
+            return ending != nil
         }
         var output = AdapterOutput()
         if let last = reducer.finish(), stored < Self.maximumReadingsPerContact {

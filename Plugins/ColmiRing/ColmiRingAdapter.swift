@@ -107,39 +107,51 @@ final class ColmiRingConversation: GATTConversation {
                          into output: inout AdapterOutput) async throws -> Bool {
         try await link.write(ColmiPacket.heartRateLog(day: day), to: ColmiUUID.rx, withResponse: withResponse)
         var log = ColmiHeartRateLog.Collector()
-        heartRate: for _ in 0..<Self.maximumPacketsPerAnswer {
-            let packet = try await answer(ColmiPacket.heartRateLog, over: link)
+        var malformed = false
+        let heartRate = try await answers(ColmiPacket.heartRateLog, over: link) { packet in
             do {
                 switch try log.take(packet.value) {
-                case .more: continue
-                case .noLog: break heartRate
+                case .more: return false
+                case .noLog: return true
                 case .log(let found):
                     for reading in found.measured { take(heartRate: reading.beatsPerMinute, at: reading.time, into: &output) }
-                    break heartRate
+                    return true
                 }
-            } catch {
+            } catch let error as ColmiError {
                 output.reject(context.source, reason: error.reason, detail: "\(address): \(error.description)", time: packet.time)
-                return false
+                malformed = true
+                return true
             }
         }
+        if malformed { return false }
+        if case .silent(let error) = heartRate { throw error }
         try await link.write(ColmiPacket.steps(daysAgo: daysAgo), to: ColmiUUID.rx, withResponse: withResponse)
         var steps = ColmiSteps.Collector()
-        for _ in 0..<Self.maximumPacketsPerAnswer {
-            let packet = try await answer(ColmiPacket.steps, over: link)
+        let stepDetails = try await answers(ColmiPacket.steps, over: link) { packet in
             do {
                 switch try steps.take(packet.value) {
-                case .more: continue
+                case .more: return false
                 case .noSteps: return true
                 case .day(let quarters):
                     for quarter in quarters { take(quarter, into: &output) }
                     return true
                 }
-            } catch {
+            } catch let error as ColmiError {
                 output.reject(context.source, reason: error.reason, detail: "\(address): \(error.description)", time: packet.time)
-                return false
+                malformed = true
+                return true
             }
         }
-        return false
+        if case .silent(let error) = stepDetails { throw error }
+        return stepDetails == .done && !malformed
+    }
+
+    /// The ring's answers to `command` (at most ``maximumPacketsPerAnswer``, each within ``answerTimeout``) handed to
+    /// `handle` until it has the whole answer.
+    private func answers(_ command: UInt8, over link: any GATTConversationLink,
+                         _ handle: (GATTValue) async throws -> Bool) async throws -> NotificationLoopEnd {
+        try await link.notifications(matching: { $0.characteristicUUID == ColmiUUID.tx && $0.value.first == command },
+                                     silence: Self.answerTimeout, maximum: Self.maximumPacketsPerAnswer, handle)
     }
 
     private func answer(_ command: UInt8, over link: any GATTConversationLink) async throws -> GATTValue {

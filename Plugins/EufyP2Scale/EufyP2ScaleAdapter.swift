@@ -1,40 +1,52 @@
 import AdapterKit
 import AdvertisementCrypto
+import EufyScale
 import Foundation
 import HealthModel
 import Transport
 
-/// Eufy Smart Scale P2 (T9148) and P2 Pro (T9149) over a connection: the handshake with the key
-/// derived from the scale's address, then the settled weighing with the impedance the scale
-/// measured (which its advertisements do not carry). Their advertised weight stays the
-/// `eufy-scale` adapter's. See README.md.
+/// Eufy Smart Scale P2 (T9148) and P2 Pro (T9149): their advertised weight (and the P2 Pro's heart
+/// rate), and over a connection, after the handshake with the key derived from the scale's
+/// address, the settled weighing with the impedance the scale measured (which its advertisements
+/// do not carry). Both ways one weighing is one sample (``EufyP2Weighings``). See README.md.
 public struct EufyP2ScaleAdapter: ConversingAdapter {
     /// The adapter id, also the samples' source.
     public static let id = "eufy-p2-scale"
     /// The advertised names of the connectable P2 family.
     public static let namePattern = "^eufy T914[89]"
 
+    /// The weighings the scales showed lately, shared by this adapter's sessions and conversations.
+    private let weighings = EufyP2Weighings()
+
     public let descriptor = AdapterDescriptor(
         id: EufyP2ScaleAdapter.id,
-        name: "Eufy P2 / P2 Pro scales over GATT",
-        version: "1.0.0",
-        summary: "The settled weighing with its impedance from Eufy P2 and P2 Pro scales, after their handshake",
-        matches: [.ble(BLEMatch(namePattern: EufyP2ScaleAdapter.namePattern))],
-        produces: [.bodyMass],
-        how: "GATT conversation: the handshake (AES key from the scale's address) answered, the settled weighing taken",
+        name: "Eufy P2 / P2 Pro scales",
+        version: "1.1.0",
+        summary: "Weighings of Eufy P2 and P2 Pro scales: advertised, and with their impedance after the handshake",
+        matches: [
+            .ble(BLEMatch(namePattern: EufyP2ScaleAdapter.namePattern)),
+            .ble(BLEMatch(companyIDs: [EufyAdvertisementDecoder.p2CompanyID])),
+        ],
+        produces: [.bodyMass, .heartRate],
+        how: "advertisements; GATT conversation: the handshake (AES key from the scale's address) answered, the settled weighing taken",
         models: [
             AdapterModel(maker: "Eufy", name: "Smart Scale P2 (T9148)", offers: "weight, impedance",
-                         reads: [.bodyMass], note: "impedance as metadata", capture: "p2-weighing"),
+                         reads: [.bodyMass], note: "impedance as metadata; advertised and connected weighing stored once",
+                         capture: "p2-weighing"),
             AdapterModel(maker: "Eufy", name: "Smart Scale P2 Pro (T9149)", offers: "weight, impedance, heart rate",
-                         reads: [.bodyMass], note: "impedance as metadata; heart rate from its advertisements (eufy-scale)",
-                         capture: "p2-pro-weighing"),
+                         reads: [.bodyMass, .heartRate],
+                         note: "impedance as metadata; heart rate from its advertisements", capture: "p2-pro-weighing"),
         ]
     )
 
     public init() {}
 
+    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any BLEAdapterSession {
+        EufyP2AdvertisedSession(device: device, context: context, weighings: weighings)
+    }
+
     public func makeConversation(for device: BLEDeviceTraits, context: AdapterContext) -> any GATTConversation {
-        EufyP2Conversation(device: device, context: context)
+        EufyP2Conversation(device: device, context: context, weighings: weighings)
     }
 }
 
@@ -56,8 +68,8 @@ public enum EufyP2UUID {
 /// scale keeps no memory to acknowledge or erase. A refused handshake or a malformed frame is
 /// a rejection naming the bytes; nothing is delivered from a scale that did not accept us.
 ///
-/// The weighing: `BodyMass` at the frame's arrival with `IngestImpedanceOhm`, sync identifier
-/// `eufy-p2/<address>/<Unix seconds>`.
+/// The weighing: `BodyMass` at the frame's arrival with `IngestImpedanceOhm`, the sync identifier
+/// of the weighing (``EufyP2Weighings``: the advertised weight's when it came first) at version 2.
 final class EufyP2Conversation: GATTConversation {
     /// The longest wait for a handshake answer.
     static let answerTimeout: Duration = .seconds(10)
@@ -73,12 +85,17 @@ final class EufyP2Conversation: GATTConversation {
     /// Final frames without an impedance after which the weight is kept alone.
     static let finalFramesWithoutImpedance = 3
 
+    /// The sync version of a connected weighing: it replaces the advertised weight of the same weighing.
+    static let syncVersion = 2
+
     private let device: BLEDeviceTraits
     private let context: AdapterContext
+    private let weighings: EufyP2Weighings
 
-    init(device: BLEDeviceTraits, context: AdapterContext) {
+    init(device: BLEDeviceTraits, context: AdapterContext, weighings: EufyP2Weighings) {
         self.device = device
         self.context = context
+        self.weighings = weighings
     }
 
     private typealias Stop = ConversationStop
@@ -193,8 +210,8 @@ final class EufyP2Conversation: GATTConversation {
     }
 
     private func take(_ weight: EufyP2Weight, at time: Date, into output: inout AdapterOutput) {
-        var metadata = Metadata(syncIdentifier: "eufy-p2/\(device.address)/\(Int(time.timeIntervalSince1970))", syncVersion: 1,
-                                timeZone: context.timeZone.identifier)
+        let identifier = weighings.syncIdentifier(for: device.address, kilograms: weight.kilograms, at: time)
+        var metadata = Metadata(syncIdentifier: identifier, syncVersion: Self.syncVersion, timeZone: context.timeZone.identifier)
         if let impedance = weight.impedanceOhms { metadata.entries["IngestImpedanceOhm"] = .number(impedance) }
         output.records.append(.sample(QuantitySample(
             type: .bodyMass, quantity: Quantity(value: weight.kilograms, unit: .kilogram), start: time, end: time,

@@ -3,9 +3,10 @@ import Foundation
 import HealthModel
 import Transport
 
-/// The built-in adapter for the weight Eufy smart scales advertise: the C1 (T9146) and P1 (T9147)
-/// in an 18-byte frame, the P2 (T9148) and P2 Pro (T9149) in a 19-byte frame under company id
-/// 0xFF48, the P2 Pro with the heart rate it measured.
+/// The built-in adapter for the weight the Eufy C1 (T9146) and P1 (T9147) advertise in an 18-byte
+/// frame. The P2 family's advertisements (a 19-byte frame under company id 0xFF48, read by
+/// ``EufyAdvertisementDecoder`` too) are `eufy-p2-scale`'s, which also connects to them: one
+/// adapter, so that an advertised and a connected weighing are one sample.
 public struct EufyScaleAdapter: BLEAdapter {
     /// The adapter id, also the sample source.
     public static let id = "eufy-scale"
@@ -15,25 +16,17 @@ public struct EufyScaleAdapter: BLEAdapter {
     public var descriptor: AdapterDescriptor {
         AdapterDescriptor(
             id: Self.id,
-            name: "Eufy smart scales (advertised weight)",
-            version: "1",
-            summary: "Body mass (and the P2 Pro's heart rate) from Eufy smart scales' advertisements",
-            matches: [
-                .ble(BLEMatch(namePattern: "^eufy T914[6-9]")),
-                .ble(BLEMatch(companyIDs: [EufyAdvertisementDecoder.p2CompanyID])),
-            ],
-            produces: [.bodyMass, .heartRate],
+            name: "Eufy C1 / P1 smart scales (advertised weight)",
+            version: "2",
+            summary: "Body mass from Eufy C1 and P1 smart scales' advertisements",
+            matches: [.ble(BLEMatch(namePattern: "^eufy T914[67]"))],
+            produces: [.bodyMass],
             how: "advertisements",
             models: [
                 AdapterModel(maker: "Eufy", name: "Smart Scale C1 (T9146)", offers: "weight", reads: [.bodyMass],
                              capture: "c1-weighing"),
                 AdapterModel(maker: "Eufy", name: "Smart Scale P1 (T9147)", offers: "weight", reads: [.bodyMass],
                              capture: "p1-weighing"),
-                AdapterModel(maker: "Eufy", name: "Smart Scale P2 (T9148)", offers: "weight; impedance over a connection (eufy-p2-scale)",
-                             reads: [.bodyMass], capture: "p2-weighing"),
-                AdapterModel(maker: "Eufy", name: "Smart Scale P2 Pro (T9149)",
-                             offers: "weight, heart rate; impedance over a connection (eufy-p2-scale)",
-                             reads: [.bodyMass, .heartRate], capture: "p2-pro-weighing"),
             ])
     }
 

@@ -43,28 +43,19 @@ final class OmronBPConversation: GATTConversation {
         self.context = context
     }
 
-    /// A step that ends the contact, with the rejection to report.
-    private struct Stop: Error {
-        var reason: String
-        var detail: String
-        var time: Date
-    }
+    /// A step that ends the contact, with the rejection to report (AdapterKit's shared stop).
+    private typealias Stop = ConversationStop
 
     private var address: String { device.address.description }
 
     func run(over link: any GATTConversationLink, deliver: (AdapterOutput) async throws -> DeliveryReceipt) async throws {
-        do {
-            try await converse(over: link, deliver: deliver)
-        } catch let stop as Stop {
-            var output = AdapterOutput()
-            output.reject(context.source, reason: stop.reason, detail: "\(address): \(stop.detail)", time: stop.time)
-            _ = try await deliver(output)
-        } catch let failure as MemoryWire.Failure {
-            // A malformed answer ends the contact: what was delivered stays, nothing more is read or erased.
-            var output = AdapterOutput()
-            output.reject(context.source, reason: failure.error.reason, detail: "\(address): \(failure.error.description)",
-                          time: failure.time)
-            _ = try await deliver(output)
+        try await ConversationStop.reporting(source: context.source, device: device.address, over: link, deliver: deliver) {
+            do {
+                try await converse(over: link, deliver: deliver)
+            } catch let failure as MemoryWire.Failure {
+                // A malformed answer ends the contact: what was delivered stays, nothing more is read or erased.
+                throw Stop(reason: failure.error.reason, detail: failure.error.description, time: failure.time)
+            }
         }
     }
 

@@ -76,6 +76,36 @@ extension GATTConversation {
     public var maximumValuesPerContact: Int { GATTConversationLimits.defaultValuesPerContact }
 }
 
+/// How a bounded notification loop (``GATTConversationLink/notifications(matching:silence:maximum:_:)``) ended.
+public enum NotificationLoopEnd: Sendable, Equatable {
+    /// The handler had what it wanted.
+    case done
+    /// Nothing matching came within the silence period, or the link ended: the wait's error.
+    case silent(GATTConversationError)
+    /// The most values the loop may read were read without the handler being done.
+    case exhausted
+}
+
+extension GATTConversationLink {
+    /// The conversations' one "notify until silence" loop: hands `handle` each value that
+    /// `matching` accepts, until `handle` returns true (done), nothing matching arrives within
+    /// `silence` (or the link ends), or `maximum` values were handed. Errors `handle` throws end
+    /// the loop as they are.
+    public func notifications(matching: @escaping @Sendable (GATTValue) -> Bool, silence: Duration, maximum: Int,
+                              _ handle: (GATTValue) async throws -> Bool) async throws -> NotificationLoopEnd {
+        for _ in 0..<max(0, maximum) {
+            let value: GATTValue
+            do {
+                value = try await nextValue(timeout: silence, matching: matching)
+            } catch {
+                return .silent(error)
+            }
+            if try await handle(value) { return .done }
+        }
+        return .exhausted
+    }
+}
+
 /// One conversation with one connected device.
 public protocol GATTConversation: AnyObject {
     /// The most notifications and indications the device may send in one contact that this

@@ -1,4 +1,5 @@
 import Logging
+import CProcessArguments
 import Foundation
 
 #if canImport(Glibc)
@@ -147,10 +148,25 @@ public enum CommandLineRunner {
         let style = StreamLogHandler.style(environment: environment, standardErrorIdentity: standardErrorIdentity())
         let logger = Logger(label: root.configuration.name, handler: StreamLogHandler(writer: stderr, style: style))
         let context = CommandContext(stdout: stdout, stderr: stderr, environment: environment, logger: logger)
-        let status = await run(
-            root: root, arguments: Array(CommandLine.arguments.dropFirst()), context: context,
-            defaultLogLevel: defaultLogLevel)
+        guard let arguments = processArguments() else {
+            // Never run the default command (the daemon) on a command line that could not be read.
+            stderr.write("\(root.configuration.name): cannot read the command line (no argv and no /proc/self/cmdline)\n")
+            stderr.flush()
+            exit(ExitCode.usage.rawValue)
+        }
+        let status = await run(root: root, arguments: arguments, context: context, defaultLogLevel: defaultLogLevel)
         exit(status)
+    }
+
+    /// The arguments after the program name: argv as the C library gave it to the program's initializers,
+    /// else Swift's `CommandLine` (which reads /proc/self/cmdline); nil when neither has even the program name.
+    static func processArguments() -> [String]? {
+        var count: Int32 = 0
+        if let argv = cprocess_arguments(&count), count > 0 {
+            return (1..<Int(count)).map { index in argv[index].map { String(cString: $0) } ?? "" }
+        }
+        let fallback = CommandLine.arguments
+        return fallback.isEmpty ? nil : Array(fallback.dropFirst())
     }
 
     /// `device:inode` of file descriptor 2, the form `JOURNAL_STREAM` uses.

@@ -4,11 +4,12 @@
 #include <stdio.h>
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static void *handles[3];
-static const char *default_sonames[3] = {"libcurl.so.4", "libpq.so.5", "libmosquitto.so.1"};
+static void *handles[5];
+static const char *default_sonames[5] = {"libcurl.so.4", "libpq.so.5", "libmosquitto.so.1", "libmicrohttpd.so.12",
+                                        "libwebsockets.so.17"};
 
 int csink_load(csink_library library, const char *soname, char *error, size_t error_size) {
-    if (library < 0 || library > 2) {
+    if (library < 0 || library > 4) {
         snprintf(error, error_size, "unknown library %d", (int)library);
         return 0;
     }
@@ -29,6 +30,8 @@ int csink_load(csink_library library, const char *soname, char *error, size_t er
     case CSINK_CURL: missing = csink_resolve_curl(handle); break;
     case CSINK_PQ: missing = csink_resolve_pq(handle); break;
     case CSINK_MOSQUITTO: missing = csink_resolve_mosquitto(handle); break;
+    case CSINK_MICROHTTPD: missing = csink_resolve_microhttpd(handle); break;
+    case CSINK_WEBSOCKETS: missing = csink_resolve_websockets(handle); break;
     }
     if (missing != NULL) {
         snprintf(error, error_size, "%s has no function %s (too old a version)", soname, missing);
@@ -42,7 +45,7 @@ int csink_load(csink_library library, const char *soname, char *error, size_t er
 }
 
 int csink_is_loaded(csink_library library) {
-    if (library < 0 || library > 2) return 0;
+    if (library < 0 || library > 4) return 0;
     return __atomic_load_n(&handles[library], __ATOMIC_ACQUIRE) != NULL;
 }
 

@@ -7,6 +7,8 @@
 const char *csink_resolve_curl(void *handle);
 const char *csink_resolve_pq(void *handle);
 const char *csink_resolve_mosquitto(void *handle);
+const char *csink_resolve_microhttpd(void *handle);
+const char *csink_resolve_websockets(void *handle);
 /* Loads `library` under its default soname if not yet loaded (a call reaching a forwarder before
  * the Swift side loaded it); 1 when loaded. */
 int csink_ensure(csink_library library);

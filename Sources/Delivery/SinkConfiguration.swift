@@ -129,6 +129,8 @@ public enum SinkConfigurationError: Error, Equatable, CustomStringConvertible {
     case optionFileUnreadable(String, path: String, reason: String)
     /// An option of another kind given for this one.
     case optionNotApplicable(String, kind: String)
+    /// An option this kind cannot do without (`--token` of a Home Assistant statistics sink).
+    case optionRequired(String, kind: String, example: String)
     case secretFileUnreadable(path: String, reason: String)
     case secretEnvironmentMissing(String)
 
@@ -142,6 +144,7 @@ public enum SinkConfigurationError: Error, Equatable, CustomStringConvertible {
         case .invalidOption(let option, let value, let reason): "invalid \(option) '\(value)': \(reason)"
         case .optionFileUnreadable(let option, let path, let reason): "\(path) (\(option)): \(reason)"
         case .optionNotApplicable(let option, let kind): "\(option) does not apply to a \(kind) sink"
+        case .optionRequired(let option, let kind, let example): "a \(kind) sink needs \(option) \(example)"
         case .secretFileUnreadable(let path, let reason): "cannot read the secret file \(path): \(reason)"
         case .secretEnvironmentMissing(let name): "the environment variable \(name) (named as a secret) is not set"
         }

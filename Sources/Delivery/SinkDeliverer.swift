@@ -207,6 +207,12 @@ public final class SinkDeliverer {
     private func context(_ records: [OutgoingRecord]) throws(SinkDeliveryError) -> DeliveryContext {
         var context = try dailyContext(records)
         context.storeIdentity = storeIdentity
+        for request in transport.statisticsRequests(for: records) {
+            context.statistics[request] = try storeStep {
+                try store.statistics(request.operation, type: request.type, from: request.from, to: request.to,
+                                     granularity: request.granularity, zone: request.zone, scope: request.scope)
+            }
+        }
         return context
     }
 

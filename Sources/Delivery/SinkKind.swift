@@ -137,7 +137,7 @@ extension SinkKindOptions {
 /// and one line here.
 public enum SinkKinds {
     public static var all: [any SinkKindDescriptor.Type] {
-        [MQTTSinkKind.self, HTTPSinkKind.self, PostgresSinkKind.self]
+        [MQTTSinkKind.self, HTTPSinkKind.self, PostgresSinkKind.self, HomeAssistantStatisticsSinkKind.self]
     }
 
     /// The kind a URL scheme picks, with the scheme.

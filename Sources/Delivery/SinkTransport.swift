@@ -96,6 +96,7 @@ extension SinkConfigurationError {
         case .invalidOption(let option, let value, let reason): .invalidOption(option, value: r(value), reason: r(reason))
         case .optionFileUnreadable(let option, let path, let reason): .optionFileUnreadable(option, path: r(path), reason: r(reason))
         case .optionNotApplicable(let option, let kind): .optionNotApplicable(option, kind: kind)
+        case .optionRequired(let option, let kind, let example): .optionRequired(option, kind: kind, example: example)
         case .secretFileUnreadable(let path, let reason): .secretFileUnreadable(path: r(path), reason: r(reason))
         case .secretEnvironmentMissing(let name): .secretEnvironmentMissing(name)
         }
@@ -116,6 +117,7 @@ final class RedactingSinkTransport: SinkTransport {
 
     var wantsDailyTotals: Bool { inner.wantsDailyTotals }
     var sendsWhileTheNextBatchIsRead: Bool { inner.sendsWhileTheNextBatchIsRead }
+    func statisticsRequests(for records: [OutgoingRecord]) -> Set<StatisticsRequest> { inner.statisticsRequests(for: records) }
 
     func send(_ records: [OutgoingRecord], context: DeliveryContext) throws(SinkDeliveryError) -> SendResult {
         do {
@@ -156,6 +158,8 @@ public struct DeliveryContext: Sendable {
     /// readings at least as new (by end time) as the published one, or for cumulative types one
     /// that counts in today's total. Readings not here go out only as samples.
     public var currentReadings: [String: QuantitySample]
+    /// The store's answers to the transport's `statisticsRequests(for:)` of this batch.
+    public var statistics: [StatisticsRequest: [StatisticsBucket]] = [:]
 
     public init(dailyTotals: [String: Double] = [:], people: [String] = [], storeIdentity: String? = nil,
                 publishedStates: [String: Date] = [:], currentReadings: [String: QuantitySample] = [:]) {
@@ -203,11 +207,15 @@ public protocol SinkTransport: AnyObject {
     /// Whether `send` may run on another thread while the deliverer reads the next batch from
     /// its store (still one thread at a time on the transport; nothing is acknowledged early).
     var sendsWhileTheNextBatchIsRead: Bool { get }
+    /// The statistics `send` needs from the store for `records` (Home Assistant's hourly
+    /// statistics), answered in `DeliveryContext.statistics`; none by default.
+    func statisticsRequests(for records: [OutgoingRecord]) -> Set<StatisticsRequest>
 }
 
 extension SinkTransport {
     /// Transports send on the deliverer's thread unless they say otherwise.
     public var sendsWhileTheNextBatchIsRead: Bool { false }
+    public func statisticsRequests(for records: [OutgoingRecord]) -> Set<StatisticsRequest> { [] }
 }
 
 /// Makes the transport of a sink's kind.

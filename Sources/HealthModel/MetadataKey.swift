@@ -19,6 +19,9 @@ public enum MetadataKey {
     public static let deviceUserID = "IngestDeviceUserID"
     /// Whole-body impedance of a weighing in ohms (number), as a scale measured it.
     public static let impedance = "IngestImpedanceOhm"
+    /// A dual-frequency scale's impedance at its high frequency (about 250 kHz) in ohms (number);
+    /// `impedance` is then the one at about 50 kHz (the Xiaomi S400).
+    public static let highFrequencyImpedance = "IngestImpedanceHighFrequencyOhm"
     /// The body-composition formula a derived sample was computed with (String, e.g. `standard`,
     /// `xiaomi`); a sample without it is a stored value (the scale's or an import's own).
     public static let bodyCompositionFormula = "IngestBodyCompositionFormula"

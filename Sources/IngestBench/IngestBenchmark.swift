@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import IngestRuntime
 import Pipeline
 import SQLiteStore
 
@@ -78,7 +79,7 @@ struct IngestBenchmark {
 final class PipelineArm {
     let path: String
     private let store: HealthStore
-    private let pipeline: Pipeline
+    private let pipeline: Ingestion
     private(set) var elapsed = Duration.zero
     private var totals = TypeCounts()
 
@@ -89,7 +90,7 @@ final class PipelineArm {
         for source in SampleGenerator.sources {
             try store.grant(source: source.name, types: [], all: true)
         }
-        pipeline = try Pipeline(store: store)
+        pipeline = try Ingestion(store: store)
     }
 
     deinit { store.close() }

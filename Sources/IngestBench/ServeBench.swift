@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Glibc
 import HealthModel
+import IngestRuntime
 import Pipeline
 import SQLiteStore
 import WebDashboard
@@ -59,7 +60,7 @@ enum ServeBench {
         let store = try HealthStore(path: path)
         defer { store.close() }
         try store.grant(source: source, types: [.stepCount, .heartRate])
-        let pipeline = try Pipeline(store: store)
+        let pipeline = try Ingestion(store: store)
         var random = SplitMix64(seed: 0x5E7E_D45B)
         var batch: [HealthRecord] = []
         batch.reserveCapacity(10_000)

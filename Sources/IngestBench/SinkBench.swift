@@ -1,6 +1,7 @@
 import Delivery
 import Foundation
 import HealthModel
+import IngestRuntime
 import Pipeline
 import SQLiteStore
 
@@ -54,7 +55,7 @@ enum SinkBench {
         let store = try HealthStore(path: path)
         defer { store.close() }
         try store.grant(source: "bench", types: [], all: true)
-        let pipeline = try Pipeline(store: store)
+        let pipeline = try Ingestion(store: store)
         let start = Date(timeIntervalSince1970: 1_700_000_000)
         var index = 0
         while index < count {

@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import HealthModel
+import IngestRuntime
 import Pipeline
 import SQLiteStore
 
@@ -39,7 +40,7 @@ struct StatsBenchmark {
         let store = try HealthStore(path: path)
         defer { store.close() }
         try store.grant(source: Self.source, types: [.stepCount])
-        let pipeline = try Pipeline(store: store)
+        let pipeline = try Ingestion(store: store)
         var random = SplitMix64(seed: 0x57E9_5000)
         var batch: [HealthRecord] = []
         batch.reserveCapacity(5000)

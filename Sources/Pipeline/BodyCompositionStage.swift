@@ -1,7 +1,7 @@
 import Foundation
 import HealthModel
 
-/// Why a weighing with an impedance derived no body composition. Counted per weighing (as a
+/// Why a weighing derived no body composition. Counted per weighing (as a
 /// rejection of `bodyFatPercentage` with the key `not-derived-…`, so `ingestd status` shows it);
 /// each case carries the offending value. Nothing is ever clamped into range.
 public enum BodyCompositionSkip: Error, Hashable, Sendable, CustomStringConvertible {
@@ -30,6 +30,9 @@ public enum BodyCompositionSkip: Error, Hashable, Sendable, CustomStringConverti
             case .heightOutsideFormula: "height-outside-formula"
             case .weightOutsideFormula: "weight-outside-formula"
             case .impossibleResult: "impossible-result"
+            case .bodyMassIndexOutsideFormula: "bmi-outside-formula"
+            case .highFrequencyImpedanceMissing: "high-frequency-impedance-missing"
+            case .unreliableContact: "unreliable-contact"
             }
         case .notAuthorized: "not-authorized"
         }
@@ -49,7 +52,8 @@ public enum BodyCompositionSkip: Error, Hashable, Sendable, CustomStringConverti
 }
 
 /// The derivation stage (after person assignment): a weighing — a body mass with the scale's
-/// impedance (`IngestImpedanceOhm`), one source, one instant — of a person whose profile has a
+/// impedance (`IngestImpedanceOhm`), one source, one instant; or, for the `estimate` choice, a
+/// body mass without one — of a person whose profile has a
 /// height, a date of birth and a biological sex gives derived samples of the same instant,
 /// source, device and sync identity: body fat, lean body mass, body mass index (when the scale
 /// sent none), body water, skeletal muscle, bone mass, visceral fat rating and basal metabolic
@@ -64,11 +68,14 @@ public enum BodyCompositionStage {
         .visceralFatRating, .basalMetabolicRate,
     ]
 
-    /// The scale family's own published formula, when there is one (by the device's manufacturer).
-    public static func vendorFormula(for device: Device?) -> (any BodyCompositionFormula)? {
-        switch device?.manufacturer?.lowercased() {
-        case "xiaomi": XiaomiBodyComposition()
+    /// The scale family's own published formula for `weighing`, when there is one (by the
+    /// device's manufacturer; a Xiaomi weighing with a high-frequency impedance is the S400's).
+    public static func vendorFormula(for weighing: QuantitySample) -> (any BodyCompositionFormula)? {
+        switch weighing.device?.manufacturer?.lowercased() {
+        case "xiaomi":
+            weighing.metadata[MetadataKey.highFrequencyImpedance] != nil ? S400BodyComposition() : XiaomiBodyComposition()
         case "yunmai": YunmaiBodyComposition()
+        case "qn": QNBodyComposition()
         default: nil
         }
     }
@@ -79,15 +86,27 @@ public enum BodyCompositionStage {
     }
 
     /// The derived samples of one weighing, nil when there is nothing to derive (not a body
-    /// mass, no impedance, or the person chose `none`), or why the weighing derived nothing.
+    /// mass, no impedance and no `estimate` choice, or the choice `none`), or why the weighing
+    /// derived nothing.
     /// - Parameter present: the types the weighing already has values of (sent by the scale).
     /// - Parameter deviceChoice: the formula set for the weighing's device, over the person's.
     public static func derive(weighing: QuantitySample, person: Person, present: Set<QuantityType>,
                               deviceChoice: BodyCompositionChoice? = nil) -> Result<[QuantitySample], BodyCompositionSkip>? {
-        guard weighing.type == .bodyMass, let impedanceValue = weighing.metadata[MetadataKey.impedance] else { return nil }
+        guard weighing.type == .bodyMass else { return nil }
         let choice = deviceChoice ?? person.bodyComposition
-        guard let formula = choice.formula(vendorFormula: vendorFormula(for: weighing.device)) else { return nil }
-        guard case .number(let impedance) = impedanceValue else { return .failure(.impedanceNotANumber(impedanceValue.description)) }
+        let impedanceValue = weighing.metadata[MetadataKey.impedance]
+        guard let formula = impedanceValue == nil ? choice.formulaWithoutImpedance
+                : choice.formula(vendorFormula: vendorFormula(for: weighing)) else { return nil }
+        var impedance = Double.nan
+        if let impedanceValue {
+            guard case .number(let ohms) = impedanceValue else { return .failure(.impedanceNotANumber(impedanceValue.description)) }
+            impedance = ohms
+        }
+        var highFrequency: Double?
+        if let value = weighing.metadata[MetadataKey.highFrequencyImpedance] {
+            guard case .number(let ohms) = value else { return .failure(.impedanceNotANumber(value.description)) }
+            highFrequency = ohms
+        }
         let profile = person.profile
         var missing: [String] = []
         let heightCentimetres = profile.height.flatMap { try? $0.doubleValue(for: .meter) * 100 }
@@ -103,7 +122,8 @@ public enum BodyCompositionStage {
         }
         guard let kilograms = try? weighing.quantity.doubleValue(for: .gram) / 1000 else { return nil }
         let input = BodyCompositionInput(weightKilograms: kilograms, impedanceOhms: impedance,
-                                         heightCentimetres: heightCentimetres, ageYears: age, sex: profile.biologicalSex)
+                                         heightCentimetres: heightCentimetres, ageYears: age, sex: profile.biologicalSex,
+                                         highFrequencyImpedanceOhms: highFrequency)
         let result: BodyCompositionResult
         switch formula.derive(input) {
         case .success(let derived): result = derived
@@ -113,7 +133,8 @@ public enum BodyCompositionStage {
         // standard one no bone or visceral fat) gets it from the other, when that one accepts the
         // input; each sample names the formula that computed it.
         var fallback: (any BodyCompositionFormula, BodyCompositionResult)?
-        if formula.name != StandardBodyComposition().name, case .success(let other) = StandardBodyComposition().derive(input) {
+        if formula.name != StandardBodyComposition().name, impedanceValue != nil,
+           case .success(let other) = StandardBodyComposition().derive(input) {
             fallback = (StandardBodyComposition(), other)
         }
         func value(_ field: KeyPath<BodyCompositionResult, Double?>) -> (Double, any BodyCompositionFormula)? {
@@ -136,7 +157,8 @@ public enum BodyCompositionStage {
         metadata.syncVersion = weighing.metadata.syncVersion
         metadata.timeZone = weighing.metadata.timeZone
         metadata.deviceSerialNumber = weighing.metadata.deviceSerialNumber
-        metadata.entries[MetadataKey.impedance] = .number(impedance)
+        if impedanceValue != nil { metadata.entries[MetadataKey.impedance] = .number(impedance) }
+        if let highFrequency { metadata.entries[MetadataKey.highFrequencyImpedance] = .number(highFrequency) }
         if let slot = weighing.metadata[MetadataKey.deviceUserID] { metadata.entries[MetadataKey.deviceUserID] = slot }
         let derived = values.compactMap { type, computed -> QuantitySample? in
             guard let (value, by) = computed, !present.contains(type) else { return nil }
@@ -156,11 +178,17 @@ public enum BodyCompositionStage {
         -> (derived: [(record: Int, sample: QuantitySample)], skips: [(weighing: QuantitySample, skip: BodyCompositionSkip)]) {
         var derived: [(record: Int, sample: QuantitySample)] = []
         var skips: [(weighing: QuantitySample, skip: BodyCompositionSkip)] = []
-        // Most batches hold no weighing with an impedance: nothing is built for them.
+        // Most batches hold no weighing to derive from: nothing is built for them. A weighing
+        // without an impedance counts only for a person (or device) that chose `estimate`.
+        let estimates = household.estimatesWithoutImpedance
         var weighings: [Int] = []
         for (index, record) in records.enumerated() {
             guard case .sample(let sample) = record, sample.type == .bodyMass,
-                  sample.metadata[MetadataKey.impedance] != nil, people.indices.contains(index), people[index] != nil else { continue }
+                  people.indices.contains(index), let person = people[index] else { continue }
+            if sample.metadata[MetadataKey.impedance] == nil {
+                guard estimates, (household.bodyComposition(ofDeviceOf: sample)
+                                  ?? household.people.first(where: { $0.id == person })?.bodyComposition) == .estimate else { continue }
+            }
             weighings.append(index)
         }
         guard !weighings.isEmpty else { return ([], []) }

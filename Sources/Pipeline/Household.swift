@@ -29,6 +29,12 @@ public struct Household: Sendable, Equatable {
         return Self.deviceKeys(of: sample).lazy.compactMap { deviceBodyComposition[$0] }.first
     }
 
+    /// Whether anybody (a person or a device) chose `estimate`: only then do weighings without
+    /// an impedance derive anything.
+    public var estimatesWithoutImpedance: Bool {
+        people.contains { $0.bodyComposition == .estimate } || deviceBodyComposition.values.contains(.estimate)
+    }
+
     /// The lookup key of a device identifier as `devices assign` stores it.
     public static func deviceKey(_ identifier: String) -> String {
         identifier.lowercased()

@@ -68,6 +68,28 @@ public protocol QueryStore: AnyObject {
     /// Samples held for undecided (source, type) pairs, per source (`sources`, `status`): they
     /// exist only in a gateway's own store, a fleet's shared store holds none (empty).
     func heldSampleCounts() throws -> [String: Int]
+    /// What the store holds: per source and type its samples (a fleet's database: per gateway
+    /// too, with each gateway's deliveries, in `scope`'s gateway), held and unassigned samples, and
+    /// the rejections since `since` (`ingestd status`).
+    func status(scope: QueryScope, rejectionsSince since: Date) throws -> StoreStatus
+    /// The anchored query: changes after `anchor` of `type` (every type when nil) in `scope`, oldest
+    /// first, handed to `body` as they are read (at most `limit` when above 0, or a few more to
+    /// finish an anchor); returns the anchor to pass next time. An anchor of another kind of store
+    /// throws ``ChangeAnchorError/ofAnotherStore(text:reason:)``.
+    @discardableResult
+    func changes(since anchor: ChangeAnchor, type: QuantityType?, scope: QueryScope, limit: Int,
+                 _ body: (ChangeEntry) throws -> Void) throws -> ChangeAnchor
+    /// The export cursor: the records overlapping `[from, to)` of `types` (nil: every type) in
+    /// `scope`, oldest first, one at a time in constant memory, from one consistent snapshot: a
+    /// sample, or a correlation with its members where the store keeps correlations.
+    @discardableResult
+    func forEachRecord(types: [QuantityType]?, from: Date?, to: Date?, scope: QueryScope,
+                       _ body: (HealthRecord) throws -> Void) throws -> ExportReadSummary
+    /// Where `watch` starts: after `anchor` (what was committed after it comes first), or (nil) now.
+    func watchStart(after anchor: ChangeAnchor?) throws -> WatchCursor
+    /// What was committed (and delivered by sinks) since `cursor`, oldest first, of `scope`; and
+    /// the cursor after it.
+    func watchEvents(after cursor: WatchCursor, scope: QueryScope) throws -> (events: [WatchEvent], cursor: WatchCursor)
     /// Ends the store's connection.
     func close()
 }

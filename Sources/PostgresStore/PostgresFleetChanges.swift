@@ -2,78 +2,6 @@ import Foundation
 import HealthModel
 import Pipeline
 
-/// Why a fleet change anchor given by the user cannot be read; carries the offending text.
-public enum FleetAnchorError: Error, Equatable, CustomStringConvertible {
-    /// The token is not one `changes --store postgresql://…` printed.
-    case malformed(token: String, reason: String)
-
-    public var description: String {
-        switch self {
-        case .malformed(let token, let reason):
-            let shown = token.count > 40 ? String(token.prefix(40)) + "…" : token
-            return "invalid fleet anchor '\(shown)': \(reason)"
-        }
-    }
-}
-
-/// The position of a reader in a fleet's change order: per gateway, the highest feed anchor of that
-/// gateway already seen. Each gateway's sink delivers its own store's feed in anchor order, one
-/// transaction per batch, so a gateway's rows with a higher anchor are exactly its changes since.
-/// Like HealthKit's query anchors it is opaque to users: `token` encodes it, `init(token:)` reads it
-/// back (`0` or an empty token is the beginning).
-public struct FleetAnchor: Sendable, Equatable {
-    /// Highest anchor seen per gateway id; a gateway not listed is read from its beginning.
-    public var positions: [String: Int64]
-
-    /// The longest token accepted (about 10,000 gateways).
-    public static let maximumTokenLength = 1 << 20
-    private static let prefix = "f1."
-
-    public init(positions: [String: Int64] = [:]) {
-        self.positions = positions
-    }
-
-    /// The position encoded as `f1.` followed by base64url (no padding) of `gateway<TAB>anchor` lines.
-    public var token: String {
-        let text = positions.keys.sorted().map { "\($0)\t\(positions[$0] ?? 0)\n" }.joined()
-        let base64 = Data(text.utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-        return Self.prefix + base64
-    }
-
-    /// Reads a token printed by `changes`; `0` and the empty string are the beginning.
-    public init(token: String) throws(FleetAnchorError) {
-        if token.isEmpty || token == "0" {
-            self.init()
-            return
-        }
-        guard token.utf8.count <= Self.maximumTokenLength else {
-            throw .malformed(token: token, reason: "longer than \(Self.maximumTokenLength) bytes")
-        }
-        guard token.hasPrefix(Self.prefix) else {
-            throw .malformed(token: token, reason: "not a fleet anchor (it starts with '\(Self.prefix)'; a number is a store file's anchor)")
-        }
-        var base64 = String(token.dropFirst(Self.prefix.count))
-            .replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8) else {
-            throw .malformed(token: token, reason: "not base64url-encoded UTF-8")
-        }
-        var positions: [String: Int64] = [:]
-        for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
-            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
-            guard fields.count == 2, !fields[0].isEmpty, let anchor = Int64(fields[1]), anchor >= 0 else {
-                throw .malformed(token: token, reason: "bad entry '\(line)'")
-            }
-            guard positions.updateValue(anchor, forKey: String(fields[0])) == nil else {
-                throw .malformed(token: token, reason: "gateway '\(fields[0])' listed twice")
-            }
-        }
-        self.init(positions: positions)
-    }
-}
-
 /// One change in a fleet's database, in change order (by gateway id, then the gateway's anchor).
 public enum FleetChange: Sendable {
     /// A sample added (or replaced) by `gateway` at its feed anchor `anchor`.
@@ -82,27 +10,18 @@ public enum FleetChange: Sendable {
     case deleted(uuid: UUID, type: String, gateway: String, anchor: Int64)
 }
 
-/// What the fleet's database holds for one gateway (`ingestd status --store postgresql://…`).
-public struct FleetGatewayStatus: Sendable, Equatable {
-    public var gateway: String
-    public var firstDelivery: Date
-    public var lastDelivery: Date
-    /// The gateway's position in its own feed: the highest anchor it delivered.
-    public var lastAnchor: Int64
-    public var liveSamples: Int
-    public var deletedSamples: Int
-}
-
-/// Per gateway, source and type: live samples and the end of the latest one.
-public struct FleetSourceTypeStatus: Sendable, Equatable {
-    public var gateway: String
-    public var source: String
-    public var type: String
-    public var count: Int
-    public var lastSampleEnd: Date
-}
-
 extension PostgresQueryStore {
+    /// ` AND …` selecting the samples (alias `x`) of `people`, its parameter appended to `parameters`.
+    static func personCondition(_ people: QueryScope.People, parameters: inout [String?]) -> String {
+        switch people {
+        case .everyone: return ""
+        case .unassigned: return " AND x.person IS NULL"
+        case .named(let name):
+            parameters.append(name)
+            return " AND x.person = $\(parameters.count)"
+        }
+    }
+
     /// The rows read per statement while streaming changes (memory stays bounded by it).
     static let changesPageSize = 5_000
 
@@ -155,13 +74,7 @@ extension PostgresQueryStore {
                 parameters.append(type.identifier)
                 sql += " AND x.type = $\(parameters.count)"
             }
-            switch scope.people {
-            case .everyone: break
-            case .unassigned: sql += " AND x.person IS NULL"
-            case .named(let name):
-                parameters.append(name)
-                sql += " AND x.person = $\(parameters.count)"
-            }
+            sql += Self.personCondition(scope.people, parameters: &parameters)
             sql += " ORDER BY x.anchor, x.uuid LIMIT \(Self.changesPageSize)"
             var lastUUID = "ffffffff-ffff-ffff-ffff-ffffffffffff"
             var finished = false
@@ -199,8 +112,9 @@ extension PostgresQueryStore {
         return result
     }
 
-    /// The schema's version and, per gateway in `scope`, its deliveries and counts.
-    public func fleetStatus(scope: QueryScope) throws -> (version: Int, gateways: [FleetGatewayStatus], sources: [FleetSourceTypeStatus]) {
+    /// The schema's version and, per gateway in `scope`, its deliveries and counts. A fleet's
+    /// database holds no held samples (each gateway keeps its own) and no rejections.
+    public func status(scope: QueryScope, rejectionsSince since: Date) throws -> StoreStatus {
         let version = try schema.currentVersion(connection)
         let filter = scope.gateway == nil ? "" : " WHERE g.id = $1"
         let parameters: [String?] = scope.gateway.map { [$0] } ?? []
@@ -218,17 +132,18 @@ extension PostgresQueryStore {
             FROM \(schema.table("gateways")) g LEFT JOIN \(schema.table("samples")) x ON x.gateway = g.id\(filter)
             GROUP BY g.id ORDER BY g.id
             """, parameters).rows.map { row in
-            FleetGatewayStatus(gateway: row[0] ?? "", firstDelivery: try date(row[1]), lastDelivery: try date(row[2]),
-                               lastAnchor: Int64(try integer(row[3])), liveSamples: try integer(row[4]), deletedSamples: try integer(row[5]))
+            GatewayStatus(gateway: row[0] ?? "", firstDelivery: try date(row[1]), lastDelivery: try date(row[2]),
+                          lastAnchor: Int64(try integer(row[3])), liveSamples: try integer(row[4]), deletedSamples: try integer(row[5]))
         }
         let sourceFilter = scope.gateway == nil ? "" : " AND x.gateway = $1"
         let sources = try connection.execute("""
             SELECT x.gateway, x.source, x.type, count(*), date_part('epoch', max(x.end_time)) FROM \(schema.table("samples")) x
             WHERE x.deleted_at IS NULL\(sourceFilter) GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
             """, parameters).rows.map { row in
-            FleetSourceTypeStatus(gateway: row[0] ?? "", source: row[1] ?? "", type: row[2] ?? "", count: try integer(row[3]),
-                                  lastSampleEnd: try date(row[4]))
+            SourceTypeStatus(gateway: row[0] ?? "", source: row[1] ?? "", type: row[2] ?? "", count: try integer(row[3]),
+                             lastSampleEnd: try date(row[4]))
         }
-        return (version, gateways, sources)
+        return StoreStatus(location: connection.target, schema: SchemaStatus(name: schema.name, version: version),
+                           gateways: gateways, sourceTypes: sources)
     }
 }

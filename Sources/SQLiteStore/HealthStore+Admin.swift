@@ -6,10 +6,17 @@ extension HealthStore {
     // MARK: Authorization
 
     /// Grants `source` the right to write `types` (or every type with `all`), replacing any explicit
-    /// denial of them. Held samples stay pending: `releaseHeld` brings them in.
-    public func grant(source: String, types: [QuantityType], all: Bool = false) throws {
+    /// denial of them. Held samples stay pending: `releaseHeld` brings them in. A grant of a
+    /// derived body-composition type derives, in the same transaction, the values of the
+    /// source's stored weighings that were refused for want of it (returned).
+    @discardableResult
+    public func grant(source: String, types: [QuantityType], all: Bool = false) throws -> BodyCompositionRecomputation {
         try retryingWhileBusy {
-            try changeDecision(table: "grants", clearing: "denials", source: source, types: types, all: all)
+            try db.transaction(.immediate) {
+                try changeDecision(table: "grants", clearing: "denials", source: source, types: types, all: all)
+                guard all || types.contains(where: BodyCompositionStage.derivedTypes.contains) else { return BodyCompositionRecomputation() }
+                return try deriveMissingBodyComposition(source: source)
+            }
         }
     }
 
@@ -224,14 +231,6 @@ extension HealthStore {
         }
         return result
     }
-}
-
-/// Per (source, type): how many samples and the newest sample's end (`ingestd status`).
-public struct SourceTypeStatus: Sendable, Equatable {
-    public var source: String
-    public var type: String
-    public var count: Int
-    public var lastSampleEnd: Date
 }
 
 extension HealthStore {

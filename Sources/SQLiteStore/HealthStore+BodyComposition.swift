@@ -6,7 +6,7 @@ import Pipeline
 /// tombstone in the change feed), new ones added, and the weighings that derived nothing, by
 /// reason (`not-derived-…`) with one example message each.
 public struct BodyCompositionRecomputation: Sendable, Equatable {
-    /// Weighings (body masses with an impedance) looked at.
+    /// Weighings (body masses with an impedance, or of an `estimate` choice) looked at.
     public var weighings = 0
     public var removed = 0
     public var added = 0
@@ -15,9 +15,9 @@ public struct BodyCompositionRecomputation: Sendable, Equatable {
 
     public init() {}
 
-    /// One line for people: "3 weighings: 8 derived values replaced by 8; 1 derived nothing (…)".
+    /// One line for people: "3 weighings: 8 derived values removed, 8 added; 1 derived nothing: …".
     public var summary: String {
-        var text = "\(weighings) weighing\(weighings == 1 ? "" : "s") with an impedance: \(removed) derived value\(removed == 1 ? "" : "s") removed, \(added) added"
+        var text = "\(weighings) weighing\(weighings == 1 ? "" : "s"): \(removed) derived value\(removed == 1 ? "" : "s") removed, \(added) added"
         for key in skipped.keys.sorted() {
             text += "; \(skipped[key] ?? 0) derived nothing: \(examples[key] ?? key)"
         }
@@ -76,8 +76,41 @@ extension HealthStore {
     /// Recomputes the derived body composition of every weighing of person `id` (after a
     /// profile or formula change), inside the caller's transaction.
     func recomputeBodyComposition(ofPerson id: Int64) throws -> BodyCompositionRecomputation {
-        let weighings = try samples(type: .bodyMass, person: .person(id)).filter { $0.metadata[MetadataKey.impedance] != nil }
-        return try recomputeBodyComposition(of: weighings.map { ($0, id) })
+        try recomputeBodyComposition(of: try weighings(person: id).map { ($0, id) })
+    }
+
+    /// The body masses of person `id` (of `source`) that derive or may have derived body
+    /// composition: those with an impedance, and the others too when anybody chose `estimate`
+    /// or estimates are stored (an `estimate` choice just left).
+    private func weighings(person id: Int64, source: String? = nil) throws -> [QuantitySample] {
+        let all = try samples(type: .bodyMass, source: source, person: .person(id))
+        if try deviceBodyComposition().values.contains(.estimate) || people().contains(where: { $0.bodyComposition == .estimate })
+            || hasEstimates() {
+            return all
+        }
+        return all.filter { $0.metadata[MetadataKey.impedance] != nil }
+    }
+
+    /// Whether any derived sample was computed without an impedance (by `estimate`).
+    private func hasEstimates() throws -> Bool {
+        let derivedTypes = try BodyCompositionStage.derivedTypes.map { try typeID($0.identifier) }
+        let probe = try db.cachedStatement("""
+            SELECT 1 FROM samples WHERE type IN (\(derivedTypes.map(String.init).joined(separator: ",")))
+              AND json_extract(metadata, '$.\(MetadataKey.bodyCompositionFormula)') = ?1 LIMIT 1
+            """)
+        try probe.bind(EstimateBodyComposition().name, at: 1)
+        return try probe.firstRow { _ in true } != nil
+    }
+
+    /// After `source` was granted derived types: derives the values of its stored weighings that
+    /// were refused for want of the grant, leaving every value already there (the weighing's
+    /// own, and those derived before) as it is, so each appears once. Inside the caller's transaction.
+    func deriveMissingBodyComposition(source: String) throws -> BodyCompositionRecomputation {
+        var weighings: [(sample: QuantitySample, person: Int64)] = []
+        for person in try people() {
+            weighings += try self.weighings(person: person.id, source: source).map { ($0, person.id) }
+        }
+        return try recomputeBodyComposition(of: weighings, keepingDerived: true)
     }
 
     /// Recomputes the derived body composition of the stored samples `ids` that are weighings
@@ -92,8 +125,7 @@ extension HealthStore {
         for id in ids {
             try read.bind(id, at: 1)
             try read.bind(bodyMass, at: 2)
-            if let found = try read.firstRow({ try readSample($0, type: .bodyMass) }), let weighing = found,
-               weighing.metadata[MetadataKey.impedance] != nil {
+            if let found = try read.firstRow({ try readSample($0, type: .bodyMass) }), let weighing = found {
                 weighings.append((weighing, person))
             }
         }
@@ -106,8 +138,7 @@ extension HealthStore {
     func removeStaleDerivedSamples(_ batch: [NormalizedRecord], outcomes: [[WriteOutcome]]) throws {
         // Most batches replace nothing: one comparison per record before any sample is touched.
         for (index, outcome) in outcomes.enumerated() where outcome.first == .replaced && index < batch.count {
-            guard case .sample(let weighing) = batch[index], weighing.type == .bodyMass,
-                  weighing.metadata[MetadataKey.impedance] != nil, let sync = weighing.metadata.syncIdentifier,
+            guard case .sample(let weighing) = batch[index], weighing.type == .bodyMass, let sync = weighing.metadata.syncIdentifier,
                   let version = weighing.metadata.syncVersion else { continue }
             let derivedTypes = try BodyCompositionStage.derivedTypes.map { try typeID($0.identifier) }
             let stale = try db.cachedStatement("""
@@ -133,8 +164,10 @@ extension HealthStore {
 
     /// Removes the derived samples of each weighing (tombstones) and derives them again for the
     /// weighing's person with the current profile and formula; a (source, type) not granted
-    /// gets no derived sample. Inside the caller's transaction; logs one commit for `watch`.
-    func recomputeBodyComposition(of weighings: [(sample: QuantitySample, person: Int64)]) throws -> BodyCompositionRecomputation {
+    /// gets no derived sample. With `keepingDerived`, the derived samples there stay and only the
+    /// types missing are derived. Inside the caller's transaction; logs one commit for `watch`.
+    func recomputeBodyComposition(of weighings: [(sample: QuantitySample, person: Int64)],
+                                  keepingDerived: Bool = false) throws -> BodyCompositionRecomputation {
         var result = BodyCompositionRecomputation()
         guard !weighings.isEmpty else { return result }
         let everybody = try people()
@@ -175,7 +208,7 @@ extension HealthStore {
             var doomed: [(id: Int64, uuid: [UInt8], type: Int64, source: Int64, person: Int64?)] = []
             try companions.forEachRow { row in
                 let type = row.int64(at: 2)
-                if row.isNull(at: 5) {
+                if row.isNull(at: 5) || keepingDerived {
                     if let index = derivedTypes.firstIndex(of: type) { present.insert(BodyCompositionStage.derivedTypes[index]) }
                 } else {
                     doomed.append((row.int64(at: 0), row.bytes(at: 1) ?? [], type, row.int64(at: 3),

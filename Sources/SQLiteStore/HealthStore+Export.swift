@@ -2,25 +2,6 @@ import Foundation
 import HealthModel
 import Pipeline
 
-/// Why the export cursor stopped.
-public enum ExportReadError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// A stored correlation with more members than the export holds at once (its uuid, the bound).
-    case correlationTooLarge(uuid: UUID, limit: Int)
-
-    public var description: String {
-        switch self {
-        case .correlationTooLarge(let uuid, let limit):
-            "correlation \(uuid.uuidString) has more than \(limit) member samples; the export stops there"
-        }
-    }
-}
-
-/// What the export cursor could not turn into records: rows of types this build does not know.
-public struct ExportReadSummary: Sendable, Equatable {
-    /// Stored samples whose type identifier this build does not know, per identifier.
-    public var unknownTypes: [String: Int] = [:]
-}
-
 extension HealthStore {
     /// Members of one correlation the export cursor holds at most.
     public static let maximumExportedCorrelationMembers = 10_000

@@ -99,6 +99,9 @@ public struct ReleaseSummary: Sendable {
     /// Pending rows that could not be decoded (left in place), with the first error.
     public var unreadable = 0
     public var firstUnreadableError: String?
+    /// Body-composition values the grant derived from weighings already stored (a grant of a
+    /// derived type after its weighing); the released weighings derive theirs as they come in.
+    public var derivedFromStoredWeighings = 0
 }
 
 extension HealthStore {

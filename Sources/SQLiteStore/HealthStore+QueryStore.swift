@@ -68,3 +68,57 @@ extension HealthStore: QueryStore {
         return StatisticsCombination.combine(operation, parts)
     }
 }
+
+/// The status, changes, export and watch questions of the port, on the local store.
+extension HealthStore {
+    public func status(scope: QueryScope, rejectionsSince since: Date) throws -> StoreStatus {
+        let rejections = try rejections(since: since)
+        let policy = try loadAuthorization()
+        var denied: [String: Set<String>] = [:]
+        for key in rejections.keys where key.reason == "denied" {
+            // A type granted since it was refused needs no hint.
+            if let type = QuantityType.named(key.type), policy.allows(source: key.source, type: type) { continue }
+            denied[key.source, default: []].insert(key.type)
+        }
+        return StoreStatus(location: path, sourceTypes: try sourceTypeStatus(), held: try pendingCounts(),
+                           unassigned: try unassignedCount(), rejections: rejections, denied: denied)
+    }
+
+    public func changes(since anchor: ChangeAnchor, type: QuantityType?, scope: QueryScope, limit: Int,
+                        _ body: (ChangeEntry) throws -> Void) throws -> ChangeAnchor {
+        let (entries, next) = try changes(since: try anchor.sequence(), type: type, person: personScope(scope), limit: limit)
+        for entry in entries { try body(entry) }
+        return .sequence(next)
+    }
+
+    public func forEachRecord(types: [QuantityType]?, from: Date?, to: Date?, scope: QueryScope,
+                              _ body: (HealthRecord) throws -> Void) throws -> ExportReadSummary {
+        try forEachRecord(types: types, from: from, to: to, person: personScope(scope), body)
+    }
+
+    public func watchStart(after anchor: ChangeAnchor?) throws -> WatchCursor {
+        guard let anchor else {
+            return .log(commit: try commitID(forAnchor: Int64.max), delivery: try lastDeliveredEventID(), deliveredAbove: nil)
+        }
+        let since = try anchor.sequence()
+        return .log(commit: try commitID(forAnchor: since), delivery: 0, deliveredAbove: since)
+    }
+
+    public func watchEvents(after cursor: WatchCursor, scope: QueryScope) throws -> (events: [WatchEvent], cursor: WatchCursor) {
+        guard case .log(var commit, var delivery, let deliveredAbove) = cursor else {
+            throw ChangeAnchorError.ofAnotherStore(text: "watch position", reason: "a fleet's position, not a store file's")
+        }
+        var events: [WatchEvent] = []
+        // Delivered batches of sinks first: those above --since's anchor, else only new ones.
+        for event in try deliveredEvents(afterID: delivery) {
+            delivery = event.id
+            if let deliveredAbove, event.anchor <= deliveredAbove { continue }
+            events.append(.delivered(sink: event.sink, type: event.type, count: event.count, anchor: event.anchor))
+        }
+        for event in try commitEvents(afterCommit: commit, person: personScope(scope)) {
+            events.append(.committed(type: event.type, source: event.source, count: event.count, anchor: event.anchor, gateway: nil))
+            commit = max(commit, event.commitID)
+        }
+        return (events, .log(commit: commit, delivery: delivery, deliveredAbove: deliveredAbove))
+    }
+}

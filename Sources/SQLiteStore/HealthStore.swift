@@ -69,7 +69,7 @@ public final class HealthStore {
         Migration(version: 12, name: "body-composition formulas per device", sql: schemaV12),
     ])
 
-    /// `ingestd people set P --body-composition standard|vendor|none`: standard for everybody so far.
+    /// `ingestd people set P --body-composition standard|vendor|estimate|none`: standard for everybody so far.
     static let schemaV11 = """
         ALTER TABLE people ADD COLUMN body_composition TEXT NOT NULL DEFAULT 'standard';
         """

@@ -1,6 +1,6 @@
 import CSinkLibraries
 
-/// A sink's C library (libcurl, libpq, libmosquitto), opened with `dlopen` when a sink of that
+/// A sink's C library (libcurl, libpq, libmosquitto, libwebsockets) or the dashboard's (libmicrohttpd), opened with `dlopen` when a sink of that
 /// kind first needs it, so an idle daemon without such a sink maps none of them nor their TLS
 /// stacks. The C bindings (`import CCurl`, `CLibPQ`, `CMosquitto`) call the library's functions as
 /// if linked; `load()` must succeed first, and says which Debian package to install when the
@@ -28,8 +28,16 @@ public struct DynamicLibrary: Sendable, Equatable, CustomStringConvertible {
     public static let mosquitto = DynamicLibrary(soname: "libmosquitto.so.1", debianPackage: "libmosquitto1",
                                                  purpose: "the MQTT sink", library: CSINK_MOSQUITTO)
 
-    /// The three, in the order above.
-    public static let all: [DynamicLibrary] = [.curl, .libpq, .mosquitto]
+    /// libmicrohttpd (and through it gnutls): the HTTP server of `serve` and `run --http`.
+    public static let microhttpd = DynamicLibrary(soname: "libmicrohttpd.so.12", debianPackage: "libmicrohttpd12",
+                                                  purpose: "the web dashboard", library: CSINK_MICROHTTPD)
+
+    /// libwebsockets: the Home Assistant statistics sink (its WebSocket API).
+    public static let websockets = DynamicLibrary(soname: "libwebsockets.so.17", debianPackage: "libwebsockets17",
+                                                  purpose: "the Home Assistant statistics sink", library: CSINK_WEBSOCKETS)
+
+    /// The five, in the order above.
+    public static let all: [DynamicLibrary] = [.curl, .libpq, .mosquitto, .microhttpd, .websockets]
 
     /// Opens the library and resolves the functions ingestd calls; does nothing when already
     /// loaded. Thread-safe; after a failure the next call tries again (the package may have been

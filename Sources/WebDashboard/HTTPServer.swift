@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import SinkLibraries
 import Foundation
 
 /// An address to listen on, `HOST:PORT` (`127.0.0.1:8080`, `[::1]:8080`, `0.0.0.0:8080`).
@@ -125,8 +126,11 @@ public struct HTTPServerLimits: Sendable {
 /// Why the server did not start.
 public enum HTTPServerError: Error, Equatable, CustomStringConvertible {
     case cannotListen(String)
+    /// libmicrohttpd could not be opened (the loader's message, naming the Debian package).
+    case libraryMissing(String)
     public var description: String {
         switch self {
+        case .libraryMissing(let message): message
         case .cannotListen(let address):
             "cannot listen on \(address) (is the port in use, or the address not on this machine?)"
         }
@@ -148,6 +152,7 @@ public final class HTTPServer: @unchecked Sendable {
     public init(address: ListenAddress, limits: HTTPServerLimits = HTTPServerLimits(), handler: @escaping Handler) throws(HTTPServerError) {
         self.handler = handler
         self.limits = limits
+        do { try DynamicLibrary.microhttpd.load() } catch { throw .libraryMissing(error.description) }
         let flags = cmhd_flags(address.isIPv6 ? 1 : 0)
         let context = Unmanaged.passUnretained(self).toOpaque()
         let started: OpaquePointer? = Self.withSocketAddress(address) { socketAddress in

@@ -46,7 +46,7 @@ enum ScaleReports {
 /// How long the scanner waits for the simulated controller's reply to a command. The production
 /// default (2 s) is for real controllers; the simulator is an actor that shares two cores with every
 /// suite running in parallel, so the tests that are not about timeouts wait longer.
-private let patientCommandTimeout: Duration = .seconds(15)
+private let patientCommandTimeout: Duration = .seconds(30)
 
 @Suite struct HCIScannerTests {
     /// A scanner and a simulated controller facing each other.
@@ -115,7 +115,7 @@ private let patientCommandTimeout: Duration = .seconds(15)
         // and window, random own address, accept all.
         let parameters = LEScanParameters(scanType: .active, interval: 0x1F40, window: 0x1F40, ownAddressType: 1)
         let rig = try Rig(configuration: HCIScannerConfiguration(parameters: parameters, commandSet: .legacy,
-                                                                 silencePeriod: nil))
+                                                                 silencePeriod: nil, commandTimeout: patientCommandTimeout))
         try await rig.start()
         #expect(await rig.controller.commands == [hex("01 0b 20 07 01 40 1f 40 1f 01 00"), hex("01 0c 20 02 01 00")])
         await rig.stop()
@@ -341,7 +341,8 @@ private let patientCommandTimeout: Duration = .seconds(15)
     }
 
     @Test func exclusiveModeInitialisesTheController() async throws {
-        let rig = try Rig(configuration: HCIScannerConfiguration(initializesController: true, silencePeriod: nil))
+        let rig = try Rig(configuration: HCIScannerConfiguration(initializesController: true, silencePeriod: nil,
+                                                                 commandTimeout: patientCommandTimeout))
         try await rig.start()
         #expect(await rig.controller.commands == [
             hex("01 03 0c 00"),

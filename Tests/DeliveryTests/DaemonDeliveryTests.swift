@@ -27,11 +27,11 @@ import Testing
             daemon.waitUntilExit()
         }
         let lower = { (uuids: [UUID]) in Set(uuids.map { $0.uuidString.lowercased() }) }
-        #expect(waitFor(20) { Set(receiver.acceptedUUIDs()).isSuperset(of: lower(first)) })
+        #expect(waitFor(60) { Set(receiver.acceptedUUIDs()).isSuperset(of: lower(first)) })
 
         // A commit while it runs is delivered shortly after.
         let later = try fixture.addSteps(30, start: Date(timeIntervalSince1970: 1_790_000_000))
-        #expect(waitFor(10) { Set(receiver.acceptedUUIDs()).isSuperset(of: lower(later)) })
+        #expect(waitFor(60) { Set(receiver.acceptedUUIDs()).isSuperset(of: lower(later)) })
         #expect(receiver.acceptedUUIDs().count == 150)
 
         // `watch` shows what the receiver acknowledged.
@@ -42,11 +42,11 @@ import Testing
         let second = try HTTPReceiver(plan: [], directory: directory)
         #expect(try IngestdBinary.run(["sinks", "add", "second", second.url, "--all-types", "--store", fixture.path]).status == 0)
         kill(daemon.processIdentifier, SIGHUP)
-        #expect(waitFor(20) { second.acceptedUUIDs().count == 150 })
+        #expect(waitFor(60) { second.acceptedUUIDs().count == 150 })
         #expect(Set(second.acceptedUUIDs()) == lower(first + later))
 
         kill(daemon.processIdentifier, SIGTERM)
-        #expect(waitFor(10) { !daemon.isRunning })
+        #expect(waitFor(60) { !daemon.isRunning })
         #expect(daemon.terminationStatus == 0)
     }
 }

@@ -11,7 +11,8 @@ import Testing
 /// `changes` and `status` on a fleet's database: the composite anchor (a position per gateway),
 /// tombstones, paging, and the commands against a real PostgreSQL fed by real sinks.
 @Suite(.serialized, .offCooperativePool) struct FleetChangesTests {
-    private func options(gateway: String) -> PostgresSinkOptions {
+    /// A fleet sink's options: its gateway id, small batches, a short timeout.
+    static func options(gateway: String) -> PostgresSinkOptions {
         var options = PostgresSinkOptions()
         options.gatewayID = gateway
         options.batchSize = 100
@@ -41,7 +42,7 @@ import Testing
         let stepsA = try gateways[0].addSteps(120)
         let stepsB = try gateways[1].addSteps(80, start: date)
         let weightV1 = try gateways[1].add(.bodyMass, 70, at: date, metadata: Metadata(syncIdentifier: "w", syncVersion: 1))
-        let sinks = try zip(gateways, ["gw-a", "gw-b"]).map { try $0.addSink("fleet", url: server.url(), types: nil, options: options(gateway: $1)) }
+        let sinks = try zip(gateways, ["gw-a", "gw-b"]).map { try $0.addSink("fleet", url: server.url(), types: nil, options: Self.options(gateway: $1)) }
         #expect(try gateways[0].deliver(sinks[0]) == .caughtUp(delivered: 120, deadLettered: 0))
         #expect(try gateways[1].deliver(sinks[1]) == .caughtUp(delivered: 81, deadLettered: 0))
 
@@ -104,7 +105,7 @@ import Testing
         let date = Date(timeIntervalSince1970: 1_780_100_000)
         let steps = try gateway.addSteps(4)
         let weightV1 = try gateway.add(.bodyMass, 70, at: date, metadata: Metadata(syncIdentifier: "w", syncVersion: 1))
-        let sink = try gateway.addSink("fleet", url: server.url(), types: nil, options: options(gateway: "ward-3"))
+        let sink = try gateway.addSink("fleet", url: server.url(), types: nil, options: Self.options(gateway: "ward-3"))
         #expect(try gateway.deliver(sink) == .caughtUp(delivered: 5, deadLettered: 0))
 
         let url = server.url()

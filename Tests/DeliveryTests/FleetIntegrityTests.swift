@@ -66,7 +66,7 @@ import Testing
             if case .added(let sample, let gateway, _) = change { changes.append("\(gateway)=\(sample.quantity.value)") }
         }
         #expect(changes == ["gw-a=61.5", "gw-b=93.25"])
-        #expect(try store.fleetStatus(scope: QueryScope()).gateways.map(\.liveSamples) == [1, 1])
+        #expect(try store.status(scope: QueryScope(), rejectionsSince: Date()).gateways.map(\.liveSamples) == [1, 1])
         // gw-a deletes its sample: gw-b's row is untouched.
         #expect(try writers[0].write([.delete(uuid: uuid, anchor: 2)]) == 1)
         #expect(try server.psql("SELECT gateway, deleted_at IS NULL FROM ingestd.samples ORDER BY gateway") == "gw-a|f\ngw-b|t")

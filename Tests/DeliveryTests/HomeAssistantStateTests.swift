@@ -45,7 +45,7 @@ import Testing
         defer { subscriber.stop() }
         let oldWeighing = try fixture.add(.bodyMass, 80.5, at: Self.in2023)
         #expect(try fixture.deliver(sink) == .caughtUp(delivered: 1, deadLettered: 0))
-        #expect(waitFor(5) { subscriber.lines().contains { $0.hasPrefix("ingestd/gw/me/bodyMass ") } })
+        #expect(waitFor(60) { subscriber.lines().contains { $0.hasPrefix("ingestd/gw/me/bodyMass ") } })
         let sampleLine = try #require(subscriber.lines().first { $0.hasPrefix("ingestd/gw/me/bodyMass ") })
         #expect(uuidOfMessage(String(sampleLine.dropFirst("ingestd/gw/me/bodyMass ".count))) == oldWeighing.uuidString.lowercased())
         #expect(sampleLine.contains("\"start\":\"2023-07-22T04:26:40Z\""))
@@ -234,7 +234,7 @@ import Testing
         defer { subscriber.stop() }
         let sink = try fixture.addSink("ha", url: "mqtt://127.0.0.1:\(broker.port)", types: nil, options: options())
         #expect(try fixture.deliver(sink) == .caughtUp(delivered: 3, deadLettered: 0))
-        #expect(waitFor(5) { subscriber.lines().filter { $0.contains("\"uuid\"") }.count >= 3 })
+        #expect(waitFor(60) { subscriber.lines().filter { $0.contains("\"uuid\"") }.count >= 3 })
         let lines = subscriber.lines()
         let payload = { (type: String) in lines.first { $0.hasPrefix("ingestd/gw/me/\(type) ") } ?? "" }
         #expect(payload("heartRate").contains(#""value":85,"unit":"count/min""#), "\(payload("heartRate"))")

@@ -20,7 +20,7 @@ final class CuttingProxy {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        try #require(waitFor(10) { isListening(port) }, "the cutting proxy did not start")
+        try #require(waitFor(60) { isListening(port) }, "the cutting proxy did not start")
     }
 
     /// Connections accepted so far (the readiness probe's included).
@@ -112,7 +112,7 @@ final class CuttingProxy {
         #expect(prefix.hasPrefix("ingestd/x_y-"))
         let subscriber = try MQTTSubscriber(port: broker.port, topic: "ingestd/#", clientID: "test-names", output: directory.path("all.txt"))
         #expect(try fixture.deliver(try SinkConfiguration(definition)) == .caughtUp(delivered: people.count, deadLettered: 0))
-        #expect(waitFor(10) { subscriber.lines().filter { $0.contains("\"uuid\"") }.count >= people.count })
+        #expect(waitFor(60) { subscriber.lines().filter { $0.contains("\"uuid\"") }.count >= people.count })
         let lines = subscriber.lines()
         #expect(!lines.contains { $0.hasPrefix("ingestd/x y") }, "a raw id with a space reached a topic")
         var topicOfPerson: [String: String] = [:]
@@ -162,7 +162,7 @@ final class CuttingProxy {
         #expect(!events.failures.isEmpty, "the proxy never cut the link")
         let expected = Set(uuids.map { $0.uuidString.lowercased() })
         let receivedUUIDs = { subscriber.lines().compactMap { line in line.split(separator: " ", maxSplits: 1).last.flatMap { uuidOfMessage(String($0)) } } }
-        #expect(waitFor(10) { Set(receivedUUIDs()) == expected },
+        #expect(waitFor(60) { Set(receivedUUIDs()) == expected },
                 "\(expected.subtracting(receivedUUIDs()).count) of \(expected.count) never arrived, \(Set(receivedUUIDs()).subtracting(expected).count) unknown")
         let received = receivedUUIDs()
         let cuts = events.failures.count

@@ -75,7 +75,7 @@ import Testing
 
         #expect(try fixture.deliver(aliceSink) == .caughtUp(delivered: 3, deadLettered: 0))
         #expect(try fixture.deliver(houseSink) == .caughtUp(delivered: 5, deadLettered: 0))
-        #expect(waitFor(10) { messages(aliceSubscriber).count >= 3 && messages(houseSubscriber).count >= 5 })
+        #expect(waitFor(60) { messages(aliceSubscriber).count >= 3 && messages(houseSubscriber).count >= 5 })
         Thread.sleep(forTimeInterval: 0.3)
         let toAlice = messages(aliceSubscriber)
         #expect(toAlice.allSatisfy { $0.topic == "ingestd/gw/alice/stepCount" })
@@ -117,7 +117,7 @@ import Testing
         #expect(try fixture.deliver(aliceSink) == .caughtUp(delivered: 1, deadLettered: 0))
         #expect(try fixture.deliver(houseSink) == .caughtUp(delivered: 2, deadLettered: 0))
         let weightUUID = weight.uuidString.lowercased()
-        #expect(waitFor(10) { messages(houseSubscriber).filter { $0.uuid == weightUUID }.count >= 3 })
+        #expect(waitFor(60) { messages(houseSubscriber).filter { $0.uuid == weightUUID }.count >= 3 })
         Thread.sleep(forTimeInterval: 0.3)
         let weightMessages = messages(houseSubscriber).filter { $0.uuid == weightUUID }.map { "\($0.topic) \($0.deleted)" }
         #expect(weightMessages == ["ingestd/house/bob/bodyMass false", "ingestd/house/bob/bodyMass true",

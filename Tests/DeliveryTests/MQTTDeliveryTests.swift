@@ -26,7 +26,7 @@ import Testing
         let sink = try fixture.addSink("steps-only", url: "mqtt://127.0.0.1:\(broker.port)", types: [.stepCount], options: options())
 
         #expect(try fixture.deliver(sink) == .caughtUp(delivered: 300, deadLettered: 0))
-        #expect(waitFor(10) { subscriber.lines().filter { $0.hasPrefix("ingestd/gw/me/stepCount ") }.count >= 300 })
+        #expect(waitFor(60) { subscriber.lines().filter { $0.hasPrefix("ingestd/gw/me/stepCount ") }.count >= 300 })
         Thread.sleep(forTimeInterval: 0.3)
         let lines = subscriber.lines()
         let sampleLines = lines.filter { $0.hasPrefix("ingestd/gw/me/stepCount ") }
@@ -67,14 +67,14 @@ import Testing
                                       onEvent: { events.append($0) }, onProblem: { Issue.record("delivery problem: \($0)") })
         #expect(try service.start() == ["ha"])
         defer { service.stop() }
-        #expect(waitFor(20) { subscriber.lines().count >= 200 })
+        #expect(waitFor(60) { subscriber.lines().count >= 200 })
 
         subscriber.stop()
         broker.stop()
         // Commits go on while the broker is away; the backlog grows in the store.
         let more = try fixture.addSteps(300, start: Date(timeIntervalSince1970: 1_790_000_000))
         expected += more
-        #expect(waitFor(10) { !events.failures.isEmpty })
+        #expect(waitFor(60) { !events.failures.isEmpty })
         let (backlog, lastError) = try fixture.withStore { store in
             let state = try store.sink(named: "ha")
             return (try store.backlogCount(after: state.cursor, types: state.definition.readTypes), state.lastError)
@@ -94,7 +94,7 @@ import Testing
         }
         #expect(drained)
         let uuids = { (lines: [String]) in Set(lines.compactMap { uuidOfMessage(String($0.dropFirst("ingestd/gw/me/stepCount ".count))) }) }
-        #expect(waitFor(10) { uuids(before + subscriber.lines()).count >= 500 })
+        #expect(waitFor(60) { uuids(before + subscriber.lines()).count >= 500 })
         let received = uuids(before + subscriber.lines())
         #expect(received.symmetricDifference(expected.map { $0.uuidString.lowercased() }).isEmpty)
         service.stop()
@@ -127,7 +127,7 @@ import Testing
             }
             #expect(try retainedMessages(port: broker.port, topic: "homeassistant/+/+/+/config").isEmpty)
             try runTool("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", String(broker.port), "-t", "homeassistant/status", "-m", "online"])
-            #expect(waitFor(5) {
+            #expect(waitFor(60) {
                 deliverer.idle(milliseconds: 50)
                 return ((try? retainedMessages(port: broker.port, topic: "homeassistant/+/+/+/config").count) ?? 0) == 5
             })

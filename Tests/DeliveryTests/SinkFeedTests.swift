@@ -52,7 +52,7 @@ import Testing
         #expect(target.urlWithoutCredentials == "mqtts://broker.example:8884")
         #expect(SinkTarget.redacted("https://u:hunter2@x.example/in") == "https://u:[redacted]@x.example/in")
         #expect(try SinkTarget(url: "mqtt://127.0.0.1").port == 1883)
-        #expect(throws: SinkConfigurationError.unsupportedScheme("ftp", reason: "use mqtt://, mqtts://, http://, https:// or postgresql://")) {
+        #expect(throws: SinkConfigurationError.unsupportedScheme("ftp", reason: "use mqtt://, mqtts://, http://, https://, postgresql://, ws:// or wss://")) {
             try SinkTarget(url: "ftp://x.example")
         }
         let database = try SinkTarget(url: "postgresql://ingestd:hunter2@db.example:5433/health?sslmode=require")

@@ -113,14 +113,15 @@ import Testing
     @Test func everySchemePicksOneKindAndItsDefaultPort() throws {
         let schemes = SinkKinds.all.flatMap { $0.schemes }.map { $0.name }
         #expect(Set(schemes).count == schemes.count)
-        #expect(Set(SinkKinds.all.map { $0.name }) == ["mqtt", "http", "postgresql"])
+        #expect(Set(SinkKinds.all.map { $0.name }) == ["mqtt", "http", "postgresql", "home-assistant-statistics"])
         for (url, kind, port, tls) in [("mqtt://b", SinkKind.mqtt, 1883, false), ("mqtts://b", .mqtt, 8883, true), ("http://h/x", .http, 80, false),
-                                       ("https://h/x", .http, 443, true), ("postgres://u@h/db", .postgresql, 5432, false)] {
+                                       ("https://h/x", .http, 443, true), ("postgres://u@h/db", .postgresql, 5432, false),
+                                       ("ws://ha:8123", .homeAssistantStatistics, 8123, false), ("wss://ha", .homeAssistantStatistics, 443, true)] {
             let target = try SinkTarget(url: url)
             #expect(target.kind == kind && target.port == port && target.usesTLS == tls, "\(url)")
             #expect(target.kind.descriptor?.name == kind.rawValue)
         }
-        #expect(SinkKinds.schemeList == "mqtt://, mqtts://, http://, https:// or postgresql://")
+        #expect(SinkKinds.schemeList == "mqtt://, mqtts://, http://, https://, postgresql://, ws:// or wss://")
         // Every option of the command line is declared once, by name.
         let names = SinkKinds.commandLineOptions.map { $0.name }
         #expect(Set(names).count == names.count && names.contains("mqtt-version") && names.contains("schema"))

@@ -156,7 +156,7 @@ final class MQTTSubscriber {
         try process.run()
         // Subscribed once a probe published to the filter's topic comes through.
         let probeTopic = topic.hasSuffix("/#") ? String(topic.dropLast(2)) + "/probe" : topic
-        let subscribed = waitFor(10) {
+        let subscribed = waitFor(60) {
             _ = try? runTool("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", String(port), "-t", probeTopic, "-m", Self.probe])
             Thread.sleep(forTimeInterval: 0.1)
             return ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").contains(Self.probe)
@@ -210,7 +210,7 @@ final class HTTPReceiver {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        try #require(waitFor(10) { isListening(port) }, "the Python receiver did not start")
+        try #require(waitFor(60) { isListening(port) }, "the Python receiver did not start")
     }
 
     var url: String { "http://127.0.0.1:\(port)/ingest" }

@@ -1,6 +1,7 @@
 import Export
 import Foundation
 import HealthModel
+import Pipeline
 import SQLiteStore
 import TestSupport
 import Testing

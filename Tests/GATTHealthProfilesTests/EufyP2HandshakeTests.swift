@@ -66,4 +66,23 @@ struct EufyP2HandshakeTests {
         #expect(throws: EufyP2Error.badChecksum(wrong)) { try EufyP2Weight(wrong) }
         #expect(throws: EufyP2Error.badFrame([0xCF, 0x0E])) { try EufyP2Weight([0xCF, 0x0E]) }
     }
+
+    /// One standing on the scale, advertised and then connected, shares one sync identifier (the
+    /// first arrival's); another weight, another scale or a later weighing gets its own.
+    @Test func aWeighingSeenBothWaysHasOneIdentity() throws {
+        let weighings = EufyP2Weighings()
+        let scale = try #require(BLEAddress("CF:E6:03:1D:09:F7"))
+        let other = try #require(BLEAddress("CF:E6:03:1D:09:02"))
+        let advertised = Date(timeIntervalSince1970: 1_736_931_600)
+        let first = weighings.syncIdentifier(for: scale, kilograms: 87.9, at: advertised)
+        #expect(first == "eufy-p2/CF:E6:03:1D:09:F7/1736931600")
+        #expect(weighings.syncIdentifier(for: scale, kilograms: 87.9, at: advertised.addingTimeInterval(11)) == first)
+        #expect(weighings.syncIdentifier(for: scale, kilograms: 87.95, at: advertised.addingTimeInterval(12)) == first)
+        #expect(weighings.syncIdentifier(for: other, kilograms: 87.9, at: advertised.addingTimeInterval(12)) != first)
+        let later = advertised.addingTimeInterval(EufyP2Weighings.window + 1)
+        #expect(weighings.syncIdentifier(for: scale, kilograms: 87.9, at: later) == "eufy-p2/CF:E6:03:1D:09:F7/\(Int(later.timeIntervalSince1970))")
+        let secondPerson = later.addingTimeInterval(30)
+        #expect(weighings.syncIdentifier(for: scale, kilograms: 68.45, at: secondPerson)
+            == "eufy-p2/CF:E6:03:1D:09:F7/\(Int(secondPerson.timeIntervalSince1970))")
+    }
 }

@@ -47,7 +47,7 @@ import Transport
     /// With `until`, the daemon runs until it holds (see ``runDaemonUntil(store:backend:logger:within:until:)``);
     /// without, it runs `--once` for `listen`.
     private func runDaemon(store: String, peripherals: Peripherals, listen: Duration = .seconds(12),
-                           requestTimeout: Duration = .seconds(5),
+                           requestTimeout: Duration = .seconds(30),
                            log: RecordingLogHandler = RecordingLogHandler(),
                            reports: [[UInt8]]? = nil, keys: AdvertisementKeys = AdvertisementKeys(),
                            until done: (@Sendable () -> Bool)? = nil) async throws -> SimulatedController {

@@ -1,6 +1,7 @@
 import BLESimulators
 import Foundation
 import HealthModel
+import Logging
 import SQLiteStore
 import Testing
 @testable import IngestRuntime
@@ -13,15 +14,18 @@ extension ConversationDaemonTests {
         let scenario = try Scenario()
         await scenario.run(["auth", "grant", "colmi-ring", "heartRate", "stepCount", "distanceWalkingRunning"])
         let ring = SimulatedColmiRing(heartRates: [0: 58, 96: 72, 97: 75], quarters: [32: (500, 380), 33: (120, 0)])
+        // Each contact runs until the ring is disconnected (polled, at most a minute), not for a fixed time.
+        let firstLog = RecordingLogHandler()
         try await runDaemon(store: scenario.store, name: "R02_2C08", profile: SimulatedColmiRing.profile, responder: ring,
-                            listen: .seconds(6))
+                            log: firstLog) { firstLog.records.contains { $0.message == "disconnected" } }
         #expect(ring.commands.map { $0[0] } == [0x01, 0x15, 0x43], "\(ring.commands)")
         let today = (Date().timeIntervalSince1970 / 86_400).rounded(.down) * 86_400
         let asked = ring.commands.dropFirst().first.map { Int($0[1]) | Int($0[2]) << 8 | Int($0[3]) << 16 | Int($0[4]) << 24 }
         #expect(asked.map(TimeInterval.init) == today, "the log of today's UTC midnight")
 
+        let secondLog = RecordingLogHandler()
         try await runDaemon(store: scenario.store, name: "R02_2C08", profile: SimulatedColmiRing.profile, responder: ring,
-                            listen: .seconds(6))
+                            log: secondLog) { secondLog.records.contains { $0.message == "disconnected" } }
         #expect(ring.commands.count == 6, "the second contact reads today again: \(ring.commands)")
         let store = try HealthStore(path: scenario.store)
         defer { store.close() }

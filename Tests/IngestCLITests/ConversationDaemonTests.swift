@@ -28,8 +28,9 @@ import Transport
     }
 
     /// Runs the daemon once (`listen` long) against a controller advertising `name` (and
-    /// `services`) as connectable; each connection gets a peripheral serving `profile` with `responder`.
-    func runDaemon(store: String, name: String, services: [UInt16] = [], profile: SimulatedProfile,
+    /// `services`, and after them `manufacturerData` in a report of its own) as connectable; each connection gets a peripheral serving `profile` with `responder`.
+    func runDaemon(store: String, name: String, services: [UInt16] = [], manufacturerData: (company: UInt16, payload: [UInt8])? = nil,
+                   profile: SimulatedProfile,
                            responder: (any SimulatedResponder)?, security: SimulatedSecurity = .none,
                            peripherals: PeripheralList = PeripheralList(), options: [String: String] = [:],
                            listen: Duration = .seconds(6),
@@ -43,7 +44,12 @@ import Transport
             script: SimulatedController.Script(reportBatches: [[
                 AdvertisingReportBuilder.legacy(eventType: 0x00, address: Self.band, data: data),
                 AdvertisingReportBuilder.legacy(eventType: 0x00, address: Self.band, data: data),
-            ]]))
+            ] + (manufacturerData.map { manufacturer in
+                // A frame of its own (with the name, a 19-byte payload passes the 31 bytes of a legacy report).
+                [AdvertisingReportBuilder.legacy(
+                    eventType: 0x00, address: Self.band,
+                    data: ADStructure.flags(0x06) + ADStructure.manufacturerData(company: manufacturer.company, manufacturer.payload))]
+            } ?? [])]))
         await controller.start()
         let link = BluetoothLink(
             openScanner: { options in HCIScanner(channel: try PacketChannel(adopting: hostEnd), log: options.log) },
@@ -55,7 +61,7 @@ import Transport
                 peripherals.add(peripheral)
                 let client = GATTClient(channel: try PacketChannel(adopting: clientEnd),
                                         peer: GATTPeer(address: address, addressType: type, connectionHandle: 0x0040),
-                                        configuration: GATTClientConfiguration(requestTimeout: .seconds(5)), log: options.log,
+                                        configuration: GATTClientConfiguration(requestTimeout: .seconds(30)), log: options.log,
                                         securityRaiser: { _ in await peripheral.encryptLink() })
                 await client.start()
                 return client

@@ -86,7 +86,7 @@ import Transport
                 await peripheral.start()
                 let client = GATTClient(channel: try PacketChannel(adopting: clientEnd),
                                         peer: GATTPeer(address: address, addressType: type, connectionHandle: 0x0040),
-                                        configuration: GATTClientConfiguration(requestTimeout: .seconds(5)), log: options.log)
+                                        configuration: GATTClientConfiguration(requestTimeout: .seconds(30)), log: options.log)
                 await client.start()
                 return client
             })

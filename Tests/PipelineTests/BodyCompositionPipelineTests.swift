@@ -16,7 +16,7 @@ import Pipeline
 
     init() throws {
         temp = try TemporaryStore()
-        for source in ["xiaomi-scale", "beurer-sanitas", "yunmai-scale"] {
+        for source in ["xiaomi-scale", "beurer-sanitas", "yunmai-scale", "qn-gatt-scale", "xiaomi-mibeacon"] {
             try temp.store.grant(source: source, types: [], all: true)
         }
     }
@@ -297,5 +297,115 @@ import Pipeline
         #expect(report.totals.written == 2)
         #expect(try temp.store.samples(type: .bodyFatPercentage).map { BodyCompositionStage.isDerived($0) } == [false])
         #expect(try temp.store.samples(type: .leanBodyMass).map(\.quantity.value) == [60])
+    }
+
+    @Test func aQNWeighingWithTheVendorFormulaUsesTheTrisaEquations() throws {
+        try temp.store.setProfile(Self.woman, of: try me())
+        try temp.store.setBodyComposition(.vendor, of: try me())
+        _ = try Pipeline(store: temp.store, now: { Self.clock }).ingest(try Self.capture("qn-gatt-scale", "es30m.expected.jsonl"))
+        // MoreBodyCompositionFormulasTests.qnFormulaConvertsTheRawResistanceFirst (60 kg, 509 Ω, woman 45, 165 cm).
+        try expectStored(.bodyFatPercentage, 0.2514, "qn")
+        try expectStored(.bodyWaterPercentage, 0.5513, "qn")
+        try expectStored(.skeletalMuscleMass, 18.07, "qn")
+        try expectStored(.boneMass, 4.2, "qn")
+        try expectStored(.leanBodyMass, 44.92, "qn")
+        try expectStored(.bodyMassIndex, 22.04, "qn")
+        // No QN BMR: Sun 2003, women, 165²/509 = 53.48723; FFM = −9.53 + 36.90619 + 10.2 + 10.18 = 47.7562; 370 + 21.6·FFM = 1401.5.
+        try expectStored(.basalMetabolicRate, 1402, "standard")
+    }
+
+    @Test func anS400WeighingWithTheVendorFormulaUsesBothImpedances() throws {
+        try temp.store.setProfile(Self.man, of: try me())
+        try temp.store.setBodyComposition(.vendor, of: try me())
+        let report = try Pipeline(store: temp.store, now: { Self.clock }).ingest(try Self.capture("xiaomi-mibeacon", "s400.expected.jsonl"))
+        #expect(report.rejections.isEmpty, "\(report.examples)")
+        // MoreBodyCompositionFormulasTests.s400WithTheRealCapture (man of 30, 180 cm).
+        try expectStored(.bodyFatPercentage, 0.2101, "xiaomi-s400")
+        try expectStored(.leanBodyMass, 55.22, "xiaomi-s400")
+        try expectStored(.bodyWaterPercentage, 0.5782, "xiaomi-s400")
+        try expectStored(.skeletalMuscleMass, 30.53, "xiaomi-s400")
+        try expectStored(.boneMass, 2.96, "xiaomi-s400")
+        try expectStored(.visceralFatRating, 8.4, "xiaomi-s400")
+        try expectStored(.basalMetabolicRate, 1563, "xiaomi-s400")
+        let fat = try #require(try temp.store.samples(type: .bodyFatPercentage).first)
+        #expect(fat.metadata[MetadataKey.impedance] == .number(543.2))
+        #expect(fat.metadata[MetadataKey.highFrequencyImpedance] == .number(497.6))
+    }
+
+    @Test func aWeighingWithoutImpedanceDerivesEstimatesOnlyWhenChosen() throws {
+        try temp.store.setProfile(Self.man, of: try me())
+        let pipeline = try Pipeline(store: temp.store, now: { Self.clock })
+        // The S400 weighed in socks: no impedance. standard derives nothing from it.
+        let first = try pipeline.ingest(try Self.capture("xiaomi-mibeacon", "s400-socks.expected.jsonl"))
+        #expect(first.totals.written == 1 && first.rejections.isEmpty)
+        let anchor = try #require(first.anchor)
+        // estimate: derived at once (74.7 kg, man of 30, 180 cm).
+        let chosen = try temp.store.setBodyComposition(.estimate, of: try me())
+        #expect(chosen.weighings == 1 && chosen.added == 4 && chosen.removed == 0)
+        // Gallagher: BMI 23.05556; 64.5 − 36.781 + 2.37 − 16.4 + 1.5 + 1.6916 = 16.88 %.
+        try expectStored(.bodyFatPercentage, 0.1688, "estimate")
+        // Boer 0.407·74.7 + 0.267·180 − 19.2 = 59.26 kg; Mifflin-St Jeor 747 + 1125 − 150 + 5 = 1727.
+        try expectStored(.leanBodyMass, 59.26, "estimate")
+        try expectStored(.basalMetabolicRate, 1727, "estimate")
+        try expectStored(.bodyMassIndex, 23.06, "estimate")
+        #expect(try temp.store.samples(type: .bodyWaterPercentage).isEmpty)
+        let fat = try #require(try temp.store.samples(type: .bodyFatPercentage).first)
+        #expect(fat.metadata[MetadataKey.impedance] == nil && fat.metadata[MetadataKey.bodyCompositionFormulaVersion] == .number(1))
+        // A second socks weighing comes in derived by the pipeline.
+        var records = try Self.capture("xiaomi-mibeacon", "s400-socks.expected.jsonl")
+        guard case .sample(var weighing) = records[0] else { Issue.record("no weighing"); return }
+        weighing.metadata.syncIdentifier = "04:AE:47:67:C6:7C/114/1736935200"
+        weighing.start = weighing.start.addingTimeInterval(3600)
+        weighing.end = weighing.start
+        records[0] = .sample(weighing)
+        #expect(try pipeline.ingest(records).totals.written == 5)
+        // Back to standard: the estimates leave through the change feed.
+        let back = try temp.store.setBodyComposition(.standard, of: try me())
+        #expect(back.removed == 8 && back.added == 0)
+        #expect(try temp.store.samples(type: .bodyFatPercentage).isEmpty)
+        #expect(try temp.store.changes(since: anchor).entries.filter { if case .deleted = $0 { true } else { false } }.count == 8)
+    }
+
+    @Test func aHeldWeighingBroughtInByAGrantDerivesOnce() throws {
+        let source = "xiaomi-scale"
+        try temp.store.revoke(source: source, types: [], all: true)
+        try temp.store.setProfile(Self.man, of: try me())
+        let held = try Pipeline(store: temp.store, now: { Self.clock }).ingest(try Self.capture("xiaomi-scale", "mi-scale-v2.expected.jsonl"))
+        #expect(held.totals.written == 0 && held.totals.held == 1)
+        try temp.store.grant(source: source, types: [], all: true)
+        let release = try temp.store.releaseHeld(source: source, types: [], all: true,
+                                                 through: try Pipeline(store: temp.store, now: { Self.clock }))
+        #expect(release.released == 1 && release.report.totals.written == 7, "the weighing and its 6 derived values")
+        try expectStored(.leanBodyMass, 69.22, "standard")
+        // Granting again derives nothing more.
+        #expect(try temp.store.grant(source: source, types: [], all: true).added == 0)
+        try expectStored(.leanBodyMass, 69.22, "standard")
+    }
+
+    @Test func aGrantOfTheDerivedTypesAfterTheWeighingDerivesThemThenOnce() throws {
+        let source = "xiaomi-scale"
+        try temp.store.revoke(source: source, types: [], all: true)
+        try temp.store.grant(source: source, types: [.bodyMass])
+        try temp.store.setProfile(Self.man, of: try me())
+        let report = try Pipeline(store: temp.store, now: { Self.clock }).ingest(try Self.capture("xiaomi-scale", "mi-scale-v2.expected.jsonl"))
+        #expect(report.totals.written == 1)
+        let anchor = try #require(report.anchor)
+        #expect(try temp.store.samples(type: .leanBodyMass).isEmpty)
+        // Two of the types now: those two appear.
+        let some = try temp.store.grant(source: source, types: [.bodyFatPercentage, .leanBodyMass])
+        #expect(some.added == 2 && some.removed == 0)
+        try expectStored(.bodyFatPercentage, 0.187, "standard")
+        try expectStored(.leanBodyMass, 69.22, "standard")
+        // Every type: the other four; the first two stay as they are.
+        let fat = try temp.store.samples(type: .bodyFatPercentage).map(\.uuid)
+        let rest = try temp.store.grant(source: source, types: [], all: true)
+        #expect(rest.added == 4 && rest.removed == 0)
+        #expect(try temp.store.samples(type: .bodyFatPercentage).map(\.uuid) == fat)
+        try expectStored(.basalMetabolicRate, 1865, "standard")
+        let changes = try feed(after: anchor)
+        #expect(changes.allSatisfy(\.0) && changes.count == 6, "six additions, no tombstone: \(changes)")
+        // Again: nothing.
+        #expect(try temp.store.grant(source: source, types: [], all: true).added == 0)
+        #expect(try feed(after: anchor).count == 6)
     }
 }

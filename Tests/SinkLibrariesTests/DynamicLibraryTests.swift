@@ -6,8 +6,9 @@ import TestSupport
 import Glibc
 #endif
 
-/// The sink libraries are opened on first use: loading resolves every function ingestd calls, and
-/// an idle `ingestd run` (with or without sinks configured) maps none of them nor OpenSSL's libssl.
+/// The sink libraries and libmicrohttpd are opened on first use: loading resolves every function
+/// ingestd calls, and an idle `ingestd run` (with or without sinks configured) maps none of them nor
+/// OpenSSL's libssl nor gnutls; `run --http` maps libmicrohttpd once it listens.
 @Suite(.offCooperativePool) struct DynamicLibraryTests {
     @Test func eachSinkLibraryLoadsWithEveryFunctionIngestdCalls() throws {
         for library in DynamicLibrary.all {
@@ -21,7 +22,7 @@ import Glibc
         let error = DynamicLibraryError(library: .libpq, reason: "libpq.so.5: cannot open shared object file: No such file or directory")
         #expect(error.description == "libpq.so.5 (the PostgreSQL sink and store) cannot be loaded: libpq.so.5: cannot open shared object file: No such file or directory; install the Debian package libpq5 (apt-get install libpq5)")
         #expect(error.fix == "install the Debian package libpq5 (apt-get install libpq5)")
-        #expect(DynamicLibrary.all.map(\.debianPackage) == ["libcurl4", "libpq5", "libmosquitto1"])
+        #expect(DynamicLibrary.all.map(\.debianPackage) == ["libcurl4", "libpq5", "libmosquitto1", "libmicrohttpd12", "libwebsockets17"])
     }
 
     /// The shared objects mapped into a process, from /proc/PID/maps.
@@ -36,11 +37,11 @@ import Glibc
     }
 
     /// Starts an idle daemon on `store`, waits for its READY=1, returns its mapped libraries.
-    static func idleDaemonLibraries(store: String, directory: URL) throws -> Set<String> {
+    static func idleDaemonLibraries(store: String, directory: URL, extra: [String] = []) throws -> Set<String> {
         let receiver = try NotifySocket(name: directory.appendingPathComponent("notify").path)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try IngestdProcess.path())
-        process.arguments = ["run", "--no-usb", "--no-ble", "--store", store]
+        process.arguments = ["run", "--no-usb", "--no-ble", "--store", store] + extra
         process.standardError = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         var environment = ProcessInfo.processInfo.environment
@@ -64,20 +65,29 @@ import Glibc
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = directory.appendingPathComponent("health.sqlite").path
-        // libgnutls is not in the list: libmicrohttpd (linked for `serve` and `run --http`) brings it
-        // into every process; opening libmicrohttpd on demand as well is still to do.
-        let sinkLibraries = ["libcurl", "libpq", "libmosquitto", "libssl"]
+        // libmicrohttpd (and its gnutls) is opened only when `serve` or `run --http` first listens.
+        let sinkLibraries = ["libcurl", "libpq", "libmosquitto", "libssl", "libmicrohttpd", "libgnutls", "libwebsockets"]
         let bare = try Self.idleDaemonLibraries(store: store, directory: directory)
         #expect(bare.contains { $0.hasPrefix("libsqlite3") }, "\(bare)")  // the reading of maps works
         for name in sinkLibraries { #expect(!bare.contains { $0.hasPrefix(name) }, "\(name) mapped: \(bare.sorted())") }
 
         // Sinks of each kind configured, nothing to deliver (and nothing listening on port 9).
         for (name, url) in [("web", "http://127.0.0.1:9/ingest"), ("broker", "mqtt://127.0.0.1:9"),
-                            ("fleet", "postgresql://ingestd@127.0.0.1:9/health")] {
-            let added = try IngestdProcess.runBlocking(["sinks", "add", name, url, "--all-types", "--store", store])
+                            ("fleet", "postgresql://ingestd@127.0.0.1:9/health"), ("history", "ws://127.0.0.1:9")] {
+            let extra = url.hasPrefix("ws:") ? ["--token", "env:INGESTD_TEST_NO_TOKEN"] : []
+            let added = try IngestdProcess.runBlocking(["sinks", "add", name, url, "--all-types", "--store", store] + extra)
             try #require(added.status == 0, "\(added.stderr)")
         }
         let withSinks = try Self.idleDaemonLibraries(store: store, directory: directory)
         for name in sinkLibraries { #expect(!withSinks.contains { $0.hasPrefix(name) }, "\(name) mapped: \(withSinks.sorted())") }
+    }
+
+    @Test func runWithHTTPMapsLibmicrohttpdOnlyThen() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dl-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = directory.appendingPathComponent("health.sqlite").path
+        let mapped = try Self.idleDaemonLibraries(store: store, directory: directory, extra: ["--http", "127.0.0.1:0"])
+        #expect(mapped.contains { $0.hasPrefix("libmicrohttpd") }, "\(mapped.sorted())")
     }
 }

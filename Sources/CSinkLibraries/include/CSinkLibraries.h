@@ -3,14 +3,16 @@
 #include <stddef.h>
 
 /* The sink libraries ingestd opens with dlopen when a sink of that kind first needs them
- * (libcurl, libpq, libmosquitto), so an idle daemon without such a sink maps none of them (nor
- * their TLS stacks). The functions ingestd calls are defined here, hidden from other objects,
- * with the libraries' own prototypes (a mismatch with the header does not compile); each
+ * (libcurl, libpq, libmosquitto, libwebsockets), and libmicrohttpd when `serve` or `run --http` first listens, so
+ * an idle daemon without them maps none of them (nor their TLS stacks, nor gnutls). The functions
+ * ingestd calls are defined here, hidden from other objects, with the libraries' own prototypes (a mismatch with the header does not compile); each
  * forwards to the library's function found by dlsym. Swift calls them as if linked. */
 typedef enum {
     CSINK_CURL = 0,
     CSINK_PQ = 1,
     CSINK_MOSQUITTO = 2,
+    CSINK_MICROHTTPD = 3,
+    CSINK_WEBSOCKETS = 4,
 } csink_library;
 
 /* Opens `library` (its soname, e.g. libcurl.so.4) once and resolves every function ingestd uses.

@@ -3,8 +3,11 @@
 public struct BodyCompositionInput: Hashable, Sendable {
     /// Body mass in kilograms.
     public var weightKilograms: Double
-    /// Whole-body impedance in ohms as the scale measured it (foot to foot, about 50 kHz).
+    /// Whole-body impedance in ohms as the scale measured it (foot to foot, about 50 kHz);
+    /// NaN for a weighing without one (only impedance-free formulas take such an input).
     public var impedanceOhms: Double
+    /// The impedance at a high frequency (about 250 kHz) of a dual-frequency scale (the S400), if sent.
+    public var highFrequencyImpedanceOhms: Double?
     /// Height in centimetres.
     public var heightCentimetres: Double
     /// Age in full years on the day of the weighing.
@@ -12,9 +15,11 @@ public struct BodyCompositionInput: Hashable, Sendable {
     /// The person's biological sex; the formulas have one equation per sex.
     public var sex: BiologicalSex
 
-    public init(weightKilograms: Double, impedanceOhms: Double, heightCentimetres: Double, ageYears: Int, sex: BiologicalSex) {
+    public init(weightKilograms: Double, impedanceOhms: Double, heightCentimetres: Double, ageYears: Int, sex: BiologicalSex,
+                highFrequencyImpedanceOhms: Double? = nil) {
         self.weightKilograms = weightKilograms
         self.impedanceOhms = impedanceOhms
+        self.highFrequencyImpedanceOhms = highFrequencyImpedanceOhms
         self.heightCentimetres = heightCentimetres
         self.ageYears = ageYears
         self.sex = sex
@@ -65,6 +70,13 @@ public enum BodyCompositionRefusal: Error, Hashable, Sendable, CustomStringConve
     case weightOutsideFormula(Double, valid: ClosedRange<Double>)
     /// A derived value is physically impossible (e.g. a fat-free mass above the body mass).
     case impossibleResult(name: String, value: Double, valid: ClosedRange<Double>)
+    /// The body mass index is outside what the formula was validated for.
+    case bodyMassIndexOutsideFormula(Double, valid: ClosedRange<Double>)
+    /// A dual-frequency formula got no high-frequency impedance.
+    case highFrequencyImpedanceMissing
+    /// The two impedances of a dual-frequency scale are within 1 % of each other: the feet did
+    /// not make good contact (dry feet, stepping off), so no compartment can be told apart.
+    case unreliableContact(lowFrequency: Double, highFrequency: Double)
 
     public var description: String {
         switch self {
@@ -80,6 +92,12 @@ public enum BodyCompositionRefusal: Error, Hashable, Sendable, CustomStringConve
             "body mass \(formatted(weight)) kg is outside the formula's \(formatted(valid.lowerBound))–\(formatted(valid.upperBound)) kg"
         case .impossibleResult(let name, let value, let valid):
             "the derived \(name) \(formatted(value)) is impossible (outside \(formatted(valid.lowerBound))–\(formatted(valid.upperBound)))"
+        case .bodyMassIndexOutsideFormula(let index, let valid):
+            "body mass index \(formatted((index * 10).rounded() / 10)) kg/m² is outside the formula's \(formatted(valid.lowerBound))–\(formatted(valid.upperBound)) kg/m²"
+        case .highFrequencyImpedanceMissing:
+            "the dual-frequency formula needs the scale's high-frequency impedance, and the weighing has none"
+        case .unreliableContact(let low, let high):
+            "the impedances \(formatted(low)) Ω and \(formatted(high)) Ω are within 1 % of each other: poor contact (dry feet?)"
         }
     }
 
@@ -103,11 +121,12 @@ public protocol BodyCompositionFormula: Sendable {
 /// The inputs a formula was developed on and accepts; every formula covers female and male only.
 public struct BodyCompositionLimits: Hashable, Sendable {
     public var ages: ClosedRange<Int>
-    public var impedance: ClosedRange<Double>
+    /// nil: an impedance-free formula, which ignores the impedance.
+    public var impedance: ClosedRange<Double>?
     public var height: ClosedRange<Double>
     public var weight: ClosedRange<Double>
 
-    public init(ages: ClosedRange<Int>, impedance: ClosedRange<Double>, height: ClosedRange<Double>, weight: ClosedRange<Double>) {
+    public init(ages: ClosedRange<Int>, impedance: ClosedRange<Double>?, height: ClosedRange<Double>, weight: ClosedRange<Double>) {
         self.ages = ages
         self.impedance = impedance
         self.height = height
@@ -118,7 +137,7 @@ public struct BodyCompositionLimits: Hashable, Sendable {
     public func refusal(of input: BodyCompositionInput) -> BodyCompositionRefusal? {
         guard input.sex == .male || input.sex == .female else { return .sexNotCovered(input.sex) }
         guard ages.contains(input.ageYears) else { return .ageOutsideFormula(input.ageYears, valid: ages) }
-        guard input.impedanceOhms.isFinite, impedance.contains(input.impedanceOhms) else {
+        if let impedance, !(input.impedanceOhms.isFinite && impedance.contains(input.impedanceOhms)) {
             return .impedanceOutsideFormula(input.impedanceOhms, valid: impedance)
         }
         guard input.heightCentimetres.isFinite, height.contains(input.heightCentimetres) else {
@@ -158,23 +177,31 @@ enum BodyCompositionChecks {
 }
 
 /// Which formula a person's (or a device's) weighings are derived with
-/// (`ingestd people set P --body-composition standard|vendor|none`).
+/// (`ingestd people set P --body-composition standard|vendor|estimate|none`).
 public enum BodyCompositionChoice: String, Sendable, CaseIterable, CustomStringConvertible {
     /// `StandardBodyComposition`, the published equations (the default).
     case standard
     /// The scale family's own formula where it is published (e.g. `XiaomiBodyComposition`),
     /// else the standard one.
     case vendor
+    /// The standard formula for weighings with an impedance, and the impedance-free estimates
+    /// (`EstimateBodyComposition`) for weighings without one.
+    case estimate
     /// Nothing is derived.
     case none
 
-    /// The formula to use, given the scale family's own formula if it has one.
+    /// The formula for a weighing with an impedance, given the scale family's own formula if it has one.
     public func formula(vendorFormula: (any BodyCompositionFormula)?) -> (any BodyCompositionFormula)? {
         switch self {
-        case .standard: StandardBodyComposition()
+        case .standard, .estimate: StandardBodyComposition()
         case .vendor: vendorFormula ?? StandardBodyComposition()
         case .none: nil
         }
+    }
+
+    /// The formula for a weighing without an impedance: only `estimate` derives from those.
+    public var formulaWithoutImpedance: (any BodyCompositionFormula)? {
+        self == .estimate ? EstimateBodyComposition() : nil
     }
 
     public var description: String { rawValue }

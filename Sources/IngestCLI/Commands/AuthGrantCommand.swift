@@ -1,8 +1,8 @@
 import ArgumentParsing
 import Foundation
 import HealthModel
+import IngestRuntime
 import Pipeline
-import SQLiteStore
 
 /// `ingestd auth grant`.
 struct AuthGrantCommand: Command {
@@ -23,13 +23,15 @@ struct AuthGrantCommand: Command {
 
     /// Grants, then brings the held samples of the granted types in through the pipeline.
     func run(_ context: CommandContext) async throws {
-        let store = try change.storeFile.open(context)
-        defer { store.close() }
-        try change.checkSource(in: store, context: context)
-        try store.grant(source: change.source, types: change.types, all: change.all)
+        let ingestion = try Ingestion(store: try change.storeFile.open(context))
+        defer { ingestion.close() }
+        try change.checkSource(in: ingestion.store, context: context)
+        let release = try ingestion.grant(source: change.source, types: change.types, all: change.all)
         context.stderr.writeLine("granted \(PrintableText.escaped(change.source)): \(change.what(allWord: "every type"))")
-        let release = try store.releaseHeld(source: change.source, types: change.types, all: change.all,
-                                            through: try Pipeline(store: store))
+        if release.derivedFromStoredWeighings > 0 {
+            let derived = release.derivedFromStoredWeighings
+            context.stderr.writeLine("derived \(derived) body-composition value\(derived == 1 ? "" : "s") of stored weighings")
+        }
         let totals = release.report.totals
         if release.released > 0 {
             context.stderr.writeLine("brought in \(release.released) held record\(release.released == 1 ? "" : "s"): "

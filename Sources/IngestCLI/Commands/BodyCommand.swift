@@ -2,15 +2,14 @@ import ArgumentParsing
 import Foundation
 import HealthModel
 import Pipeline
-import SQLiteStore
 
 /// `ingestd body`: a person's latest weighing with every value stored or derived for it.
 struct BodyCommand: Command {
     static let configuration = CommandConfiguration(
         name: "body", abstract: "The latest weighing with its body fat, lean mass, water, muscle, bone, visceral fat and BMR.",
         discussion: """
-            Values a formula derived from the scale's impedance name the formula; the others are the \
-            scale's own. Set a formula with 'ingestd people set NAME --body-composition'. Example: \
+            Values a formula derived (from the scale's impedance, or estimated without one) name the \
+            formula; the others are the scale's own. Set a formula with 'ingestd people set NAME --body-composition'. Example: \
             ingestd body --person alice
             """,
         examples: [

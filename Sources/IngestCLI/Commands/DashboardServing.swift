@@ -2,6 +2,7 @@ import ArgumentParsing
 import Delivery
 import Foundation
 import HealthModel
+import IngestRuntime
 import Pipeline
 import Redaction
 import SQLiteStore
@@ -25,16 +26,17 @@ final class StoreDashboardAdministration: DashboardAdministration {
     }
 
     func decide(source: String, grant: Bool) throws -> String {
-        let store = try HealthStore(path: path)
-        defer { store.close() }
         let name = PrintableText.escaped(source)
         if grant {
-            try store.grant(source: source, types: [], all: true)
-            let release = try store.releaseHeld(source: source, types: [], all: true, through: try Pipeline(store: store))
+            let ingestion = try Ingestion(store: try HealthStore(path: path))
+            defer { ingestion.close() }
+            let release = try ingestion.grant(source: source, types: [], all: true)
             let totals = release.report.totals
             return "granted \(name) every type: brought in \(release.released) held record\(release.released == 1 ? "" : "s") "
                 + "(\(totals.written) written, \(totals.duplicate) duplicate, \(totals.invalid) invalid)"
         }
+        let store = try HealthStore(path: path)
+        defer { store.close() }
         let discarded = try store.deny(source: source, types: [], all: true)
         return "denied \(name) every type: \(discarded) held record\(discarded == 1 ? "" : "s") discarded"
     }

@@ -2,18 +2,18 @@ import ArgumentParsing
 import HealthModel
 import SQLiteStore
 
-/// `ingestd devices set DEVICE --body-composition standard|vendor|none|person`.
+/// `ingestd devices set DEVICE --body-composition standard|vendor|estimate|none|person`.
 struct DevicesSetCommand: Command {
     static let configuration = CommandConfiguration(
         name: "set", abstract: "Choose the body-composition formula of a scale's weighings, over its people's choice.",
         discussion: """
             DEVICE is what the samples name the scale by (a BLE address, a serial number or a local \
-            identifier). standard, vendor or none apply to every weighing of the device whoever it \
+            identifier). standard, vendor, estimate or none apply to every weighing of the device whoever it \
             belongs to; person returns to each person's own choice ('ingestd people set NAME \
             --body-composition'). The weighings are recomputed at once. Example: \
             ingestd devices set 50:FB:19:1B:B5:DC --body-composition vendor
             """,
-        usage: "DEVICE --body-composition standard|vendor|none|person",
+        usage: "DEVICE --body-composition standard|vendor|estimate|none|person",
         examples: [
             "ingestd devices set C8:47:8C:00:11:22 --body-composition standard",
             "ingestd devices set C8:47:8C:00:11:22 --body-composition person",
@@ -21,7 +21,7 @@ struct DevicesSetCommand: Command {
     )
     static let signature = Signature {
         Positional("DEVICE", help: "BLE address, serial number or local identifier.")
-        Option("body-composition", valueName: "FORMULA", help: "standard, vendor, none, or person (the person's choice).",
+        Option("body-composition", valueName: "FORMULA", help: "standard, vendor, estimate, none, or person (the person's choice).",
                allowedValues: BodyCompositionChoice.allCases.map(\.rawValue) + ["person"])
         StoreOption.self
     }
@@ -33,13 +33,13 @@ struct DevicesSetCommand: Command {
     init(_ arguments: ParsedValues) throws {
         device = try arguments.required("device")
         guard let text: String = try arguments.value("body-composition") else {
-            throw UsageError.invalid("nothing to set: give --body-composition standard|vendor|none|person")
+            throw UsageError.invalid("nothing to set: give --body-composition standard|vendor|estimate|none|person")
         }
         if text == "person" {
             choice = nil
         } else {
             guard let parsed = BodyCompositionChoice(rawValue: text) else {
-                throw UsageError.invalidValue(text, argument: "--body-composition", reason: "not standard, vendor, none or person")
+                throw UsageError.invalidValue(text, argument: "--body-composition", reason: "not standard, vendor, estimate, none or person")
             }
             choice = parsed
         }

@@ -2,7 +2,7 @@ import ArgumentParsing
 import Export
 import Foundation
 import HealthModel
-import SQLiteStore
+import Pipeline
 
 /// `ingestd export --format fhir|csv|jsonl`: the store's records as a FHIR R4 transaction Bundle,
 /// CSV or JSON lines, streamed from a cursor to stdout or `--out FILE`.
@@ -15,11 +15,14 @@ struct ExportCommand: Command {
             panel Observation with systolic and diastolic components. Types without a LOINC code are \
             skipped and listed on stderr. csv: one row per sample (--layout long), or openScale's import \
             columns for body measurements (--layout openscale, times in --tz). jsonl: ingestd's sample \
-            format. Records overlapping [--from, --to) are exported, oldest first, in constant memory.
+            format. Records overlapping [--from, --to) are exported, oldest first, in constant memory. \
+            With --store postgresql://… the fleet's samples (every gateway's, or --gateway ID's); a fleet \
+            keeps samples, not correlations, so a blood pressure comes as its two member samples.
             """,
         examples: [
             "ingestd export --format csv --layout openscale --out weight.csv",
             "ingestd export --format fhir --out health.json",
+            "ingestd export --format jsonl --store postgresql://gateway@db.example/health --person alice",
         ]
     )
     static let signature = Signature {
@@ -32,7 +35,7 @@ struct ExportCommand: Command {
                allowedValues: ["long", "openscale"])
         Option("out", valueName: "FILE", help: "Write to FILE (created 0600, replaced only when complete) instead of stdout.")
         PersonOption.self
-        StoreOption.self
+        QueryStoreOptions.self
     }
 
     let format: ExportFormat
@@ -44,7 +47,7 @@ struct ExportCommand: Command {
     let zoneName: String?
     let layout: String
     let outPath: String?
-    let storePath: String?
+    let storeOptions: QueryStoreOptions
     let person: PersonOption
 
     init(_ arguments: ParsedValues) throws {
@@ -65,10 +68,7 @@ struct ExportCommand: Command {
         layout = try arguments.value("layout") ?? "long"
         outPath = try arguments.value("out")
         if let outPath { try OutputFileTarget.check(outPath) }
-        storePath = try StoreOption(arguments, refusingFleet: """
-            export reads the local store file (--store PATH), not yet a fleet's PostgreSQL database; \
-            a fleet's samples as JSON lines: 'ingestd samples TYPE --store postgresql://… --json' or 'ingestd changes --store postgresql://… --json'
-            """).path
+        storeOptions = try QueryStoreOptions(arguments)
         person = try PersonOption(arguments)
         if let from, let to, from >= to { throw UsageError.invalid("--from must be before --to") }
         if layout != "long", format != .csv { throw UsageError.invalid("--layout is for --format csv only") }
@@ -93,9 +93,9 @@ struct ExportCommand: Command {
     }
 
     func run(_ context: CommandContext) async throws {
-        let store = try CommonArguments.openStore(storePath, context: context, readOnly: true)
+        let store = try storeOptions.open(context)
         defer { store.close() }
-        let scope = try person.scope(in: store)
+        let scope = try storeOptions.scope(person, in: store)
         let destination = try outPath.map { try ExportFile(path: $0) }
         var writer = makeWriter()
         var buffer = ""
@@ -107,14 +107,14 @@ struct ExportCommand: Command {
         let readSummary: ExportReadSummary
         do {
             writer.writeHeader(to: &buffer)
-            readSummary = try store.forEachRecord(types: types, from: from, to: to, person: scope) { record in
+            readSummary = try storeOptions.answering { try store.forEachRecord(types: types, from: from, to: to, scope: scope) { record in
                 writer.write(record, to: &buffer)
                 if buffer.utf8.count >= chunkSize {
                     try drain()
                     if destination == nil, context.stdout.isReaderGone { throw ExportStopped.readerGone }
                     if destination == nil, context.stdout.writeError != nil { try context.checkStandardOutput() }
                 }
-            }
+            } }
             writer.writeFooter(to: &buffer)
             try drain()
             try destination?.commit()

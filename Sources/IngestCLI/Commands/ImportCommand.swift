@@ -2,6 +2,7 @@ import AppleHealthImport
 import ArgumentParsing
 import Foundation
 import HealthModel
+import IngestRuntime
 import Pipeline
 import SQLiteStore
 
@@ -75,10 +76,10 @@ struct ImportCommand: Command {
         } catch {
             throw CommandFailure.dataError("\(file): \(error)")
         }
-        let store = try CommonArguments.openStore(storePath, context: context)
-        defer { store.close() }
-        store.pendingLimits = pendingLimits
-        let pipeline = try Pipeline(store: store)
+        let ingestion = try Ingestion(store: try CommonArguments.openStore(storePath, context: context),
+                                      pendingLimits: pendingLimits)
+        defer { ingestion.close() }
+        let store = ingestion.store
         let denied = Set(try store.denials().map { "\($0.source)\u{1F}\($0.type)" })
         var grantedPairs = Set(try store.grants().map { "\($0.source)\u{1F}\($0.type)" })
         var report = IngestReport()
@@ -90,24 +91,23 @@ struct ImportCommand: Command {
         var overBound: PendingBoundExceeded?
         while let batch = reading.next() {
             if grant {
-                var changed = false
+                var granting: [(source: String, type: QuantityType)] = []
                 for (source, type) in batch.newSourceTypes {
                     let pair = "\(source)\u{1F}\(type.identifier)"
                     guard !grantedPairs.contains(pair), !denied.contains(pair), !denied.contains("\(source)\u{1F}*") else { continue }
-                    try store.grant(source: source, types: [type])
+                    granting.append((source, type))
                     if grantedPairs.count < Self.maximumRememberedGrants { grantedPairs.insert(pair) }
-                    changed = true
                 }
-                if changed { try pipeline.reloadAuthorization() }
+                try ingestion.grantWithoutReleasing(granting)
             }
             do {
-                report.merge(try pipeline.ingest(batch.records))
+                report.merge(try ingestion.ingest(batch.records))
             } catch let bound as PendingBoundExceeded {
                 // The batch was rolled back: nothing of it is stored or held, nothing dropped.
                 overBound = bound
                 break
-            } catch let error as SQLiteError where error.isDiskFull {
-                throw CommandFailure.failure("the disk is full: the last batch was not stored (nothing half-written); free space and import again")
+            } catch IngestionError.diskFull {
+                throw CommandFailure.failure("\(IngestionError.diskFull); free space and import again")
             }
             records += batch.records.count
             progress.update(bytes: batch.fileOffset, records: records)

@@ -1,7 +1,6 @@
 import ArgumentParsing
 import Foundation
 import HealthModel
-import SQLiteStore
 
 /// `ingestd people`: the household: who the samples belong to.
 struct PeopleCommand: Command {

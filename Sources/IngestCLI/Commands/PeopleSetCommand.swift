@@ -3,27 +3,30 @@ import Foundation
 import HealthModel
 import SQLiteStore
 
-/// `ingestd people set NAME --body-composition standard|vendor|none`.
+/// `ingestd people set NAME --body-composition standard|vendor|estimate|none`.
 struct PeopleSetCommand: Command {
     static let configuration = CommandConfiguration(
         name: "set", abstract: "Change a person's settings: the body-composition formula of their weighings.",
         discussion: """
             --body-composition standard derives body fat, lean mass, water, muscle and BMR from a \
             scale's impedance with published equations (Sun 2003, Janssen 2000, Katch-McArdle); vendor \
-            uses the scale family's own formula where it is published (Xiaomi), else standard; none \
-            derives nothing. The person's weighings are recomputed at once: the change feed shows the \
+            uses the scale family's own formula where it is published (Xiaomi, Xiaomi S400, Yunmai, \
+            QN), else standard; estimate is standard, and derives impedance-free estimates (Gallagher \
+            2000 body fat, Boer lean mass, Mifflin-St Jeor BMR) from weighings without an impedance; \
+            none derives nothing. The person's weighings are recomputed at once: the change feed shows the \
             old derived values deleted and the new ones added. Example: \
             ingestd people set alice --body-composition vendor
             """,
-        usage: "NAME --body-composition standard|vendor|none",
+        usage: "NAME --body-composition standard|vendor|estimate|none",
         examples: [
             "ingestd people set alice --body-composition vendor",
             "ingestd people set bob --body-composition none",
+            "ingestd people set carol --body-composition estimate",
         ]
     )
     static let signature = Signature {
         Positional("NAME", help: "The person.")
-        Option("body-composition", valueName: "FORMULA", help: "standard, vendor or none.",
+        Option("body-composition", valueName: "FORMULA", help: "standard, vendor, estimate or none.",
                allowedValues: BodyCompositionChoice.allCases.map(\.rawValue))
         StoreOption.self
     }
@@ -33,9 +36,9 @@ struct PeopleSetCommand: Command {
 
     init(_ arguments: ParsedValues) throws {
         name = try arguments.required("name")
-        let parsed = try arguments.value("body-composition", expected: "standard, vendor or none") { BodyCompositionChoice(rawValue: $0) }
+        let parsed = try arguments.value("body-composition", expected: "standard, vendor, estimate or none") { BodyCompositionChoice(rawValue: $0) }
         guard let choice = parsed else {
-            throw UsageError.invalid("nothing to set: give --body-composition standard|vendor|none")
+            throw UsageError.invalid("nothing to set: give --body-composition standard|vendor|estimate|none")
         }
         self.choice = choice
         storeFile = try StoreOption(arguments)

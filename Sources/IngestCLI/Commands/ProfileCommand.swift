@@ -2,7 +2,6 @@ import ArgumentParsing
 import Foundation
 import HealthModel
 import Pipeline
-import SQLiteStore
 
 /// `ingestd profile`: the characteristic types, kept once per store.
 struct ProfileCommand: Command {

@@ -66,11 +66,9 @@ struct ReplayCommand: Command {
             file == "-" ? nil : try InputStreamSpool(path: file)
         }
         defer { inputs.forEach { $0?.release() } }
-        let store = try storeFile.open(context)
-        defer { store.close() }
-        store.pendingLimits = pendingLimits
-        let pipeline = try Pipeline(store: store)
-        pipeline.assignTolerance = assignTolerance
+        let ingestion = try Ingestion(store: try storeFile.open(context), pendingLimits: pendingLimits,
+                                      assignTolerance: assignTolerance)
+        defer { ingestion.close() }
         let decoder = HealthRecordDecoder(defaultSource: source)
         var report = IngestReport()
         var malformed = 0
@@ -80,12 +78,12 @@ struct ReplayCommand: Command {
         var captures = CaptureReplay(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue), forcedAdapterID: decoding.adapter, timeZone: decoding.zone,
                                      batchSize: batchSize)
         captures.options = decoding.adapterSettings
-        captures.keys = try AdvertisementKeyArguments.stored(in: store, context: context).merging(decoding.keys)
+        captures.keys = try AdvertisementKeyArguments.stored(in: ingestion.store, context: context).merging(decoding.keys)
         for (file, input) in zip(files, inputs) {
             let readPath = input?.path ?? file
             if file != "-", CaptureReplay.isCapture(path: readPath) {
                 let deliver: ([HealthRecord], [String]) throws -> DeliveryReceipt = { records, deviceKeys in
-                    let batchReport = try ingest(records, pipeline: pipeline, lines: nil, file: file, context: context,
+                    let batchReport = try ingest(records, through: ingestion, lines: nil, file: file, context: context,
                                                  deviceKeys: deviceKeys)
                     report.merge(batchReport)
                     return DeliveryReceipt(batchReport)
@@ -108,7 +106,7 @@ struct ReplayCommand: Command {
                 for problem in batch.problems { context.stderr.writeLine(problem) }
                 malformed += batch.problems.count
                 guard !batch.records.isEmpty else { continue }
-                report.merge(try ingest(batch.records, pipeline: pipeline, lines: batch.lines, file: file, context: context))
+                report.merge(try ingest(batch.records, through: ingestion, lines: batch.lines, file: file, context: context))
                 let before = records
                 records += batch.records.count
                 progress.update(bytes: batch.bytesRead, records: records)
@@ -126,11 +124,11 @@ struct ReplayCommand: Command {
     /// Ingests one batch; `lines` (the line number of every record, for JSON lines) lets a uuid
     /// conflict be reported against its line.
     private func ingest(
-        _ batch: [HealthRecord], pipeline: Pipeline, lines: [Int]?, file: String, context: CommandContext,
+        _ batch: [HealthRecord], through ingestion: Ingestion, lines: [Int]?, file: String, context: CommandContext,
         deviceKeys: [String] = []
     ) throws -> IngestReport {
         do {
-            let report = try pipeline.ingest(batch, deviceKeys: deviceKeys)
+            let report = try ingestion.ingest(batch, deviceKeys: deviceKeys)
             if let lines {
                 for conflict in report.conflicts where conflict.record < lines.count {
                     context.stderr.writeLine(
@@ -138,8 +136,8 @@ struct ReplayCommand: Command {
                 }
             }
             return report
-        } catch let error as SQLiteError where error.isDiskFull {
-            throw CommandFailure.failure("the disk is full: the last batch was not stored (nothing half-written); free space and replay again")
+        } catch IngestionError.diskFull {
+            throw CommandFailure.failure("\(IngestionError.diskFull); free space and replay again")
         }
     }
 }

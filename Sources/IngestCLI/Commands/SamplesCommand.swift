@@ -2,7 +2,6 @@ import ArgumentParsing
 import Foundation
 import HealthModel
 import Pipeline
-import SQLiteStore
 
 /// `ingestd samples TYPE`: HealthKit's sample query.
 struct SamplesCommand: Command {

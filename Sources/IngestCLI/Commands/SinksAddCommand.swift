@@ -15,10 +15,14 @@ struct SinksAddCommand: Command {
             connecting) or env:NAME (an environment variable of the delivering process); they are \
             never printed. The sink starts with the whole stored feed of its types as backlog. A \
             postgresql:// sink creates or migrates its schema (--schema, default ingestd) on first contact \
-            and upserts samples by (gateway id, uuid) with --gateway-id and the person, one transaction per batch.
+            and upserts samples by (gateway id, uuid) with --gateway-id and the person, one transaction per batch. \
+            A ws:// or wss:// sink imports hourly history into Home Assistant's long-term statistics \
+            (ingestd:<gateway id>_<person>_<type>) through its WebSocket API with --token, a long-lived \
+            access token of an administrator (give it as @/path).
             """,
         examples: [
             "ingestd sinks add alice-server https://health.example/alice --types stepCount,bodyMass --person alice",
+            "ingestd sinks add ha-history ws://homeassistant.local:8123 --token @/etc/ingestd/ha-token --all-types --all-people",
         ]
     )
     static let signature = Signature(Signature {

@@ -2,7 +2,6 @@ import ArgumentParsing
 import Foundation
 import HealthModel
 import Pipeline
-import SQLiteStore
 
 /// `ingestd sources`: who wrote what.
 struct SourcesCommand: Command {

@@ -2,7 +2,6 @@ import ArgumentParsing
 import Foundation
 import HealthModel
 import Pipeline
-import SQLiteStore
 
 /// `ingestd stats TYPE --sum|--average|…`: HealthKit's statistics collection query.
 struct StatsCommand: Command {

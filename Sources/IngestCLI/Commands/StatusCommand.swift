@@ -2,8 +2,6 @@ import ArgumentParsing
 import Foundation
 import HealthModel
 import Pipeline
-import PostgresStore
-import SQLiteStore
 
 /// `ingestd status`: what the store holds and what was refused lately. Works while the daemon runs.
 /// With `--store postgresql://…`: what the fleet's database holds per gateway.
@@ -35,29 +33,19 @@ struct StatusCommand: Command {
     }
 
     func run(_ context: CommandContext) async throws {
-        let opened = try storeOptions.open(context)
-        defer { opened.close() }
-        if let fleet = opened as? PostgresQueryStore {
-            do {
-                try report(fleet, context)
-            } catch let error as PostgresError {
-                throw CommandFailure.failure(error.description)
-            }
+        let store = try storeOptions.open(context)
+        defer { store.close() }
+        let status = try storeOptions.answering {
+            try store.status(scope: QueryScope(gateway: storeOptions.gateway), rejectionsSince: Date().addingTimeInterval(-86_400))
+        }
+        if let schema = status.schema {
+            report(status, schema: schema, context)
             return
         }
-        guard let store = opened as? HealthStore else { throw CommandFailure.failure("status: unknown kind of store") }
-        let rows = try store.sourceTypeStatus()
-        let held = try store.pendingCounts()
-        let unassigned = try store.unassignedCount()
-        let since = Date().addingTimeInterval(-86_400)
-        let rejections = try store.rejections(since: since)
-        var denied: [String: Set<String>] = [:]
-        let policy = try store.loadAuthorization()
-        for key in rejections.keys where key.reason == "denied" {
-            // A type granted since it was refused needs no hint.
-            if let type = QuantityType.named(key.type), policy.allows(source: key.source, type: type) { continue }
-            denied[key.source, default: []].insert(key.type)
-        }
+        let rows = status.sourceTypes
+        let held = status.held
+        let unassigned = status.unassigned
+        let rejections = status.rejections
         if json {
             for row in rows {
                 context.stdout.writeLine(
@@ -73,7 +61,7 @@ struct StatusCommand: Command {
             }
             return
         }
-        context.stdout.writeLine("store: \(store.path)")
+        context.stdout.writeLine("store: \(status.location)")
         if rows.isEmpty {
             context.stdout.writeLine("no samples yet")
         } else {
@@ -99,29 +87,30 @@ struct StatusCommand: Command {
                 [$0.key.source, QuantityType.named($0.key.type)?.shortName ?? $0.key.type, $0.key.reason, "\($0.value)"]
             }).rendered)
         }
-        for source in denied.keys.sorted() {
-            let types = (denied[source] ?? []).compactMap { QuantityType.named($0) }
+        for source in status.denied.keys.sorted() {
+            let types = (status.denied[source] ?? []).compactMap { QuantityType.named($0) }
             context.stdout.writeLine("denied (ingestd auth deny): allow with \(AuthorizationPolicy.grantCommand(source: source, types: types))")
         }
     }
 
-    /// The fleet's status: schema version, gateways, and per gateway, source and type the live samples.
-    private func report(_ store: PostgresQueryStore, _ context: CommandContext) throws {
-        let (version, gateways, sources) = try store.fleetStatus(scope: QueryScope(gateway: storeOptions.gateway))
+    /// A shared database's status: schema version, gateways, and per gateway, source and type the live samples.
+    private func report(_ status: StoreStatus, schema: SchemaStatus, _ context: CommandContext) {
+        let gateways = status.gateways
+        let sources = status.sourceTypes
         let time = ISO8601DateTime.string(from:)
         if json {
-            context.stdout.writeLine("{\"schema\":\(JSONText.quoted(store.schema.name)),\"version\":\(version)}")
+            context.stdout.writeLine("{\"schema\":\(JSONText.quoted(schema.name)),\"version\":\(schema.version)}")
             for gateway in gateways {
                 context.stdout.writeLine(
                     "{\"gateway\":\(JSONText.quoted(gateway.gateway)),\"firstDelivery\":\(JSONText.quoted(time(gateway.firstDelivery))),\"lastDelivery\":\(JSONText.quoted(time(gateway.lastDelivery))),\"anchor\":\(gateway.lastAnchor),\"samples\":\(gateway.liveSamples),\"deleted\":\(gateway.deletedSamples)}")
             }
             for row in sources {
                 context.stdout.writeLine(
-                    "{\"gateway\":\(JSONText.quoted(row.gateway)),\"source\":\(JSONText.quoted(row.source)),\"type\":\(JSONText.quoted(row.type)),\"count\":\(row.count),\"last\":\(JSONText.quoted(time(row.lastSampleEnd)))}")
+                    "{\"gateway\":\(JSONText.quoted(row.gateway ?? "")),\"source\":\(JSONText.quoted(row.source)),\"type\":\(JSONText.quoted(row.type)),\"count\":\(row.count),\"last\":\(JSONText.quoted(time(row.lastSampleEnd)))}")
             }
             return
         }
-        context.stdout.writeLine("store: \(store.connection.target) schema \(store.schema.name) (version \(version))")
+        context.stdout.writeLine("store: \(status.location) schema \(schema.name) (version \(schema.version))")
         if gateways.isEmpty {
             context.stdout.writeLine(storeOptions.gateway.map { "no deliveries from gateway \($0)" } ?? "no gateway has delivered yet")
             return
@@ -132,7 +121,7 @@ struct StatusCommand: Command {
         if !sources.isEmpty {
             context.stdout.writeLine("")
             context.stdout.write(Table(header: ["GATEWAY", "SOURCE", "TYPE", "SAMPLES", "LAST SAMPLE"], rows: sources.map {
-                [$0.gateway, $0.source, QuantityType.named($0.type)?.shortName ?? $0.type, "\($0.count)", time($0.lastSampleEnd)]
+                [$0.gateway ?? "", $0.source, QuantityType.named($0.type)?.shortName ?? $0.type, "\($0.count)", time($0.lastSampleEnd)]
             }).rendered)
         }
     }

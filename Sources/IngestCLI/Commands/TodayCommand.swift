@@ -2,7 +2,6 @@ import ArgumentParsing
 import Foundation
 import HealthModel
 import Pipeline
-import SQLiteStore
 
 /// `ingestd today`: the seed's two numbers, merged across sources.
 struct TodayCommand: Command {

@@ -35,11 +35,6 @@ struct PersonOption: OptionGroup {
         return only
     }
 
-    /// The store's query scope of the resolved person.
-    func scope(in store: HealthStore) throws -> PersonScope {
-        .person(try resolve(in: store).id)
-    }
-
     /// `--person NAME` names nobody: a few of the people and their count, never all 10,001.
     static func unknownPerson(_ name: String, known: [String]) -> UsageError {
         .invalidValue(PrintableText.escaped(name), argument: "--person", reason: "no such person (people: \(peopleList(known)))")

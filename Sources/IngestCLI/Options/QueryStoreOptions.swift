@@ -62,6 +62,33 @@ struct QueryStoreOptions: OptionGroup {
         }
     }
 
+    /// `body`'s answer from the opened store, a shared database's failure as a clear error.
+    func answering<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as PostgresError {
+            throw CommandFailure.failure(error.description)
+        }
+    }
+
+    /// `--since ANCHOR` read as the anchor `changes` prints (a store file's number or a fleet's token).
+    static func anchor(_ text: String) throws -> ChangeAnchor {
+        do {
+            return try ChangeAnchor(text: text)
+        } catch {
+            throw UsageError.invalidValue(text, argument: "--since", reason: error.reason)
+        }
+    }
+
+    /// `body`'s answer; an anchor of the other kind of store (`--since`) as a usage error.
+    func answering<T>(since text: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try answering(body)
+        } catch ChangeAnchorError.ofAnotherStore(_, let reason) {
+            throw UsageError.invalidValue(text, argument: "--since", reason: reason)
+        }
+    }
+
     /// Whose samples: `--person`, or (a store file) its only person, or (a fleet) everybody.
     func scope(_ person: PersonOption, in store: any QueryStore) throws -> QueryScope {
         let names = try store.queryPeopleNames()

@@ -40,6 +40,6 @@ enum StoreLocation: Equatable {
     static let localStoreOnly = """
         this command works on the local store file (--store PATH), not on a fleet's PostgreSQL database; \
         samples reach a fleet through a sink: 'ingestd sinks add NAME postgresql://… --all-types' on the gateway, \
-        then 'ingestd sinks deliver' (samples, stats, today, changes, sources and status read --store postgresql://…)
+        then 'ingestd sinks deliver' (samples, stats, today, changes, sources, status, export and watch read --store postgresql://…)
         """
 }

@@ -7,13 +7,12 @@ import SQLiteStore
 import Synchronization
 
 /// The one writer of the store in the daemon: every session's batches pass through here, one
-/// transaction at a time. A batch's `ingest` returns after its commit, so a session may then
+/// transaction at a time, into the front door (`Ingestion`). A batch's `ingest` returns after its commit, so a session may then
 /// acknowledge the data to its device.
 ///
 /// Public for IngestBench (commit latency through `onCommit`).
 public actor IngestService {
-    let store: HealthStore
-    private let pipeline: Pipeline
+    let ingestion: Ingestion
     private let logger: Logger
     private var closed = false
     private let onCommit: (@Sendable ([HealthRecord], IngestReport) -> Void)?
@@ -36,10 +35,8 @@ public actor IngestService {
     public init(storePath: String, logger: Logger, pendingLimits: PendingLimits = PendingLimits(),
                 assignTolerance: Double = PersonAssigner.defaultTolerance,
                 onCommit: (@Sendable (_ records: [HealthRecord], _ report: IngestReport) -> Void)? = nil) throws {
-        store = try HealthStore(path: storePath)
-        store.pendingLimits = pendingLimits
-        pipeline = try Pipeline(store: store)
-        pipeline.assignTolerance = assignTolerance
+        ingestion = try Ingestion(store: try HealthStore(path: storePath), pendingLimits: pendingLimits,
+                                  assignTolerance: assignTolerance)
         self.logger = logger
         self.onCommit = onCommit
     }
@@ -48,7 +45,7 @@ public actor IngestService {
     /// `deviceKeys`: what the transport knows the device by (USB `VID:PID`, serial number), for device owners.
     func ingest(_ records: [HealthRecord], origin: String, deviceKeys: [String] = []) throws -> IngestReport {
         guard !closed else { throw RuntimeError.failure("the store is closed (shutting down)") }
-        let report = try pipeline.ingest(records, deviceKeys: deviceKeys)
+        let report = try ingestion.ingest(records, deviceKeys: deviceKeys)
         onCommit?(records, report)
         totals += report.totals
         if report.totals.written > 0 { lastCommit = Date() }
@@ -97,13 +94,13 @@ public actor IngestService {
     /// with one log line per source.
     func purgeExpiredPending(now: Date = Date()) throws {
         var receipt = PendingReceipt()
-        receipt.expired = try store.purgeExpiredPending(now: now)
+        receipt.expired = try ingestion.purgeExpiredPending(now: now)
         logPendingLosses(receipt, log: logger)
     }
 
     /// Re-reads grants (SIGHUP, or after `ingestd auth grant` in another process).
     func reloadAuthorization() throws {
-        try pipeline.reloadAuthorization()
+        try ingestion.reloadAuthorization()
         logger.notice("authorization and priorities re-read")
     }
 
@@ -111,7 +108,7 @@ public actor IngestService {
     public func close() {
         guard !closed else { return }
         closed = true
-        store.close()
+        ingestion.close()
     }
 
     /// Runs `ingest` from a thread outside Swift concurrency (a USB session), blocking it until the

@@ -3,11 +3,11 @@ import Foundation
 
 extension IngestService {
     func deviceMemory(adapter: String, device: String, key: String) -> String? {
-        try? store.deviceMemory(adapter: adapter, device: device, key: key)
+        try? ingestion.store.deviceMemory(adapter: adapter, device: device, key: key)
     }
 
     func setDeviceMemory(_ value: String, adapter: String, device: String, key: String) throws {
-        try store.setDeviceMemory(value, adapter: adapter, device: device, key: key)
+        try ingestion.store.setDeviceMemory(value, adapter: adapter, device: device, key: key)
     }
 }
 

@@ -47,6 +47,39 @@ def settling(kilograms):
     return bytes(frame)
 
 
+P2_COMPANY = 0xFF48
+
+
+def p2_advertisement(address, weight_kg, final, heart_rate=0):
+    """The P2 family's advertised frame, built to the layout of eufylife-ble-client and ble-scale-sync:
+    19 bytes under 0xFF48, the address at 0-5, 0xCF at 6, heart rate at 7 (valid when byte 8's top bits
+    are 11), weight at 9-10 (LE, 0.01 kg), 0x00 at 15 when final; unknown bytes zero."""
+    frame = bytearray(19)
+    frame[0:6] = bytes(int(part, 16) for part in address.split(":"))
+    frame[6] = 0xCF
+    frame[7] = heart_rate
+    frame[8] = 0xC0 if heart_rate else 0x00
+    raw = round(weight_kg * 100)
+    frame[9], frame[10] = raw & 0xFF, raw >> 8
+    frame[15] = 0x00 if final else 0x02
+    return bytes(frame)
+
+
+def advertise(capture, address, name, frames):
+    """The scale's name (scan response), then its advertised frames half a second apart; their times."""
+    capture.advertising_report(address, name_ad(name), event_type=0x04, rssi=-60)
+    times = []
+    for frame in frames:
+        capture.advance(500)
+        capture.advertising_report(address, flags_ad() + manufacturer_ad(P2_COMPANY, frame), event_type=0x00, rssi=-60)
+        times.append(capture.at())
+    return times
+
+
+def advertised_metadata(address, at):
+    return metadata_json(sync_identifier="eufy-p2/%s/%d" % (address, int(at.timestamp())), sync_version=1)
+
+
 def key(address):
     return hashlib.md5(address.replace(":", "").upper().encode("ascii")).digest()
 
@@ -75,13 +108,46 @@ def session(capture, address, name, verdict, weight_frames):
     return gatt_session(capture, address, name, 0xFFF0, [write, weight, handshake], steps)
 
 
-def weighing(capture, address, name, frame, kilograms, ohms):
+def weighing(capture, address, name, frame, kilograms, ohms, identified_at=None):
+    """A connection's weighing (sync version 2); its sync identifier is the advertised weight's
+    (`identified_at`) when the scale advertised it first, else its own arrival's."""
     times = session(capture, address, name, ACCEPTED, [settling(kilograms - 0.35), frame])
     at = times[-1]
     device = device_json(name=name, manufacturer="Eufy", localIdentifier=address)
-    metadata = metadata_json(sync_identifier="eufy-p2/%s/%d" % (address, int(at.timestamp())), sync_version=1,
+    metadata = metadata_json(sync_identifier="eufy-p2/%s/%d" % (address, int((identified_at or at).timestamp())), sync_version=2,
                              IngestImpedanceOhm=ohms)
     return [sample("BodyMass", kilograms, "kg", at, source=SOURCE, device=device, metadata=metadata)]
+
+
+def p2_advertised_case(capture):
+    """A P2's advertised weighing (ble-scale-sync's 75.2 kg), settling first: version 1 of the weighing."""
+    address = "CF:E6:03:1D:09:F7"
+    times = advertise(capture, address, "eufy T9148", [p2_advertisement(address, 74.9, False), p2_advertisement(address, 75.2, True)])
+    device = device_json(name="eufy T9148", manufacturer="Eufy", localIdentifier=address)
+    return [sample("BodyMass", 75.2, "kg", times[1], source=SOURCE, device=device, metadata=advertised_metadata(address, times[1]))]
+
+
+def p2_pro_advertised_case(capture):
+    """The P2 Pro's advertised weighing with the heart rate it measured (80 kg, 68 /min)."""
+    address = "CF:E6:03:1D:09:02"
+    at = advertise(capture, address, "eufy T9149", [p2_advertisement(address, 80.0, True, heart_rate=68)])[0]
+    device = device_json(name="eufy T9149", manufacturer="Eufy", model="Smart Scale P2 Pro", localIdentifier=address)
+    return [
+        sample("BodyMass", 80, "kg", at, source=SOURCE, device=device, metadata=advertised_metadata(address, at)),
+        sample("HeartRate", 68, "count/min", at, source=SOURCE, device=device, metadata=advertised_metadata(address, at)),
+    ]
+
+
+def p2_pro_advertised_then_connected_case(capture):
+    """One weighing both ways: the P2 Pro advertises its final 87.90 kg, then the connection hands over the
+    real frame of the same weighing with its impedance. Both records carry the advertised weight's sync
+    identifier, the connected one at version 2: the store keeps one sample, the one with the impedance."""
+    address = "CF:E6:03:1D:09:0A"  # its own address: replays in one process share the adapter's weighings
+    at = advertise(capture, address, "eufy T9149", [p2_advertisement(address, 87.9, True)])[0]
+    capture.advance(400)
+    device = device_json(name="eufy T9149", manufacturer="Eufy", localIdentifier=address)
+    advertised = sample("BodyMass", 87.9, "kg", at, source=SOURCE, device=device, metadata=advertised_metadata(address, at))
+    return [advertised] + weighing(capture, address, "eufy T9149", REAL_87_90, 87.9, 436, identified_at=at)
 
 
 def p2_pro_case(capture):
@@ -113,6 +179,9 @@ def bad_checksum_case(capture):
 CASES = [
     Case("p2-pro-weighing", p2_pro_case, fragmented=True),
     Case("p2-weighing", p2_case),
+    Case("p2-advertised", p2_advertised_case),
+    Case("p2-pro-advertised", p2_pro_advertised_case),
+    Case("p2-pro-advertised-then-connected", p2_pro_advertised_then_connected_case),
     Case("bad-refused", bad_refused_case),
     Case("bad-checksum", bad_checksum_case),
 ]

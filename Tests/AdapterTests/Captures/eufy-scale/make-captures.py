@@ -14,12 +14,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from ble_capture_kit import *  # noqa: E402,F401,F403
 
 EUFY = "eufy-scale"
-P2_COMPANY = 0xFF48
 C1_COMPANY = 0x0000  # the C1/P1 frames' company id is not published: a placeholder
 C1_ADDRESS = "CF:E6:03:1D:09:01"
 P1_ADDRESS = "CF:E6:03:1D:09:03"
-P2_ADDRESS = "CF:E6:03:1D:09:F7"  # the address ble-scale-sync's tests use
-P2_PRO_ADDRESS = "CF:E6:03:1D:09:02"
 
 
 def scan_response(capture, address, name):
@@ -45,21 +42,6 @@ def c1_frame(weight_kg, state):
     return bytes(frame)
 
 
-def p2_frame(address, weight_kg, final, heart_rate=0):
-    """Synthetic, to the layout of eufylife-ble-client and ble-scale-sync (T9148/T9149): 19 bytes, the
-    address at 0-5, 0xCF at 6, heart rate at 7 (valid when byte 8's top bits are 11), weight at 9-10
-    (LE, 0.01 kg), 0x00 at 15 when final; unknown bytes zero."""
-    frame = bytearray(19)
-    frame[0:6] = bytes(int(part, 16) for part in address.split(":"))
-    frame[6] = 0xCF
-    frame[7] = heart_rate
-    frame[8] = 0xC0 if heart_rate else 0x00
-    raw = round(weight_kg * 100)
-    frame[9], frame[10] = raw & 0xFF, raw >> 8
-    frame[15] = 0x00 if final else 0x02
-    return bytes(frame)
-
-
 def c1_case(capture):
     """A settling frame, the final weight twice (one sample), then the load removed."""
     scan_response(capture, C1_ADDRESS, "eufy T9146")
@@ -81,31 +63,6 @@ def p1_case(capture):
     return [sample("BodyMass", 68.5, "kg", capture.at(), source=EUFY, device=device, metadata=metadata_json())]
 
 
-def p2_case(capture):
-    """ble-scale-sync's 75.2 kg, settling first."""
-    scan_response(capture, P2_ADDRESS, "eufy T9148")
-    times = []
-    for frame in [p2_frame(P2_ADDRESS, 74.9, False), p2_frame(P2_ADDRESS, 75.2, True)]:
-        capture.advance(500)
-        advertise(capture, P2_ADDRESS, P2_COMPANY, frame)
-        times.append(capture.at())
-    device = device_json(name="eufy T9148", manufacturer="Eufy", localIdentifier=P2_ADDRESS)
-    return [sample("BodyMass", 75.2, "kg", times[1], source=EUFY, device=device, metadata=metadata_json())]
-
-
-def p2_pro_case(capture):
-    """The P2 Pro's final weighing with the heart rate it measured (80 kg, 68 /min)."""
-    scan_response(capture, P2_PRO_ADDRESS, "eufy T9149")
-    capture.advance(500)
-    advertise(capture, P2_PRO_ADDRESS, P2_COMPANY, p2_frame(P2_PRO_ADDRESS, 80.0, True, heart_rate=68))
-    moment = capture.at()
-    device = device_json(name="eufy T9149", manufacturer="Eufy", model="Smart Scale P2 Pro", localIdentifier=P2_PRO_ADDRESS)
-    return [
-        sample("BodyMass", 80, "kg", moment, source=EUFY, device=device, metadata=metadata_json()),
-        sample("HeartRate", 68, "count/min", moment, source=EUFY, device=device, metadata=metadata_json()),
-    ]
-
-
 def bad_case(capture):
     """A C1 frame whose checksum byte is off by one."""
     scan_response(capture, C1_ADDRESS, "eufy T9146")
@@ -118,8 +75,7 @@ def bad_case(capture):
             % (C1_ADDRESS, good, frame[14], " ".join("%02x" % b for b in frame))]
 
 
-CASES = [Case("c1-weighing", c1_case), Case("p1-weighing", p1_case), Case("p2-weighing", p2_case), Case("p2-pro-weighing", p2_pro_case),
-         Case("bad-c1-checksum", bad_case)]
+CASES = [Case("c1-weighing", c1_case), Case("p1-weighing", p1_case), Case("bad-c1-checksum", bad_case)]
 
 if __name__ == "__main__":
     generate(__file__, CASES)

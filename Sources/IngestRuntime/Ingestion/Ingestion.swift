@@ -1,0 +1,82 @@
+import Foundation
+import HealthModel
+import Pipeline
+import SQLiteStore
+
+/// The one front door to ingestion: every record that reaches the store passes through here —
+/// the daemon's device sessions (through `IngestService`), `replay`, `import`, and the held
+/// records a grant brings in (`auth grant`, the dashboard's decision). It owns the pipeline
+/// (normalize → validate → authorize → assign → derive → deduplicate → write), which is built
+/// here and nowhere else, so every path runs the same stages with the same bounds.
+///
+/// Callers hand it records and print (or log) the reports it returns; it never prints.
+public final class Ingestion {
+    /// The store written (the composition root opened it).
+    public let store: HealthStore
+    private let pipeline: Pipeline
+
+    /// Ingestion into `store`: the pending area bounded by `pendingLimits`, shared scales' weighings
+    /// assigned within `assignTolerance` (a fraction of the recent weight).
+    public init(store: HealthStore, pendingLimits: PendingLimits = PendingLimits(),
+                assignTolerance: Double = PersonAssigner.defaultTolerance) throws {
+        self.store = store
+        store.pendingLimits = pendingLimits
+        pipeline = try Pipeline(store: store)
+        pipeline.assignTolerance = assignTolerance
+    }
+
+    /// Runs one batch through the pipeline and commits it in one transaction. `deviceKeys`: what
+    /// the transport knows the device by (USB `VID:PID`, serial number), for device owners.
+    public func ingest(_ records: [HealthRecord], deviceKeys: [String] = []) throws -> IngestReport {
+        do {
+            return try pipeline.ingest(records, deviceKeys: deviceKeys)
+        } catch let error as SQLiteError where error.isDiskFull {
+            throw IngestionError.diskFull
+        }
+    }
+
+    /// Re-reads grants and priorities (after a grant here or in another process).
+    public func reloadAuthorization() throws {
+        try pipeline.reloadAuthorization()
+    }
+
+    /// Grants `source` the `types` (or every type with `all`), then brings its held records of
+    /// them in through the pipeline (`auth grant`, the dashboard's "allow").
+    public func grant(source: String, types: [QuantityType], all: Bool = false) throws -> ReleaseSummary {
+        let derived = try store.grant(source: source, types: types, all: all)
+        try pipeline.reloadAuthorization()
+        var release = try store.releaseHeld(source: source, types: types, all: all, through: pipeline)
+        release.derivedFromStoredWeighings = derived.added
+        return release
+    }
+
+    /// Grants each (source, type) pair without bringing held records in (`import --grant`, for
+    /// the pairs of the export it reads), then re-reads the grants once.
+    public func grantWithoutReleasing(_ pairs: [(source: String, type: QuantityType)]) throws {
+        guard !pairs.isEmpty else { return }
+        for pair in pairs { try store.grant(source: pair.source, types: [pair.type]) }
+        try pipeline.reloadAuthorization()
+    }
+
+    /// Removes the records held longer than the retention period; per source how many.
+    public func purgeExpiredPending(now: Date = Date()) throws -> [String: Int] {
+        try store.purgeExpiredPending(now: now)
+    }
+
+    /// Ends the store's connection.
+    public func close() {
+        store.close()
+    }
+}
+
+/// Why the front door stored nothing of a batch.
+public enum IngestionError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The disk is full: the batch's transaction was rolled back, nothing half-written.
+    case diskFull
+
+    public var description: String {
+        switch self {
+        case .diskFull: "the disk is full: the last batch was not stored (nothing half-written)"
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import HealthModel
+import IngestRuntime
+import Pipeline
+import SQLiteStore
+import Testing
+
+/// The store boundary of DESIGN.md: one ingestion front door that alone builds the pipeline, and
+/// commands that read through the read port without looking at which store they opened.
+@Suite struct StoreBoundaryTests {
+    /// The repository's `Sources`, found from this file's path.
+    static let sources = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Sources")
+
+    /// Every Swift file under `Sources/<folder>`, by its path relative to `Sources`, with its text.
+    static func swiftFiles(under folder: String = "") throws -> [(path: String, text: String)] {
+        let root = sources.appendingPathComponent(folder)
+        guard let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil) else { return [] }
+        var files: [(String, String)] = []
+        for case let url as URL in walker where url.pathExtension == "swift" {
+            let relative = String(url.path.dropFirst(sources.path.count + 1))
+            files.append((relative, try String(contentsOf: url, encoding: .utf8)))
+        }
+        return files.sorted { $0.0 < $1.0 }
+    }
+
+    @Test func thePipelineIsBuiltOnlyByTheIngestionFrontDoor() throws {
+        let files = try Self.swiftFiles()
+        #expect(files.count > 100)
+        let builders = files.filter { $0.text.contains("Pipeline(store:") }.map(\.path)
+        #expect(builders == ["IngestRuntime/Ingestion/Ingestion.swift"])
+        // The daemon, replay, import and the grants (command line and dashboard) all enter through it.
+        let entering = Set(files.filter { $0.text.contains("Ingestion(store:") }.map(\.path))
+        for path in ["IngestRuntime/Daemon/IngestService.swift", "IngestCLI/Commands/ReplayCommand.swift",
+                     "IngestCLI/Commands/ImportCommand.swift", "IngestCLI/Commands/AuthGrantCommand.swift",
+                     "IngestCLI/Commands/DashboardServing.swift"] {
+            #expect(entering.contains(path), "\(path) does not ingest through the front door")
+        }
+    }
+
+    @Test func commandsNeverDowncastTheStoreTheyOpened() throws {
+        for (path, text) in try Self.swiftFiles(under: "IngestCLI") {
+            for cast in ["as? PostgresQueryStore", "as! PostgresQueryStore", "as? HealthStore", "as! HealthStore",
+                         "is PostgresQueryStore", "is HealthStore"] {
+                #expect(!text.contains(cast), "\(path) downcasts the store: \(cast)")
+            }
+        }
+        // The read commands see the port only.
+        for command in ["Status", "Changes", "Today", "Export", "Watch", "Samples", "Stats", "Sources", "Body"] {
+            let path = "IngestCLI/Commands/\(command)Command.swift"
+            let text = try #require(try Self.swiftFiles(under: "IngestCLI/Commands").first { $0.path == path }?.text, "\(path)")
+            #expect(!text.contains("import SQLiteStore") && !text.contains("import PostgresStore"), "\(path) imports a store")
+        }
+    }
+
+    @Test func aGrantThroughTheFrontDoorBringsTheHeldRecordsIn() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ingestd-front-door-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let ingestion = try Ingestion(store: try HealthStore(path: directory.appendingPathComponent("health.sqlite").path))
+        defer { ingestion.close() }
+        let start = Date(timeIntervalSince1970: 1_780_000_000)
+        func steps(_ source: String, _ count: Int) -> [HealthRecord] {
+            (0..<count).map { index in
+                .sample(QuantitySample(type: .stepCount, quantity: Quantity(value: 10, unit: QuantityType.stepCount.canonicalUnit),
+                                       start: start.addingTimeInterval(Double(index) * 60),
+                                       end: start.addingTimeInterval(Double(index) * 60 + 30), source: source))
+            }
+        }
+        // An undecided source is held, never written.
+        let held = try ingestion.ingest(steps("band", 4))
+        #expect(held.totals.held == 4 && held.totals.written == 0)
+        #expect(try ingestion.store.pendingCounts() == ["band": 4])
+        // The grant brings them in through the same pipeline (deduplicated, in the store).
+        let release = try ingestion.grant(source: "band", types: [.stepCount])
+        #expect(release.released == 4)
+        #expect(release.report.totals.written == 4)
+        #expect(try ingestion.store.pendingCounts().isEmpty)
+        // Later batches of the granted source are written at once; a repeat is a duplicate.
+        #expect(try ingestion.ingest(steps("band", 5)).totals.written == 1)
+        // An import's grant lets the next batch through without touching what another source holds.
+        #expect(try ingestion.ingest(steps("scale", 2)).totals.held == 2)
+        try ingestion.grantWithoutReleasing([(source: "phone", type: .stepCount)])
+        #expect(try ingestion.ingest(steps("phone", 2)).totals.written == 2)
+        #expect(try ingestion.store.pendingCounts() == ["scale": 2])
+    }
+}
