@@ -12,58 +12,23 @@ Assistant. Exits non-zero with a message on stderr when a step fails. Bounded in
 """
 import json
 import os
-import signal
-import subprocess
 import sys
 import time
-import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ha_harness  # noqa: E402
 
 python, config, http_port, mqtt_port, out = sys.argv[1:6]
 settle = float(sys.argv[6]) if len(sys.argv) > 6 else 10
 base = f"http://127.0.0.1:{http_port}"
-os.makedirs(config, exist_ok=True)
-with open(os.path.join(config, "configuration.yaml"), "w") as f:
-    f.write(f"""homeassistant:
-  name: ingestd test
-  time_zone: UTC
-  unit_system: metric
-  latitude: 0
-  longitude: 0
-  elevation: 0
-recorder:
-  db_url: sqlite:///{config}/home-assistant_v2.db
-  commit_interval: 1
-history:
-http:
-  server_host: 127.0.0.1
-  server_port: {http_port}
-api:
-websocket_api:
-""")
+ha_harness.write_configuration(config, http_port)
 
 
 def request(method, path, body=None, token=None, form=False):
-    data = None
-    headers = {}
-    if body is not None:
-        if form:
-            data = urllib.parse.urlencode(body).encode()
-            headers["Content-Type"] = "application/x-www-form-urlencoded"
-        else:
-            data = json.dumps(body).encode()
-            headers["Content-Type"] = "application/json"
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    req = urllib.request.Request(base + path, data=data, headers=headers, method=method)
-    with urllib.request.urlopen(req, timeout=30) as response:
-        return json.loads(response.read() or b"null")
+    return ha_harness.request(base, method, path, body, token, form)
 
 
-import urllib.parse  # noqa: E402
-
-log = open(os.path.join(config, "ha.log"), "w")
-process = subprocess.Popen([python, "-m", "homeassistant", "--config", config],
-                           stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+process = ha_harness.start(python, config)
 
 
 def fail(message):
@@ -74,30 +39,12 @@ def fail(message):
 
 
 def stop():
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+    ha_harness.stop(process)
 
 
 try:
     deadline = time.time() + 240
-    while True:
-        try:
-            request("GET", "/api/onboarding")
-            break
-        except Exception as error:  # not up yet
-            if process.poll() is not None or time.time() > deadline:
-                fail(f"Home Assistant did not start: {error}")
-            time.sleep(1)
-    client_id = base + "/"
-    code = request("POST", "/api/onboarding/users", {"client_id": client_id, "name": "Test", "username": "test",
-                                                     "password": "test-password-1", "language": "en"})["auth_code"]
-    token = request("POST", "/auth/token", {"grant_type": "authorization_code", "code": code, "client_id": client_id},
-                    form=True)["access_token"]
+    token = ha_harness.onboard(base, process, deadline, fail)
     flow = request("POST", "/api/config/config_entries/flow", {"handler": "mqtt"}, token=token)
     result = request("POST", f"/api/config/config_entries/flow/{flow['flow_id']}",
                      {"broker": "127.0.0.1", "port": int(mqtt_port)}, token=token)

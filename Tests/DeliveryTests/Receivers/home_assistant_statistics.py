@@ -14,53 +14,17 @@ ids), waits until the recorder's answer is stable and writes `recorder/statistic
 import asyncio
 import json
 import os
-import signal
-import subprocess
 import sys
 import time
-import urllib.parse
-import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ha_harness  # noqa: E402
 
 import aiohttp
 
 python, config, http_port, work = sys.argv[1:5]
 base = f"http://127.0.0.1:{http_port}"
-os.makedirs(config, exist_ok=True)
-with open(os.path.join(config, "configuration.yaml"), "w") as f:
-    f.write(f"""homeassistant:
-  name: ingestd test
-  time_zone: UTC
-  unit_system: metric
-  latitude: 0
-  longitude: 0
-  elevation: 0
-recorder:
-  db_url: sqlite:///{config}/home-assistant_v2.db
-  commit_interval: 1
-history:
-http:
-  server_host: 127.0.0.1
-  server_port: {http_port}
-api:
-websocket_api:
-""")
-
-
-def request(method, path, body=None, token=None, form=False):
-    data = None
-    headers = {}
-    if body is not None:
-        if form:
-            data = urllib.parse.urlencode(body).encode()
-            headers["Content-Type"] = "application/x-www-form-urlencoded"
-        else:
-            data = json.dumps(body).encode()
-            headers["Content-Type"] = "application/json"
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    req = urllib.request.Request(base + path, data=data, headers=headers, method=method)
-    with urllib.request.urlopen(req, timeout=30) as response:
-        return json.loads(response.read() or b"null")
+ha_harness.write_configuration(config, http_port)
 
 
 async def command(token, message):
@@ -80,19 +44,11 @@ async def command(token, message):
                     return answer["result"]
 
 
-log = open(os.path.join(config, "ha.log"), "w")
-process = subprocess.Popen([python, "-m", "homeassistant", "--config", config],
-                           stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+process = ha_harness.start(python, config)
 
 
 def stop():
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+    ha_harness.stop(process)
 
 
 def fail(message):
@@ -105,19 +61,7 @@ def fail(message):
 
 try:
     deadline = time.time() + 600
-    while True:
-        try:
-            request("GET", "/api/onboarding")
-            break
-        except Exception as error:  # not up yet
-            if process.poll() is not None or time.time() > deadline:
-                fail(f"Home Assistant did not start: {error}")
-            time.sleep(1)
-    client_id = base + "/"
-    code = request("POST", "/api/onboarding/users", {"client_id": client_id, "name": "Test", "username": "test",
-                                                     "password": "test-password-1", "language": "en"})["auth_code"]
-    access = request("POST", "/auth/token", {"grant_type": "authorization_code", "code": code, "client_id": client_id},
-                     form=True)["access_token"]
+    access = ha_harness.onboard(base, process, deadline, fail)
     token = asyncio.run(command(access, {"type": "auth/long_lived_access_token", "client_name": "ingestd test",
                                          "lifespan": 1}))
     path = os.path.join(work, "token")
