@@ -159,7 +159,7 @@ let package = Package(
         // A throwaway PostgreSQL server (initdb + pg_ctl in a temp dir, as the postgres user) for tests and IngestBench.
         .target(name: "LocalPostgres", path: "Tests/TestSupport/LocalPostgres"),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel", "TestSupport"]),
-        .testTarget(name: "HandoverTests", dependencies: ["Handover"]),
+        .testTarget(name: "HandoverTests", dependencies: ["Handover", "TestSupport"]),
         .testTarget(name: "AppleHealthImportTests", dependencies: ["AppleHealthImport", "HealthModel", "TestSupport"],
                     exclude: ["Fixtures"]),
         // Export writers on real records; FHIR Bundles validated by the fhir.resources package (R4) in a venv;

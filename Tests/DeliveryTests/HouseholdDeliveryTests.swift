@@ -4,11 +4,12 @@ import HealthModel
 import Pipeline
 import SQLiteStore
 import Testing
+import TestSupport
 
 /// Sinks in a household (issue 15) against a real Mosquitto broker: a sink reading one person
 /// sends only that person's samples, a sink reading everybody puts each person on their own
 /// topics and Home Assistant device, and a move between people (`assign`) reaches both.
-@Suite(.serialized) struct HouseholdDeliveryTests {
+@Suite(.serialized, .offCooperativePool) struct HouseholdDeliveryTests {
     /// alice and bob (instead of `me`), each with a band; steps of both today, and a 72 kg weighing nobody owns.
     private func household(_ fixture: StoreFixture) throws -> (alice: [UUID], bob: [UUID], weight: UUID) {
         try fixture.withStore { store in

@@ -49,6 +49,19 @@ func isListening(_ port: Int) -> Bool {
     }
 }
 
+/// How a test server's start ended: listening, or exited first (its port was taken).
+enum ServerStart { case listening, exited }
+
+/// Waits until `process` listens on `port` or exits; a server still running but not listening after
+/// `seconds` fails the test with `name` in the message.
+func awaitListening(port: Int, process: Process, seconds: Double, name: String) throws -> ServerStart {
+    _ = waitFor(seconds) { isListening(port) || !process.isRunning }
+    if isListening(port) { return .listening }
+    if !process.isRunning { return .exited }
+    try #require(Bool(false), "\(name) did not start listening on \(port) within \(Int(seconds)) s")
+    return .exited
+}
+
 /// Waits up to `seconds` for `condition`.
 @discardableResult
 func waitFor(_ seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
@@ -89,14 +102,32 @@ func runTool(_ path: String, _ arguments: [String]) throws -> (status: Int32, ou
 /// persistence in its directory, and optionally one user with a password.
 final class MosquittoBroker {
     static let executable = "/usr/sbin/mosquitto"
-    let port: Int
+    private(set) var port: Int
     let directory: TemporaryDirectory
     private var process: Process?
 
     init(user: (name: String, password: String)? = nil) throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.executable), "mosquitto is not installed (scripts/bootstrap-tests)")
         directory = try TemporaryDirectory("mosquitto")
-        port = try freePort()
+        var passwords: String?
+        if let user {
+            passwords = directory.path("passwords")
+            try runTool("/usr/bin/mosquitto_passwd", ["-b", "-c", directory.path("passwords"), user.name, user.password])
+        }
+        // A port found free can be taken by another test before mosquitto binds it; mosquitto then
+        // exits at once, and the broker starts again on another free port (at most three times).
+        var attempt = 0
+        while true {
+            attempt += 1
+            port = try freePort()
+            try Self.configuration(port: port, directory: directory, passwords: passwords)
+                .write(toFile: directory.path("mosquitto.conf"), atomically: true, encoding: .utf8)
+            if try launch() == .listening { return }
+            try #require(attempt < 3, "mosquitto exited before listening, three times (last port \(port))")
+        }
+    }
+
+    private static func configuration(port: Int, directory: TemporaryDirectory, passwords: String?) -> String {
         var config = """
             listener \(port) 127.0.0.1
             user root
@@ -106,24 +137,29 @@ final class MosquittoBroker {
             log_dest file \(directory.path("broker.log"))
 
             """
-        if let user {
-            let passwords = directory.path("passwords")
-            try runTool("/usr/bin/mosquitto_passwd", ["-b", "-c", passwords, user.name, user.password])
+        if let passwords {
             config += "allow_anonymous false\npassword_file \(passwords)\n"
         } else {
             config += "allow_anonymous true\n"
         }
-        try config.write(toFile: directory.path("mosquitto.conf"), atomically: true, encoding: .utf8)
-        try start()
+        return config
     }
 
+    /// Starts the broker again on the same port (persistence tests).
     func start() throws {
+        try #require(try launch() == .listening, "mosquitto exited before listening on \(port)")
+    }
+
+    /// Runs mosquitto and waits until it listens (bounded at 30 s) or exits.
+    private func launch() throws -> ServerStart {
         let process = unmaskedProcess(Self.executable, ["-c", directory.path("mosquitto.conf")])
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
         self.process = process
-        try #require(waitFor(30) { isListening(port) }, "mosquitto did not start listening on \(port) within 30 s")
+        let start = try awaitListening(port: port, process: process, seconds: 30, name: "mosquitto")
+        if start == .exited { self.process = nil }
+        return start
     }
 
     /// SIGTERM (mosquitto saves its persistence then), SIGKILL if it has not ended after 5 s.
@@ -197,20 +233,30 @@ func retainedMessages(port: Int, topic: String) throws -> [String: String] {
 
 /// The Python receiver (Receivers/http_receiver.py) on a free port of 127.0.0.1.
 final class HTTPReceiver {
-    let port: Int
-    let log: String
-    private let process: Process
+    private(set) var port: Int
+    private(set) var log: String
+    private var process: Process
 
     init(plan: [String], directory: TemporaryDirectory) throws {
-        port = try freePort()
-        log = directory.path("receiver-\(port).jsonl")
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("Receivers/http_receiver.py").path
-        process = unmaskedProcess("/usr/bin/env", ["python3", script, String(port), log, plan.joined(separator: ",")])
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        try #require(waitFor(60) { isListening(port) }, "the Python receiver did not start")
+        // As for mosquitto: a port taken between freePort() and the bind ends the receiver at once;
+        // it starts again on another free port, at most three times.
+        var attempt = 0
+        while true {
+            attempt += 1
+            let port = try freePort()
+            let log = directory.path("receiver-\(port).jsonl")
+            let process = unmaskedProcess("/usr/bin/env", ["python3", script, String(port), log, plan.joined(separator: ",")])
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            if try awaitListening(port: port, process: process, seconds: 60, name: "the Python receiver") == .listening {
+                (self.port, self.log, self.process) = (port, log, process)
+                return
+            }
+            try #require(attempt < 3, "the Python receiver exited before listening, three times (last port \(port))")
+        }
     }
 
     var url: String { "http://127.0.0.1:\(port)/ingest" }

@@ -6,7 +6,7 @@ import TestSupport
 /// a person with a profile gives body fat, lean mass, water, muscle, bone, visceral fat and BMR
 /// in `samples`, `body`, the openScale CSV and FHIR (LOINC); a formula change moves them through
 /// the change feed. Values are the hand-computed ones of `BodyCompositionPipelineTests`.
-@Suite(.serialized) struct BodyCompositionProcessTests {
+@Suite(.serialized, .offCooperativePool) struct BodyCompositionProcessTests {
     static let capture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("AdapterTests/Captures/xiaomi-scale/mi-scale-v2.btsnoop").path
     let directory: URL

@@ -1,8 +1,9 @@
 import Foundation
 import Handover
 import Testing
+import TestSupport
 
-@Suite struct BackgroundBatchesTests {
+@Suite(.offCooperativePool) struct BackgroundBatchesTests {
     struct Broken: Error, Equatable { var after: Int }
 
     @Test func batchesArriveInOrderAndTheEndSaysHowItEnded() {

@@ -5,7 +5,7 @@ import TestSupport
 /// `ingestd serve` on 127.0.0.1 driven by headless Chromium: the pages' values against the CLI's,
 /// every chart drawn with labelled axes and its table, screenshots kept, first contact decided by
 /// the page's form, the report printed to PDF.
-@Suite(.serialized) struct DashboardBrowserTests {
+@Suite(.serialized, .offCooperativePool) struct DashboardBrowserTests {
     static func json(_ line: String) -> [String: Any] {
         (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]) ?? [:]
     }

@@ -6,7 +6,7 @@ import TestSupport
 /// Hostile clients against `ingestd serve`: path traversal, huge headers and bodies, slow clients,
 /// a thousand connections at once, malformed query parameters. The server answers clearly, stays
 /// bounded, and serves the next well-behaved request.
-@Suite(.serialized) struct DashboardHostileTests {
+@Suite(.serialized, .offCooperativePool) struct DashboardHostileTests {
     static func openFiles(_ pid: Int32) -> Int {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1
     }
