@@ -118,7 +118,7 @@ public actor SimulatedController: ConditionWaiting {
     }
 
     /// Waits until at least `count` commands with `opcode` were received.
-    public func waitForCommands(opcode: UInt16, count: Int, within limit: Duration = .seconds(10))
+    public func waitForCommands(opcode: UInt16, count: Int, within limit: Duration = .seconds(60))
         async throws(SimulatorTimeout) -> [[UInt8]]
     {
         try await waitUntil("\(count) commands 0x\(String(opcode, radix: 16))", within: limit) {

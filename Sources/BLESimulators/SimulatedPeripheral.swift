@@ -235,12 +235,12 @@ public actor SimulatedPeripheral: ConditionWaiting {
     }
 
     /// Waits until at least `count` confirmations arrived.
-    public func waitForConfirmations(_ count: Int, within limit: Duration = .seconds(10)) async throws(SimulatorTimeout) {
+    public func waitForConfirmations(_ count: Int, within limit: Duration = .seconds(60)) async throws(SimulatorTimeout) {
         try await waitUntil("\(count) confirmations", within: limit) { self.confirmations >= count }
     }
 
     /// Waits until at least `count` PDUs arrived.
-    public func waitForPDUs(_ count: Int, within limit: Duration = .seconds(10)) async throws(SimulatorTimeout) {
+    public func waitForPDUs(_ count: Int, within limit: Duration = .seconds(60)) async throws(SimulatorTimeout) {
         try await waitUntil("\(count) PDUs", within: limit) { self.receivedPDUs.count >= count }
     }
 

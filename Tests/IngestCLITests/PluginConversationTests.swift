@@ -47,12 +47,16 @@ import Transport
         var responder: any SimulatedResponder
     }
 
+    /// How long a plugin's `--describe` may take here: the daemon's 5 s is for a quiet machine,
+    /// and a Python start-up on a machine loaded by the parallel suites can take longer.
+    static let describeLimit: Duration = .seconds(60)
+
     /// Copies an example plugin into `directory` as `ingestd-adapter-<id>` and describes it.
     static func install(_ file: String, id: String, in directory: URL, log: PluginLog) throws -> ExternalAdapter {
         let target = directory.appendingPathComponent("ingestd-adapter-\(id)")
         try ExecutableFile.copy(examples.appendingPathComponent(file).path, to: target.path)
         let configuration = ExternalAdapterConfiguration(finishTimeout: .seconds(5), log: { log.add($0) })
-        let description = try PluginDescriber().describePlugin(executable: target.path, expectedID: id).get()
+        let description = try PluginDescriber(timeout: Self.describeLimit).describePlugin(executable: target.path, expectedID: id).get()
         #expect(description.protocolVersion == 2 && description.connects)
         return ExternalAdapter(description: description, executable: target.path, configuration: configuration)
     }
@@ -221,7 +225,7 @@ import Transport
         // fails with ETXTBSY for as long as that process lives (seen once in CI).
         try FileManager.default.createSymbolicLink(atPath: target.path, withDestinationPath: built)
         let configuration = ExternalAdapterConfiguration(finishTimeout: .seconds(5), log: { log.add($0) })
-        let description = try PluginDescriber().describePlugin(executable: target.path, expectedID: "dsd6-band").get()
+        let description = try PluginDescriber(timeout: Self.describeLimit).describePlugin(executable: target.path, expectedID: "dsd6-band").get()
         #expect(description.protocolVersion == 2 && description.connects)
         return ExternalAdapter(description: description, executable: target.path, configuration: configuration)
     }
@@ -345,7 +349,7 @@ import Transport
             .appendingPathComponent("ExternalAdaptersTests/Plugins/silent-claim.py")
         let target = plugins.appendingPathComponent("ingestd-adapter-silent-claim")
         try ExecutableFile.copy(silentSource.path, to: target.path)
-        let description = try PluginDescriber().describePlugin(executable: target.path, expectedID: "silent-claim").get()
+        let description = try PluginDescriber(timeout: Self.describeLimit).describePlugin(executable: target.path, expectedID: "silent-claim").get()
         let silent = ExternalAdapter(description: description, executable: target.path,
                                      configuration: ExternalAdapterConfiguration(finishTimeout: .seconds(2), log: { pluginLog.add($0) }))
 
