@@ -13,7 +13,19 @@ extension ConversationDaemonTests {
     @Test func aColmiRingsDayIsReadAndStoredOnce() async throws {
         let scenario = try Scenario()
         await scenario.run(["auth", "grant", "colmi-ring", "heartRate", "stepCount", "distanceWalkingRunning"])
-        let ring = SimulatedColmiRing(heartRates: [0: 58, 96: 72, 97: 75], quarters: [32: (500, 380), 33: (120, 0)])
+        // The ring logs today (UTC), and the pipeline refuses readings ending more than 10 minutes
+        // ahead: the slots are chosen before now. In the first 6 minutes of a UTC day no quarter
+        // hour has ended yet, and in its last 2 minutes the two contacts could see two days: wait.
+        let dayStart = (Date().timeIntervalSince1970 / 86_400).rounded(.down) * 86_400
+        let elapsed = Date().timeIntervalSince1970 - dayStart
+        if elapsed < 360 || elapsed > 86_280 {
+            try await Task.sleep(for: .seconds((elapsed < 360 ? 360 - elapsed : 86_760 - elapsed).rounded(.up)))
+        }
+        let now = Date().timeIntervalSince1970 - (Date().timeIntervalSince1970 / 86_400).rounded(.down) * 86_400
+        let slot = max(Int(now / 300), 2)          // the 5-minute slot running now (ends after now)
+        let quarter = Int((now + 600) / 900) - 1   // the newest quarter hour ending by now + 10 minutes
+        let ring = SimulatedColmiRing(heartRates: [0: 58, slot - 1: 72, slot: 75],
+                                      quarters: [quarter - 1: (500, 380), quarter: (120, 0)].filter { $0.key >= 0 })
         // Each contact runs until the ring is disconnected (polled, at most a minute), not for a fixed time.
         let firstLog = RecordingLogHandler()
         try await runDaemon(store: scenario.store, name: "R02_2C08", profile: SimulatedColmiRing.profile, responder: ring,
@@ -33,8 +45,8 @@ extension ConversationDaemonTests {
         let beats = try heartRates.map { try $0.quantity.doubleValue(for: .countPerMinute) }
         #expect(beats == [58, 72, 75])
         #expect(heartRates.first?.start == Date(timeIntervalSince1970: today))
-        #expect(heartRates.last?.start == Date(timeIntervalSince1970: today + 97 * 300))
-        #expect(try store.samples(type: .stepCount).map(\.quantity.value).sorted() == [120, 500])
-        #expect(try store.samples(type: .distanceWalkingRunning).map(\.quantity.value) == [380])
+        #expect(heartRates.last?.start == Date(timeIntervalSince1970: today + Double(slot) * 300))
+        #expect(try store.samples(type: .stepCount).map(\.quantity.value).sorted() == (quarter > 0 ? [120, 500] : [120]))
+        #expect(try store.samples(type: .distanceWalkingRunning).map(\.quantity.value) == (quarter > 0 ? [380] : []))
     }
 }

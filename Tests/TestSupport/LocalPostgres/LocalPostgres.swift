@@ -29,7 +29,8 @@ public enum LocalPostgresError: Error, CustomStringConvertible {
 public final class LocalPostgres: @unchecked Sendable {
     /// The directory holding the data directory, the socket and the log.
     public let directory: String
-    public let port: Int
+    /// The TCP port on 127.0.0.1; chosen again at creation when another process took it first.
+    public private(set) var port: Int
     private let binaries: String
     private let runAs: String?
     private var running = false
@@ -64,12 +65,27 @@ public final class LocalPostgres: @unchecked Sendable {
         chmod(directory, 0o700)
         port = Self.freePort()
         try run("initdb", ["-D", directory + "/data", "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"])
-        var options = "-k \(directory) -c listen_addresses=127.0.0.1 -p \(port) -c fsync=off -c synchronous_commit=off"
-        options += " -c full_page_writes=off -c max_connections=50 -c shared_buffers=128MB"
-        for (name, value) in settings.sorted(by: { $0.key < $1.key }) { options += " -c \(name)=\(value)" }
-        try "\(options)\n".write(toFile: directory + "/options", atomically: true, encoding: .utf8)
-        try start()
+        // A port free when asked can be taken by a parallel suite before the server binds it:
+        // then the server exits at once, and a new free port is tried (a few times).
+        for attempt in 1...Self.portAttempts {
+            var options = "-k \(directory) -c listen_addresses=127.0.0.1 -p \(port) -c fsync=off -c synchronous_commit=off"
+            options += " -c full_page_writes=off -c max_connections=50 -c shared_buffers=128MB"
+            for (name, value) in settings.sorted(by: { $0.key < $1.key }) { options += " -c \(name)=\(value)" }
+            try "\(options)\n".write(toFile: directory + "/options", atomically: true, encoding: .utf8)
+            try? FileManager.default.removeItem(atPath: directory + "/server.log")
+            do {
+                try start()
+                return
+            } catch LocalPostgresError.stepFailed(_, _, let output)
+                where attempt < Self.portAttempts && output.contains("Address already in use")
+            {
+                port = Self.freePort()
+            }
+        }
     }
+
+    /// How many ports `init` tries before it reports the bind failure.
+    static let portAttempts = 5
 
     /// The URL of database `database` over the Unix socket.
     public func url(database: String = "postgres") -> String {
