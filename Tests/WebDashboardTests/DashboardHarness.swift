@@ -21,7 +21,9 @@ struct DashboardStore {
     static func exportXML(now: Date = Date(), days: Int = 40) -> String {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC") ?? .current
-        let today = calendar.startOfDay(for: now)
+        // The export's last day is the UTC day of four hours ago: its samples (the last ends at
+        // 02:31) are then in the past whenever the test runs (the pipeline refuses future ones).
+        let today = calendar.startOfDay(for: now.addingTimeInterval(-4 * 3600))
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = calendar.timeZone
@@ -31,7 +33,7 @@ struct DashboardStore {
         for day in 0..<days {
             let base = today.addingTimeInterval(Double(-day) * 86_400)
             for hour in 0..<3 {
-                // Early hours, so that today's samples are in the past whenever the test runs after 03:00 UTC.
+                // Early hours: the last day's samples are in the past (see `today` above).
                 let start = base.addingTimeInterval(Double(hour) * 3600 + 60), end = start.addingTimeInterval(1800)
                 records.append(#"<Record type="HKQuantityTypeIdentifierStepCount" sourceName="Watch" unit="count" startDate="\#(text(start))" endDate="\#(text(end))" value="\#(1000 + day * 13 + hour)"/>"#)
                 records.append(#"<Record type="HKQuantityTypeIdentifierDistanceWalkingRunning" sourceName="Watch" unit="km" startDate="\#(text(start))" endDate="\#(text(end))" value="\#(0.7 + Double(hour) * 0.05)"/>"#)
