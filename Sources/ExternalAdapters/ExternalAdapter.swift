@@ -47,6 +47,9 @@ public struct ExternalAdapterConfiguration: Sendable {
     public var clock: any SupervisorClock
     /// How long `--describe` may take.
     public var describeTimeout: Duration
+    /// The default for `describeTimeout`: a hung plugin is reported after this long, and a Python
+    /// plugin's cold start on a small or busy machine (seen past 5 s) still gets described.
+    public static let defaultDescribeTimeout: Duration = .seconds(15)
     /// How long `finish` waits for a plugin to deliver its last records and exit.
     public var finishTimeout: Duration
     /// How long a plugin may take to exit after `{"done":true}` or the end of its stdin.
@@ -80,7 +83,7 @@ public struct ExternalAdapterConfiguration: Sendable {
     public init(
         restartPolicy: RestartPolicy = RestartPolicy(),
         clock: any SupervisorClock = SystemSupervisorClock(),
-        describeTimeout: Duration = .seconds(5),
+        describeTimeout: Duration = Self.defaultDescribeTimeout,
         finishTimeout: Duration = .seconds(10),
         exitGracePeriod: Duration = .seconds(5),
         maximumLineLength: Int = ExternalAdapterProtocol.maximumLineLength,

@@ -44,7 +44,7 @@ public struct PluginDescriber: Sendable {
     public var environment: [String: String]
     public var maximumOutput: Int
 
-    public init(timeout: Duration = .seconds(5), environment: [String: String] = ProcessInfo.processInfo.environment,
+    public init(timeout: Duration = ExternalAdapterConfiguration.defaultDescribeTimeout, environment: [String: String] = ProcessInfo.processInfo.environment,
                 maximumOutput: Int = ExternalAdapterProtocol.maximumLineLength) {
         self.timeout = timeout
         self.environment = environment

@@ -157,6 +157,14 @@ public final class LocalPostgres: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else of the test process is inherited: the server counts inherited descriptors
+        // against max_files_per_process and refuses to start when a busy test process left too
+        // few ("insufficient file descriptors available", seen in CI).
+        // (Glibc's closefrom action is not visible to Swift: each open descriptor is closed instead.)
+        let inherited = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap(Int32.init)
+        for descriptor in inherited where descriptor > 2 {
+            posix_spawn_file_actions_addclose(&actions, descriptor)
+        }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
