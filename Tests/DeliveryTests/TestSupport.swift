@@ -341,10 +341,9 @@ struct StoreFixture {
         return try SinkConfiguration(definition)
     }
 
-    /// Delivers a sink's backlog in this process (as `sinks deliver` does). The default retries ride out a local test server that is
-    /// slow to answer while the parallel suites load the machine (eight attempts over about 8 s;
-    /// seen in a clean clone: three attempts in 0.15 s did not catch up); a test that expects the
-    /// receiver to stay unreachable passes its own policy.
+    /// Delivers a sink's backlog in this process (as `sinks deliver` does). The default retries
+    /// eight times over about 8 s, for a local test server slow to answer on a loaded machine; a
+    /// test that expects the receiver to stay unreachable passes its own policy.
     func deliver(_ configuration: SinkConfiguration, retry: RetryPolicy = RetryPolicy(maximumAttempts: 8, initialDelay: 0.1, maximumDelay: 2),
                  events: EventLog? = nil, keepOpen: ((SinkDeliverer) throws -> Void)? = nil) throws -> BacklogOutcome {
         let store = try HealthStore(path: path)

@@ -16,12 +16,12 @@ extension ConversationDaemonTests {
         // The ring logs today (UTC), and the pipeline refuses readings ending more than 10 minutes
         // ahead: the slots are chosen before now. In the first 6 minutes of a UTC day no quarter
         // hour has ended yet, and in its last 2 minutes the two contacts could see two days: wait.
-        let dayStart = (Date().timeIntervalSince1970 / 86_400).rounded(.down) * 86_400
-        let elapsed = Date().timeIntervalSince1970 - dayStart
+        func secondsIntoUTCDay() -> TimeInterval { Date().timeIntervalSince1970.truncatingRemainder(dividingBy: 86_400) }
+        let elapsed = secondsIntoUTCDay()
         if elapsed < 360 || elapsed > 86_280 {
             try await Task.sleep(for: .seconds((elapsed < 360 ? 360 - elapsed : 86_760 - elapsed).rounded(.up)))
         }
-        let now = Date().timeIntervalSince1970 - (Date().timeIntervalSince1970 / 86_400).rounded(.down) * 86_400
+        let now = secondsIntoUTCDay()
         let slot = max(Int(now / 300), 2)          // the 5-minute slot running now (ends after now)
         let quarter = Int((now + 600) / 900) - 1   // the newest quarter hour ending by now + 10 minutes
         let ring = SimulatedColmiRing(heartRates: [0: 58, slot - 1: 72, slot: 75],

@@ -47,8 +47,9 @@ import Transport
         var responder: any SimulatedResponder
     }
 
-    /// How long a plugin's `--describe` may take here: the daemon's 5 s is for a quiet machine,
-    /// and a Python start-up on a machine loaded by the parallel suites can take longer.
+    /// How long a plugin's `--describe` may take here: longer than the daemon's default
+    /// (`ExternalAdapterConfiguration.defaultDescribeTimeout`), for a Python start-up on a machine
+    /// loaded by the parallel suites.
     static let describeLimit: Duration = .seconds(60)
 
     /// Copies an example plugin into `directory` as `ingestd-adapter-<id>` and describes it.
