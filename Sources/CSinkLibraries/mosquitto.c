@@ -5,10 +5,11 @@
 /* The libmosquitto functions ingestd calls (Sources/Delivery/MosquittoClient.swift, Sources/CMosquitto/shim.h). */
 #define MOSQUITTO_FUNCTIONS(X) X(mosquitto_connack_string) X(mosquitto_connect) X(mosquitto_connect_callback_set) \
     X(mosquitto_destroy) X(mosquitto_disconnect) X(mosquitto_disconnect_callback_set) X(mosquitto_int_option) \
-    X(mosquitto_lib_init) X(mosquitto_loop) X(mosquitto_max_inflight_messages_set) \
+    X(mosquitto_lib_init) X(mosquitto_loop_misc) X(mosquitto_loop_read) X(mosquitto_loop_write) \
+    X(mosquitto_max_inflight_messages_set) \
     X(mosquitto_message_callback_set) X(mosquitto_new) X(mosquitto_publish) X(mosquitto_publish_callback_set) \
     X(mosquitto_reason_string) X(mosquitto_socket) X(mosquitto_strerror) X(mosquitto_subscribe) \
-    X(mosquitto_tls_set) X(mosquitto_username_pw_set) X(mosquitto_will_set)
+    X(mosquitto_tls_set) X(mosquitto_username_pw_set) X(mosquitto_want_write) X(mosquitto_will_set)
 
 CSINK_TABLE(MOSQUITTO_FUNCTIONS, csink_resolve_mosquitto)
 
@@ -34,8 +35,12 @@ CSINK_HIDDEN int mosquitto_int_option(struct mosquitto *mosq, enum mosq_opt_t op
     return READY ? table.mosquitto_int_option(mosq, option, value) : NOT_LOADED;
 }
 CSINK_HIDDEN int mosquitto_lib_init(void) { return READY ? table.mosquitto_lib_init() : NOT_LOADED; }
-CSINK_HIDDEN int mosquitto_loop(struct mosquitto *mosq, int timeout, int max_packets) {
-    return READY ? table.mosquitto_loop(mosq, timeout, max_packets) : NOT_LOADED;
+CSINK_HIDDEN int mosquitto_loop_misc(struct mosquitto *mosq) { return READY ? table.mosquitto_loop_misc(mosq) : NOT_LOADED; }
+CSINK_HIDDEN int mosquitto_loop_read(struct mosquitto *mosq, int max_packets) {
+    return READY ? table.mosquitto_loop_read(mosq, max_packets) : NOT_LOADED;
+}
+CSINK_HIDDEN int mosquitto_loop_write(struct mosquitto *mosq, int max_packets) {
+    return READY ? table.mosquitto_loop_write(mosq, max_packets) : NOT_LOADED;
 }
 CSINK_HIDDEN int mosquitto_max_inflight_messages_set(struct mosquitto *mosq, unsigned int max_inflight_messages) {
     return READY ? table.mosquitto_max_inflight_messages_set(mosq, max_inflight_messages) : NOT_LOADED;
@@ -71,6 +76,7 @@ CSINK_HIDDEN int mosquitto_tls_set(struct mosquitto *mosq, const char *cafile, c
 CSINK_HIDDEN int mosquitto_username_pw_set(struct mosquitto *mosq, const char *username, const char *password) {
     return READY ? table.mosquitto_username_pw_set(mosq, username, password) : NOT_LOADED;
 }
+CSINK_HIDDEN bool mosquitto_want_write(struct mosquitto *mosq) { return READY ? table.mosquitto_want_write(mosq) : false; }
 CSINK_HIDDEN int mosquitto_will_set(struct mosquitto *mosq, const char *topic, int payloadlen, const void *payload, int qos,
                                     bool retain) {
     return READY ? table.mosquitto_will_set(mosq, topic, payloadlen, payload, qos, retain) : NOT_LOADED;

@@ -208,7 +208,7 @@ final class MQTTSinkTransport: SinkTransport {
 
     func close() {
         guard let client else { return }
-        try? client.publish(topic: discovery.statusTopic, payload: "offline", retain: true)
+        _ = try? client.publish(topic: discovery.statusTopic, payload: "offline", retain: true)
         try? client.waitForAcknowledgements(timeout: 2)
         client.disconnect()
         self.client = nil

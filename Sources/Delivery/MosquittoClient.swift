@@ -15,8 +15,11 @@ final class MosquittoCallbackState {
     var incoming: [(topic: String, payload: String)] = []
 }
 
-/// A blocking MQTT client over libmosquitto, driven by `mosquitto_loop` on the caller's thread (no
-/// library thread): connect, publish with QoS 1 and wait for every PUBACK, subscribe, poll.
+/// A blocking MQTT client over libmosquitto, driven on the caller's thread (no library thread) by
+/// `poll(2)` and libmosquitto's read, write and housekeeping steps: connect, publish with QoS 1 and
+/// wait for every PUBACK, subscribe, poll. (`mosquitto_loop` is not used: it waits with `select(2)`
+/// and refuses a socket numbered 1024 or above with "Invalid function arguments provided", which a
+/// daemon or test process holding many descriptors reaches.)
 /// Publishes are pipelined: up to `window` messages are in flight (sent, PUBACK not yet read);
 /// the next publish first reads acknowledgements until one is free. Waiting for a whole batch's
 /// PUBACKs only after it is sent (or one at a time) leaves the connection idle for a round trip
@@ -33,6 +36,7 @@ final class MosquittoClient {
     private let state = MosquittoCallbackState()
     let target: String
     let isVersion5: Bool
+    private let usesTLS: Bool
 
     struct Settings {
         var clientID: String
@@ -53,6 +57,7 @@ final class MosquittoClient {
         self.target = target
         self.acknowledgementTimeout = acknowledgementTimeout
         isVersion5 = settings.version == .v5
+        usesTLS = settings.useTLS || settings.caFile != nil
         let userdata = Unmanaged.passUnretained(state).toOpaque()
         guard let handle = mosquitto_new(settings.clientID, true, userdata) else {
             throw .unreachable(target: target, reason: "cannot create an MQTT client (out of memory or bad client id)")
@@ -144,7 +149,7 @@ final class MosquittoClient {
         }
         let deadline = Date().addingTimeInterval(timeout)
         while state.connackCode == nil {
-            let loop = mosquitto_loop(handle, 100, 1)
+            let loop = loopOnce(milliseconds: 100)
             if state.connackCode != nil { break }
             if loop != MOSQ_ERR_SUCCESS.rawValue {
                 throw .unreachable(target: target, reason: "connection closed before the broker answered: \(Self.errorText(loop))")
@@ -205,13 +210,37 @@ final class MosquittoClient {
 
     /// One pass of the network loop.
     func pump(milliseconds: Int32) throws(SinkDeliveryError) {
-        // libmosquitto stops reading buffered packets when errno says EAGAIN, even a stale one.
-        errno = 0
-        let code = mosquitto_loop(handle, milliseconds, 1)
+        let code = loopOnce(milliseconds: milliseconds)
         if code != MOSQ_ERR_SUCCESS.rawValue || state.connectionLost {
             // `outstanding` is kept: it tells which messages were acknowledged before the break.
             throw .unreachable(target: target, reason: "connection lost: \(Self.errorText(code == 0 ? MOSQ_ERR_CONN_LOST.rawValue : code))")
         }
+    }
+
+    /// Waits up to `milliseconds` for the socket, then reads what arrived, writes what is queued and
+    /// runs libmosquitto's housekeeping (keepalive): what `mosquitto_loop` does, with `poll(2)`,
+    /// which has no limit on the descriptor's number. Returns a libmosquitto result code.
+    private func loopOnce(milliseconds: Int32) -> Int32 {
+        let socket = mosquitto_socket(handle)
+        guard socket >= 0 else { return MOSQ_ERR_NO_CONN.rawValue }
+        var events = Int16(POLLIN)
+        if mosquitto_want_write(handle) { events |= Int16(POLLOUT) }
+        var descriptor = pollfd(fd: socket, events: events, revents: 0)
+        let ready = poll(&descriptor, 1, milliseconds)
+        if ready < 0 && errno != EINTR { return MOSQ_ERR_ERRNO.rawValue }
+        let revents = ready > 0 ? descriptor.revents : 0
+        // TLS may hold a decrypted record poll cannot see: its read is tried on every pass.
+        if revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 || usesTLS {
+            // libmosquitto stops reading buffered packets when errno says EAGAIN, even a stale one.
+            errno = 0
+            let code = mosquitto_loop_read(handle, 1)
+            if code != MOSQ_ERR_SUCCESS.rawValue || mosquitto_socket(handle) < 0 { return code }
+        }
+        if revents & Int16(POLLOUT) != 0 || mosquitto_want_write(handle) {
+            let code = mosquitto_loop_write(handle, 1)
+            if code != MOSQ_ERR_SUCCESS.rawValue { return code }
+        }
+        return mosquitto_loop_misc(handle)
     }
 
     func subscribe(_ topic: String) throws(SinkDeliveryError) {
@@ -226,6 +255,6 @@ final class MosquittoClient {
 
     func disconnect() {
         mosquitto_disconnect(handle)
-        _ = mosquitto_loop(handle, 50, 1)
+        _ = loopOnce(milliseconds: 50)
     }
 }

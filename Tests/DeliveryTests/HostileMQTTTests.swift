@@ -136,6 +136,59 @@ final class CuttingProxy {
         #expect(uniqueIDs.contains("ingestd_\(MQTTTopicName.level("x y"))_alice_bodyMass"))
     }
 
+    /// A process holding many descriptors (a busy daemon, the test process itself) gets a socket
+    /// numbered 1024 or above; libmosquitto's own loop waits with select(2) and refused such a socket
+    /// ("Invalid function arguments provided", CI's intermittent red). The client polls instead.
+    @Test func aSocketNumberedAbove1024StillDeliversEveryMessage() throws {
+        let directory = try TemporaryDirectory("mqtt-fds")
+        let broker = try MosquittoBroker()
+        let fixture = try StoreFixture(directory: directory)
+        let uuids = try fixture.addSteps(50)
+        let sink = try fixture.addSink("high", url: "mqtt://127.0.0.1:\(broker.port)", types: [.stepCount])
+        let subscriber = try MQTTSubscriber(port: broker.port, topic: "ingestd/#", clientID: "test-fds", output: directory.path("fds.txt"))
+        // Every descriptor below 1100 is taken, so the client's socket is numbered above it.
+        var held: [Int32] = []
+        defer { held.forEach { close($0) } }
+        while held.count < 1200 {
+            let descriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
+            try #require(descriptor >= 0, "cannot open /dev/null: errno \(errno)")
+            held.append(descriptor)
+            if descriptor >= 1100 { break }
+        }
+        try #require((held.last ?? 0) >= 1100, "the descriptor limit is below 1100")
+        let outcome = try fixture.deliver(sink, retry: RetryPolicy(maximumAttempts: 1, initialDelay: 0, maximumDelay: 0))
+        held.forEach { close($0) }
+        held.removeAll()
+        #expect(outcome == .caughtUp(delivered: 50, deadLettered: 0))
+        let expected = Set(uuids.map { $0.uuidString.lowercased() })
+        #expect(waitFor(60) { Set(subscriber.sampleUUIDs()) == expected })
+    }
+
+    /// mqtts:// with the broker's CA (`caFile`): 600 messages, many windows of PUBACKs read through
+    /// TLS by the client's poll loop, all arrive; without the CA the broker's certificate is refused
+    /// and nothing is delivered.
+    @Test func aTLSBrokerGetsEveryMessageAndAnUnknownCertificateIsRefused() throws {
+        let directory = try TemporaryDirectory("mqtt-tls")
+        let broker = try MosquittoBroker(tls: true)
+        let tls = try #require(broker.tls)
+        let fixture = try StoreFixture(directory: directory)
+        let uuids = try fixture.addSteps(600)
+        let url = "mqtts://127.0.0.1:\(broker.port)"
+        let subscriber = try MQTTSubscriber(port: broker.port, topic: "ingestd/#", clientID: "test-tls", output: directory.path("tls.txt"),
+                                            caFile: tls.caFile)
+        // The system's CAs do not know the test CA: refused, and said so.
+        let stranger = try fixture.addSink("stranger", url: url, types: [.stepCount])
+        let refused = try fixture.deliver(stranger, retry: RetryPolicy(maximumAttempts: 1, initialDelay: 0, maximumDelay: 0))
+        guard case .unreachable = refused else { Issue.record("delivered to a broker with an unknown certificate: \(refused)"); return }
+        var options = MQTTSinkOptions()
+        options.caFile = tls.caFile
+        options.batchSize = 600
+        let sink = try fixture.addSink("tls", url: url, types: [.stepCount], options: options)
+        #expect(try fixture.deliver(sink) == .caughtUp(delivered: 600, deadLettered: 0))
+        let expected = Set(uuids.map { $0.uuidString.lowercased() })
+        #expect(waitFor(60) { Set(subscriber.sampleUUIDs()) == expected })
+    }
+
     /// Item 11: a link that breaks every 60 KB used to re-send every batch from its start on every
     /// reconnect (the cursor never moved: 600 records of one batch never got through). Now the
     /// cursor moves past the highest contiguous acknowledged message before each retry; the
@@ -161,7 +214,7 @@ final class CuttingProxy {
         #expect(anchors.count >= 2 && anchors == anchors.sorted(), "\(anchors)")
         #expect(!events.failures.isEmpty, "the proxy never cut the link")
         let expected = Set(uuids.map { $0.uuidString.lowercased() })
-        let receivedUUIDs = { subscriber.lines().compactMap { line in line.split(separator: " ", maxSplits: 1).last.flatMap { uuidOfMessage(String($0)) } } }
+        let receivedUUIDs = subscriber.sampleUUIDs
         #expect(waitFor(60) { Set(receivedUUIDs()) == expected },
                 "\(expected.subtracting(receivedUUIDs()).count) of \(expected.count) never arrived, \(Set(receivedUUIDs()).subtracting(expected).count) unknown")
         let received = receivedUUIDs()

@@ -57,7 +57,7 @@ import Testing
         let broker = try MosquittoBroker()
         let fixture = try StoreFixture(directory: directory)
         var expected = try fixture.addSteps(200)
-        let sink = try fixture.addSink("ha", url: "mqtt://127.0.0.1:\(broker.port)", types: [.stepCount], options: options(batchSize: 20))
+        _ = try fixture.addSink("ha", url: "mqtt://127.0.0.1:\(broker.port)", types: [.stepCount], options: options(batchSize: 20))
         // A persistent subscriber session: the broker keeps its messages across the restart.
         var subscriber = try MQTTSubscriber(port: broker.port, topic: "ingestd/gw/me/stepCount", clientID: "test-restart",
                                             output: directory.path("sub.txt"))

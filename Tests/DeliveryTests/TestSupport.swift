@@ -106,9 +106,39 @@ final class MosquittoBroker {
     let directory: TemporaryDirectory
     private var process: Process?
 
-    init(user: (name: String, password: String)? = nil) throws {
+    /// A certificate authority and a broker certificate for 127.0.0.1 it signed (`openssl`, EC P-256,
+    /// valid for two days), made in `directory`.
+    struct TLSFiles {
+        let caFile: String
+        let certificateFile: String
+        let keyFile: String
+
+        init(in directory: TemporaryDirectory) throws {
+            caFile = directory.path("ca.crt")
+            certificateFile = directory.path("broker.crt")
+            keyFile = directory.path("broker.key")
+            let extensions = directory.path("broker.ext")
+            try "subjectAltName=IP:127.0.0.1\n".write(toFile: extensions, atomically: true, encoding: .utf8)
+            let key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+            let steps: [[String]] = [
+                ["req", "-x509"] + key + ["-keyout", directory.path("ca.key"), "-out", caFile, "-subj", "/CN=ingestd test CA", "-days", "2"],
+                ["req"] + key + ["-keyout", keyFile, "-out", directory.path("broker.csr"), "-subj", "/CN=127.0.0.1"],
+                ["x509", "-req", "-in", directory.path("broker.csr"), "-CA", caFile, "-CAkey", directory.path("ca.key"),
+                 "-CAcreateserial", "-out", certificateFile, "-days", "2", "-extfile", extensions],
+            ]
+            for step in steps {
+                let result = try runTool("/usr/bin/openssl", step)
+                try #require(result.status == 0, "openssl \(step.prefix(2).joined(separator: " ")) failed (scripts/bootstrap-tests installs openssl)")
+            }
+        }
+    }
+
+    let tls: TLSFiles?
+
+    init(user: (name: String, password: String)? = nil, tls: Bool = false) throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.executable), "mosquitto is not installed (scripts/bootstrap-tests)")
         directory = try TemporaryDirectory("mosquitto")
+        self.tls = tls ? try TLSFiles(in: directory) : nil
         var passwords: String?
         if let user {
             passwords = directory.path("passwords")
@@ -120,14 +150,14 @@ final class MosquittoBroker {
         while true {
             attempt += 1
             port = try freePort()
-            try Self.configuration(port: port, directory: directory, passwords: passwords)
+            try Self.configuration(port: port, directory: directory, passwords: passwords, tls: self.tls)
                 .write(toFile: directory.path("mosquitto.conf"), atomically: true, encoding: .utf8)
             if try launch() == .listening { return }
             try #require(attempt < 3, "mosquitto exited before listening, three times (last port \(port))")
         }
     }
 
-    private static func configuration(port: Int, directory: TemporaryDirectory, passwords: String?) -> String {
+    private static func configuration(port: Int, directory: TemporaryDirectory, passwords: String?, tls: TLSFiles?) -> String {
         var config = """
             listener \(port) 127.0.0.1
             user root
@@ -137,6 +167,9 @@ final class MosquittoBroker {
             log_dest file \(directory.path("broker.log"))
 
             """
+        if let tls {
+            config += "cafile \(tls.caFile)\ncertfile \(tls.certificateFile)\nkeyfile \(tls.keyFile)\n"
+        }
         if let passwords {
             config += "allow_anonymous false\npassword_file \(passwords)\n"
         } else {
@@ -179,21 +212,23 @@ final class MQTTSubscriber {
     let output: String
     private let process: Process
 
-    init(port: Int, topic: String, clientID: String, output: String) throws {
+    /// `caFile`: the broker speaks TLS with a certificate that CA signed.
+    init(port: Int, topic: String, clientID: String, output: String, caFile: String? = nil) throws {
         self.output = output
-        FileManager.default.createFile(atPath: output, contents: nil)
+        let tls = caFile.map { ["--cafile", $0] } ?? []
+        _ = FileManager.default.createFile(atPath: output, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
         handle.seekToEndOfFile()
         // Line-buffered, so that the file can be read while it runs.
         process = unmaskedProcess("/usr/bin/stdbuf", ["-oL", "/usr/bin/mosquitto_sub",
-                                  "-h", "127.0.0.1", "-p", String(port), "-t", topic, "-q", "1", "-c", "-i", clientID, "-v"])
+                                  "-h", "127.0.0.1", "-p", String(port), "-t", topic, "-q", "1", "-c", "-i", clientID, "-v"] + tls)
         process.standardOutput = handle
         process.standardError = FileHandle.nullDevice
         try process.run()
         // Subscribed once a probe published to the filter's topic comes through.
         let probeTopic = topic.hasSuffix("/#") ? String(topic.dropLast(2)) + "/probe" : topic
         let subscribed = waitFor(60) {
-            _ = try? runTool("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", String(port), "-t", probeTopic, "-m", Self.probe])
+            _ = try? runTool("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", String(port), "-t", probeTopic, "-m", Self.probe] + tls)
             Thread.sleep(forTimeInterval: 0.1)
             return ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").contains(Self.probe)
         }
@@ -201,6 +236,11 @@ final class MQTTSubscriber {
     }
 
     static let probe = "subscriber-probe"
+
+    /// The `uuid` of every received sample message, in arrival order (repeats kept).
+    func sampleUUIDs() -> [String] {
+        lines().compactMap { line in line.split(separator: " ", maxSplits: 1).last.flatMap { uuidOfMessage(String($0)) } }
+    }
 
     /// The received `topic payload` lines, without the probes.
     func lines() -> [String] {
