@@ -60,8 +60,9 @@ extension QuantityType {
 
     // MARK: Heart and circulation
 
-    /// Canonical unit count/s; 20...300 beats per minute.
-    public static let heartRate = QuantityType(healthKit: "HeartRate", unit: "count/s", .discreteTemporallyWeighted, (20.0 / 60)...(300.0 / 60))
+    /// Stored in count/min (beats per minute), so a device's bpm is stored exactly (HealthKit's
+    /// own canonical unit is count/s; stores before schema 13 held it so). 20...300.
+    public static let heartRate = QuantityType(healthKit: "HeartRate", unit: "count/min", .discreteTemporallyWeighted, 20...300)
     public static let restingHeartRate = QuantityType(healthKit: "RestingHeartRate", unit: "count/min", .discreteArithmetic, 20...300)
     public static let walkingHeartRateAverage = QuantityType(healthKit: "WalkingHeartRateAverage", unit: "count/min", .discreteArithmetic, 20...300)
     /// The drop in beats per minute one minute after exercise.
@@ -77,8 +78,8 @@ extension QuantityType {
 
     /// A fraction: 0.97 means 97 %.
     public static let oxygenSaturation = QuantityType(healthKit: "OxygenSaturation", unit: "%", .discreteArithmetic, 0.35...1)
-    /// Canonical unit count/s; 1...120 breaths per minute.
-    public static let respiratoryRate = QuantityType(healthKit: "RespiratoryRate", unit: "count/s", .discreteArithmetic, (1.0 / 60)...(120.0 / 60))
+    /// Stored in count/min (breaths per minute), like heart rate; 1...120.
+    public static let respiratoryRate = QuantityType(healthKit: "RespiratoryRate", unit: "count/min", .discreteArithmetic, 1...120)
     public static let bloodGlucose = QuantityType(healthKit: "BloodGlucose", unit: "mg/dL", .discreteArithmetic, 10...1500)
     public static let vo2Max = QuantityType(healthKit: "VO2Max", shortName: "vo2Max", unit: "ml/(kg*min)", .discreteArithmetic, 5...100)
     public static let electrodermalActivity = QuantityType(healthKit: "ElectrodermalActivity", unit: "S", .discreteArithmetic, 0...0.001)

@@ -98,6 +98,17 @@ public struct PostgresSchema: Sendable {
         ALTER TABLE {s}.samples ADD PRIMARY KEY (gateway, uuid);
         ALTER TABLE {s}.gateways ADD COLUMN store_id text
         """,
+        // 4: heart and respiratory rates in count/min instead of count/s (a device's 85 bpm is 85, not
+        // 1.4166666666666667), as in the gateways' own stores from their schema 13: the value column
+        // and the record's value and unit, rounded to nine decimals as there. A gateway of an older
+        // ingestd meets version 4 and refuses to write (`schemaTooNew`) instead of adding count/s rows.
+        """
+        UPDATE {s}.samples SET value = round((value * 60)::numeric, 9)::double precision, unit = 'count/min',
+            record = CASE WHEN record ? 'value'
+                THEN jsonb_set(jsonb_set(record, '{value}', to_jsonb(round((value * 60)::numeric, 9)::double precision)), '{unit}', '"count/min"')
+                ELSE record END
+        WHERE unit = 'count/s' AND type IN ('HKQuantityTypeIdentifierHeartRate', 'HKQuantityTypeIdentifierRespiratoryRate')
+        """,
     ]
 
     /// Creates the schema or brings it to `latestVersion`; returns the version found before.

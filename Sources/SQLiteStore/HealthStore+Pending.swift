@@ -176,7 +176,7 @@ extension HealthStore {
     }
 
     /// The pending row's type, device text, identity and times for a record.
-    private static func pendingKey(_ record: NormalizedRecord, policy: AuthorizationPolicy?)
+    static func pendingKey(_ record: NormalizedRecord, policy: AuthorizationPolicy?)
         -> (type: String, device: String, identity: String, syncVersion: Int, start: Date, end: Date) {
         switch record {
         case .sample(let sample):

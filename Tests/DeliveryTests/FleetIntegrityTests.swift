@@ -119,6 +119,57 @@ import Testing
         #expect(try store.samples(type: .bodyMass, from: nil, to: nil, source: nil, scope: QueryScope(), limit: 0).count == 2)
     }
 
+    /// Version 4 (issue 29): a version-3 fleet's heart and respiratory rates, in count/s as gateways
+    /// wrote them, become count/min in the value column and the record, exact (62 bpm had been
+    /// 1.0333333333333334 count/s); other types are untouched; the fleet's queries read them per minute.
+    @Test func aVersion3FleetsRatesBecomePerMinute() throws {
+        guard let server = try PostgresDeliveryTests.server() else { return }
+        defer { server.shutDown() }
+        let old = try PostgresConnection(url: server.url())
+        try old.execute("CREATE SCHEMA ingestd")
+        try old.execute("CREATE TABLE ingestd.schema_version (version integer NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
+        for (index, sql) in PostgresSchema.migrations.prefix(3).enumerated() {
+            for statement in sql.replacingOccurrences(of: "{s}", with: "\"ingestd\"").split(separator: ";")
+                where !statement.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                try old.execute(String(statement))
+            }
+            try old.execute("INSERT INTO ingestd.schema_version (version) VALUES ($1)", [String(index + 1)])
+        }
+        let perSecond = HealthModel.Unit.countPerSecond
+        let rows: [(QuantityType, Double, HealthModel.Unit, TimeInterval)] = [
+            (.heartRate, try HealthModel.Unit.countPerMinute.convert(62, to: perSecond), perSecond, 1_780_000_000),
+            (.respiratoryRate, 0.25, perSecond, 1_780_000_060),
+            (.bodyMass, 61.5, QuantityType.bodyMass.canonicalUnit, 1_780_000_120),
+        ]
+        for (index, row) in rows.enumerated() {
+            let sample = QuantitySample(type: row.0, quantity: Quantity(value: row.1, unit: row.2), start: Date(timeIntervalSince1970: row.3),
+                                        end: Date(timeIntervalSince1970: row.3), source: "band")
+            try old.execute("""
+                INSERT INTO ingestd.samples (uuid, gateway, person, type, value, unit, start_time, end_time, source, record, anchor,
+                                             start_epoch, end_epoch)
+                VALUES ($1, 'gw-a', 'me', $2, $3, $4, to_timestamp($5), to_timestamp($5), 'band', $6::jsonb, $7, $5, $5)
+                """, [sample.uuid.uuidString, row.0.identifier, String(row.1), row.2.description, String(row.3),
+                      HealthRecordEncoder().encode(sample), String(index + 1)])
+        }
+        try old.execute("INSERT INTO ingestd.gateways (id, last_anchor, store_id) VALUES ('gw-a', 3, 'x')")
+        old.close()
+
+        let writer = try PostgresSampleWriter(connection: try PostgresConnection(url: server.url()), schema: try PostgresSchema(),
+                                              gateway: "gw-b")
+        #expect(try PostgresSchema().currentVersion(writer.connection) == 4)
+        #expect(try server.psql("""
+            SELECT type, value, unit, record->>'value', record->>'unit' FROM ingestd.samples ORDER BY start_time
+            """) == """
+            HKQuantityTypeIdentifierHeartRate|62|count/min|62|count/min
+            HKQuantityTypeIdentifierRespiratoryRate|15|count/min|15|count/min
+            HKQuantityTypeIdentifierBodyMass|61.5|kg|61.5|kg
+            """)
+        let store = try PostgresQueryStore(url: server.url(), schema: try PostgresSchema())
+        defer { store.close() }
+        let rates = try store.samples(type: .heartRate, from: nil, to: nil, source: nil, scope: QueryScope(), limit: 0)
+        #expect(rates.map(\.quantity.value) == [62] && rates.map(\.quantity.unit) == [.countPerMinute])
+    }
+
     /// Item 10: a second store delivering under a gateway id another store already uses (every
     /// Raspberry Pi is `raspberrypi`) is refused with the command to pick another id, retried and
     /// never dead-lettered; its samples stay queued and go out under its own id. Two sinks of one

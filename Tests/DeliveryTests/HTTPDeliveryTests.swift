@@ -115,7 +115,7 @@ import Testing
         let fixture = try StoreFixture(directory: directory)
         let date = Date(timeIntervalSince1970: 1_780_000_000)  // 2026-05-28T20:26:40Z
         let weight = try fixture.add(.bodyMass, 72.35, at: date)
-        let heart = try fixture.add(.heartRate, 1.2, at: date)
+        let heart = try fixture.add(.heartRate, 72, at: date)
         var options = options(batchSize: 100)
         options.format = .healthAutoExport
         let sink = try fixture.addSink("hae", url: receiver.url, types: nil, options: options)

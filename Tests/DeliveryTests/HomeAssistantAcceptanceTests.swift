@@ -24,7 +24,7 @@ import Testing
         let fixture = try StoreFixture(directory: directory)
         let today = startOfLocalToday()
         let newest = Date(timeIntervalSince1970: 1_750_000_000)
-        try fixture.add(.heartRate, 1.25, at: newest)  // 75 bpm
+        try fixture.add(.heartRate, 75, at: newest)  // 75 bpm
         try fixture.add(.bodyMass, 72.35, at: newest)
         try fixture.add(.bodyFatPercentage, 0.235, at: newest)
         try fixture.add(.stepCount, 1200, at: today.addingTimeInterval(60))
@@ -38,7 +38,7 @@ import Testing
         // Two one-shot runs: the second brings older readings (an import, an old capture).
         var deliver = try IngestdBinary.run(["sinks", "deliver", "ha", "--store", fixture.path])
         #expect(deliver.status == 0, "\(deliver.stderr)")
-        try fixture.add(.heartRate, 1.5, at: Date(timeIntervalSince1970: 1_690_000_000))
+        try fixture.add(.heartRate, 90, at: Date(timeIntervalSince1970: 1_690_000_000))
         try fixture.add(.bodyMass, 80.5, at: Date(timeIntervalSince1970: 1_690_000_000))
         deliver = try IngestdBinary.run(["sinks", "deliver", "ha", "--store", fixture.path])
         #expect(deliver.status == 0, "\(deliver.stderr)")

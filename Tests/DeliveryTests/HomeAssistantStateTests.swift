@@ -30,8 +30,8 @@ import Testing
         let sink = try fixture.addSink("ha", url: "mqtt://127.0.0.1:\(broker.port)", types: [.heartRate, .bodyMass],
                                        options: options())
         // One batch, committed newest first: the 2025 reading stays the state.
-        try fixture.add(.heartRate, 1.25, at: Self.in2025)  // 75 /min
-        try fixture.add(.heartRate, 1.5, at: Self.in2023)   // 90 /min
+        try fixture.add(.heartRate, 75, at: Self.in2025)  // 75 /min
+        try fixture.add(.heartRate, 90, at: Self.in2023)   // 90 /min
         try fixture.add(.bodyMass, 71.2, at: Self.in2025)
         #expect(try fixture.deliver(sink) == .caughtUp(delivered: 3, deadLettered: 0))
         var states = try retainedMessages(port: broker.port, topic: "ingestd/gw/me/+/state")
@@ -74,7 +74,7 @@ import Testing
         defer { broker.stop() }
         let fixture = try StoreFixture(directory: directory)
         let today = startOfLocalToday()
-        let strap = QuantitySample(type: .heartRate, quantity: Quantity(value: 1.2, unit: QuantityType.heartRate.canonicalUnit),
+        let strap = QuantitySample(type: .heartRate, quantity: Quantity(value: 72, unit: QuantityType.heartRate.canonicalUnit),
                                    start: Self.in2025, end: Self.in2025, source: "phone",
                                    device: Device(name: "Polar H10 1A2B3C4D", manufacturer: "Polar"))
         try fixture.ingest([.sample(strap)])
@@ -182,7 +182,7 @@ import Testing
         for topic in configs.keys {
             try runTool("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", String(broker.port), "-t", topic, "-r", "-n"])
         }
-        try fixture.add(.heartRate, 1.25, at: Self.in2025)
+        try fixture.add(.heartRate, 75, at: Self.in2025)
         #expect(try fixture.deliver(sink) == .caughtUp(delivered: 1, deadLettered: 0))
         configs = try retainedMessages(port: broker.port, topic: "homeassistant/#")
         #expect(configs.count == 6, "\(configs.keys.sorted())")
@@ -226,7 +226,7 @@ import Testing
         let broker = try MosquittoBroker()
         defer { broker.stop() }
         let fixture = try StoreFixture(directory: directory)
-        try fixture.add(.heartRate, 85.0 / 60, at: Self.in2025)  // stored as 1.4166666666666667 count/s
+        try fixture.add(.heartRate, 85, at: Self.in2025)  // stored in count/min
         try fixture.add(.distanceWalkingRunning, 950, at: Self.in2025)
         try fixture.add(.bodyFatPercentage, 0.235, at: Self.in2025)
         let subscriber = try MQTTSubscriber(port: broker.port, topic: "ingestd/gw/me/#", clientID: "ha-values",

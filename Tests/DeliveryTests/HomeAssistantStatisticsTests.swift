@@ -85,10 +85,10 @@ import Testing
         let directory = try TemporaryDirectory("ha-statistics")
         let fixture = try StoreFixture(directory: directory)
         let hour = Date(timeIntervalSince1970: 1_749_999_600)  // 2025-06-15T15:00:00Z
-        try fixture.add(.heartRate, 1.2, at: hour.addingTimeInterval(300))
-        try fixture.add(.heartRate, 1.3, at: hour.addingTimeInterval(900))
-        try fixture.add(.heartRate, 1.5, at: hour.addingTimeInterval(3600 + 120), metadata: Metadata(syncIdentifier: "strap-1", syncVersion: 1))
-        try fixture.add(.heartRate, 1.1, at: hour.addingTimeInterval(3 * 3600 + 60))
+        try fixture.add(.heartRate, 72, at: hour.addingTimeInterval(300))
+        try fixture.add(.heartRate, 78, at: hour.addingTimeInterval(900))
+        try fixture.add(.heartRate, 90, at: hour.addingTimeInterval(3600 + 120), metadata: Metadata(syncIdentifier: "strap-1", syncVersion: 1))
+        try fixture.add(.heartRate, 66, at: hour.addingTimeInterval(3 * 3600 + 60))
         try fixture.add(.stepCount, 100, at: hour.addingTimeInterval(600))
         try fixture.add(.stepCount, 250, at: hour.addingTimeInterval(4000))
         try fixture.add(.stepCount, 40, at: hour.addingTimeInterval(3 * 3600 + 500))
@@ -138,7 +138,7 @@ import Testing
         #expect(try Self.rows(first, id: "ingestd:gw_me_heart_rate").count == 3)
 
         // Late samples in the first hour: its mean and maximum change, and the running sum from there on.
-        try fixture.add(.heartRate, 2.0, at: hour.addingTimeInterval(1200))
+        try fixture.add(.heartRate, 120, at: hour.addingTimeInterval(1200))
         try fixture.add(.stepCount, 500, at: hour.addingTimeInterval(1000))
         try deliver()
         let second = try statistics(2)
@@ -159,7 +159,7 @@ import Testing
 
         // A revised reading moves the only heart rate of the second hour to the third: the old
         // version's deletion clears the statistic and imports it whole, so no stale hour is left.
-        try fixture.add(.heartRate, 1.4, at: hour.addingTimeInterval(2 * 3600 + 300), metadata: Metadata(syncIdentifier: "strap-1", syncVersion: 2))
+        try fixture.add(.heartRate, 84, at: hour.addingTimeInterval(2 * 3600 + 300), metadata: Metadata(syncIdentifier: "strap-1", syncVersion: 2))
         try deliver()
         let fourth = try statistics(4)
         try Self.expectEqualToIngestd(fourth, store: fixture.path)

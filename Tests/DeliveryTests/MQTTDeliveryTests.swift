@@ -114,7 +114,7 @@ import Testing
         try fixture.add(.distanceWalkingRunning, 950, at: today.addingTimeInterval(120))
         try fixture.add(.bodyMass, 72.4, at: today.addingTimeInterval(-3600))
         try fixture.add(.bodyMass, 72.35, at: today.addingTimeInterval(30))
-        try fixture.add(.heartRate, 1.2, at: today.addingTimeInterval(40))  // 72 /min
+        try fixture.add(.heartRate, 72, at: today.addingTimeInterval(40))  // 72 /min
         let types: [QuantityType] = [.stepCount, .distanceWalkingRunning, .bodyMass, .heartRate]
         let sink = try fixture.addSink("ha", url: "mqtt://127.0.0.1:\(broker.port)", types: types, options: options(homeAssistant: true))
 

@@ -4,8 +4,9 @@ import Testing
 /// Issue 29 item 1: values as people read them, from the values the issue saw printed.
 @Suite struct DisplayUnitsTests {
     @Test func theIssuesValuesReadAsPeopleReadThem() {
-        // Heart rate stored as count/s: 1.41666666666667 count/s is 85 bpm.
-        #expect(DisplayUnits.text(1.41666666666667, of: .heartRate, system: .metric) == "85 bpm")
+        // Heart rate is stored in count/min (it was 1.41666666666667 count/s before schema 13).
+        #expect(DisplayUnits.text(85, of: .heartRate, system: .metric) == "85 bpm")
+        #expect(DisplayUnits.text(84.6, of: .heartRate, system: .metric) == "85 bpm")
         #expect(DisplayUnits.text(0.15, of: .bodyFatPercentage, system: .metric) == "15.0 %")
         #expect(DisplayUnits.text(0.97, of: .oxygenSaturation, system: .us) == "97.0 %")
         #expect(DisplayUnits.text(63.79776684050001, of: .bodyMass, system: .metric) == "63.8 kg")
@@ -18,12 +19,14 @@ import Testing
         #expect(DisplayUnits.text(950, of: .distanceWalkingRunning, system: .metric) == "0.95 km")
         #expect(DisplayUnits.text(1609.344, of: .distanceWalkingRunning, system: .us) == "1.00 mi")
         #expect(DisplayUnits.text(1.68, of: .height, system: .metric) == "168 cm")
-        #expect(DisplayUnits.text(0.25, of: .respiratoryRate, system: .metric) == "15 breaths/min")
+        #expect(DisplayUnits.text(15, of: .respiratoryRate, system: .metric) == "15 breaths/min")
     }
 
     @Test func aRequestedUnitPrintsShortestRoundTripUnlessItIsTheDisplayUnit() throws {
         let bpm = try UnitAliases.unit(typed: "bpm")
-        #expect(DisplayUnits.text(1.41666666666667, of: .heartRate, in: bpm, system: .metric) == "85 bpm")
+        #expect(DisplayUnits.text(85, of: .heartRate, in: bpm, system: .metric) == "85 bpm")
+        // Beats per second is not a display unit: the exact value.
+        #expect(DisplayUnits.text(90, of: .heartRate, in: .countPerSecond, system: .metric) == "1.5 count/s")
         let pounds = try UnitAliases.unit(typed: "lbs")
         #expect(DisplayUnits.text(63.79776684050001, of: .bodyMass, in: pounds, system: .us) == "140.6 lb")
         // Not a display unit: the exact value, without binary noise.

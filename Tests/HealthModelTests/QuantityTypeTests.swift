@@ -62,7 +62,8 @@ import Testing
 
     @Test func canonicalUnitsFollowTheHealthKitTable() throws {
         let expected: [(QuantityType, String)] = [
-            (.heartRate, "count/s"), (.respiratoryRate, "count/s"), (.restingHeartRate, "count/min"),
+            // Heart and respiratory rate depart from HealthKit's count/s: a device's bpm is stored exactly.
+            (.heartRate, "count/min"), (.respiratoryRate, "count/min"), (.restingHeartRate, "count/min"),
             (.bloodGlucose, "mg/dL"), (.vo2Max, "ml/(kg*min)"), (.oxygenSaturation, "%"),
             (.bodyFatPercentage, "%"), (.bodyMass, "kg"), (.height, "m"), (.bodyTemperature, "degC"),
             (.activeEnergyBurned, "kcal"), (.dietaryWater, "mL"), (.dietarySodium, "g"),
@@ -125,7 +126,7 @@ import Testing
         #expect(abs(milligramsPerDeciliter - 99.085_734) < 1e-5)
     }
 
-    @Test func heartRateIsStoredPerSecondAndReadPerMinute() throws {
+    @Test func heartRateIsStoredPerMinuteAndABpmValueExactly() throws {
         let perMinute = try Unit(from: "count/min")
         #expect(QuantityType.heartRate.canonicalUnit.isCompatible(with: perMinute))
         #expect(QuantityType.respiratoryRate.canonicalUnit.isCompatible(with: perMinute))
@@ -134,7 +135,11 @@ import Testing
         let highest = try QuantityType.heartRate.canonicalUnit.convert(range.upperBound, to: perMinute)
         #expect(abs(lowest - 20) < 1e-9)
         #expect(abs(highest - 300) < 1e-9)
-        #expect(abs(try perMinute.convert(72, to: QuantityType.heartRate.canonicalUnit) - 1.2) < 1e-12)
+        #expect(try perMinute.convert(72, to: QuantityType.heartRate.canonicalUnit) == 72)
+        // Every whole bpm a device sends is stored as itself (in count/s 62 came back as 62.00000000000001).
+        for bpm in 20...300 {
+            #expect(try perMinute.convert(Double(bpm), to: QuantityType.heartRate.canonicalUnit) == Double(bpm))
+        }
     }
 
     @Test func aggregationStyles() {
