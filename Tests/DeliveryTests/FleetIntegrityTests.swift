@@ -31,6 +31,22 @@ import Testing
                        start: Date(timeIntervalSince1970: seconds), end: Date(timeIntervalSince1970: seconds), source: "scale")
     }
 
+    /// A connection to an `ingestd` schema at `version`, made with that version's migrations as
+    /// the ingestd of then made it.
+    private func oldFleet(_ server: LocalPostgres, version: Int) throws -> PostgresConnection {
+        let old = try PostgresConnection(url: server.url())
+        try old.execute("CREATE SCHEMA ingestd")
+        try old.execute("CREATE TABLE ingestd.schema_version (version integer NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
+        for (index, sql) in PostgresSchema.migrations.prefix(version).enumerated() {
+            for statement in sql.replacingOccurrences(of: "{s}", with: "\"ingestd\"").split(separator: ";")
+                where !statement.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                try old.execute(String(statement))
+            }
+            try old.execute("INSERT INTO ingestd.schema_version (version) VALUES ($1)", [String(index + 1)])
+        }
+        return old
+    }
+
     private func upsert(_ sample: QuantitySample, anchor: Int64) -> PostgresChange {
         .upsert(sample, record: HealthRecordEncoder().encode(sample), person: "me", anchor: anchor)
     }
@@ -81,16 +97,7 @@ import Testing
         guard let server = try PostgresDeliveryTests.server() else { return }
         defer { server.shutDown() }
         // A version-2 database as ingestd made it before.
-        let old = try PostgresConnection(url: server.url())
-        try old.execute("CREATE SCHEMA ingestd")
-        try old.execute("CREATE TABLE ingestd.schema_version (version integer NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
-        for (index, sql) in PostgresSchema.migrations.prefix(2).enumerated() {
-            for statement in sql.replacingOccurrences(of: "{s}", with: "\"ingestd\"").split(separator: ";")
-                where !statement.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-                try old.execute(String(statement))
-            }
-            try old.execute("INSERT INTO ingestd.schema_version (version) VALUES ($1)", [String(index + 1)])
-        }
+        let old = try oldFleet(server, version: 2)
         let uuid = UUID()
         let record = HealthRecordEncoder().encode(weighing(uuid, 61.5, at: 1_780_000_000))
         try old.execute("""
@@ -125,16 +132,7 @@ import Testing
     @Test func aVersion3FleetsRatesBecomePerMinute() throws {
         guard let server = try PostgresDeliveryTests.server() else { return }
         defer { server.shutDown() }
-        let old = try PostgresConnection(url: server.url())
-        try old.execute("CREATE SCHEMA ingestd")
-        try old.execute("CREATE TABLE ingestd.schema_version (version integer NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
-        for (index, sql) in PostgresSchema.migrations.prefix(3).enumerated() {
-            for statement in sql.replacingOccurrences(of: "{s}", with: "\"ingestd\"").split(separator: ";")
-                where !statement.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-                try old.execute(String(statement))
-            }
-            try old.execute("INSERT INTO ingestd.schema_version (version) VALUES ($1)", [String(index + 1)])
-        }
+        let old = try oldFleet(server, version: 3)
         let perSecond = HealthModel.Unit.countPerSecond
         let rows: [(QuantityType, Double, HealthModel.Unit, TimeInterval)] = [
             (.heartRate, try HealthModel.Unit.countPerMinute.convert(62, to: perSecond), perSecond, 1_780_000_000),
