@@ -67,19 +67,7 @@ public enum CommandLineRunner {
             return .usage
         }
 
-        switch invocation.action {
-        case .help:
-            context.stdout.write(formatter.help(for: invocation.commandPath))
-            return .success
-        case .version:
-            context.stdout.writeLine(root.configuration.version ?? "")
-            return .success
-        case .manual:
-            context.stdout.write(ManualPageFormatter(globalOptions: [logLevelOption]).manualPage(root: root))
-            return .success
-        case .run:
-            break
-        }
+        if let answered = answer(invocation, root: root, formatter: formatter, stdout: context.stdout) { return answered }
 
         var context = context
         do {
@@ -136,22 +124,91 @@ public enum CommandLineRunner {
         text.split(whereSeparator: \.isNewline).joined(separator: " ")
     }
 
-    /// The process entry point: runs `CommandLine.arguments` against `root` with the real
-    /// standard streams and environment, then exits with the resulting status.
-    public static func main(root: any Command.Type, defaultLogLevel: Logger.Level = .info) async -> Never {
-        // A closed stdout/stderr (`ingestd replay f 2>&1 | head -c 10`) must not kill the process
-        // mid-batch: writes then fail with EPIPE, which the writers take as "stop printing".
-        signal(SIGPIPE, SIG_IGN)
+    /// The process's standard streams, environment and logger.
+    private static func processContext(root: any Command.Type) -> CommandContext {
         let stdout = FileDescriptorWriter.standardOutput()
         let stderr = FileDescriptorWriter.standardError()
         let environment = ProcessInfo.processInfo.environment
         let style = StreamLogHandler.style(environment: environment, standardErrorIdentity: standardErrorIdentity())
         let logger = Logger(label: root.configuration.name, handler: StreamLogHandler(writer: stderr, style: style))
-        let context = CommandContext(stdout: stdout, stderr: stderr, environment: environment, logger: logger)
+        return CommandContext(stdout: stdout, stderr: stderr, environment: environment, logger: logger)
+    }
+
+    /// The process entry point, called from a synchronous `main.swift` (no top-level `await`):
+    /// answers what needs no command (help, the version, the man page, a usage error) on the main
+    /// thread and exits; so does a machine without /proc, where running a command is refused with
+    /// the fix. Otherwise runs the command on Swift concurrency and exits with its status.
+    ///
+    /// Why the first part runs before any task: libdispatch's thread pool (under Swift concurrency,
+    /// and an async `main` drains its main queue on a pool thread) checks its worker threads in
+    /// /proc/<tid>/stat and crashes the process when it cannot ("workq: registered worker exited
+    /// prematurely", SIGILL): within the first second of any command in a chroot or container
+    /// without /proc, and `ingestd --version` about once in a hundred runs there.
+    public static func start(root: any Command.Type, defaultLogLevel: Logger.Level = .info) -> Never {
+        answerBeforeRunning(root: root)
+        Task.detached { await main(root: root, defaultLogLevel: defaultLogLevel) }
+        dispatchMain()
+    }
+
+    /// The synchronous part of ``start(root:defaultLogLevel:)``: exits unless a command is to run.
+    /// `procProbe` is the file whose absence means /proc is not mounted.
+    static func answerBeforeRunning(root: any Command.Type, procProbe: String = "/proc/self/stat") {
+        let context = processContext(root: root)
         guard let arguments = processArguments() else {
             // Never run the default command (the daemon) on a command line that could not be read.
-            stderr.write("\(root.configuration.name): cannot read the command line (no argv and no /proc/self/cmdline)\n")
-            stderr.flush()
+            context.stderr.write("\(root.configuration.name): cannot read the command line (no argv and no /proc/self/cmdline)\n")
+            context.stderr.flush()
+            exit(ExitCode.usage.rawValue)
+        }
+        let formatter = HelpFormatter(globalOptions: [logLevelOption])
+        let status: ExitCode
+        do {
+            let invocation = try CommandLineParser(root: root, globalOptions: [logLevelOption]).parse(arguments)
+            guard let answered = answer(invocation, root: root, formatter: formatter, stdout: context.stdout) else {
+                guard access(procProbe, R_OK) == 0 else {
+                    context.stderr.writeLine("error: \(root.configuration.name) needs /proc, which is not mounted here (Swift's thread "
+                                             + "pool reads it); mount it first: mount -t proc proc /proc")
+                    context.stderr.flush()
+                    exit(ExitCode.osError.rawValue)
+                }
+                return
+            }
+            status = answered
+        } catch {
+            context.stderr.write(formatter.usageError(error.error, path: error.commandPath))
+            status = .usage
+        }
+        context.stdout.flush()
+        context.stderr.flush()
+        exit(status.rawValue)
+    }
+
+    /// The output of an invocation that asks for help, the version or the man page; nil for a command to run.
+    private static func answer(_ invocation: Invocation, root: any Command.Type, formatter: HelpFormatter,
+                               stdout: any TextWriter) -> ExitCode? {
+        switch invocation.action {
+        case .help:
+            stdout.write(formatter.help(for: invocation.commandPath))
+        case .version:
+            stdout.writeLine(root.configuration.version ?? "")
+        case .manual:
+            stdout.write(ManualPageFormatter(globalOptions: [logLevelOption]).manualPage(root: root))
+        case .run:
+            return nil
+        }
+        return .success
+    }
+
+    /// The asynchronous part of ``start(root:defaultLogLevel:)``: runs the process's arguments
+    /// against `root` with the real standard streams and environment, then exits with the status.
+    static func main(root: any Command.Type, defaultLogLevel: Logger.Level = .info) async -> Never {
+        // A closed stdout/stderr (`ingestd replay f 2>&1 | head -c 10`) must not kill the process
+        // mid-batch: writes then fail with EPIPE, which the writers take as "stop printing".
+        signal(SIGPIPE, SIG_IGN)
+        let context = processContext(root: root)
+        guard let arguments = processArguments() else {
+            context.stderr.write("\(root.configuration.name): cannot read the command line (no argv and no /proc/self/cmdline)\n")
+            context.stderr.flush()
             exit(ExitCode.usage.rawValue)
         }
         let status = await run(root: root, arguments: arguments, context: context, defaultLogLevel: defaultLogLevel)

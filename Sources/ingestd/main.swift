@@ -1,4 +1,6 @@
 import ArgumentParsing
 import IngestCLI
 
-await CommandLineRunner.main(root: Ingestd.self)
+// No top-level `await`: help, the version and usage errors are answered, and a machine without
+// /proc refused, on the main thread before any task runs (CommandLineRunner.start says why).
+CommandLineRunner.start(root: Ingestd.self)
