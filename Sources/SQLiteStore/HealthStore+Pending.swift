@@ -200,7 +200,7 @@ extension HealthStore {
     }
 
     /// "name (local identifier)", whichever parts the device has.
-    static func deviceText(_ device: Device?) -> String {
+    public static func deviceText(_ device: Device?) -> String {
         guard let device else { return "" }
         let name = device.name ?? device.model ?? device.manufacturer
         switch (name, device.localIdentifier) {

@@ -340,6 +340,18 @@ extension HealthStore {
         }
     }
 
+    /// Moves the sample `uuid` to `person` only while it belongs to nobody (a page listing the
+    /// unassigned readings may be older than another person's claim). Returns whether it moved.
+    public func assignIfUnassigned(_ uuid: UUID, to person: Person) throws -> Bool {
+        try db.transaction(.immediate) {
+            let find = try db.cachedStatement("SELECT id FROM samples WHERE uuid = ? AND person IS NULL")
+            try withUnsafeBytes(of: uuid.uuid) { try find.bind(bytes: $0, at: 1) }
+            guard let id = try find.firstRow({ $0.int64(at: 0) }) else { return false }
+            try move(sampleIDs: [id], to: person.id)
+            return true
+        }
+    }
+
     /// Moves every unassigned sample of the device `identifier` (its local identifier, UDI or
     /// serial number, case-insensitively) to `person`. Returns how many moved.
     @discardableResult

@@ -83,6 +83,8 @@ public final class Dashboard: @unchecked Sendable {
             case ("GET", "/person"): return try page(try personPage(request))
             case ("GET", "/decisions"): return try page(try decisionsPage(message: nil))
             case ("POST", "/decisions"): return try decide(request)
+            case ("GET", "/unassigned"): return try page(try unassignedPage(message: nil))
+            case ("POST", "/unassigned"): return try assign(request)
             case ("GET", "/sinks"): return try page(try sinksPage())
             case ("GET", "/devices"):
                 return try page(Self.document(title: "Devices: ingestd",
@@ -157,7 +159,7 @@ public final class Dashboard: @unchecked Sendable {
         out += inlineStyle ? "<style>\(PageStyle.css)</style>" : "<link rel=\"stylesheet\" href=\"/style.css\">"
         out += "</head><body>"
         if nav {
-            out += "<header class=\"top\"><strong>ingestd</strong><nav><a href=\"/\">People</a><a href=\"/decisions\">Decisions</a><a href=\"/devices\">Devices</a><a href=\"/sinks\">Sinks</a><a href=\"/metrics\">Metrics</a></nav></header>"
+            out += "<header class=\"top\"><strong>ingestd</strong><nav><a href=\"/\">People</a><a href=\"/decisions\">Decisions</a><a href=\"/unassigned\">Unassigned</a><a href=\"/devices\">Devices</a><a href=\"/sinks\">Sinks</a><a href=\"/metrics\">Metrics</a></nav></header>"
         }
         return out + "<main>" + body + "</main></body></html>\n"
     }
@@ -169,7 +171,10 @@ public final class Dashboard: @unchecked Sendable {
         body += "<ul class=\"people\">" + names.map {
             "<li><a href=\"/person?name=\(Self.queryEscaped($0))\">\(HTMLText.escaped($0))</a></li>"
         }.joined() + "</ul>"
-        body += "<p class=\"muted\">Readings nobody was assigned are listed by <code>ingestd unassigned</code> and given to a person with <code>ingestd assign</code>.</p>"
+        if let unassigned = try administration?.unassignedReadings(limit: Self.unassignedShown), !unassigned.isEmpty {
+            let count = unassigned.count == Self.unassignedShown ? "\(Self.unassignedShown) or more" : String(unassigned.count)
+            body += "<p><a href=\"/unassigned\">\(count) reading\(unassigned.count == 1 ? "" : "s") nobody was assigned</a></p>"
+        }
         if let pending = try administration?.pendingDecisions(), !pending.isEmpty {
             body += "<p><a href=\"/decisions\">\(pending.count) first-contact decision\(pending.count == 1 ? "" : "s") waiting</a></p>"
         }
@@ -219,17 +224,68 @@ public final class Dashboard: @unchecked Sendable {
         return Self.document(title: "Decisions: ingestd", body: body)
     }
 
-    private func decide(_ request: HTTPRequest) throws -> HTTPResponse {
+    /// A POST's form fields when it carries this server's CSRF token, else nil.
+    private func csrfCheckedFields(_ request: HTTPRequest) -> [String: String]? {
         let fields = request.formFields
-        guard let given = fields["csrf"], Self.constantTimeEqual(given, csrfToken) else {
-            return Self.plain(403, "the form's CSRF token is missing or wrong; reload the page and try again")
-        }
+        guard let given = fields["csrf"], Self.constantTimeEqual(given, csrfToken) else { return nil }
+        return fields
+    }
+
+    static let csrfRefusal = plain(403, "the form's CSRF token is missing or wrong; reload the page and try again")
+
+    private func decide(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard let fields = csrfCheckedFields(request) else { return Self.csrfRefusal }
         guard let source = fields["source"], !source.isEmpty, let action = fields["action"], action == "grant" || action == "deny" else {
             return Self.plain(400, "a decision needs a source and action=grant or action=deny")
         }
         guard let administration else { return Self.plain(503, "this server cannot change the store") }
         let message = try administration.decide(source: source, grant: action == "grant")
         return try page(try decisionsPage(message: message))
+    }
+
+    /// Readings listed on the unassigned page at most (the rest: `ingestd unassigned`).
+    static let unassignedShown = 200
+
+    /// The readings nobody was assigned, each with a "This is mine" form per person.
+    private func unassignedPage(message: String?) throws -> String {
+        var body = "<h1>Readings nobody was assigned</h1>"
+        if let message { body += "<p class=\"notice\" id=\"assign-result\">\(HTMLText.escaped(message))</p>" }
+        let readings = try administration?.unassignedReadings(limit: Self.unassignedShown) ?? []
+        let people = try store.queryPeopleNames()
+        if readings.isEmpty {
+            body += "<p>Every reading belongs to someone.</p>"
+        } else if people.isEmpty {
+            body += "<p>The store has no people yet: add one with <code>ingestd people add NAME</code>.</p>"
+        } else {
+            let format = ChartFormat(zone: configuration.zone, showsTime: true)
+            body += "<table id=\"unassigned\"><thead><tr><th>Reading</th><th>Value</th><th>Measured</th><th>Device</th><th>Whose</th></tr></thead><tbody>"
+            for reading in readings {
+                body += "<tr><th scope=\"row\">\(HTMLText.escaped(reading.type.shortName))</th>"
+                body += "<td>\(HTMLText.escaped(DisplayUnits.text(reading.value, of: reading.type, system: .metric)))</td>"
+                body += "<td>\(format.dateText(reading.start))</td><td>\(HTMLText.escaped(reading.device))</td><td>"
+                body += "<form class=\"inline\" method=\"post\" action=\"/unassigned\"><input type=\"hidden\" name=\"csrf\" value=\"\(csrfToken)\">"
+                body += "<input type=\"hidden\" name=\"uuid\" value=\"\(reading.uuid.uuidString.lowercased())\">"
+                body += "<select name=\"person\" aria-label=\"person\">" + people.map {
+                    "<option value=\"\(HTMLText.escaped($0))\">\(HTMLText.escaped($0))</option>"
+                }.joined() + "</select> <button type=\"submit\" class=\"grant\">This is mine</button></form></td></tr>"
+            }
+            body += "</tbody></table>"
+            if readings.count == Self.unassignedShown { body += "<p class=\"muted\">The first \(Self.unassignedShown) are shown; <code>ingestd unassigned</code> lists all.</p>" }
+            body += "<p class=\"muted\">A shared scale could not tell who stood on it; the reading moves to the person chosen.</p>"
+        }
+        return Self.document(title: "Unassigned: ingestd", body: body)
+    }
+
+    private func assign(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard let fields = csrfCheckedFields(request) else { return Self.csrfRefusal }
+        guard let text = fields["uuid"], let uuid = UUID(uuidString: text) else {
+            return Self.plain(400, "an assignment needs the reading's uuid")
+        }
+        guard let person = fields["person"], !person.isEmpty else { return Self.plain(400, "an assignment needs a person") }
+        let people = try store.queryPeopleNames()
+        guard people.contains(person) else { throw DashboardError.unknownPerson(person, known: people) }
+        guard let administration else { return Self.plain(503, "this server cannot change the store") }
+        return try page(try unassignedPage(message: try administration.assign(uuid, to: person)))
     }
 
     private func sinksPage() throws -> String {

@@ -1,4 +1,5 @@
 import Foundation
+import HealthModel
 
 /// A first-contact decision waiting for the person: a source's held samples of one type.
 public struct PendingDecision: Sendable, Equatable {
@@ -16,6 +17,25 @@ public struct PendingDecision: Sendable, Equatable {
         self.count = count
         self.firstStart = firstStart
         self.lastEnd = lastEnd
+    }
+}
+
+/// A stored reading nobody was assigned (a shared scale that could not tell who stood on it).
+public struct UnassignedReading: Sendable, Equatable {
+    public var uuid: UUID
+    public var type: QuantityType
+    /// In the type's canonical unit.
+    public var value: Double
+    public var start: Date
+    /// "name (local identifier)", whichever parts the device has; "" when none.
+    public var device: String
+
+    public init(uuid: UUID, type: QuantityType, value: Double, start: Date, device: String) {
+        self.uuid = uuid
+        self.type = type
+        self.value = value
+        self.start = start
+        self.device = device
     }
 }
 
@@ -48,4 +68,8 @@ public protocol DashboardAdministration: AnyObject {
     func decide(source: String, grant: Bool) throws -> String
     /// The sinks with their backlog, last success and last error.
     func sinkSummaries() throws -> [SinkSummary]
+    /// At most `limit` readings nobody was assigned, oldest first.
+    func unassignedReadings(limit: Int) throws -> [UnassignedReading]
+    /// Gives the reading `uuid` to `person` ("this is mine"); returns what happened, for the page.
+    func assign(_ uuid: UUID, to person: String) throws -> String
 }

@@ -101,6 +101,53 @@ import TestSupport
         #expect(after.contains(">Scale<"))
     }
 
+    /// "This is mine" (issue 29): a shared Mi scale's weighing nobody could be told apart for (the
+    /// household capture: 61.2 kg alice's, 84.1 kg bob's, 72.0 kg nobody's) is listed with a form per
+    /// reading; without its CSRF token nothing moves; with it the reading becomes bob's, as
+    /// `ingestd samples` shows; the stale form sent again (or for alice) changes nothing.
+    @Test func anUnassignedReadingBecomesThePersonsWhoClaimsIt() throws {
+        let store = try DashboardStore()
+        defer { store.remove() }
+        let capture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("IngestdProcessTests/Captures/household/household-mi-scale.btsnoop").path
+        for arguments in [["people", "add", "alice", "--weight", "60", "--unit", "kg", "--height", "165", "--unit", "cm",
+                           "--scale-user-index", "1"],
+                          ["people", "add", "bob", "--weight", "85", "--unit", "kg", "--scale-user-index", "2"],
+                          ["people", "remove", "me"], ["auth", "grant", "xiaomi-scale", "--all"],
+                          ["replay", capture, "--tz", "Europe/Berlin"]] {
+            let result = try store.ingestd(arguments)
+            try #require(result.status == 0, "\(arguments): \(result.stderr)")
+        }
+        func masses(_ person: String) throws -> [Double] {
+            try store.ingestd(["samples", "bodyMass", "--person", person, "--json"]).lines.compactMap {
+                (try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["value"] as? Double
+            }
+        }
+        #expect(try masses("bob") == [84.1])
+        let server = try DashboardServer(store: store)
+        defer { server.stop() }
+        #expect(try Chromium.dom("\(server.base)/").contains("1 reading nobody was assigned"))
+        let page = try Chromium.dom("\(server.base)/unassigned")
+        _ = try Chromium.screenshot("\(server.base)/unassigned", name: "unassigned.png")
+        #expect(page.contains("<table id=\"unassigned\">") && page.contains("72.0 kg") && page.contains("This is mine"), "\(page)")
+        let csrf = try #require(page.components(separatedBy: "name=\"csrf\" value=\"").dropFirst().first?.prefix { $0 != "\"" })
+        let uuid = try #require(page.components(separatedBy: "name=\"uuid\" value=\"").dropFirst().first?.prefix { $0 != "\"" })
+        let http = RawHTTP(port: server.port)
+        #expect(RawHTTP.status(http.post("/unassigned", form: "uuid=\(uuid)&person=bob")) == 403)
+        #expect(RawHTTP.status(http.post("/unassigned", form: "csrf=\(csrf)&uuid=\(uuid)&person=carol")) == 400)
+        #expect(RawHTTP.status(http.post("/unassigned", form: "csrf=\(csrf)&uuid=not-a-uuid&person=bob")) == 400)
+        #expect(try masses("bob") == [84.1])
+        let claimed = http.post("/unassigned", form: "csrf=\(csrf)&uuid=\(uuid)&person=bob")
+        #expect(RawHTTP.status(claimed) == 200 && claimed.contains("the reading is bob&#39;s now"), "\(claimed)")
+        #expect(try Set(masses("bob")) == [84.1, 72.0])
+        #expect(try store.ingestd(["unassigned", "--json"]).lines.isEmpty)
+        // The stale form, for alice: the reading stays bob's.
+        let stale = http.post("/unassigned", form: "csrf=\(csrf)&uuid=\(uuid)&person=alice")
+        #expect(stale.contains("no longer unassigned"), "\(stale)")
+        #expect(try masses("alice") == [61.2])
+        #expect(try Chromium.dom("\(server.base)/unassigned").contains("Every reading belongs to someone."))
+    }
+
     @Test func aNonLoopbackBindWithoutATokenIsRefusedAndWithOneNeedsIt() throws {
         let store = try DashboardStore()
         defer { store.remove() }

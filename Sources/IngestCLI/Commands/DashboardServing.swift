@@ -41,6 +41,26 @@ final class StoreDashboardAdministration: DashboardAdministration {
         return "denied \(name) every type: \(discarded) held record\(discarded == 1 ? "" : "s") discarded"
     }
 
+    func unassignedReadings(limit: Int) throws -> [UnassignedReading] {
+        guard FileManager.default.fileExists(atPath: path) else { return [] }
+        let store = try HealthStore(path: path, readOnly: true)
+        defer { store.close() }
+        return try store.unassignedSamples(limit: limit).map {
+            UnassignedReading(uuid: $0.uuid, type: $0.type, value: $0.quantity.value, start: $0.start,
+                              device: HealthStore.deviceText($0.device))
+        }
+    }
+
+    func assign(_ uuid: UUID, to person: String) throws -> String {
+        let store = try HealthStore(path: path)
+        defer { store.close() }
+        let name = PrintableText.escaped(person)
+        guard try store.assignIfUnassigned(uuid, to: try store.person(named: person)) else {
+            return "that reading is no longer unassigned (someone took it, or it was replaced): nothing changed"
+        }
+        return "the reading is \(name)'s now"
+    }
+
     func sinkSummaries() throws -> [SinkSummary] {
         guard FileManager.default.fileExists(atPath: path) else { return [] }
         let store = try HealthStore(path: path, readOnly: true)
