@@ -145,15 +145,21 @@ public enum CommandLineRunner {
     /// prematurely", SIGILL): within the first second of any command in a chroot or container
     /// without /proc, and `ingestd --version` about once in a hundred runs there.
     public static func start(root: any Command.Type, defaultLogLevel: Logger.Level = .info) -> Never {
-        answerBeforeRunning(root: root)
-        Task.detached { await main(root: root, defaultLogLevel: defaultLogLevel) }
+        // A closed stdout/stderr (`ingestd replay f 2>&1 | head -c 10`, `ingestd --help | head -1`)
+        // must not kill the process: writes then fail with EPIPE, which the writers take as "stop printing".
+        signal(SIGPIPE, SIG_IGN)
+        let context = processContext(root: root)
+        let arguments = answerBeforeRunning(root: root, context: context)
+        Task.detached {
+            exit(await run(root: root, arguments: arguments, context: context, defaultLogLevel: defaultLogLevel))
+        }
         dispatchMain()
     }
 
-    /// The synchronous part of ``start(root:defaultLogLevel:)``: exits unless a command is to run.
-    /// `procProbe` is the file whose absence means /proc is not mounted.
-    static func answerBeforeRunning(root: any Command.Type, procProbe: String = "/proc/self/stat") {
-        let context = processContext(root: root)
+    /// The synchronous part of ``start(root:defaultLogLevel:)``: exits unless a command is to run,
+    /// and returns its arguments. `procProbe` is the file whose absence means /proc is not mounted.
+    static func answerBeforeRunning(root: any Command.Type, context: CommandContext,
+                                    procProbe: String = "/proc/self/stat") -> [String] {
         guard let arguments = processArguments() else {
             // Never run the default command (the daemon) on a command line that could not be read.
             context.stderr.write("\(root.configuration.name): cannot read the command line (no argv and no /proc/self/cmdline)\n")
@@ -171,7 +177,7 @@ public enum CommandLineRunner {
                     context.stderr.flush()
                     exit(ExitCode.osError.rawValue)
                 }
-                return
+                return arguments
             }
             status = answered
         } catch {
@@ -197,22 +203,6 @@ public enum CommandLineRunner {
             return nil
         }
         return .success
-    }
-
-    /// The asynchronous part of ``start(root:defaultLogLevel:)``: runs the process's arguments
-    /// against `root` with the real standard streams and environment, then exits with the status.
-    static func main(root: any Command.Type, defaultLogLevel: Logger.Level = .info) async -> Never {
-        // A closed stdout/stderr (`ingestd replay f 2>&1 | head -c 10`) must not kill the process
-        // mid-batch: writes then fail with EPIPE, which the writers take as "stop printing".
-        signal(SIGPIPE, SIG_IGN)
-        let context = processContext(root: root)
-        guard let arguments = processArguments() else {
-            context.stderr.write("\(root.configuration.name): cannot read the command line (no argv and no /proc/self/cmdline)\n")
-            context.stderr.flush()
-            exit(ExitCode.usage.rawValue)
-        }
-        let status = await run(root: root, arguments: arguments, context: context, defaultLogLevel: defaultLogLevel)
-        exit(status)
     }
 
     /// The arguments after the program name: argv as the C library gave it to the program's initializers,
