@@ -24,6 +24,8 @@ public struct ExitCode: Error, RawRepresentable, Hashable, Sendable, CustomStrin
     public static let dataError = ExitCode(65)
     /// An input file did not exist or could not be read (`EX_NOINPUT`).
     public static let noInput = ExitCode(66)
+    /// A configuration file or variable held a bad setting (`EX_CONFIG`).
+    public static let configuration = ExitCode(78)
 
     public var description: String { "exit code \(rawValue)" }
 }
