@@ -204,7 +204,7 @@ import Testing
         let someone = try scenario.write("someone.conf", ["store = \(scenario.store)", "person = nobody"])
         let unknown = await scenario.run(["today"], withStore: false, environment: ["INGESTD_CONFIG": someone])
         #expect(unknown.status == 64)
-        #expect(unknown.stderr.first?.hasPrefix("error: invalid value 'nobody' for --person") == true, "\(unknown.stderr)")
+        #expect(unknown.stderr.first?.hasPrefix("error: invalid value 'nobody' for --person (from \(someone):2): no such person") == true, "\(unknown.stderr)")
         let me = await scenario.run(["today", "--person", "me"], withStore: false, environment: ["INGESTD_CONFIG": someone])
         #expect(me.status == 0, "\(me.stderr)")
     }

@@ -9,7 +9,7 @@ import SQLiteStore
 struct StoreOption: OptionGroup {
     static let store = Option(
         "store", valueName: "PATH",
-        help: "The store file (default: $XDG_DATA_HOME/ingestd/health.sqlite, i.e. ~/.local/share/ingestd/health.sqlite).")
+        help: "The store file (default: the configuration's store, 'ingestd config show', else $XDG_DATA_HOME/ingestd/health.sqlite, i.e. ~/.local/share/ingestd/health.sqlite).")
 
     static var arguments: [ArgumentElement] { [store.element] }
 
