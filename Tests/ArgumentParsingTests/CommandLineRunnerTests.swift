@@ -170,6 +170,27 @@ import Testing
         #expect(bad.2.hasPrefix("error: invalid value 'ten' for --limit (from LIMIT): not an integer"), "\(bad.2)")
     }
 
+    /// The log level: `--log-level`, else INGESTD_LOG_LEVEL, else a supplied one (a file's).
+    @Test func aSuppliedLogLevelIsBeneathTheEnvironment() async {
+        struct Leveled: ArgumentDefaultsProvider {
+            static let configuration = CommandConfiguration(name: "leveled")
+            init(_ arguments: ParsedValues) {}
+            func run(_ context: CommandContext) async throws { context.stdout.writeLine(context.logger.logLevel.rawValue) }
+            static func supplyDefaults(to values: inout ParsedValues, commandPath: [any Command.Type], context: CommandContext) throws {
+                values.supply([SuppliedValue("debug", origin: "a.conf:1")], for: CommandLineRunner.logLevelOption.name)
+            }
+        }
+        func level(_ arguments: [String], _ environment: [String: String]) async -> String {
+            let out = CapturingWriter()
+            _ = await CommandLineRunner.run(root: Leveled.self, arguments: arguments,
+                                            context: CommandContext(stdout: out, stderr: CapturingWriter(), environment: environment))
+            return out.text
+        }
+        #expect(await level([], [:]) == "debug\n")
+        #expect(await level([], ["INGESTD_LOG_LEVEL": "error"]) == "error\n")
+        #expect(await level(["--log-level", "trace"], ["INGESTD_LOG_LEVEL": "error"]) == "trace\n")
+    }
+
     @Test func configurationErrorsExitSeventyEight() {
         #expect(ExitCode.configuration.rawValue == 78)
     }

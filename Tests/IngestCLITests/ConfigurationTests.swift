@@ -207,6 +207,16 @@ import Testing
         #expect(unknown.stderr.first?.hasPrefix("error: invalid value 'nobody' for --person (from \(someone):2): no such person") == true, "\(unknown.stderr)")
         let me = await scenario.run(["today", "--person", "me"], withStore: false, environment: ["INGESTD_CONFIG": someone])
         #expect(me.status == 0, "\(me.stderr)")
+        // Not for sinks add, where --person narrows what a sink delivers.
+        let sink = await scenario.run(["sinks", "add", "everyone", "http://127.0.0.1:1/x", "--all-types", "--all-people"],
+                                      withStore: false, environment: ["INGESTD_CONFIG": someone])
+        #expect(sink.status == 0, "\(sink.stderr)")
+        // A fleet's URL from the configuration is refused by a command that needs the store file, naming the line.
+        let fleet = try scenario.write("fleet.conf", ["store = postgresql://anna:hunter2@db.example/health"])
+        let run = await scenario.run(["run", "--once", "--no-usb", "--no-ble"], withStore: false, environment: ["INGESTD_CONFIG": fleet])
+        #expect(run.status == 64)
+        #expect(run.stderr.first?.hasPrefix("error: invalid value 'postgresql://anna:***@db.example/health' for --store (from \(fleet):1): ") == true,
+                "\(run.stderr)")
     }
 
     @Test func aBadOrUnreadableFileStopsEveryCommandWithExit78() async throws {

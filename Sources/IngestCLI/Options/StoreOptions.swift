@@ -24,7 +24,9 @@ struct StoreOption: OptionGroup {
     init(_ values: ParsedValues, refusingFleet reason: String) throws {
         switch try StoreLocation(values.value("store")) {
         case .file(let path): self.path = path
-        case .fleet(let url): throw UsageError.invalidValue(PostgresURL.redacted(url), argument: "--store", reason: reason)
+        case .fleet(let url):
+            let argument = "--store" + (values.suppliedOrigin("store").map { " (from \($0))" } ?? "")
+            throw UsageError.invalidValue(PostgresURL.redacted(url), argument: argument, reason: reason)
         }
     }
 
