@@ -11,6 +11,8 @@ public struct CommandContext: Sendable {
     /// The logger for the command; its level is set by the runner from `--log-level` or
     /// `INGESTD_LOG_LEVEL`.
     public var logger: Logger
+    /// Where system-wide configuration files are read (`/etc`; a test's temporary directory).
+    public var systemConfigurationDirectory = "/etc"
 
     /// A context whose logger writes to `stderr` with `StreamLogHandler`, in journald style
     /// when the environment says stderr is the journal.

@@ -8,6 +8,15 @@ import Glibc
 import Darwin
 #endif
 
+/// A root command whose options take values from outside the command line (a configuration
+/// file, the environment). The runner asks it after parsing and before building the command;
+/// what it supplies (`ParsedValues.supply(_:for:)`) is read beneath the command line's values.
+public protocol ArgumentDefaultsProvider: Command {
+    /// Supplies values for the options of the command at the end of `commandPath`; throws
+    /// (a `CLIError`) when the configuration itself is wrong.
+    static func supplyDefaults(to values: inout ParsedValues, commandPath: [any Command.Type], context: CommandContext) throws
+}
+
 /// Parses a command line, runs the selected command and turns the outcome into an exit status.
 ///
 /// All printing of help, versions and errors happens here, so commands only produce results
@@ -71,8 +80,12 @@ public enum CommandLineRunner {
 
         var context = context
         do {
-            context.logger.logLevel = try logLevel(invocation.values, environment: context.environment) ?? defaultLogLevel
-            let command = try invocation.command.init(invocation.values)
+            var values = invocation.values
+            if let provider = root as? any ArgumentDefaultsProvider.Type {
+                try provider.supplyDefaults(to: &values, commandPath: invocation.commandPath, context: context)
+            }
+            context.logger.logLevel = try logLevel(values, environment: context.environment) ?? defaultLogLevel
+            let command = try invocation.command.init(values)
             try await command.run(context)
             return .success
         } catch {
@@ -80,12 +93,15 @@ public enum CommandLineRunner {
         }
     }
 
-    /// The level from `--log-level`, else from the environment; `nil` when neither is set.
+    /// The level from `--log-level`, else from the environment, else one supplied from outside
+    /// the command line (a configuration file); `nil` when none is set.
     private static func logLevel(_ values: ParsedValues, environment: [String: String]) throws -> Logger.Level? {
-        if let given: String = try values.value(logLevelOption.name) {
+        if values.isPresent(logLevelOption.name), let given: String = try values.value(logLevelOption.name) {
             return Logger.Level(rawValue: given)
         }
-        guard let fromEnvironment = environment[logLevelVariable], !fromEnvironment.isEmpty else { return nil }
+        guard let fromEnvironment = environment[logLevelVariable], !fromEnvironment.isEmpty else {
+            return try values.value(logLevelOption.name, expected: "a log level") { Logger.Level(rawValue: $0) }
+        }
         guard let level = Logger.Level(rawValue: fromEnvironment.lowercased()) else {
             throw UsageError.invalidValue(
                 fromEnvironment, argument: logLevelVariable,

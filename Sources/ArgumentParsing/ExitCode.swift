@@ -26,6 +26,8 @@ public struct ExitCode: Error, RawRepresentable, Hashable, Sendable, CustomStrin
     public static let noInput = ExitCode(66)
     /// 71 (`EX_OSERR`): the operating system lacks something the program needs (no /proc).
     public static let osError = ExitCode(71)
+    /// A configuration file or variable held a bad setting (`EX_CONFIG`).
+    public static let configuration = ExitCode(78)
 
     public var description: String { "exit code \(rawValue)" }
 }

@@ -46,6 +46,18 @@ public struct InvalidArgumentValue: Error, Equatable, Sendable {
     }
 }
 
+/// A value of an option from outside the command line, with where it came from
+/// (`/etc/ingestd/ingestd.conf:3`, `INGESTD_STORE`), named in errors about it.
+public struct SuppliedValue: Equatable, Sendable {
+    public var value: String
+    public var origin: String
+
+    public init(_ value: String, origin: String) {
+        self.value = value
+        self.origin = origin
+    }
+}
+
 /// The values given on the command line, read by name with the type the command wants.
 ///
 /// Options and flags are looked up by their long name (`limit`), positionals by their key
@@ -59,6 +71,9 @@ public struct ParsedValues: Sendable {
     /// Declared option and positional keys with their display label (`--limit`, `TYPE`).
     private var valueLabels: [String: String] = [:]
     private var defaults: [String: String] = [:]
+    /// Values of options from outside the command line (a configuration file, the environment),
+    /// read beneath the command line's: see `supply(_:for:)`.
+    private var supplied: [String: [SuppliedValue]] = [:]
     /// Value names of declared options (`N` for `--limit N`), for error messages.
     private var optionValueNames: [String: String] = [:]
     private var declaredFlags: Set<String> = []
@@ -93,7 +108,9 @@ public struct ParsedValues: Sendable {
     /// The last value of `key` (or its default) converted by `parse`; `nil` when absent.
     /// `parse` throws `InvalidArgumentValue` to reject a value with a reason.
     public func value<T>(_ key: String, parse: (String) throws -> T) throws -> T? {
-        guard let raw = rawValues(key).last ?? defaults[key] else { return nil }
+        if let raw = rawValues(key).last { return try convert(raw, key: key, parse: parse) }
+        if let outside = supplied[key]?.last { return try convert(outside.value, key: key, origin: outside.origin, parse: parse) }
+        guard let raw = defaults[key] else { return nil }
         return try convert(raw, key: key, parse: parse)
     }
 
@@ -107,8 +124,12 @@ public struct ParsedValues: Sendable {
     }
 
     /// Every value of `key` converted by `parse`.
+    /// Supplied values (`supply(_:for:)`) come first, so the command line's, read later, win
+    /// where a later value replaces an earlier one.
     public func values<T>(_ key: String, parse: (String) throws -> T) throws -> [T] {
-        try rawValues(key).map { try convert($0, key: key, parse: parse) }
+        let given = rawValues(key)
+        return try (supplied[key] ?? []).map { try convert($0.value, key: key, origin: $0.origin, parse: parse) }
+            + given.map { try convert($0, key: key, parse: parse) }
     }
 
     /// Whether the flag `name` was given.
@@ -140,15 +161,27 @@ public struct ParsedValues: Sendable {
         return given[key] ?? []
     }
 
-    private func convert<T>(_ raw: String, key: String, parse: (String) throws -> T) throws -> T {
+    /// Whether the command path declares the option `name` (not a positional of that key).
+    public func declaresOption(_ name: String) -> Bool {
+        optionValueNames[name] != nil
+    }
+
+    /// Where the value `value(key)` reads comes from when the command line does not give it:
+    /// the origin of the supplied value (`/etc/ingestd/ingestd.conf:3`), nil otherwise.
+    public func suppliedOrigin(_ key: String) -> String? {
+        isPresent(key) ? nil : supplied[key]?.last?.origin
+    }
+
+    private func convert<T>(_ raw: String, key: String, origin: String? = nil, parse: (String) throws -> T) throws -> T {
+        let argument = origin.map { "\(label(key)) (from \($0))" } ?? label(key)
         do {
             return try parse(raw)
         } catch let invalid as InvalidArgumentValue {
-            throw UsageError.invalidValue(raw, argument: label(key), reason: invalid.reason)
+            throw UsageError.invalidValue(raw, argument: argument, reason: invalid.reason)
         } catch let usage as UsageError {
             throw usage
         } catch {
-            throw UsageError.invalidValue(raw, argument: label(key), reason: "\(error)")
+            throw UsageError.invalidValue(raw, argument: argument, reason: "\(error)")
         }
     }
 
@@ -159,6 +192,19 @@ public struct ParsedValues: Sendable {
     private func missing(_ key: String) -> UsageError {
         if let valueName = optionValueNames[key] { return .missingOption(label(key), valueName: valueName) }
         return .missingArgument(label(key))
+    }
+
+    // MARK: Supplying values from outside the command line
+
+    /// Gives the option `name` values from outside the command line, each with its origin: a
+    /// single-valued option reads the last of them when the command line does not give it; a
+    /// repeatable one reads them before the command line's. Ignored (false) when the command
+    /// path does not declare the option.
+    @discardableResult
+    public mutating func supply(_ values: [SuppliedValue], for name: String) -> Bool {
+        guard declaresOption(name), !values.isEmpty else { return false }
+        supplied[name] = values
+        return true
     }
 
     // MARK: Recording (used by the parser)

@@ -118,3 +118,80 @@ import Testing
         #expect(stderr.text == "<6>info ingestd: watching\n")
     }
 }
+
+/// A root that supplies values from outside the command line (as ingestd's configuration does):
+/// a single-valued option reads the last supplied value beneath the command line's, a repeatable
+/// one reads them before the command line's, an option the command does not declare takes none,
+/// and a supplied value that does not parse names where it came from.
+@Suite struct SuppliedDefaultsTests {
+    struct Configured: ArgumentDefaultsProvider {
+        static let configuration = CommandConfiguration(name: "configured")
+        static let signature = Signature {
+            Option("tz", valueName: "ZONE")
+            Option("limit", valueName: "N")
+            Option("pin", valueName: "DEVICE=ID", repeatable: true)
+        }
+        let tz: String?
+        let limit: Int?
+        let pins: [String]
+        let origin: String?
+        init(_ arguments: ParsedValues) throws {
+            tz = try arguments.value("tz")
+            limit = try arguments.value("limit")
+            pins = try arguments.values("pin")
+            origin = arguments.suppliedOrigin("tz")
+        }
+        func run(_ context: CommandContext) async throws {
+            context.stdout.writeLine("\(tz ?? "-") \(limit.map(String.init) ?? "-") \(pins.joined(separator: ",")) \(origin ?? "-")")
+        }
+        static func supplyDefaults(to values: inout ParsedValues, commandPath: [any Command.Type], context: CommandContext) throws {
+            values.supply([SuppliedValue("UTC", origin: "a.conf:1"), SuppliedValue("Europe/Berlin", origin: "b.conf:1")], for: "tz")
+            values.supply([SuppliedValue("a=file", origin: "a.conf:2")], for: "pin")
+            let undeclared = values.supply([SuppliedValue("x", origin: "a.conf:3")], for: "store")
+            #expect(!undeclared)
+            if let limit = context.environment["LIMIT"] { values.supply([SuppliedValue(limit, origin: "LIMIT")], for: "limit") }
+        }
+    }
+
+    private func run(_ arguments: [String], environment: [String: String] = [:]) async -> (Int32, String, String) {
+        let out = CapturingWriter()
+        let err = CapturingWriter()
+        let status = await CommandLineRunner.run(root: Configured.self, arguments: arguments,
+                                                 context: CommandContext(stdout: out, stderr: err, environment: environment))
+        return (status, out.text, err.text)
+    }
+
+    @Test func suppliedValuesAreReadBeneathTheCommandLine() async {
+        #expect(await run([]) == (0, "Europe/Berlin - a=file b.conf:1\n", ""))
+        #expect(await run(["--tz", "Asia/Tokyo", "--pin", "a=cli"]) == (0, "Asia/Tokyo - a=file,a=cli -\n", ""))
+        #expect(await run([], environment: ["LIMIT": "7"]).1 == "Europe/Berlin 7 a=file b.conf:1\n")
+        let bad = await run([], environment: ["LIMIT": "ten"])
+        #expect(bad.0 == 64)
+        #expect(bad.2.hasPrefix("error: invalid value 'ten' for --limit (from LIMIT): not an integer"), "\(bad.2)")
+    }
+
+    /// The log level: `--log-level`, else INGESTD_LOG_LEVEL, else a supplied one (a file's).
+    @Test func aSuppliedLogLevelIsBeneathTheEnvironment() async {
+        struct Leveled: ArgumentDefaultsProvider {
+            static let configuration = CommandConfiguration(name: "leveled")
+            init(_ arguments: ParsedValues) {}
+            func run(_ context: CommandContext) async throws { context.stdout.writeLine(context.logger.logLevel.rawValue) }
+            static func supplyDefaults(to values: inout ParsedValues, commandPath: [any Command.Type], context: CommandContext) throws {
+                values.supply([SuppliedValue("debug", origin: "a.conf:1")], for: CommandLineRunner.logLevelOption.name)
+            }
+        }
+        func level(_ arguments: [String], _ environment: [String: String]) async -> String {
+            let out = CapturingWriter()
+            _ = await CommandLineRunner.run(root: Leveled.self, arguments: arguments,
+                                            context: CommandContext(stdout: out, stderr: CapturingWriter(), environment: environment))
+            return out.text
+        }
+        #expect(await level([], [:]) == "debug\n")
+        #expect(await level([], ["INGESTD_LOG_LEVEL": "error"]) == "error\n")
+        #expect(await level(["--log-level", "trace"], ["INGESTD_LOG_LEVEL": "error"]) == "trace\n")
+    }
+
+    @Test func configurationErrorsExitSeventyEight() {
+        #expect(ExitCode.configuration.rawValue == 78)
+    }
+}

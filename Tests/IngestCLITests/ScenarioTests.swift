@@ -23,12 +23,18 @@ final class Scenario {
         var stderr: [String]
     }
 
-    /// Runs `ingestd ARGS` (with `--store` appended for store commands).
+    /// Where the scenario's system configuration lives (`/etc` of a real run): never the real one.
+    var systemConfigurationDirectory: String { directory.appendingPathComponent("etc").path }
+
+    /// Runs `ingestd ARGS` (with `--store` appended for store commands), with `HOME` the
+    /// scenario's directory plus `environment`.
     @discardableResult
-    func run(_ arguments: [String], withStore: Bool = true) async -> Result {
+    func run(_ arguments: [String], withStore: Bool = true, environment: [String: String] = [:]) async -> Result {
         let out = CapturingWriter()
         let err = CapturingWriter()
-        let context = CommandContext(stdout: out, stderr: err, environment: ["HOME": directory.path], label: "ingestd")
+        var context = CommandContext(stdout: out, stderr: err, environment: ["HOME": directory.path].merging(environment) { $1 },
+                                     label: "ingestd")
+        context.systemConfigurationDirectory = systemConfigurationDirectory
         let status = await CommandLineRunner.run(root: Ingestd.self, arguments: arguments + (withStore ? ["--store", store] : []),
                                                  context: context)
         return Result(status: status, stdout: out.lines, stderr: err.lines)

@@ -38,18 +38,23 @@ import BuiltinAdapters
         #expect(!unit.contains("CAP_SYS_ADMIN"))
     }
 
-    /// The service reads its pins and adapter options from /etc/ingestd/ingestd.conf, and the
-    /// commented starting point shipped beside the unit is a valid file (all comments).
+    /// The service reads its configuration from /etc/ingestd/ingestd.conf; the file shipped beside
+    /// the unit sets only the service's store and documents every key with a commented example
+    /// that is itself a valid line.
     @Test func serviceReadsItsConfigurationFile() throws {
         let unit = try String(contentsOf: Self.udevDirectory.appendingPathComponent("ingestd.service"), encoding: .utf8)
         let execStart = unit.split(separator: "\n").first { $0.hasPrefix("ExecStart=") }
         #expect(execStart?.hasSuffix(" --config /etc/ingestd/ingestd.conf") == true, "\(execStart ?? "")")
-        let shipped = try DaemonConfigurationFile(path: Self.udevDirectory.appendingPathComponent("ingestd.conf").path)
-        #expect(shipped == DaemonConfigurationFile())
-        let uncommented = try String(contentsOf: Self.udevDirectory.appendingPathComponent("ingestd.conf"), encoding: .utf8)
-            .split(separator: "\n").filter { $0.hasPrefix("# adapter") }.map { $0.dropFirst(2) }.joined(separator: "\n")
-        let examples = try DaemonConfigurationFile(text: uncommented, path: "ingestd.conf")
-        #expect(examples.pins == ["AA:BB:CC:DD:EE:FF=gatt-health", "0590:0028=omron-hj720it"])
-        #expect(examples.adapterOptions.count == 4)
+        let path = Self.udevDirectory.appendingPathComponent("ingestd.conf").path
+        let shipped = try #require(try ConfigurationFile.read(path: path))
+        #expect(shipped.settings.map { "\($0.key.rawValue) = \($0.value)" } == ["store = /var/lib/ingestd/health.sqlite"])
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let examples = text.split(separator: "\n").filter { line in
+            ConfigurationKey.allCases.contains { line.hasPrefix("# \($0.rawValue) = ") }
+        }.map { $0.dropFirst(2) }.joined(separator: "\n")
+        let parsed = try ConfigurationFile(text: examples, path: "ingestd.conf")
+        let documented = Set(parsed.settings.map(\.key)).union(shipped.settings.map(\.key))
+        #expect(documented == Set(ConfigurationKey.allCases), "undocumented: \(Set(ConfigurationKey.allCases).subtracting(documented))")
+        #expect(parsed.settings.filter { $0.key == .adapter }.map(\.value) == ["AA:BB:CC:DD:EE:FF=gatt-health", "0590:0028=omron-hj720it"])
     }
 }

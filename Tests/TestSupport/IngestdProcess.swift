@@ -74,7 +74,16 @@ public enum IngestdProcess {
     }
 
     private static func runToEnd(_ binary: String, _ arguments: [String], limit: TimeInterval) throws -> Output {
-        try ChildProcess.run(binary, arguments, limit: limit, name: "ingestd")
+        try ChildProcess.run(binary, arguments, limit: limit, name: "ingestd", environment: environment)
+    }
+
+    /// The test process's environment with `INGESTD_CONFIG=/dev/null` (an empty configuration)
+    /// unless it names a file itself: a run never reads the machine's /etc/ingestd/ingestd.conf
+    /// or the real home's ~/.config/ingestd/config.
+    public static var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        if environment["INGESTD_CONFIG"] == nil { environment["INGESTD_CONFIG"] = "/dev/null" }
+        return environment
     }
 
     /// A started `ingestd` the test signals, kills or waits for itself.
@@ -102,6 +111,7 @@ public enum IngestdProcess {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try path())
         process.arguments = arguments
+        process.environment = environment
         let running = Running(process: process)
         try process.run()
         return running
@@ -112,11 +122,14 @@ public enum IngestdProcess {
 /// outlasts `limit` is ended by `kill` (SIGKILL by default) and recorded as a test issue, so a
 /// hang shows up as a failure, never as a stuck test run.
 public enum ChildProcess {
+    /// `environment` nil inherits the test process's.
     public static func run(_ path: String, _ arguments: [String], limit: TimeInterval, name: String? = nil,
+                           environment: [String: String]? = nil,
                            kill: (Int32) -> Void = { Glibc.kill($0, SIGKILL) }) throws -> IngestdProcess.Output {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
+        if let environment { process.environment = environment }
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out

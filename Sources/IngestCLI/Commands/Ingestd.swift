@@ -21,7 +21,7 @@ public struct Ingestd: Command {
             AuthCommand.self, PriorityCommand.self, SourcesCommand.self, StatusCommand.self, ProfileCommand.self,
             PeopleCommand.self, UnassignedCommand.self, AssignCommand.self, KeysCommand.self,
             AdaptersCommand.self, DevicesCommand.self, UnitsCommand.self, TypesCommand.self, UdevRulesCommand.self, SinksCommand.self,
-            CompletionsCommand.self,
+            CompletionsCommand.self, ConfigCommand.self,
         ],
         defaultSubcommand: RunCommand.self,
         examples: [

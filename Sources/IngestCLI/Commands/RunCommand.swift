@@ -46,7 +46,7 @@ struct RunCommand: Command {
                help: "Serve one device with one adapter only: a Bluetooth ADDRESS=ID or a USB VID:PID=ID (repeatable).",
                repeatable: true)
         Option("config", valueName: "FILE",
-               help: "Read pins (adapter = DEVICE=ID) and adapter options (adapter-option = KEY=VALUE) from FILE, one KEY = VALUE a line; the command line wins.")
+               help: "Read the configuration (store, tz, pins: adapter = DEVICE=ID, adapter-option = KEY=VALUE, …) from FILE instead of /etc/ingestd/ingestd.conf and ~/.config/ingestd/config; the command line wins ('ingestd config show').")
         TimeZoneOption.self
         PendingLimitOptions.self
         AssignToleranceOption.self
@@ -81,16 +81,9 @@ struct RunCommand: Command {
         listen = try arguments.seconds("listen", in: 0.001...86_400) ?? 10
         plugins = try PluginsOption(arguments).directories
         zone = try TimeZoneOption(arguments).zone
-        let configFile: String? = try arguments.value("config")
-        let configuration = try configFile.map { path throws(CommandFailure) in try DaemonConfigurationFile(path: path) }
-            ?? DaemonConfigurationFile()
-        let fileOptions: [String: String]
-        do {
-            fileOptions = try CommonArguments.adapterOptions(configuration.adapterOptions)
-        } catch {
-            throw CommandFailure("\(configFile ?? "--config"): \(error)", exitCode: .usage)
-        }
-        adapterOptions = fileOptions.merging(try AdapterSettingsOption(arguments).settings) { _, commandLine in commandLine }
+        // The configuration's pins and adapter options come first (ParsedValues.supply), so the
+        // command line's win where both name the same device or option.
+        adapterOptions = try AdapterSettingsOption(arguments).settings
         pendingLimits = try PendingLimitOptions(arguments).limits
         assignTolerance = try AssignToleranceOption(arguments).fraction
         keys = try KeyOption(arguments).keys
@@ -101,16 +94,11 @@ struct RunCommand: Command {
             if httpToken != nil { throw UsageError.invalid("--token is for --http ADDR:PORT") }
             http = nil
         }
-        do {
-            _ = try AdapterPins(parsing: configuration.pins)
-        } catch {
-            throw CommandFailure("\(configFile ?? "--config"): adapter: \(error)", exitCode: .usage)
-        }
         let pinValues: [String] = try arguments.values("adapter")
         do {
-            pins = try AdapterPins(parsing: configuration.pins + pinValues)
+            pins = try AdapterPins(parsing: pinValues)
         } catch {
-            throw UsageError.invalidValue((configuration.pins + pinValues).joined(separator: " "), argument: "--adapter",
+            throw UsageError.invalidValue(arguments.rawValues("adapter").joined(separator: " "), argument: "--adapter",
                                           reason: error.description)
         }
     }

@@ -13,9 +13,12 @@ struct PersonOption: OptionGroup {
 
     /// The name given, or nil for "the only person".
     let name: String?
+    /// Where the name came from when not from the command line (`/etc/ingestd/ingestd.conf:4`).
+    let origin: String?
 
     init(_ values: ParsedValues) throws {
         name = try values.value("person")
+        origin = values.suppliedOrigin("person")
     }
 
     /// The person named by `--person`, or the only one; a usage error when the name is unknown
@@ -24,7 +27,7 @@ struct PersonOption: OptionGroup {
         let everybody = try store.people()
         if let name {
             guard let person = everybody.first(where: { $0.name == name }) else {
-                throw Self.unknownPerson(name, known: everybody.map(\.name))
+                throw Self.unknownPerson(name, known: everybody.map(\.name), origin: origin)
             }
             return person
         }
@@ -35,9 +38,11 @@ struct PersonOption: OptionGroup {
         return only
     }
 
-    /// `--person NAME` names nobody: a few of the people and their count, never all 10,001.
-    static func unknownPerson(_ name: String, known: [String]) -> UsageError {
-        .invalidValue(PrintableText.escaped(name), argument: "--person", reason: "no such person (people: \(peopleList(known)))")
+    /// `--person NAME` (or the configuration's `person`, from `origin`) names nobody: a few of
+    /// the people and their count, never all 10,001.
+    static func unknownPerson(_ name: String, known: [String], origin: String? = nil) -> UsageError {
+        .invalidValue(PrintableText.escaped(name), argument: "--person" + (origin.map { " (from \($0))" } ?? ""),
+                      reason: "no such person (people: \(peopleList(known)))")
     }
 
     /// No `--person` in a store of several people.

@@ -10,7 +10,7 @@ struct QueryStoreOptions: OptionGroup {
     static var arguments: [ArgumentElement] {
         [
             Option("store", valueName: "PATH|URL",
-                   help: "The store file (default: ~/.local/share/ingestd/health.sqlite), or postgresql://… for a fleet's database.")
+                   help: "The store file (default: the configuration's store, else ~/.local/share/ingestd/health.sqlite; 'ingestd config show'), or postgresql://… for a fleet's database.")
                 .element,
             Option("schema", valueName: "NAME", help: "With --store postgresql://…: the schema the sinks write (default: ingestd).")
                 .element,
@@ -94,7 +94,7 @@ struct QueryStoreOptions: OptionGroup {
         let names = try store.queryPeopleNames()
         if let name = person.name {
             guard names.contains(name) else {
-                throw PersonOption.unknownPerson(name, known: names)
+                throw PersonOption.unknownPerson(name, known: names, origin: person.origin)
             }
             return QueryScope(people: .named(name), gateway: gateway)
         }

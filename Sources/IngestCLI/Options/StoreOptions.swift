@@ -9,7 +9,7 @@ import SQLiteStore
 struct StoreOption: OptionGroup {
     static let store = Option(
         "store", valueName: "PATH",
-        help: "The store file (default: $XDG_DATA_HOME/ingestd/health.sqlite, i.e. ~/.local/share/ingestd/health.sqlite).")
+        help: "The store file (default: the configuration's store, 'ingestd config show', else $XDG_DATA_HOME/ingestd/health.sqlite, i.e. ~/.local/share/ingestd/health.sqlite).")
 
     static var arguments: [ArgumentElement] { [store.element] }
 
@@ -24,7 +24,9 @@ struct StoreOption: OptionGroup {
     init(_ values: ParsedValues, refusingFleet reason: String) throws {
         switch try StoreLocation(values.value("store")) {
         case .file(let path): self.path = path
-        case .fleet(let url): throw UsageError.invalidValue(PostgresURL.redacted(url), argument: "--store", reason: reason)
+        case .fleet(let url):
+            let argument = "--store" + (values.suppliedOrigin("store").map { " (from \($0))" } ?? "")
+            throw UsageError.invalidValue(PostgresURL.redacted(url), argument: argument, reason: reason)
         }
     }
 
