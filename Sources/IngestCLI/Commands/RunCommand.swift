@@ -84,13 +84,8 @@ struct RunCommand: Command {
         let configFile: String? = try arguments.value("config")
         let configuration = try configFile.map { path throws(CommandFailure) in try DaemonConfigurationFile(path: path) }
             ?? DaemonConfigurationFile()
-        let fileOptions: [String: String]
-        do {
-            fileOptions = try CommonArguments.adapterOptions(configuration.adapterOptions)
-        } catch {
-            throw CommandFailure("\(configFile ?? "--config"): \(error)", exitCode: .usage)
-        }
-        adapterOptions = fileOptions.merging(try AdapterSettingsOption(arguments).settings) { _, commandLine in commandLine }
+        adapterOptions = try configuration.adapterOptions(overriddenBy: try AdapterSettingsOption(arguments).settings,
+                                                          path: configFile)
         pendingLimits = try PendingLimitOptions(arguments).limits
         assignTolerance = try AssignToleranceOption(arguments).fraction
         keys = try KeyOption(arguments).keys

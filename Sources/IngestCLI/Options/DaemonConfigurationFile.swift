@@ -55,4 +55,14 @@ struct DaemonConfigurationFile: Equatable {
         }
         try self.init(text: text, path: path)
     }
+
+    /// The file's adapter options with `commandLine`'s (`--adapter-option`) on top; `path` names
+    /// the file in errors (a malformed pair is a usage error).
+    func adapterOptions(overriddenBy commandLine: [String: String], path: String?) throws(CommandFailure) -> [String: String] {
+        do {
+            return try CommonArguments.adapterOptions(adapterOptions).merging(commandLine) { _, given in given }
+        } catch {
+            throw CommandFailure("\(path ?? "--config"): \(error)", exitCode: .usage)
+        }
+    }
 }
