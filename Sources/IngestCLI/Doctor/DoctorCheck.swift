@@ -183,7 +183,11 @@ struct DoctorReport: Sendable {
     var text: String {
         var text = findings.map(\.line).joined(separator: "\n")
         if !text.isEmpty { text += "\n" }
-        text += "\(count(.ok)) ok, \(count(.warn)) warnings, \(count(.fail)) failures, \(count(.skip)) skipped\n"
+        func counted(_ status: DoctorStatus, _ noun: String) -> String {
+            let number = count(status)
+            return "\(number) \(noun)\(number == 1 ? "" : "s")"
+        }
+        text += "\(count(.ok)) ok, \(counted(.warn, "warning")), \(counted(.fail, "failure")), \(count(.skip)) skipped\n"
         return text
     }
 
