@@ -1,7 +1,9 @@
 import ArgumentParsing
+import BuiltinAdapters
 import Foundation
 import Logging
 import SQLiteStore
+import TestSupport
 import Testing
 @testable import IngestCLI
 
@@ -92,7 +94,7 @@ import Testing
     /// URL's password nor the --password secret appears anywhere.
     @Test func aSinkAtAClosedPortIsUnreachableAndNoSecretIsPrinted() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }
-        let port = try Self.closedPort()
+        let port = try freePort()
         let added = await run(["sinks", "add", "broker", "mqtt://anna:UrlPassw0rd@127.0.0.1:\(port)",
                                "--password", "Sup3rS3cretPW", "--types", "heartRate", "--store", store])
         #expect(added.status == 0, "\(added.stderr)")
@@ -184,24 +186,28 @@ import Testing
         #expect(RFKillCheck().run(setting).map(\.status) == [.ok])
     }
 
-    static let logger = Logger(label: "doctor-test", handler: RecordingLogHandler())
-
-    /// A loopback port nothing listens on: bound, then closed.
-    static func closedPort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #expect(descriptor >= 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
-            }
-        }
-        #expect(bound)
-        return Int(UInt16(bigEndian: address.sin_port))
+    /// The installed rules against what 'ingestd udev-rules' prints: none fails, an older set warns,
+    /// the current set (seen once through a symlinked directory, as /lib on merged /usr) passes.
+    @Test func udevRulesAreFoundAndComparedWithTheGeneratedOnes() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let rules = directory.appendingPathComponent("rules.d")
+        try FileManager.default.createDirectory(at: rules, withIntermediateDirectories: true)
+        let linked = directory.appendingPathComponent("linked")
+        try FileManager.default.createSymbolicLink(at: linked, withDestinationURL: rules)
+        var setting = DoctorSetting(storePath: store, logger: Self.logger)
+        setting.udevRuleDirectories = [rules.path, linked.path]
+        #expect(UdevRulesCheck().run(setting).map(\.status) == [.fail])
+        let file = rules.appendingPathComponent("70-ingestd.rules")
+        let generated = UdevRules.render(adapters: BuiltinAdapters.usb.map(\.descriptor))
+        let older = generated.split(separator: "\n").dropLast().joined(separator: "\n")
+        try older.write(to: file, atomically: true, encoding: .utf8)
+        let stale = try #require(UdevRulesCheck().run(setting).first)
+        #expect(stale.status == .warn)
+        #expect(stale.fix?.hasPrefix("ingestd udev-rules | sudo tee /etc/udev/rules.d/70-ingestd.rules") == true)
+        try generated.write(to: file, atomically: true, encoding: .utf8)
+        #expect(UdevRulesCheck().run(setting) == [DoctorFinding("udevRules", .usb, .ok,
+                                                                "\(file.path) covers every supported USB device")])
     }
+
+    static let logger = Logger(label: "doctor-test", handler: RecordingLogHandler())
 }

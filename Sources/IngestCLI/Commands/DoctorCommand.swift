@@ -49,6 +49,8 @@ struct DoctorCommand: Command {
     let controller: UInt16
     let plugins: [String]
     let adapterOptions: [String: String]
+    /// Why the default configuration file could not be read for its adapter options; nil when it could (or is absent).
+    let configurationProblem: String?
     let groups: Set<DoctorGroup>
     let json: Bool
 
@@ -56,13 +58,25 @@ struct DoctorCommand: Command {
         storePath = try StoreOption(arguments).path
         controller = UInt16(try ControllerOption(arguments).index)
         plugins = try PluginsOption(arguments).directories
-        let configFile: String? = try arguments.value("config")
-        let configurationPath = configFile
-            ?? (access(Self.defaultConfigurationFile, R_OK) == 0 ? Self.defaultConfigurationFile : nil)
-        let file = try configurationPath.map { path throws(CommandFailure) in try DaemonConfigurationFile(path: path) }
-            ?? DaemonConfigurationFile()
-        adapterOptions = try file.adapterOptions(overriddenBy: try AdapterSettingsOption(arguments).settings,
-                                                 path: configurationPath)
+        let commandLine = try AdapterSettingsOption(arguments).settings
+        if let configFile: String = try arguments.value("config") {
+            // Named on the command line: a file that cannot be used is a usage error, as for 'run'.
+            adapterOptions = try DaemonConfigurationFile(path: configFile).adapterOptions(overriddenBy: commandLine, path: configFile)
+            configurationProblem = nil
+        } else if access(Self.defaultConfigurationFile, R_OK) == 0 {
+            // The default file: what is wrong with it is one of the findings.
+            do {
+                adapterOptions = try DaemonConfigurationFile(path: Self.defaultConfigurationFile)
+                    .adapterOptions(overriddenBy: commandLine, path: Self.defaultConfigurationFile)
+                configurationProblem = nil
+            } catch {
+                adapterOptions = commandLine
+                configurationProblem = error.description
+            }
+        } else {
+            adapterOptions = commandLine
+            configurationProblem = nil
+        }
         var groups = Set(DoctorGroup.allCases)
         if let only: String = try arguments.value("only") {
             groups = []
@@ -91,7 +105,12 @@ struct DoctorCommand: Command {
         setting.adapterOptions = adapterOptions
         setting.environment = context.environment
         let checks = DoctorChecks.all.filter { groups.contains($0.group) }
-        let report = DoctorReport(findings: await DoctorChecks.run(checks, setting: setting))
+        var findings: [DoctorFinding] = []
+        if let configurationProblem, groups.contains(.ant) {
+            findings.append(DoctorFinding("configurationFile", .ant, .fail, configurationProblem,
+                                          fix: "correct \(Self.defaultConfigurationFile) (one KEY = VALUE a line), or name another with --config"))
+        }
+        let report = DoctorReport(findings: findings + (await DoctorChecks.run(checks, setting: setting)))
         context.stdout.write(json ? report.json + "\n" : report.text)
         if !report.passed { throw ExitCode.failure }
     }

@@ -54,9 +54,14 @@ struct DoctorFinding: Sendable, Hashable {
 
     /// `✗ store permissions: … — fix: chmod 600 …`.
     var line: String {
-        var line = status.mark + " " + id + (subject.map { " [\(PrintableText.escaped($0))]" } ?? "") + ": " + summary
-        if let fix, status != .ok { line += " — fix: " + fix }
+        var line = status.mark + " " + id + (subject.map { " [\(PrintableText.escaped($0))]" } ?? "") + ": " + Self.oneLine(summary)
+        if let fix, status != .ok { line += " — fix: " + Self.oneLine(fix) }
         return line
+    }
+
+    /// `text` on one line: what a plugin or a receiver said may span several.
+    static func oneLine(_ text: String) -> String {
+        PrintableText.escaped(text.split(whereSeparator: \.isNewline).joined(separator: " / "))
     }
 
     var json: String {

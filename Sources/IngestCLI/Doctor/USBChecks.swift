@@ -23,9 +23,14 @@ struct UdevRulesCheck: DoctorCheck {
 
     func run(_ setting: DoctorSetting) -> [DoctorFinding] {
         var files: [String] = []
+        // /lib is /usr/lib on a merged-/usr system: each file once, under the first directory naming it.
+        var seen = Set<String>()
         for directory in setting.udevRuleDirectories {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-            files += names.filter { $0.contains("ingestd") && $0.hasSuffix(".rules") }.sorted().map { directory + "/" + $0 }
+            for name in names.filter({ $0.contains("ingestd") && $0.hasSuffix(".rules") }).sorted() {
+                let path = directory + "/" + name
+                if seen.insert(URL(fileURLWithPath: path).resolvingSymlinksInPath().path).inserted { files.append(path) }
+            }
         }
         guard !files.isEmpty else {
             return [DoctorFinding(id, group, .fail, "no ingestd udev rules in \(setting.udevRuleDirectories.joined(separator: ", ")): "
