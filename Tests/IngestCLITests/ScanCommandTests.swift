@@ -74,7 +74,7 @@ import Transport
         let unknownLine = try #require(lines.first { $0.hasPrefix(Self.unknown.description) })
         #expect(unknownLine.hasSuffix("no adapter: unsupported; record it for a bug report with "
                                       + "'ingestd capture --out device.btsnoop --ble \(Self.unknown) --seconds 60'"))
-        #expect(lines.first { $0.hasPrefix(Self.miScale.description) }?.contains("  xiaomi-scale") == true, "\(lines)")
+        #expect(lines.first { $0.hasPrefix(Self.miScale.description) }?.hasSuffix("  xiaomi-scale (also gatt-health)") == true, "\(lines)")
         #expect(!report.failed)
     }
 

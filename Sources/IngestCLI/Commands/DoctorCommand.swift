@@ -23,7 +23,7 @@ struct DoctorCommand: Command {
             """,
         examples: [
             "ingestd doctor",
-            "sudo -u ingestd ingestd doctor --store /var/lib/ingestd/health.sqlite --config /etc/ingestd/ingestd.conf",
+            "ingestd doctor --store /var/lib/ingestd/health.sqlite --config /etc/ingestd/ingestd.conf",
             "ingestd doctor --no-ble --json",
             "ingestd doctor --only store,sinks",
         ]
