@@ -33,7 +33,7 @@ import Transport
     }
 
     /// Scans the simulated controller for `duration` with the built-in adapters.
-    func scan(duration: Duration = .seconds(2)) async throws -> [SurveyedDevice] {
+    func scan(duration: Duration = .seconds(2), pins: [BLEAddress: String] = [:]) async throws -> [SurveyedDevice] {
         let (hostEnd, controllerEnd) = try SocketPair.make()
         let controller = try SimulatedController(descriptor: controllerEnd,
                                                  script: SimulatedController.Script(reportBatches: [Self.reports]))
@@ -44,7 +44,7 @@ import Transport
                 HCIScanner(channel: try PacketChannel(adopting: hostEnd), configuration: options.scannerConfiguration, log: options.log)
             },
             connect: { _, _, _ in throw BluetoothUnavailable.noController(index: 0) })
-        let survey = try BluetoothSurvey(adapters: BuiltinAdapters.bluetooth, timeZone: .gmt)
+        let survey = try BluetoothSurvey(adapters: BuiltinAdapters.bluetooth, pins: pins, timeZone: .gmt)
         return try await survey.scan(link: link, duration: duration)
     }
 
@@ -76,6 +76,17 @@ import Transport
                                       + "'ingestd capture --out device.btsnoop --ble \(Self.unknown) --seconds 60'"))
         #expect(lines.first { $0.hasPrefix(Self.miScale.description) }?.hasSuffix("  xiaomi-scale (also gatt-health)") == true, "\(lines)")
         #expect(!report.failed)
+    }
+
+    /// A pin (`--adapter`, or `adapter =` in --config) decides as it does for the daemon: the pinned
+    /// adapter alone, even for a device it would not match.
+    @Test func aPinnedDeviceGoesToItsAdapterAlone() async throws {
+        let devices = try await scan(pins: [Self.miScale: "gatt-health", Self.unknown: "bthome"])
+        let byAddress = Dictionary(uniqueKeysWithValues: devices.map { ($0.address, $0) })
+        #expect(byAddress[Self.miScale]?.adapterID == "gatt-health")
+        #expect(byAddress[Self.miScale]?.alsoMatching == [])
+        #expect(byAddress[Self.unknown]?.adapterID == "bthome")
+        #expect(byAddress[Self.bthome]?.adapterID == "bthome")
     }
 
     @Test func jsonIsOneObjectWithBothParts() async throws {

@@ -17,7 +17,7 @@ struct ScanCommand: Command {
             Scans Bluetooth LE actively (so scan responses with names arrive) for --seconds, then lists each \
             device heard: address, name, RSSI (latest and strongest), what it advertises (service UUIDs, \
             service data and manufacturer data by company id, with their lengths) and the adapter 'ingestd run' \
-            would use for it, matched by the daemon's own router (pins from --adapter, external adapters before \
+            would use for it, matched by the daemon's own router (pins from --config and --adapter, external adapters before \
             built-in ones). A device no adapter takes says how to record it for a bug report with 'ingestd \
             capture'. The USB devices follow, as 'ingestd devices' lists them. Nothing is stored. Without a \
             Bluetooth controller the USB devices are still listed and the command exits 1 naming the reason.
@@ -25,7 +25,7 @@ struct ScanCommand: Command {
         examples: [
             "ingestd scan",
             "ingestd scan --seconds 30 --json",
-            "ingestd scan --hci 1 --plugins /usr/local/lib/ingestd/plugins",
+            "ingestd scan --hci 1 --config /etc/ingestd/ingestd.conf",
         ]
     )
     static let signature = Signature {
@@ -35,6 +35,8 @@ struct ScanCommand: Command {
         KeyOption.self
         Option("adapter", valueName: "DEVICE=ID",
                help: "Pin a device to one adapter, as 'ingestd run --adapter' (repeatable).", repeatable: true)
+        Option("config", valueName: "FILE",
+               help: "Read pins (adapter = DEVICE=ID) from FILE as 'ingestd run --config' does; --adapter wins.")
         Flag("no-usb", help: "Do not list USB devices.")
         Flag("no-ble", help: "Do not scan Bluetooth LE.")
         JSONOption.self
@@ -58,7 +60,9 @@ struct ScanCommand: Command {
         hci = try ControllerOption(arguments).index
         plugins = try PluginsOption(arguments).directories
         keys = try KeyOption(arguments).keys
-        let pinValues: [String] = try arguments.values("adapter")
+        let configFile: String? = try arguments.value("config")
+        let filePins = try configFile.map { path throws(CommandFailure) in try DaemonConfigurationFile(path: path) }?.pins ?? []
+        let pinValues: [String] = filePins + (try arguments.values("adapter"))
         do {
             pins = try AdapterPins(parsing: pinValues)
         } catch {
