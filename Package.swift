@@ -129,7 +129,7 @@ let package = Package(
         .target(name: "IngestCLI", dependencies: [
             "ArgumentParsing", "IngestRuntime", "Logging", "ExternalAdapterProtocol", "BLEWire", "Export", "HealthModel", "Pipeline", "SQLiteStore", "CaptureFormats", "Transport", "AdapterKit", "BuiltinAdapters",
             "LibUSBTransport", "BlueZTransport", "ExternalAdapters", "Delivery", "AppleHealthImport", "PostgresStore", "Handover",
-            "Redaction", "WebDashboard", "ServiceNotification",
+            "Redaction", "WebDashboard", "ServiceNotification", "ANTPlus",
         ]),
         // The ordered registry of built-in adapters (exact matches before generic ones).
         .target(

@@ -4,6 +4,7 @@ import HealthModel
 import Pipeline
 import SQLiteStore
 import Testing
+import TestSupport
 
 /// A TCP proxy (Receivers/cutting_proxy.py) in front of a broker that cuts every connection after
 /// `cut` bytes from the client.

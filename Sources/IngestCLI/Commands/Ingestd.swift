@@ -20,8 +20,8 @@ public struct Ingestd: Command {
             ExportCommand.self, ServeCommand.self, ReportCommand.self,
             AuthCommand.self, PriorityCommand.self, SourcesCommand.self, StatusCommand.self, ProfileCommand.self,
             PeopleCommand.self, UnassignedCommand.self, AssignCommand.self, KeysCommand.self,
-            AdaptersCommand.self, DevicesCommand.self, UnitsCommand.self, TypesCommand.self, UdevRulesCommand.self, SinksCommand.self,
-            CompletionsCommand.self, ConfigCommand.self,
+            AdaptersCommand.self, DevicesCommand.self, ScanCommand.self, DoctorCommand.self, UnitsCommand.self, TypesCommand.self,
+            UdevRulesCommand.self, SinksCommand.self, CompletionsCommand.self, ConfigCommand.self,
         ],
         defaultSubcommand: RunCommand.self,
         examples: [

@@ -35,11 +35,11 @@ enum ConfigurationKey: String, CaseIterable, Sendable {
     var isRepeatable: Bool { self == .adapter || self == .adapterOption }
 
     /// Whether the key's value is a default for `command`'s option of the same name: a pin only
-    /// for the daemon (`replay --adapter ID` means something else), the person not for the
+    /// for the daemon and `scan`, which shows its routing (`replay --adapter ID` means something else), the person not for the
     /// commands where `--person` narrows what is kept (`sinks add`).
     func applies(to command: any Command.Type) -> Bool {
         switch self {
-        case .adapter: command == RunCommand.self
+        case .adapter: command == RunCommand.self || command == ScanCommand.self
         case .person: command != SinksAddCommand.self
         case .store, .tz, .units, .logLevel, .adapterOption: true
         }
