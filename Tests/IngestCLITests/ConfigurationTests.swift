@@ -167,6 +167,9 @@ import Testing
             "",
             "Files read: \(system(scenario)), \(user(scenario))",
         ])
+        // 'ingestd config' alone is 'config show'.
+        let bare = await scenario.run(["config"], withStore: false)
+        #expect(bare.status == 0 && bare.stdout == result.stdout, "\(bare.stderr)")
         let json = await scenario.run(["config", "show", "--json"], withStore: false)
         #expect(json.stdout.first == #"{"key":"store","value":"postgresql://anna:***@db.example/health","origin":"file","file":"\#(user(scenario))","line":1}"#)
         #expect(json.stdout.contains(#"{"key":"person","value":null,"origin":"default"}"#))

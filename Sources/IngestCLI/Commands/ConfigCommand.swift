@@ -15,10 +15,13 @@ struct ConfigCommand: Command {
             environment over the user's file, the user's file over the system's, and that over the built-in \
             defaults. Keys: store, tz, person, units (metric|us), log-level, adapter (a pin DEVICE=ID, for run) and \
             adapter-option (KEY=VALUE), the last two repeatable. A bad line stops every command with the file, the \
-            line and the value (exit 78); a missing file is no error, an unreadable one is.
+            line and the value (exit 78); a missing file is no error, an unreadable one is. 'ingestd config' alone \
+            is 'ingestd config show'.
             """,
         subcommands: [ConfigShowCommand.self],
+        defaultSubcommand: ConfigShowCommand.self,
         examples: [
+            "ingestd config",
             "ingestd config show",
             "ingestd config show --json",
         ]
