@@ -87,6 +87,8 @@ let package = Package(
         .target(name: "ServiceNotification"),
         // argc/argv as the C library passed them to the program's initializers (no /proc needed).
         .target(name: "CProcessArguments"),
+        // madvise(MADV_PAGEOUT) on the executable's read-only segments: the idle daemon returns its start-up pages.
+        .target(name: "CResidentMemory"),
         // The command-line parser: commands, signatures, parsed values, help, the runner.
         .target(name: "ArgumentParsing", dependencies: ["CProcessArguments", "Logging"]),
         // The adapter contract: descriptors, device matches, sessions, the event router.
@@ -124,6 +126,7 @@ let package = Package(
         .target(name: "IngestRuntime", dependencies: [
             "AdapterKit", "BLEWire", "BlueZTransport", "BuiltinAdapters", "CaptureFormats", "ExternalAdapters", "HealthModel",
             "LibUSBTransport", "Logging", "Pipeline", "SQLiteStore", "Transport", "Delivery", "ServiceNotification",
+            "CResidentMemory",
         ]),
         // Commands and wiring; only `ingestd`'s main imports it.
         .target(name: "IngestCLI", dependencies: [

@@ -151,7 +151,7 @@ enum DaemonBench {
         }
 
         /// - Parameter sinks: configure an HTTP, an MQTT and a PostgreSQL sink first (to closed ports, nothing to deliver).
-        static func measure(binary: String, directory: String, sinks: Bool = false, settle: Double = 2, window: Double = 10) throws -> Figures {
+        static func measure(binary: String, directory: String, sinks: Bool = false, settle: Double = 6, window: Double = 10) throws -> Figures {
             let store = directory + (sinks ? "/idle-sinks.sqlite" : "/idle.sqlite")
             if sinks {
                 for (name, url) in [("web", "http://127.0.0.1:9/ingest"), ("broker", "mqtt://127.0.0.1:9"),
@@ -159,7 +159,7 @@ enum DaemonBench {
                     let add = Process()
                     add.executableURL = URL(fileURLWithPath: binary)
                     add.arguments = ["sinks", "add", name, url, "--all-types", "--store", store]
-                    add.environment = ["HOME": directory, "PATH": "/usr/bin:/bin"]
+                    add.environment = ["HOME": directory, "PATH": "/usr/bin:/bin", "INGESTD_CONFIG": "/dev/null"]
                     add.standardOutput = FileHandle.nullDevice
                     try add.run()
                     add.waitUntilExit()
@@ -169,7 +169,7 @@ enum DaemonBench {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: binary)
             process.arguments = ["run", "--no-ble", "--store", store]
-            process.environment = ["HOME": directory, "PATH": "/usr/bin:/bin", "INGESTD_LOG_LEVEL": "warning"]
+            process.environment = ["HOME": directory, "PATH": "/usr/bin:/bin", "INGESTD_LOG_LEVEL": "warning", "INGESTD_CONFIG": "/dev/null"]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()

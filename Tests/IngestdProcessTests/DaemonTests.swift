@@ -53,4 +53,49 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("stopped:"))
     }
+
+    /// Kilobytes of the process's executable resident in its read-only segments (code and
+    /// read-only data), from /proc/PID/smaps.
+    private func executableReadOnlyResident(pid: Int32) throws -> Int {
+        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")
+        let smaps = try String(contentsOfFile: "/proc/\(pid)/smaps", encoding: .utf8)
+        var inSegment = false
+        var kilobytes = 0
+        for line in smaps.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            if let first = fields.first, first.contains("-"), fields.count >= 5 {
+                // "start-end perms offset dev inode [path]"
+                inSegment = fields.count >= 6 && fields[5] == executable && !fields[1].contains("w")
+            } else if inSegment, fields.first == "Rss:", fields.count >= 2, let value = Int(fields[1]) {
+                kilobytes += value
+            }
+        }
+        return kilobytes
+    }
+
+    /// Once started, the daemon hands back the pages of its own code that start-up touched
+    /// (StartupPages): the executable's resident read-only pages shrink to what idling runs, and
+    /// the daemon still stops cleanly afterwards.
+    @Test func theDaemonReturnsItsStartUpPagesOnceRunning() throws {
+        let running = try IngestdProcess.start(["--log-level", "debug", "run", "--no-ble", "--no-usb", "--store", try storePath()])
+        let pid = running.process.processIdentifier
+        let errorHandle = running.err.fileHandleForReading
+        var log = ""
+        var before: Int?
+        let started = Date()
+        while !log.contains("start-up pages"), Date().timeIntervalSince(started) < 60 {
+            let chunk = errorHandle.availableData
+            if chunk.isEmpty { break }
+            log += String(decoding: chunk, as: UTF8.self)
+            if before == nil, log.contains("started") { before = try executableReadOnlyResident(pid: pid) }
+        }
+        let after = try executableReadOnlyResident(pid: pid)
+        kill(pid, SIGTERM)
+        running.process.waitUntilExit()
+        log += String(decoding: errorHandle.readDataToEndOfFile(), as: UTF8.self)
+        #expect(running.process.terminationStatus == 0, "\(log)")
+        #expect(log.contains("returned the start-up pages"), "\(log)")
+        let resident = try #require(before, "\(log)")
+        #expect(resident > 1024 && after < resident / 2, "executable pages resident: \(resident) kB after start, \(after) kB after returning them")
+    }
 }

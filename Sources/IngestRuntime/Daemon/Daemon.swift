@@ -122,6 +122,15 @@ public struct Daemon {
                     return false
                 }
             }
+            // Start-up's code pages go back to the kernel once the daemon runs (not with --once:
+            // its end is counted by the backends' tasks below, and it exits anyway).
+            if !once {
+                group.addTask {
+                    try? await Task.sleep(for: StartupPages.delay)
+                    if !Task.isCancelled { StartupPages.release(logger: logger) }
+                    return false
+                }
+            }
             var finishedBackends = 0
             // With --once and no backend (`--no-usb --no-ble`) there is nothing to wait for.
             while !(once && finishedBackends == backendCount), let stopSignal = await group.next() {
