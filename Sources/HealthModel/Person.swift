@@ -15,10 +15,14 @@ public struct Person: Hashable, Sendable {
     /// Which formula derives body composition from the person's weighings
     /// (`ingestd people set P --body-composition`).
     public var bodyComposition: BodyCompositionChoice
+    /// The measurement system the person reads values in (`ingestd people set P --units us`);
+    /// nil: the configuration's or the command line's.
+    public var units: UnitSystem?
 
     public init(id: Int64, name: String, profile: UserProfile = UserProfile(), bodyMassKilograms: Double? = nil,
-                scaleUserIndex: Int? = nil, bodyComposition: BodyCompositionChoice = .standard) {
+                scaleUserIndex: Int? = nil, bodyComposition: BodyCompositionChoice = .standard, units: UnitSystem? = nil) {
         self.bodyComposition = bodyComposition
+        self.units = units
         self.id = id
         self.name = name
         self.profile = profile

@@ -45,6 +45,9 @@ public struct SourceSummary: Sendable, Equatable {
 public protocol QueryStore: AnyObject {
     /// The names of the people whose samples the store holds (for resolving `--person`).
     func queryPeopleNames() throws -> [String]
+    /// The measurement system the person named `name` reads values in (`people set P --units`);
+    /// nil when none is set, or the store keeps no such preference (a fleet's database).
+    func queryUnitSystem(ofPerson name: String) throws -> UnitSystem?
     /// Samples of `type` overlapping `[from, to)` (an instantaneous sample at `from` included),
     /// optionally of one source, in `scope`, sorted by start date, at most `limit` (0: no limit).
     func samples(type: QuantityType, from: Date?, to: Date?, source: String?, scope: QueryScope, limit: Int) throws
@@ -95,6 +98,9 @@ public protocol QueryStore: AnyObject {
 }
 
 extension QueryStore {
+    /// No preference: the store keeps none.
+    public func queryUnitSystem(ofPerson name: String) throws -> UnitSystem? { nil }
+
     /// `statistics` asked once per operation.
     public func statistics(_ operations: [StatisticsOperation], type: QuantityType, from: Date?, to: Date?,
                            granularity: BucketGranularity?, zone: TimeZone, scope: QueryScope) throws -> [[StatisticsBucket]] {

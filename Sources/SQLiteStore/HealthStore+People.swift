@@ -87,18 +87,36 @@ extension HealthStore {
 
     /// Everybody, in the order they were added.
     public func people() throws -> [Person] {
-        try db.prepare("SELECT id, name, profile, body_mass, scale_user_index, body_composition FROM people ORDER BY id")
-            .mapRows(Self.person(from:))
+        try db.prepare("SELECT \(Self.personColumns) FROM people ORDER BY id").mapRows(Self.person(from:))
     }
 
-    /// A person from a row of `id, name, profile, body_mass, scale_user_index, body_composition`.
+    /// The columns `person(from:)` reads, in its order.
+    static let personColumns = "id, name, profile, body_mass, scale_user_index, body_composition, units"
+
+    /// A person from a row of `personColumns`.
     private static func person(from row: Statement) -> Person {
         let profileText = row.string(at: 2) ?? "{}"
         let profile = (try? JSONDecoder().decode(UserProfile.self, from: Data(profileText.utf8))) ?? UserProfile()
         return Person(id: row.int64(at: 0), name: row.string(at: 1) ?? "", profile: profile,
                       bodyMassKilograms: row.isNull(at: 3) ? nil : row.double(at: 3),
                       scaleUserIndex: row.isNull(at: 4) ? nil : row.int(at: 4),
-                      bodyComposition: row.string(at: 5).flatMap(BodyCompositionChoice.init(rawValue:)) ?? .standard)
+                      bodyComposition: row.string(at: 5).flatMap(BodyCompositionChoice.init(rawValue:)) ?? .standard,
+                      units: row.string(at: 6).flatMap(UnitSystem.init(rawValue:)))
+    }
+
+    /// Sets the measurement system `person` reads values in (nil: the configuration's).
+    public func setUnits(_ units: UnitSystem?, of person: Person) throws {
+        let update = try db.prepare("UPDATE people SET units = ? WHERE id = ?")
+        if let units { try update.bind(units.rawValue, at: 1) } else { try update.bindNull(at: 1) }
+        try update.bind(person.id, at: 2)
+        try update.execute()
+    }
+
+    /// The measurement system of the person named `name`; nil when none is set or nobody has the name.
+    public func unitSystem(ofPerson name: String) throws -> UnitSystem? {
+        let find = try db.cachedStatement("SELECT units FROM people WHERE name = ?")
+        try find.bind(name, at: 1)
+        return try find.firstRow { $0.string(at: 0).flatMap(UnitSystem.init(rawValue:)) } ?? nil
     }
 
     /// The person named `name`, or `PeopleError.unknownPerson` listing everybody.
@@ -286,9 +304,7 @@ extension HealthStore {
     /// Read once per ingested batch: the people with their profiles (for the body-composition
     /// stage), and owners and recent weights only when there is more than one person.
     public func loadHousehold() throws -> Household {
-        let everybody = try db.cachedStatement(
-            "SELECT id, name, profile, body_mass, scale_user_index, body_composition FROM people ORDER BY id")
-            .mapRows(Self.person(from:))
+        let everybody = try db.cachedStatement("SELECT \(Self.personColumns) FROM people ORDER BY id").mapRows(Self.person(from:))
         for person in everybody { personNames[person.id] = person.name }
         var household = Household(people: everybody, deviceBodyComposition: try deviceBodyComposition())
         guard everybody.count > 1 else { return household }

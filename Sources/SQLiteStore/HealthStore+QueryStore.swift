@@ -8,6 +8,10 @@ extension HealthStore: QueryStore {
         try people().map(\.name)
     }
 
+    public func queryUnitSystem(ofPerson name: String) throws -> UnitSystem? {
+        try unitSystem(ofPerson: name)
+    }
+
     /// The store's person scope of `scope` (an unknown name is an error naming the people).
     func personScope(_ scope: QueryScope) throws -> PersonScope {
         switch scope.people {

@@ -68,7 +68,13 @@ public final class HealthStore {
         Migration(version: 11, name: "each person's body-composition formula", sql: schemaV11),
         Migration(version: 12, name: "body-composition formulas per device", sql: schemaV12),
         RatePerMinuteMigration.migration,
+        Migration(version: 14, name: "each person's measurement system", sql: schemaV14),
     ])
+
+    /// `ingestd people set P --units metric|us`: NULL (the configuration's) for everybody so far.
+    static let schemaV14 = """
+        ALTER TABLE people ADD COLUMN units TEXT CHECK (units IN ('metric', 'us'));
+        """
 
     /// `ingestd people set P --body-composition standard|vendor|estimate|none`: standard for everybody so far.
     static let schemaV11 = """

@@ -83,6 +83,8 @@ public struct HealthSections {
     public let store: any QueryStore
     public let scope: QueryScope
     public let zone: TimeZone
+    /// The measurement system of the person in `scope` (`people set P --units`), else metric.
+    public let units: UnitSystem
     var calendar: Calendar
 
     /// At most this many blood-pressure readings are read for a range.
@@ -92,6 +94,11 @@ public struct HealthSections {
         self.store = store
         self.scope = scope
         self.zone = zone
+        if case .named(let name) = scope.people, let own = try? store.queryUnitSystem(ofPerson: name) {
+            units = own
+        } else {
+            units = .metric
+        }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
         self.calendar = calendar
@@ -128,13 +135,16 @@ public struct HealthSections {
                                            points: buckets.map { Chart.Point(date: $0.start, value: $0.value.map { $0.rounded() }) })])
     }
 
-    /// Daily average weight (kg, 0.1) as a line.
+    /// Daily average weight (kg or, for a person reading US units, lb; 0.1) as a line.
     public func weightChart(from: Date, to: Date) throws -> Chart {
         let buckets = try buckets(.average(.arithmetic), .bodyMass, from: from, to: to, by: .day).filter { $0.value != nil }
-        return Chart(id: "weight", title: "Weight", valueLabel: "Weight (kg)", timeLabel: "Day",
-                     series: [Chart.Series(name: "Weight (kg)", style: .line,
-                                           points: buckets.map { Chart.Point(date: $0.start, value: $0.value) })],
-                     decimals: 1)
+        let display = DisplayUnits.displayUnit(for: .bodyMass, system: units)
+        let label = "Weight (\(display.symbol))"
+        return Chart(id: "weight", title: "Weight", valueLabel: label, timeLabel: "Day",
+                     series: [Chart.Series(name: label, style: .line, points: buckets.map { bucket in
+                         Chart.Point(date: bucket.start, value: bucket.value.map { (try? QuantityType.bodyMass.canonicalUnit.convert($0, to: display.unit)) ?? $0 })
+                     })],
+                     decimals: display.fractionDigits)
     }
 
     /// Daily average body fat (%, 0.1), or nil when the range has none.

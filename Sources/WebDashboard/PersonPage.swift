@@ -17,7 +17,12 @@ struct PersonPage {
         var out = "<section id=\"today\"><h2>Today, \(ChartFormat(zone: zone).dateText(today))</h2><div class=\"numbers\">"
         let items: [(String, QuantityType, String, (Double) -> String)] = [
             ("steps", .stepCount, "steps", { JSONNumber.format($0.rounded()) }),
-            ("distance", .distanceWalkingRunning, "km", { JSONNumber.format((($0 / 1000) * 1000).rounded() / 1000) }),
+            sections.units == .metric
+                ? ("distance", .distanceWalkingRunning, "km", { JSONNumber.format((($0 / 1000) * 1000).rounded() / 1000) })
+                : ("distance", .distanceWalkingRunning, DisplayUnits.displayUnit(for: .distanceWalkingRunning, system: .us).symbol, {
+                    let miles = DisplayUnits.displayUnit(for: .distanceWalkingRunning, system: .us)
+                    return miles.number((try? QuantityType.distanceWalkingRunning.canonicalUnit.convert($0, to: miles.unit)) ?? $0)
+                }),
             ("energy", .activeEnergyBurned, "kcal active", { JSONNumber.format($0.rounded()) }),
         ]
         // One daily query per type gives today (the last day: the same day edges as 'ingestd today') and the 30 before.

@@ -316,6 +316,35 @@ final class Scenario {
         #expect(json.stdout.first?.contains(#""value":63.2,"unit":"kg","start":"2026-11-30T07:00:00Z""#) == true)
     }
 
+    /// A person's own units (`people set P --units us`) print their values in pounds and miles;
+    /// `--units` on the command line wins, the person's wins over the configuration's, and
+    /// `--units default` hands the choice back to the configuration.
+    @Test func aPersonsOwnUnitsComeBetweenTheCommandLineAndTheConfiguration() async throws {
+        let scenario = try await weighedScenario()
+        let name = try #require(await scenario.run(["people", "list", "--json"]).stdout.first.flatMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }?["name"] as? String)
+        let set = await scenario.run(["people", "set", name, "--units", "us"])
+        #expect(set.status == 0 && set.stderr.joined().contains("\(name): units us"), "\(set.stderr)")
+        #expect(await scenario.run(["people", "list", "--json"]).stdout.first?.contains(#""units":"us""#) == true)
+        let latest = ["samples", "bodyMass", "--latest", "--tz", "UTC"]
+        #expect(await scenario.run(latest).stdout.last?.contains("139.3 lb") == true)
+        #expect(await scenario.run(latest + ["--units", "metric"]).stdout.last?.contains("63.2 kg") == true)
+        let stats = await scenario.run(["stats", "bodyMass", "--average", "--from", "2026-11-30", "--to", "2026-12-01", "--tz", "UTC"])
+        #expect(stats.stdout.last?.hasSuffix("139.3 lb") == true, "\(stats.stdout)")
+        // The configuration says metric; the person's us still wins, the command line's over both.
+        let metricFile = try scenario.write("metric.conf", ["units = metric"])
+        #expect(await scenario.run(latest, environment: ["INGESTD_CONFIG": metricFile]).stdout.last?.contains("139.3 lb") == true)
+        #expect(await scenario.run(["people", "set", name, "--units", "default"]).status == 0)
+        #expect(await scenario.run(latest).stdout.last?.contains("63.2 kg") == true)
+        let usFile = try scenario.write("us.conf", ["units = us"])
+        #expect(await scenario.run(latest, environment: ["INGESTD_CONFIG": usFile]).stdout.last?.contains("139.3 lb") == true)
+        // JSON keeps the stored value and unit whatever the person reads.
+        #expect(await scenario.run(["samples", "bodyMass", "--latest", "--json"]).stdout.first?.contains(#""value":63.2,"unit":"kg""#) == true)
+        let bad = await scenario.run(["people", "set", name, "--units", "imperial"])
+        #expect(bad.status == 64 && bad.stderr.joined().contains("expected one of metric, us, default"), "\(bad.stderr)")
+    }
+
     @Test func statsHaveAHeaderAndSayWhenTheRangeIsEmpty() async throws {
         let scenario = try await weighedScenario()
         let stats = await scenario.run(["stats", "bodyMass", "--average", "--by", "day", "--tz", "UTC",

@@ -70,6 +70,21 @@ import TestSupport
         #expect(page.contains("id=\"blood-pressure-log\""))
         // No script anywhere, and the CSP forbids any.
         #expect(!page.contains("<script"))
+
+        // A person reading US units (people set --units us) sees pounds and miles; the weight
+        // table equals the CLI's daily averages converted to lb.
+        #expect(try store.ingestd(["people", "set", "me", "--units", "us"]).status == 0)
+        let usPage = try Chromium.dom("\(server.base)/person?name=me")
+        let usWeight = try #require(HTMLProbe.figures(usPage).first { $0.contains("id=\"weight\"") })
+        #expect(usWeight.contains("Weight (lb)") && !usWeight.contains("Weight (kg)"))
+        let quarterFrom = formatter.string(from: start.addingTimeInterval(-90 * 86_400))
+        let cliPounds = try store.ingestd(["stats", "bodyMass", "--average", "--by", "day", "--from", quarterFrom, "--to", to,
+                                           "--tz", "UTC", "--person", "me", "--unit", "lb", "--json"]).lines.map(Self.json)
+            .compactMap { $0["value"] as? Double }
+        let tablePounds = HTMLProbe.rows(usWeight).compactMap { $0.last.flatMap(Double.init) }
+        #expect(!tablePounds.isEmpty && tablePounds == cliPounds.map { ($0 * 10).rounded() / 10 }, "\(tablePounds) against \(cliPounds)")
+        let miles = try #require(HTMLProbe.text(ofID: "today-distance", in: usPage).flatMap(Double.init))
+        #expect(abs(miles - km / 1.609344) < 0.006, "\(miles) mi against \(km) km")
     }
 
     @Test func theGrantFormBringsHeldSamplesInAndFailsWithoutItsCSRFToken() throws {

@@ -25,17 +25,19 @@ struct PeopleListCommand: StoreReportCommand {
                 var line = "{\"name\":\(JSONText.quoted(person.name)),\"samples\":\(count)"
                 line += ",\"scaleUserIndex\":" + (person.scaleUserIndex.map(String.init) ?? "null")
                 line += ",\"weightKg\":" + (person.bodyMassKilograms.map(JSONNumber.format) ?? "null")
+                line += ",\"units\":" + (person.units.map { JSONText.quoted($0.rawValue) } ?? "null")
                 line += ",\"devices\":[" + devices.map(JSONText.quoted).joined(separator: ",") + "]"
                 line += ",\"profile\":" + String(decoding: try JSONEncoder().encode(person.profile), as: UTF8.self)
                 context.stdout.writeLine(line + "}")
             } else {
                 rows.append([person.name, String(count), person.scaleUserIndex.map(String.init) ?? "-",
                              person.bodyMassKilograms.map { JSONNumber.format($0) + " kg" } ?? "-",
+                             person.units?.rawValue ?? "-",
                              devices.isEmpty ? "-" : devices.joined(separator: " ")])
             }
         }
         if !json {
-            context.stdout.write(Table(header: ["NAME", "SAMPLES", "SCALE SLOT", "WEIGHT", "DEVICES"], rows: rows).rendered)
+            context.stdout.write(Table(header: ["NAME", "SAMPLES", "SCALE SLOT", "WEIGHT", "UNITS", "DEVICES"], rows: rows).rendered)
             let unassigned = try store.unassignedCount()
             if unassigned > 0 {
                 context.stdout.writeLine("\(unassigned) unassigned sample\(unassigned == 1 ? "" : "s") (see 'ingestd unassigned')")

@@ -43,7 +43,7 @@ struct SamplesCommand: Command {
     let limit: Int
     /// `--latest` (1) or `--newest N`; nil lists from the oldest.
     let newest: Int?
-    let system: UnitSystem
+    let units: UnitSystemOption
     /// The zone times are printed in.
     let printZone: TimeZone
     let json: Bool
@@ -73,7 +73,7 @@ struct SamplesCommand: Command {
         if newest != nil, limit != 0 {
             throw UsageError.invalidValue(String(limit), argument: "--limit", reason: "--limit lists the oldest; use --newest N alone")
         }
-        system = try UnitSystemOption(arguments).system
+        units = try UnitSystemOption(arguments)
         json = try JSONOption(arguments).isOn
         printZone = PrintedTime.zone(named: range.zoneName, zone: range.zone, json: json)
         storeFile = try QueryStoreOptions(arguments)
@@ -86,6 +86,7 @@ struct SamplesCommand: Command {
         let store = try storeFile.open(context)
         defer { store.close() }
         let scope = try storeFile.scope(person, in: store)
+        let system = try units.system(for: scope, in: store)
         let samples = try newest.map {
             try store.newestSamples(type: type, from: from, to: to, source: source, scope: scope, count: $0)
         } ?? store.samples(type: type, from: from, to: to, source: source, scope: scope, limit: limit)

@@ -47,7 +47,7 @@ struct StatsCommand: Command {
     let to: Date?
     let zone: TimeZone
     let unit: String?
-    let system: UnitSystem
+    let units: UnitSystemOption
     let json: Bool
     let storeFile: QueryStoreOptions
     let person: PersonOption
@@ -61,7 +61,7 @@ struct StatsCommand: Command {
         from = range.from
         to = range.to
         unit = try UnitOption(arguments).text
-        system = try UnitSystemOption(arguments).system
+        units = try UnitSystemOption(arguments)
         json = try JSONOption(arguments).isOn
         storeFile = try QueryStoreOptions(arguments)
         person = try PersonOption(arguments)
@@ -116,9 +116,11 @@ struct StatsCommand: Command {
         let store = try storeFile.open(context)
         defer { store.close() }
         let buckets: [StatisticsBucket]
+        let scope = try storeFile.scope(person, in: store)
+        let system = try units.system(for: scope, in: store)
         do {
             buckets = try store.statistics(operation, type: type, from: from, to: to, granularity: by, zone: zone,
-                                           scope: try storeFile.scope(person, in: store))
+                                           scope: scope)
         } catch StatisticsError.tooManyBuckets(let limit) {
             throw UsageError.invalid("the range makes more than \(limit) buckets; narrow it or use longer buckets")
         }

@@ -29,7 +29,7 @@ struct TodayCommand: Command {
 
     /// The day asked for; nil for today.
     let date: DaySelection?
-    let system: UnitSystem
+    let units: UnitSystemOption
     let zone: TimeZone
     let zoneName: String
     let json: Bool
@@ -41,7 +41,7 @@ struct TodayCommand: Command {
         zone = zoneOption.zone
         zoneName = zoneOption.name ?? zone.identifier
         date = try arguments.value("date", expected: "yesterday, today or a date YYYY-MM-DD") { DaySelection($0) }
-        system = try UnitSystemOption(arguments).system
+        units = try UnitSystemOption(arguments)
         json = try JSONOption(arguments).isOn
         storeFile = try QueryStoreOptions(arguments)
         person = try PersonOption(arguments)
@@ -68,10 +68,12 @@ struct TodayCommand: Command {
         }
         var steps = 0.0
         var meters = 0.0
+        var system = units.system
         if storeFile.filePath(context).map({ FileManager.default.fileExists(atPath: $0) }) ?? true {
             let store = try storeFile.open(context)
             defer { store.close() }
             let scope = try storeFile.scope(person, in: store)
+            system = try units.system(for: scope, in: store)
             steps = try store.statistics(.sum, type: .stepCount, from: start, to: end, granularity: nil, zone: zone,
                                          scope: scope).first?.value ?? 0
             meters = try store.statistics(.sum, type: .distanceWalkingRunning, from: start, to: end, granularity: nil,

@@ -1,6 +1,7 @@
 import ArgumentParsing
 import Foundation
 import HealthModel
+import Pipeline
 
 /// `--tz ZONE`: the IANA time zone for dates and buckets.
 struct TimeZoneOption: OptionGroup {
@@ -61,18 +62,31 @@ struct UnitOption: OptionGroup {
 }
 
 /// `--units metric|us`: the measurement system of text output (kg or lb, km or mi, °C or °F,
-/// mmol/L or mg/dL); metric when absent. JSON output keeps the stored units.
+/// mmol/L or mg/dL). Without it on the command line, a query for one person follows the person's
+/// own (`people set P --units`), else the configuration's `units`, else metric. JSON output keeps
+/// the stored units.
 struct UnitSystemOption: OptionGroup {
     static var arguments: [ArgumentElement] {
-        [Option("units", help: "Measurement system of text output (default: metric).",
+        [Option("units", help: "Measurement system of text output (default: the person's, 'people set P --units', else the configuration's, else metric).",
                 allowedValues: UnitSystem.allCases.map(\.rawValue)).element]
     }
 
+    /// The command line's system, else the configuration's, else metric.
     let system: UnitSystem
+    /// Whether `--units` was given on the command line (it then wins over the person's).
+    let isGiven: Bool
 
     init(_ values: ParsedValues) throws {
         let text: String? = try values.value("units")
         system = text.flatMap(UnitSystem.init(rawValue:)) ?? .metric
+        isGiven = values.isPresent("units")
+    }
+
+    /// The system for a query in `scope`: `--units` when given, else the person's own when the
+    /// scope is one person who set one, else the configuration's (or metric).
+    func system(for scope: QueryScope, in store: any QueryStore) throws -> UnitSystem {
+        guard !isGiven, case .named(let name) = scope.people, let own = try store.queryUnitSystem(ofPerson: name) else { return system }
+        return own
     }
 }
 
