@@ -5,7 +5,8 @@ import HealthModel
 /// not retained, on `<prefix>/<person>/<type>`; birth `online` and last will `offline` retained on
 /// `<prefix>/status`; with Home Assistant discovery, the gateway's config and per person a device
 /// with retained configs per granted type and retained states on `<prefix>/<person>/<type>/state`,
-/// configs re-sent when `homeassistant/status` is `online`. Publishes are pipelined: up to
+/// configs re-sent when `homeassistant/status` is `online`, and emptied (the entity removed) when
+/// the last sample of its person and type goes. Publishes are pipelined: up to
 /// `MosquittoClient.window` messages wait for their PUBACK at once, and `send` returns when
 /// every message of the batch is acknowledged.
 final class MQTTSinkTransport: SinkTransport {
@@ -87,7 +88,7 @@ final class MQTTSinkTransport: SinkTransport {
     /// The entities with data: those with a published state, and those of `records`' samples.
     private func entitiesWithData(_ records: [OutgoingRecord], context: DeliveryContext) -> Set<EntityKey> {
         var entities: Set<EntityKey> = []
-        for key in context.publishedStates.keys {
+        for key in context.publishedStates.keys where !context.retiredStates.contains(key) {
             let (person, identifier) = DeliveryContext.parts(ofKey: key)
             if let type = QuantityType.named(identifier), let owner = HomeAssistantOwner.of(person: person, type) {
                 entities.insert(EntityKey(owner: owner, type: type))
@@ -99,6 +100,22 @@ final class MQTTSinkTransport: SinkTransport {
             }
         }
         return entities
+    }
+
+    /// Removes the entities of `keys` (`DeliveryContext.retiredStates`) from Home Assistant: an
+    /// empty retained config deletes the entity, empty retained state and attributes clear what
+    /// the broker keeps for it.
+    private func retire(_ client: MosquittoClient, _ keys: Set<String>) throws(SinkDeliveryError) {
+        for key in keys.sorted() {
+            let (person, identifier) = DeliveryContext.parts(ofKey: key)
+            guard let type = QuantityType.named(identifier), let owner = HomeAssistantOwner.of(person: person, type) else { continue }
+            for topic in [discovery.configTopic(owner, type), discovery.stateTopic(owner, type), discovery.attributesTopic(owner, type)] {
+                try client.publish(topic: topic, payload: "", retain: true)
+            }
+            let entity = EntityKey(owner: owner, type: type)
+            knownEntities.remove(entity)
+            discoveredEntities.remove(entity)
+        }
     }
 
     private func noteIncoming(_ client: MosquittoClient) {
@@ -124,6 +141,7 @@ final class MQTTSinkTransport: SinkTransport {
             publishing = client
             noteIncoming(client)
             if options.homeAssistant {
+                try retire(client, context.retiredStates)
                 try publishDiscovery(client, entities: entitiesWithData(records, context: context))
             }
             let prefix = options.resolvedPrefix

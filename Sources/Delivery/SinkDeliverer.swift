@@ -62,6 +62,8 @@ public final class SinkDeliverer {
     private let storeIdentity: String
     /// The batch read while the previous one was being sent: the feed after `cursor` as it was then.
     private var readAhead: (cursor: Int64, batch: FeedBatch, records: [OutgoingRecord])?
+    /// Whether this run looked for retired states yet (once at its first batch, then after deletions).
+    private var sweptPublishedStates = false
 
     public init(configuration: SinkConfiguration, store: any DeliveryFeed, transport: any SinkTransport,
                 onEvent: @escaping (DeliveryEvent) -> Void = { _ in }) throws {
@@ -158,6 +160,9 @@ public final class SinkDeliverer {
             try storeStep {
                 try store.acknowledge(sink: name, through: batch.throughAnchor, delivered: counts(records), rejected: [],
                                       resolvedDeadLetters: [], publishedStates: sendContext.statesToRecord, now: Date())
+                if !sendContext.retiredStates.isEmpty {
+                    try store.forgetPublishedStates(sink: name, keys: sendContext.retiredStates.map(DeliveryContext.parts(ofKey:)))
+                }
             }
             cursor = batch.throughAnchor
             announce(records, anchor: cursor)
@@ -230,7 +235,8 @@ public final class SinkDeliverer {
         let pairs = Set(records.compactMap { record in
             record.sample.flatMap { $0.type.aggregationStyle.isCumulative ? Pair(person: record.person, type: $0.type) : nil }
         })
-        let context = DeliveryContext(people: people, publishedStates: marks, currentReadings: current)
+        var context = DeliveryContext(people: people, publishedStates: marks, currentReadings: current)
+        context.retiredStates = try retiredStates(marks: marks, records: records, everybody: everybody)
         guard !pairs.isEmpty, let end = calendar.date(byAdding: .day, value: 1, to: start) else { return context }
         var totals: [String: Double] = [:]
         for pair in pairs {
@@ -241,7 +247,34 @@ public final class SinkDeliverer {
             }
             totals[DeliveryContext.key(person: pair.person, type: pair.type.identifier)] = buckets.first?.value ?? 0
         }
-        return DeliveryContext(dailyTotals: totals, people: people, publishedStates: marks, currentReadings: current)
+        context.dailyTotals = totals
+        return context
+    }
+
+    /// The published states (keys of `marks`) whose entity has nothing left to show: its person
+    /// is gone or not one the sink reads, its type not read, or no sample of it remains. Looked
+    /// for at the run's first batch (a retirement a crash interrupted is found again) and after
+    /// a batch with deletions (a person removed, samples moved to another person).
+    private func retiredStates(marks: [String: Date], records: [OutgoingRecord], everybody: [String])
+        throws(SinkDeliveryError) -> Set<String> {
+        guard !sweptPublishedStates || records.contains(where: { $0.sample == nil }) else { return [] }
+        sweptPublishedStates = true
+        let granted = Set(configuration.grantedTypes.map(\.identifier))
+        var retired: Set<String> = []
+        for key in marks.keys {
+            let (person, identifier) = DeliveryContext.parts(ofKey: key)
+            guard everybody.contains(person), configuration.person.map({ $0 == person }) ?? true, granted.contains(identifier),
+                  let type = QuantityType.named(identifier) else {
+                retired.insert(key)
+                continue
+            }
+            let latest = try storeStep {
+                try store.statistics(.latest, type: type, from: nil, to: nil, granularity: nil, zone: .gmt,
+                                     scope: QueryScope(people: .named(person)))
+            }
+            if latest.allSatisfy({ $0.value == nil }) { retired.insert(key) }
+        }
+        return retired
     }
 
     /// Per (person, type) of `records`, the newest reading that may become the current state:

@@ -160,6 +160,10 @@ public struct DeliveryContext: Sendable {
     public var currentReadings: [String: QuantitySample]
     /// The store's answers to the transport's `statisticsRequests(for:)` of this batch.
     public var statistics: [StatisticsRequest: [StatisticsBucket]] = [:]
+    /// Keys (`key(person:type:)`) of published states whose entity has nothing left to show:
+    /// the person is gone or not read by the sink, the type not read, or no sample of it
+    /// remains. A Home Assistant sink removes their entities (an empty retained config).
+    public var retiredStates: Set<String> = []
 
     public init(dailyTotals: [String: Double] = [:], people: [String] = [], storeIdentity: String? = nil,
                 publishedStates: [String: Date] = [:], currentReadings: [String: QuantitySample] = [:]) {

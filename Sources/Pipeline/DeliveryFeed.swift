@@ -165,6 +165,9 @@ public protocol DeliveryFeed: AnyObject {
     func recordDeliveryFailure(sink: String, message: String, now: Date) throws
     /// The sink's published state per (person, type).
     func publishedStates(sink: String) throws -> [PublishedState]
+    /// Forgets the sink's published states of these (person, type identifier) pairs: their
+    /// entities were removed from the receiver.
+    func forgetPublishedStates(sink: String, keys: [(person: String, type: String)]) throws
     /// The names of the people, in the order they were added.
     func queryPeopleNames() throws -> [String]
     /// The statistics query of the read port (today's totals of a Home Assistant sink).

@@ -221,6 +221,20 @@ extension HealthStore {
         }
     }
 
+    /// Forgets `sink`'s published states of these (person, type identifier) pairs (their
+    /// entities were removed from the receiver).
+    public func forgetPublishedStates(sink: String, keys: [(person: String, type: String)]) throws {
+        try db.transaction(.immediate) {
+            let forget = try db.prepare("DELETE FROM sink_states WHERE sink = ? AND person = ? AND type = ?")
+            for key in keys {
+                try forget.bind(sink, at: 1)
+                try forget.bind(key.person, at: 2)
+                try forget.bind(key.type, at: 3)
+                try forget.execute()
+            }
+        }
+    }
+
     /// After the receiver acknowledged: in one transaction, moves the cursor to `through` (never
     /// back), logs the delivered counts per type, keeps the rejected records as dead letters,
     /// removes the dead letters that were sent again and accepted, and clears the last error.

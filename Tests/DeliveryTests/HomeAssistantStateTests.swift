@@ -129,6 +129,48 @@ import Testing
         #expect(try dayStart(autumnNoon, berlin) == "2025-10-26T00:00:00+02:00")
     }
 
+    /// An entity goes when its data goes (issue 28 item 3): a weighing moved to another person
+    /// leaves the first person's weight entity without samples, so its config, state and
+    /// attributes become empty retained messages (Home Assistant deletes the entity), the new
+    /// owner's entity appears, and the sink forgets the old published state; removing a person
+    /// with their samples removes all of their entities.
+    @Test func anEntityWhoseLastSampleGoesIsRemovedWithAnEmptyRetainedConfig() throws {
+        let directory = try TemporaryDirectory("ha-retire")
+        let broker = try MosquittoBroker()
+        defer { broker.stop() }
+        let fixture = try StoreFixture(directory: directory)
+        let weighing = try fixture.add(.bodyMass, 71.2, at: Self.in2025)
+        try fixture.add(.heartRate, 75, at: Self.in2025)
+        let sink = try fixture.addSink("ha", url: "mqtt://127.0.0.1:\(broker.port)", types: [.heartRate, .bodyMass],
+                                       options: options())
+        #expect(try fixture.deliver(sink) == .caughtUp(delivered: 2, deadLettered: 0))
+        let meWeight = "homeassistant/sensor/ingestd_gw_me/bodyMass/config"
+        let meHeart = "homeassistant/sensor/ingestd_gw_me/heartRate/config"
+        var configs = try retainedMessages(port: broker.port, topic: "homeassistant/sensor/#")
+        #expect(Set(configs.keys) == [meWeight, meHeart])
+
+        try fixture.withStore { store in
+            let bob = try store.addPerson(name: "bob")
+            #expect(try store.assign([weighing], to: bob) == 1)
+        }
+        #expect(try fixture.deliver(sink) == .caughtUp(delivered: 2, deadLettered: 0), "the deletion and the addition")
+        configs = try retainedMessages(port: broker.port, topic: "homeassistant/sensor/#")
+        #expect(Set(configs.keys) == [meHeart, "homeassistant/sensor/ingestd_gw_bob/bodyMass/config"])
+        let states = try retainedMessages(port: broker.port, topic: "ingestd/gw/+/+/+")
+        #expect(states["ingestd/gw/me/bodyMass/state"] == nil && states["ingestd/gw/me/bodyMass/attributes"] == nil, "\(states)")
+        #expect(states["ingestd/gw/bob/bodyMass/state"] == "71.2")
+        #expect(states["ingestd/gw/me/heartRate/state"] == "75")
+        var published = try fixture.withStore { try $0.publishedStates(sink: "ha") }.map { "\($0.person)/\($0.type)" }
+        #expect(Set(published) == ["me/\(QuantityType.heartRate.identifier)", "bob/\(QuantityType.bodyMass.identifier)"])
+
+        try fixture.withStore { try $0.removePerson(named: "bob", samples: .delete) }
+        #expect(try fixture.deliver(sink) == .caughtUp(delivered: 1, deadLettered: 0))
+        configs = try retainedMessages(port: broker.port, topic: "homeassistant/sensor/#")
+        #expect(Set(configs.keys) == [meHeart])
+        published = try fixture.withStore { try $0.publishedStates(sink: "ha") }.map { "\($0.person)/\($0.type)" }
+        #expect(published == ["me/\(QuantityType.heartRate.identifier)"])
+    }
+
     @Test func onlyTypesWithDataGetEntitiesWithPlainNamesAndRoomSensorsBelongToTheGateway() throws {
         let directory = try TemporaryDirectory("ha-entities")
         let broker = try MosquittoBroker()

@@ -67,6 +67,9 @@ final class InMemoryFeed: DeliveryFeed {
     }
     func recordDeliveryFailure(sink: String, message: String, now: Date) throws { lastError = message }
     func publishedStates(sink: String) throws -> [PublishedState] { states }
+    func forgetPublishedStates(sink: String, keys: [(person: String, type: String)]) throws {
+        states.removeAll { state in keys.contains { $0.person == state.person && $0.type == state.type } }
+    }
     func queryPeopleNames() throws -> [String] { [] }
     func statistics(_ operation: StatisticsOperation, type: QuantityType, from: Date?, to: Date?,
                     granularity: BucketGranularity?, zone: TimeZone, scope: QueryScope) throws -> [StatisticsBucket] { [] }
