@@ -24,6 +24,21 @@ public struct HomeAssistantEntity: Sendable, Equatable {
     /// Whether the entity belongs to the gateway (room sensors) rather than to a person.
     public var isAmbient: Bool
 
+    /// The entity of `type` for a person who reads `system`: in US units, masses in lb,
+    /// distances in mi, lengths in in, temperatures in °F and speeds in mph (HA converts none of
+    /// them by itself for an MQTT sensor); everything else as `init(_:)`.
+    public init(_ type: QuantityType, system: UnitSystem) {
+        self.init(type)
+        guard system == .us, let unit, let us = Self.usUnits[unit] else { return }
+        self.unit = us.shown
+        convertTo = us.hkUnit
+    }
+
+    /// A metric entity unit → its US entity unit (shown, HKUnit string).
+    static let usUnits: [String: (shown: String, hkUnit: String)] = [
+        "kg": ("lb", "lb"), "km": ("mi", "mi"), "cm": ("in", "in"), "°C": ("°F", "degF"), "km/h": ("mph", "mi/hr"),
+    ]
+
     /// The entity of `type`: from `HomeAssistantEntity.table` for the known types, a generic one
     /// (words of the identifier, the canonical unit) for the rest.
     public init(_ type: QuantityType) {
@@ -256,8 +271,8 @@ public struct HomeAssistantDiscovery: Sendable {
     /// after the person, connected through the gateway) or on the gateway's. A daily total is a
     /// `total` whose `last_reset` (local midnight of its day) comes from its attributes, so a
     /// new day starts a new cycle even when its first total is higher than the last one.
-    public func configPayload(_ owner: HomeAssistantOwner, _ type: QuantityType) -> String {
-        let entity = HomeAssistantEntity(type)
+    public func configPayload(_ owner: HomeAssistantOwner, _ type: QuantityType, system: UnitSystem = .metric) -> String {
+        let entity = HomeAssistantEntity(type, system: system)
         let node = nodeID(owner)
         var fields: [String] = [
             "\"name\":\(JSONText.quoted(entity.name))",

@@ -60,10 +60,20 @@ final class MQTTSinkTransport: SinkTransport {
     /// for configs re-sent while idle.
     private var knownEntities: Set<EntityKey> = []
 
-    /// One Home Assistant entity: whose device it is on and its type.
+    /// One Home Assistant entity: whose device it is on, its type, and the measurement system it
+    /// is shown in (its person's; a change publishes its config again with the new unit).
     private struct EntityKey: Hashable {
         var owner: HomeAssistantOwner
         var type: QuantityType
+        var system: UnitSystem = .metric
+
+        func isSameEntity(as other: EntityKey) -> Bool { owner == other.owner && type == other.type }
+    }
+
+    /// The system `owner`'s entities are shown in: its person's, metric for the gateway.
+    private static func system(of owner: HomeAssistantOwner, _ context: DeliveryContext) -> UnitSystem {
+        if case .person(let person) = owner { return context.unitSystems[person] ?? .metric }
+        return .metric
     }
 
     /// Publishes the gateway's config when due, and the config of every entity in `entities`
@@ -74,13 +84,15 @@ final class MQTTSinkTransport: SinkTransport {
             discoveredEntities = []
             discoveryDue = false
         }
+        // An entity whose system changed is known once, in its new system.
+        knownEntities = knownEntities.filter { known in !entities.contains { $0.isSameEntity(as: known) && $0.system != known.system } }
         knownEntities.formUnion(entities)
         let sorted = knownEntities.subtracting(discoveredEntities).sorted {
             (discovery.nodeID($0.owner), $0.type.identifier) < (discovery.nodeID($1.owner), $1.type.identifier)
         }
         for entity in sorted {
             try client.publish(topic: discovery.configTopic(entity.owner, entity.type),
-                               payload: discovery.configPayload(entity.owner, entity.type), retain: true)
+                               payload: discovery.configPayload(entity.owner, entity.type, system: entity.system), retain: true)
             discoveredEntities.insert(entity)
         }
     }
@@ -91,12 +103,12 @@ final class MQTTSinkTransport: SinkTransport {
         for key in context.publishedStates.keys where !context.retiredStates.contains(key) {
             let (person, identifier) = DeliveryContext.parts(ofKey: key)
             if let type = QuantityType.named(identifier), let owner = HomeAssistantOwner.of(person: person, type) {
-                entities.insert(EntityKey(owner: owner, type: type))
+                entities.insert(EntityKey(owner: owner, type: type, system: Self.system(of: owner, context)))
             }
         }
         for record in records {
             if let sample = record.sample, let owner = HomeAssistantOwner.of(person: record.person, sample.type) {
-                entities.insert(EntityKey(owner: owner, type: sample.type))
+                entities.insert(EntityKey(owner: owner, type: sample.type, system: Self.system(of: owner, context)))
             }
         }
         return entities
@@ -113,8 +125,8 @@ final class MQTTSinkTransport: SinkTransport {
                 try client.publish(topic: topic, payload: "", retain: true)
             }
             let entity = EntityKey(owner: owner, type: type)
-            knownEntities.remove(entity)
-            discoveredEntities.remove(entity)
+            knownEntities = knownEntities.filter { !$0.isSameEntity(as: entity) }
+            discoveredEntities = discoveredEntities.filter { !$0.isSameEntity(as: entity) }
         }
     }
 
@@ -182,7 +194,7 @@ final class MQTTSinkTransport: SinkTransport {
         for (key, sample) in context.currentReadings.sorted(by: { $0.key < $1.key }) {
             let person = DeliveryContext.parts(ofKey: key).person
             guard let owner = HomeAssistantOwner.of(person: person, sample.type) else { continue }
-            let entity = HomeAssistantEntity(sample.type)
+            let entity = HomeAssistantEntity(sample.type, system: Self.system(of: owner, context))
             let total = context.dailyTotal(person: person, type: sample.type.identifier)
             let canonical = entity.isDailyTotal ? (total ?? 0) : sample.quantity.value
             let measuredAt = max(sample.end, context.publishedStates[key] ?? sample.end)

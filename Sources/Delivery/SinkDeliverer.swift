@@ -237,6 +237,9 @@ public final class SinkDeliverer {
         })
         var context = DeliveryContext(people: people, publishedStates: marks, currentReadings: current)
         context.retiredStates = try retiredStates(marks: marks, records: records, everybody: everybody)
+        for person in people {
+            if let system = try storeStep({ try store.queryUnitSystem(ofPerson: person) }) { context.unitSystems[person] = system }
+        }
         guard !pairs.isEmpty, let end = calendar.date(byAdding: .day, value: 1, to: start) else { return context }
         var totals: [String: Double] = [:]
         for pair in pairs {

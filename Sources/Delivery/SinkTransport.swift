@@ -164,6 +164,9 @@ public struct DeliveryContext: Sendable {
     /// the person is gone or not read by the sink, the type not read, or no sample of it
     /// remains. A Home Assistant sink removes their entities (an empty retained config).
     public var retiredStates: Set<String> = []
+    /// The measurement system of each person who set one (`people set P --units us`); a Home
+    /// Assistant sink shows their entities in it. Absent: metric.
+    public var unitSystems: [String: UnitSystem] = [:]
 
     public init(dailyTotals: [String: Double] = [:], people: [String] = [], storeIdentity: String? = nil,
                 publishedStates: [String: Date] = [:], currentReadings: [String: QuantitySample] = [:]) {

@@ -170,6 +170,8 @@ public protocol DeliveryFeed: AnyObject {
     func forgetPublishedStates(sink: String, keys: [(person: String, type: String)]) throws
     /// The names of the people, in the order they were added.
     func queryPeopleNames() throws -> [String]
+    /// The measurement system the person named `name` set (`people set P --units`); nil when none.
+    func queryUnitSystem(ofPerson name: String) throws -> UnitSystem?
     /// The statistics query of the read port (today's totals of a Home Assistant sink).
     func statistics(_ operation: StatisticsOperation, type: QuantityType, from: Date?, to: Date?,
                     granularity: BucketGranularity?, zone: TimeZone, scope: QueryScope) throws -> [StatisticsBucket]

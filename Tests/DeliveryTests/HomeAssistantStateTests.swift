@@ -171,6 +171,40 @@ import Testing
         #expect(published == ["me/\(QuantityType.heartRate.identifier)"])
     }
 
+    /// A person who reads US units (`people set P --units us`) gets their entities in lb and °F
+    /// (config and state) from the next delivery; the room sensor stays the gateway's, in °C.
+    @Test func aPersonsEntitiesFollowTheirUnits() throws {
+        let directory = try TemporaryDirectory("ha-units")
+        let broker = try MosquittoBroker()
+        defer { broker.stop() }
+        let fixture = try StoreFixture(directory: directory)
+        try fixture.withStore { try $0.setUnits(.us, of: try $0.person(named: "me")) }
+        try fixture.add(.bodyMass, 71.2, at: Self.in2025)
+        try fixture.add(.bodyTemperature, 36.6, at: Self.in2025)
+        try fixture.add(.ambientTemperature, 21.5, at: Self.in2025)
+        let sink = try fixture.addSink("ha", url: "mqtt://127.0.0.1:\(broker.port)", types: nil, options: options())
+        #expect(try fixture.deliver(sink) == .caughtUp(delivered: 3, deadLettered: 0))
+        var configs = try retainedMessages(port: broker.port, topic: "homeassistant/sensor/#")
+        let weightConfig = try json(configs["homeassistant/sensor/ingestd_gw_me/bodyMass/config"])
+        #expect(weightConfig["unit_of_measurement"] as? String == "lb" && weightConfig["device_class"] as? String == "weight")
+        #expect(try json(configs["homeassistant/sensor/ingestd_gw_me/bodyTemperature/config"])["unit_of_measurement"] as? String == "°F")
+        #expect(try json(configs["homeassistant/sensor/ingestd_gw/ambientTemperature/config"])["unit_of_measurement"] as? String == "°C")
+        var states = try retainedMessages(port: broker.port, topic: "ingestd/gw/+/+/state")
+        let pounds = try #require(states["ingestd/gw/me/bodyMass/state"].flatMap(Double.init))
+        #expect(abs(pounds - 71.2 / 0.45359237) < 1e-6, "\(pounds)")
+        #expect(states["ingestd/gw/me/bodyTemperature/state"].flatMap(Double.init).map { abs($0 - 97.88) < 1e-9 } == true)
+        #expect(states["ingestd/gw/gateway/ambientTemperature/state"] == "21.5")
+
+        // Back to metric: the next weighing brings kg.
+        try fixture.withStore { try $0.setUnits(nil, of: try $0.person(named: "me")) }
+        try fixture.add(.bodyMass, 71.0, at: Self.in2025.addingTimeInterval(86_400))
+        #expect(try fixture.deliver(sink) == .caughtUp(delivered: 1, deadLettered: 0))
+        configs = try retainedMessages(port: broker.port, topic: "homeassistant/sensor/#")
+        #expect(try json(configs["homeassistant/sensor/ingestd_gw_me/bodyMass/config"])["unit_of_measurement"] as? String == "kg")
+        states = try retainedMessages(port: broker.port, topic: "ingestd/gw/+/+/state")
+        #expect(states["ingestd/gw/me/bodyMass/state"] == "71")
+    }
+
     @Test func onlyTypesWithDataGetEntitiesWithPlainNamesAndRoomSensorsBelongToTheGateway() throws {
         let directory = try TemporaryDirectory("ha-entities")
         let broker = try MosquittoBroker()

@@ -67,6 +67,7 @@ final class InMemoryFeed: DeliveryFeed {
     }
     func recordDeliveryFailure(sink: String, message: String, now: Date) throws { lastError = message }
     func publishedStates(sink: String) throws -> [PublishedState] { states }
+    func queryUnitSystem(ofPerson name: String) throws -> UnitSystem? { nil }
     func forgetPublishedStates(sink: String, keys: [(person: String, type: String)]) throws {
         states.removeAll { state in keys.contains { $0.person == state.person && $0.type == state.type } }
     }
