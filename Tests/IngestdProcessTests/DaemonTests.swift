@@ -75,9 +75,13 @@ import Testing
 
     /// Once started, the daemon hands back the pages of its own code that start-up touched
     /// (StartupPages): the executable's resident read-only pages shrink to what idling runs, and
-    /// the daemon still stops cleanly afterwards.
+    /// the daemon still stops cleanly afterwards. It runs from a private copy of the binary: the
+    /// kernel leaves pages alone that other processes map too (the other tests' ingestd).
     @Test func theDaemonReturnsItsStartUpPagesOnceRunning() throws {
-        let running = try IngestdProcess.start(["--log-level", "debug", "run", "--no-ble", "--no-usb", "--store", try storePath()])
+        let store = try storePath()
+        let copy = URL(fileURLWithPath: store).deletingLastPathComponent().appendingPathComponent("ingestd").path
+        try FileManager.default.copyItem(atPath: try IngestdProcess.path(), toPath: copy)
+        let running = try IngestdProcess.start(["--log-level", "debug", "run", "--no-ble", "--no-usb", "--store", store], binary: copy)
         let pid = running.process.processIdentifier
         let errorHandle = running.err.fileHandleForReading
         var log = ""

@@ -106,10 +106,11 @@ public enum IngestdProcess {
         public func standardErrorData() -> Data { err.fileHandleForReading.readDataToEndOfFile() }
     }
 
-    /// Starts `ingestd ARGUMENTS` and returns at once; the caller must end the process.
-    public static func start(_ arguments: [String]) throws -> Running {
+    /// Starts `ingestd ARGUMENTS` (the built binary, or `binary`, e.g. a private copy) and
+    /// returns at once; the caller must end the process.
+    public static func start(_ arguments: [String], binary: String? = nil) throws -> Running {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: try path())
+        process.executableURL = URL(fileURLWithPath: try binary ?? path())
         process.arguments = arguments
         process.environment = environment
         let running = Running(process: process)
