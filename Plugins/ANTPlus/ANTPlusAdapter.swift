@@ -1,6 +1,5 @@
 import AdapterKit
 import Foundation
-import HealthModel
 import Transport
 
 /// ANT USB sticks (Dynastream/Garmin USB2 `0fcf:1008`, USB-m `0fcf:1009`) receiving ANT+ heart-rate monitors,

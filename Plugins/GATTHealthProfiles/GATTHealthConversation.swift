@@ -1,6 +1,5 @@
 import AdapterKit
 import Foundation
-import HealthModel
 import Transport
 
 extension GATTHealthAdapter: ConversingAdapter {

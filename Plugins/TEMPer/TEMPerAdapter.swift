@@ -1,6 +1,5 @@
 import AdapterKit
 import Foundation
-import HealthModel
 import Transport
 
 /// TEMPer USB thermometers (`0c45:7401`, `0c45:7402`, `1a86:e025`): room temperature every `temper-interval`

@@ -1,6 +1,5 @@
 import AdapterKit
 import Foundation
-import HealthModel
 import Transport
 
 /// The Mi scales' history download: the commands written to the history characteristic and the

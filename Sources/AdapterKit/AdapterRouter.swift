@@ -1,5 +1,4 @@
 import Foundation
-import HealthModel
 import Transport
 
 /// Sends each device's transport events to the sessions of the adapters that match it.

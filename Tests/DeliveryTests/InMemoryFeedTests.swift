@@ -2,7 +2,6 @@ import Delivery
 import Foundation
 import HealthModel
 import Pipeline
-import TestSupport
 import Testing
 
 /// A delivery feed held in memory: one sink, its change feed, cursor and dead letters. It shows

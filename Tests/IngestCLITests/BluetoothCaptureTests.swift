@@ -8,7 +8,6 @@ import Foundation
 import Logging
 import Testing
 import Transport
-@testable import IngestCLI
 @testable import IngestRuntime
 
 /// `ingestd capture` over Bluetooth LE against the simulators: what it writes must replay with

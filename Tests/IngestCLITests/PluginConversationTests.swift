@@ -12,7 +12,6 @@ import Synchronization
 import TestSupport
 import Testing
 import Transport
-@testable import IngestCLI
 @testable import IngestRuntime
 
 /// Protocol-2 plugins (the Python examples in `Plugins/ExternalExamples/`) holding conversations

@@ -1,7 +1,6 @@
 import ArgumentParsing
 import Foundation
 import HealthModel
-import Pipeline
 import SQLiteStore
 
 /// Conversions of command-line text shared by the commands and their option groups (`Options/`):

@@ -1,4 +1,3 @@
-import AdapterKit
 import ArgumentParsing
 import Foundation
 import HealthModel

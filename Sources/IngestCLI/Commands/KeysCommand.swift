@@ -1,8 +1,6 @@
-import AdapterKit
 import ArgumentParsing
 import Foundation
 import HealthModel
-import SQLiteStore
 import Transport
 
 /// `ingestd keys`: the keys of devices that encrypt their advertisements.

@@ -3,7 +3,6 @@ import ArgumentParsing
 import Foundation
 import HealthModel
 import Pipeline
-import SQLiteStore
 
 /// `ingestd sinks add NAME URL (--types T,… | --all-types) [--every D] [kind options]`.
 struct SinksAddCommand: Command {

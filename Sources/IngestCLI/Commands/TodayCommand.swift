@@ -1,7 +1,6 @@
 import ArgumentParsing
 import Foundation
 import HealthModel
-import Pipeline
 
 /// `ingestd today`: the seed's two numbers, merged across sources.
 struct TodayCommand: Command {

@@ -3,7 +3,6 @@ import BLEWire
 import BlueZTransport
 import CaptureFormats
 import Foundation
-import LibUSBTransport
 import Logging
 import Synchronization
 import Transport

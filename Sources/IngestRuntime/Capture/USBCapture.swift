@@ -1,10 +1,7 @@
 import AdapterKit
-import BLEWire
-import BlueZTransport
 import CaptureFormats
 import Foundation
 import LibUSBTransport
-import Logging
 import Synchronization
 import Transport
 
