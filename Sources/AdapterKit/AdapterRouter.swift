@@ -256,7 +256,7 @@ public final class AdapterRouter {
 }
 
 /// Why a router could not be set up.
-public enum AdapterRouterError: Error, Equatable, CustomStringConvertible {
+public enum AdapterRouterError: Error, Equatable, Sendable, CustomStringConvertible {
     case unknownAdapter(String, known: [String])
 
     public var description: String {
