@@ -27,3 +27,27 @@ import Testing
         #expect(error.exitCode == status)
     }
 }
+
+/// The commands' errors read as before the enum and end with the status of their case.
+@Suite struct CommandErrorTests {
+    @Test(arguments: [
+        (CommandError.storeIsDirectory(path: "/tmp"), ExitCode.noInput, "cannot open '/tmp': is a directory, not a store file"),
+        (.noSuchStore(path: "x.sqlite"), .noInput, "cannot open 'x.sqlite': no such store (nothing has been ingested there)"),
+        (.unknownQuantityType(name: "stpes", suggestion: "steps"), .usage,
+         "unknown quantity type \"stpes\" (did you mean steps?); 'ingestd types' lists them"),
+        (.unknownQuantityType(name: "zzz", suggestion: nil), .usage, "unknown quantity type \"zzz\"; 'ingestd types' lists them"),
+        (.unknownAdapter(id: "nope"), .usage, "--adapter: no adapter \"nope\" (ingestd adapters lists them)"),
+        (.oversizedKeyFile(source: "standard input", limit: 4096), .dataError,
+         "standard input: more than 4096 bytes; a key file holds 32 hex digits"),
+        (.unwritable(path: "r.html", reason: nil), .failure, "cannot write 'r.html'"),
+        (.unwritable(path: "e.csv.partial", reason: "Permission denied"), .failure, "cannot write 'e.csv.partial': Permission denied"),
+        (.noWeighing(person: "alice"), .failure, "no weighing stored for alice"),
+        (.noWeighing(person: nil), .failure, "no weighing stored"),
+        (.notAFiniteNumber("inf"), .dataError, "\"inf\" is not a finite number"),
+        (.unreadable(path: "k.hex", reason: "cannot read the token file"), .noInput, "cannot open 'k.hex': cannot read the token file"),
+    ])
+    func eachCaseReadsAndExitsAsItShould(_ error: CommandError, _ status: ExitCode, _ message: String) {
+        #expect(error.description == message)
+        #expect(error.exitCode == status)
+    }
+}
