@@ -1,6 +1,5 @@
 import AdapterKit
 import Foundation
-import HealthModel
 import Transport
 
 /// ANT USB sticks (Dynastream/Garmin USB2 `0fcf:1008`, USB-m `0fcf:1009`) receiving ANT+ heart-rate monitors,
@@ -83,17 +82,13 @@ public struct ANTPlusConfiguration: Hashable, Sendable {
             throw .networkKey(error)
         }
         self.init(networkKey: key)
-        if let value = options["ant-mode"] {
-            guard let mode = ANTReceiveMode(rawValue: value.lowercased()) else {
-                throw .invalidOption(option: "ant-mode", value: value, expected: "scan or channels")
-            }
-            self.mode = mode
-        }
-        if let value = options["ant-batch-seconds"] {
-            guard let seconds = TimeInterval(value), seconds >= 1, seconds <= 3600 else {
-                throw .invalidOption(option: "ant-batch-seconds", value: value, expected: "seconds from 1 to 3600")
-            }
-            batchInterval = seconds
+        let reader = AdapterOptionReader(options)
+        do {
+            mode = try reader.value("ant-mode", expected: "scan or channels") { ANTReceiveMode(rawValue: $0.lowercased()) } ?? mode
+            batchInterval = try reader.number("ant-batch-seconds", expected: "seconds from 1 to 3600") { (1...3600).contains($0) }
+                ?? batchInterval
+        } catch {
+            throw .options(error)
         }
     }
 }

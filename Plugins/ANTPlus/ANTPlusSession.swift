@@ -6,7 +6,7 @@ import Transport
 /// Why an ANT session could not start or went on. No case carries the network key.
 public enum ANTSessionError: Error, Hashable, Sendable, CustomStringConvertible {
     case networkKey(ANTNetworkKeyError)
-    case invalidOption(option: String, value: String, expected: String)
+    case options(AdapterOptionError)
     /// No interface with a bulk (or interrupt) IN and OUT endpoint.
     case noDataInterface(device: String)
     /// The stick answered a command with an error code.
@@ -17,8 +17,8 @@ public enum ANTSessionError: Error, Hashable, Sendable, CustomStringConvertible 
     public var description: String {
         switch self {
         case .networkKey(let error): error.description
-        case .invalidOption(let option, let value, let expected):
-            "ant-plus: option \(option)=\(value) is not valid; expected \(expected)"
+        case .options(let error):
+            "ant-plus: \(error)"
         case .noDataInterface(let device):
             "ant-plus: \(device) has no interface with an IN and an OUT data endpoint"
         case .commandFailed(let command, let code):

@@ -1,6 +1,5 @@
 import AdapterKit
 import Foundation
-import HealthModel
 import Transport
 
 /// The built-in adapter for the Amazfit Smart Scale's advertised weighings (service data 0xFEE0,

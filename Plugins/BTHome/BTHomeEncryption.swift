@@ -1,4 +1,3 @@
-import AdapterKit
 import Transport
 
 /// BTHome v2 encryption (AES-128-CCM, 4-byte MIC, no associated data; facts from

@@ -1,4 +1,3 @@
-import AdapterKit
 import Foundation
 
 /// One packet of the BerryMed (BCI) stream: five bytes, the first with its high bit set, the

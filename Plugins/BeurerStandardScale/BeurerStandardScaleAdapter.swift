@@ -1,7 +1,6 @@
 import AdapterKit
 import Foundation
 import GATTHealthProfiles
-import HealthModel
 import Transport
 
 /// Beurer and Sanitas scales that speak the Bluetooth SIG standard profiles (Weight Scale, Body

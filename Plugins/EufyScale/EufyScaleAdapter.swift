@@ -1,6 +1,5 @@
 import AdapterKit
 import Foundation
-import HealthModel
 import Transport
 
 /// The built-in adapter for the weight the Eufy C1 (T9146) and P1 (T9147) advertise in an 18-byte

@@ -1,8 +1,6 @@
 import AdapterKit
 import Foundation
 import GATTHealthProfiles
-import HealthModel
-import Transport
 
 /// Femometer Vinca II basal body thermometers (Joytech, advertised as `BM-Vinca2`): the
 /// Bluetooth SIG Health Thermometer profile with Current Time; once connected the thermometer

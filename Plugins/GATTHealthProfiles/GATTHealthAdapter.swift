@@ -1,7 +1,5 @@
 import AdapterKit
 import Foundation
-import HealthModel
-import Transport
 
 /// The built-in adapter for the Bluetooth SIG standard health profiles: Weight Scale, Body
 /// Composition, Health Thermometer, Heart Rate, Running Speed and Cadence, Blood Pressure,

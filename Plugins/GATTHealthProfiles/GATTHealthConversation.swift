@@ -1,6 +1,5 @@
 import AdapterKit
 import Foundation
-import HealthModel
 import Transport
 
 extension GATTHealthAdapter: ConversingAdapter {
@@ -146,7 +145,18 @@ final class GATTHealthConversation: GATTConversation {
     private func identifyUser(over link: any GATTConversationLink, into output: inout AdapterOutput)
         async throws(GATTConversationError) -> Bool
     {
-        guard let codeText = context.options[GATTHealthOption.consentCode] else {
+        let reader = AdapterOptionReader(context.options)
+        let configuredCode: UInt16?
+        var index: UInt8?
+        do {
+            configuredCode = try reader.integer(GATTHealthOption.consentCode, in: 0...9999, expected: "a consent code 0…9999",
+                                                isSecret: true)
+            index = try reader.integer(GATTHealthOption.userIndex, in: 0...0xFE, expected: "a user index 0…254")
+        } catch {
+            output.reject(context.source, option: error, time: await link.now())
+            return false
+        }
+        guard let code = configuredCode else {
             if scale != nil {
                 output.reject(context.source, reason: "consent-code-needed",
                               detail: "\(link.peerAddress) sends its measurements only to a user it knows: "
@@ -157,22 +167,8 @@ final class GATTHealthConversation: GATTConversation {
             return false
         }
         let now = await link.now()
-        guard let code = UInt16(codeText), code <= 9999 else {
-            output.reject(context.source, reason: "bad-option",
-                          detail: "\(GATTHealthOption.consentCode)=<\(codeText.count) characters>: a consent code is 0…9999",
-                          time: now)
-            return false
-        }
         let deviceKey = device.address.description
-        var index: UInt8?
-        if let indexText = context.options[GATTHealthOption.userIndex] {
-            guard let configured = UInt8(indexText), configured < 0xFF else {
-                output.reject(context.source, reason: "bad-option",
-                              detail: "\(GATTHealthOption.userIndex)=\(indexText): a user index is 0…254", time: now)
-                return false
-            }
-            index = configured
-        } else if let remembered = await context.memory?.recall(Self.userIndexKey, device: deviceKey).flatMap({ UInt8($0) }) {
+        if index == nil, let remembered = await context.memory?.recall(Self.userIndexKey, device: deviceKey).flatMap({ UInt8($0) }) {
             index = remembered
         }
         let request: [UInt8] = if let index {

@@ -1,4 +1,3 @@
-import AdapterKit
 import Foundation
 import Transport
 

@@ -100,17 +100,16 @@ final class HidrateConversation: GATTConversation {
     }
 
     func run(over link: any GATTConversationLink, deliver: (AdapterOutput) async throws -> DeliveryReceipt) async throws {
-        var capacity = HidrateSparkAdapter.defaultCapacityMillilitres
-        if let text = context.options[HidrateSparkAdapter.capacityOption] {
-            guard let value = Int(text), (100...4000).contains(value) else {
-                var output = AdapterOutput()
-                output.reject(context.source, reason: "bad-option",
-                              detail: "\(HidrateSparkAdapter.capacityOption)=\(text): expected millilitres from 100 to 4000",
-                              time: await link.now())
-                _ = try await deliver(output)
-                return
-            }
-            capacity = value
+        let capacity: Int
+        do {
+            capacity = try AdapterOptionReader(context.options).integer(
+                HidrateSparkAdapter.capacityOption, in: 100...4000, expected: "millilitres from 100 to 4000")
+                ?? HidrateSparkAdapter.defaultCapacityMillilitres
+        } catch {
+            var output = AdapterOutput()
+            output.reject(context.source, option: error, time: await link.now())
+            _ = try await deliver(output)
+            return
         }
         _ = try await link.discover()
         try await link.subscribe(to: HidrateSparkAdapter.dataPoint, mode: .notifications)

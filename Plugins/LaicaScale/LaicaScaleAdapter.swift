@@ -1,6 +1,5 @@
 import AdapterKit
 import Foundation
-import HealthModel
 import Transport
 
 /// The built-in adapter for Laica smart scales' advertised weighings (manufacturer data whose first

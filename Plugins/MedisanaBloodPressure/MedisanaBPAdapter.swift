@@ -1,8 +1,6 @@
 import AdapterKit
 import Foundation
 import GATTHealthProfiles
-import HealthModel
-import Transport
 
 /// Medisana BU 530 connect and BU 580 connect upper-arm blood-pressure monitors: once
 /// connected they indicate their stored readings as standard Blood Pressure Measurements

@@ -1,6 +1,5 @@
 import AdapterKit
 import Foundation
-import HealthModel
 import Transport
 
 /// The built-in adapter for the heart rate Mi Bands and Amazfit watches broadcast when "heart rate

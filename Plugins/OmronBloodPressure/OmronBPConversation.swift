@@ -133,13 +133,14 @@ final class OmronBPConversation: GATTConversation {
 
     /// The model from `omron-model`, else the Model Number String, else the advertised name.
     private func identifyModel(_ database: GATTDatabase, over link: any GATTConversationLink) async throws -> OmronBPModel {
-        if let configured = context.options[OmronBPOption.model] {
-            guard let model = OmronBPModel.named(configured) else {
-                throw Stop(reason: "bad-option", detail: "\(OmronBPOption.model)=\(configured): known models are "
-                               + OmronBPModel.all.map(\.name).joined(separator: ", "), time: await link.now())
-            }
-            return model
+        let configured: OmronBPModel?
+        do {
+            configured = try AdapterOptionReader(context.options).value(
+                OmronBPOption.model, expected: "one of " + OmronBPModel.all.map(\.name).joined(separator: ", "), OmronBPModel.named)
+        } catch {
+            throw Stop(reason: AdapterOptionError.reason, detail: error.description, time: await link.now())
         }
+        if let configured { return configured }
         if let characteristic = database.characteristic(OmronBPUUID.modelNumber), characteristic.properties & 0x02 != 0,
            let value = try? await link.read(OmronBPUUID.modelNumber),
            let model = OmronBPModel.named(String(decoding: value.prefix(64), as: UTF8.self)

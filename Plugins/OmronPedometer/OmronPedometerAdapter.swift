@@ -27,7 +27,7 @@ public struct OmronPedometerAdapter: USBAdapter {
 
     public func makeSession(for device: USBDeviceDescription, context: AdapterContext,
                             options: [String: String]) -> any USBAdapterSession {
-        let configuration: Result<OmronPedometerConfiguration, OmronOptionError>
+        let configuration: Result<OmronPedometerConfiguration, AdapterOptionError>
         do {
             configuration = .success(try OmronPedometerConfiguration(options: options))
         } catch {
@@ -80,45 +80,15 @@ public struct OmronPedometerConfiguration: Hashable, Sendable {
         self.today = today
     }
 
-    public init(options: [String: String]) throws(OmronOptionError) {
+    public init(options: [String: String]) throws(AdapterOptionError) {
         self.init()
-        if let value = options["clear-after-sync"] {
-            switch value.lowercased() {
-            case "true", "yes", "1": clearAfterSync = true
-            case "false", "no", "0": clearAfterSync = false
-            default: throw .invalid(option: "clear-after-sync", value: value, expected: "true or false")
-            }
-        }
-        if let value = options["omron-days"] {
-            guard let selection = OmronDaySelection(rawValue: value.lowercased()) else {
-                throw .invalid(option: "omron-days", value: value, expected: "all or new")
-            }
-            days = selection
-        }
-        if let value = options["omron-today"] {
-            guard let date = CalendarDate(value) else {
-                throw .invalid(option: "omron-today", value: value, expected: "a date YYYY-MM-DD")
-            }
-            today = date
-        }
-        if let value = options["omron-distance-unit"] {
-            switch value.lowercased() {
-            case "mile", "miles", "mi": distanceUnit = .mile
-            case "km", "kilometre", "kilometer", "kilometres", "kilometers": distanceUnit = .kilometre
-            default: throw .invalid(option: "omron-distance-unit", value: value, expected: "mile or km")
-            }
-        }
-    }
-}
-
-/// A bad adapter option.
-public enum OmronOptionError: Error, Hashable, Sendable, CustomStringConvertible {
-    case invalid(option: String, value: String, expected: String)
-
-    public var description: String {
-        switch self {
-        case .invalid(let option, let value, let expected):
-            "omron-hj720it: option \(option)=\(value) is not valid; expected \(expected)"
-        }
+        let reader = AdapterOptionReader(options)
+        clearAfterSync = try reader.flag("clear-after-sync") ?? clearAfterSync
+        days = try reader.value("omron-days", expected: "all or new") { OmronDaySelection(rawValue: $0.lowercased()) } ?? days
+        today = try reader.value("omron-today", expected: "a date YYYY-MM-DD", CalendarDate.init) ?? today
+        distanceUnit = try reader.choice("omron-distance-unit",
+                                         ["mile": .mile, "miles": .mile, "mi": .mile, "km": .kilometre, "kilometre": .kilometre,
+                                          "kilometer": .kilometre, "kilometres": .kilometre, "kilometers": .kilometre],
+                                         expected: "mile or km") ?? distanceUnit
     }
 }

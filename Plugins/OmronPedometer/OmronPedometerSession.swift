@@ -18,7 +18,7 @@ public enum OmronSessionError: Error, Hashable, Sendable, CustomStringConvertibl
     /// A checked reply whose content cannot be read.
     case undecodable(command: String, error: OmronDecodingError)
     /// The adapter options are wrong.
-    case options(OmronOptionError)
+    case options(AdapterOptionError)
 
     public var description: String {
         switch self {
@@ -35,7 +35,7 @@ public enum OmronSessionError: Error, Hashable, Sendable, CustomStringConvertibl
         case .undecodable(let command, let error):
             "omron-hj720it: reply to \(command): \(error)"
         case .options(let error):
-            error.description
+            "omron-hj720it: \(error)"
         }
     }
 }
@@ -56,10 +56,10 @@ public final class OmronPedometerSession: USBAdapterSession {
     public static let attempts = 3
 
     private let context: AdapterContext
-    private let configuration: Result<OmronPedometerConfiguration, OmronOptionError>
+    private let configuration: Result<OmronPedometerConfiguration, AdapterOptionError>
     private let now: @Sendable () -> Date
 
-    public init(context: AdapterContext, configuration: Result<OmronPedometerConfiguration, OmronOptionError>,
+    public init(context: AdapterContext, configuration: Result<OmronPedometerConfiguration, AdapterOptionError>,
                 now: @escaping @Sendable () -> Date) {
         self.context = context
         self.configuration = configuration

@@ -106,19 +106,18 @@ final class QNGATTConversation: GATTConversation {
         func send(_ bytes: [UInt8]) async throws { try await link.write(bytes, to: write, withResponse: withResponse) }
 
         var options = AdapterOutput()
-        let unit: QNFrame.DisplayUnit = context.options[QNOption.unit] == "lb" ? .pound : .kilogram
+        let reader = AdapterOptionReader(context.options)
+        var unit = QNFrame.DisplayUnit.kilogram
         var age: UInt8?
-        if let text = context.options[QNOption.age] {
-            if let value = UInt8(text), (1...120).contains(value) {
-                age = value
-            } else {
-                options.reject(context.source, reason: "bad-option", detail: "\(QNOption.age)=\(text): an age is 1…120",
-                               time: await link.now())
-            }
+        do {
+            age = try reader.integer(QNOption.age, in: 1...120)
+        } catch {
+            options.reject(context.source, option: error, time: await link.now())
         }
-        if let unknown = context.options[QNOption.unit], unknown != "lb", unknown != "kg" {
-            options.reject(context.source, reason: "bad-option", detail: "\(QNOption.unit)=\(unknown): kg or lb",
-                           time: await link.now())
+        do {
+            unit = try reader.choice(QNOption.unit, ["kg": .kilogram, "lb": .pound]) ?? unit
+        } catch {
+            options.reject(context.source, option: error, time: await link.now())
         }
         if !options.rejections.isEmpty { _ = try await deliver(options) }
 

@@ -1,6 +1,5 @@
 import AdapterKit
 import Foundation
-import HealthModel
 import Transport
 
 /// The built-in adapter for QN-platform scales in broadcast mode (Renpho, FITINDEX, Arboleaf and

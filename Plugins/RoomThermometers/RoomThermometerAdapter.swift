@@ -1,6 +1,5 @@
 import AdapterKit
 import Foundation
-import HealthModel
 import Transport
 
 /// The built-in adapter for popular room thermometers' advertisements: Xiaomi/Qingping sensors

@@ -1,6 +1,5 @@
 import AdapterKit
 import Foundation
-import HealthModel
 import Transport
 
 /// TEMPer USB thermometers (`0c45:7401`, `0c45:7402`, `1a86:e025`): room temperature every `temper-interval`
@@ -35,7 +34,7 @@ public struct TEMPerAdapter: USBAdapter {
 
     public func makeSession(for device: USBDeviceDescription, context: AdapterContext,
                             options: [String: String]) -> any USBAdapterSession {
-        let configuration: Result<TEMPerConfiguration, TEMPerOptionError>
+        let configuration: Result<TEMPerConfiguration, AdapterOptionError>
         do {
             configuration = .success(try TEMPerConfiguration(options: options))
         } catch {
@@ -59,37 +58,11 @@ public struct TEMPerConfiguration: Hashable, Sendable {
         self.offset = offset
     }
 
-    public init(options: [String: String]) throws(TEMPerOptionError) {
+    public init(options: [String: String]) throws(AdapterOptionError) {
         self.init()
-        if let value = options["temper-interval"] {
-            guard let seconds = Int(value), (1...86_400).contains(seconds) else {
-                throw .invalid(option: "temper-interval", value: value, expected: "whole seconds from 1 to 86400")
-            }
-            interval = seconds
-        }
-        if let value = options["temper-scale"] {
-            guard let number = Double(value), number.isFinite, number > 0 else {
-                throw .invalid(option: "temper-scale", value: value, expected: "a positive number")
-            }
-            scale = number
-        }
-        if let value = options["temper-offset"] {
-            guard let number = Double(value), number.isFinite, abs(number) <= 20 else {
-                throw .invalid(option: "temper-offset", value: value, expected: "°C from -20 to 20")
-            }
-            offset = number
-        }
-    }
-}
-
-/// A bad TEMPer option.
-public enum TEMPerOptionError: Error, Hashable, Sendable, CustomStringConvertible {
-    case invalid(option: String, value: String, expected: String)
-
-    public var description: String {
-        switch self {
-        case .invalid(let option, let value, let expected):
-            "temper: option \(option)=\(value) is not valid; expected \(expected)"
-        }
+        let reader = AdapterOptionReader(options)
+        interval = try reader.integer("temper-interval", in: 1...86_400, expected: "whole seconds from 1 to 86400") ?? interval
+        scale = try reader.number("temper-scale", expected: "a positive number") { $0 > 0 } ?? scale
+        offset = try reader.number("temper-offset", expected: "°C from -20 to 20") { abs($0) <= 20 } ?? offset
     }
 }

@@ -5,13 +5,13 @@ import Transport
 
 /// Why a TEMPer session could not run.
 public enum TEMPerSessionError: Error, Hashable, Sendable, CustomStringConvertible {
-    case options(TEMPerOptionError)
+    case options(AdapterOptionError)
     /// No HID interface with an interrupt IN endpoint.
     case noReportInterface(device: String)
 
     public var description: String {
         switch self {
-        case .options(let error): error.description
+        case .options(let error): "temper: \(error)"
         case .noReportInterface(let device): "temper: \(device) has no HID interface with an interrupt IN endpoint"
         }
     }
@@ -27,11 +27,11 @@ public final class TEMPerSession: USBAdapterSession {
     static let timeout: Duration = .seconds(5)
 
     private let context: AdapterContext
-    private let configuration: Result<TEMPerConfiguration, TEMPerOptionError>
+    private let configuration: Result<TEMPerConfiguration, AdapterOptionError>
     private let now: @Sendable () -> Date
     private let sleep: @Sendable (Duration) -> Void
 
-    public init(context: AdapterContext, configuration: Result<TEMPerConfiguration, TEMPerOptionError>,
+    public init(context: AdapterContext, configuration: Result<TEMPerConfiguration, AdapterOptionError>,
                 now: @escaping @Sendable () -> Date, sleep: @escaping @Sendable (Duration) -> Void) {
         self.context = context
         self.configuration = configuration

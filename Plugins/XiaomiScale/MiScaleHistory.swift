@@ -1,6 +1,5 @@
 import AdapterKit
 import Foundation
-import HealthModel
 import Transport
 
 /// The Mi scales' history download: the commands written to the history characteristic and the
@@ -76,17 +75,12 @@ final class MiScaleHistoryConversation: GATTConversation {
     func run(over link: any GATTConversationLink, deliver: (AdapterOutput) async throws -> DeliveryReceipt) async throws {
         var output = AdapterOutput()
         let historyID: UInt16
-        if let text = context.options[MiScaleHistory.historyIDOption] {
-            guard let id = UInt16(text), id > 0 else {
-                output.reject(context.source, reason: "bad-option",
-                              detail: "\(MiScaleHistory.historyIDOption)=\(text) is not a number from 1 to 65535",
-                              time: await link.now())
-                _ = try await deliver(output)
-                return
-            }
-            historyID = id
-        } else {
-            historyID = 1
+        do {
+            historyID = try AdapterOptionReader(context.options).integer(MiScaleHistory.historyIDOption, in: 1...UInt16.max) ?? 1
+        } catch {
+            output.reject(context.source, option: error, time: await link.now())
+            _ = try await deliver(output)
+            return
         }
         let database = try await link.discover()
         guard let history = database.characteristic(MiScaleHistory.characteristic) else {

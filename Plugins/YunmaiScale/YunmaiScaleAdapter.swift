@@ -50,32 +50,14 @@ struct YunmaiProfile: Equatable {
     var age: UInt8 = 30
     var isMale = true
 
-    /// Reads the options; a bad value is named in the error text.
-    init(options: [String: String]) throws(YunmaiOptionError) {
-        func number<T: FixedWidthInteger>(_ key: String, _ range: ClosedRange<T>) throws(YunmaiOptionError) -> T? {
-            guard let text = options[key] else { return nil }
-            guard let value = T(text), range.contains(value) else { throw YunmaiOptionError(key: key, value: text, expected: "\(range)") }
-            return value
-        }
-        userID = try number(YunmaiScaleAdapter.userIDOption, 1...UInt16.max) ?? userID
-        heightCentimetres = try number(YunmaiScaleAdapter.heightOption, 50...250) ?? heightCentimetres
-        age = try number(YunmaiScaleAdapter.ageOption, 6...120) ?? age
-        if let sex = options[YunmaiScaleAdapter.sexOption] {
-            switch sex {
-            case "male": isMale = true
-            case "female": isMale = false
-            default: throw YunmaiOptionError(key: YunmaiScaleAdapter.sexOption, value: sex, expected: "male or female")
-            }
-        }
+    /// Reads the options; a bad value is named in the error.
+    init(options: [String: String]) throws(AdapterOptionError) {
+        let reader = AdapterOptionReader(options)
+        userID = try reader.integer(YunmaiScaleAdapter.userIDOption, in: 1...UInt16.max) ?? userID
+        heightCentimetres = try reader.integer(YunmaiScaleAdapter.heightOption, in: 50...250) ?? heightCentimetres
+        age = try reader.integer(YunmaiScaleAdapter.ageOption, in: 6...120) ?? age
+        isMale = try reader.choice(YunmaiScaleAdapter.sexOption, ["male": true, "female": false]) ?? isMale
     }
-}
-
-/// An adapter option with a value outside its range.
-struct YunmaiOptionError: Error, CustomStringConvertible {
-    var key: String
-    var value: String
-    var expected: String
-    var description: String { "\(key)=\(value): expected \(expected)" }
 }
 
 /// One conversation: subscribe, write the profile and the time, start a measurement, then take
@@ -111,7 +93,7 @@ final class YunmaiConversation: GATTConversation {
         do {
             profile = try YunmaiProfile(options: context.options)
         } catch {
-            output.reject(context.source, reason: "bad-option", detail: error.description, time: await link.now())
+            output.reject(context.source, option: error, time: await link.now())
             _ = try await deliver(output)
             return
         }

@@ -1,5 +1,4 @@
 import Foundation
-import HealthModel
 import Transport
 
 /// Sends each device's transport events to the sessions of the adapters that match it.
@@ -257,7 +256,7 @@ public final class AdapterRouter {
 }
 
 /// Why a router could not be set up.
-public enum AdapterRouterError: Error, Equatable, CustomStringConvertible {
+public enum AdapterRouterError: Error, Equatable, Sendable, CustomStringConvertible {
     case unknownAdapter(String, known: [String])
 
     public var description: String {

@@ -1,5 +1,4 @@
 import Foundation
-import HealthModel
 import Transport
 
 /// An adapter whose devices hand over their data only through a conversation: it writes

@@ -1,5 +1,4 @@
 import Foundation
-import Transport
 
 extension DeviceMatch {
     /// Whether some device could meet both matches: the same USB vendor (and product, or any),

@@ -1,5 +1,4 @@
 import Foundation
-import HealthModel
 import Transport
 
 /// The simplest conversation, that of a ``ConnectingAdapter``'s declarations: discover, read

@@ -1,5 +1,4 @@
 import Foundation
-import HealthModel
 import Transport
 
 /// An adapter for a USB device: a conversation (start-up, history download, broadcast reception)

@@ -89,19 +89,36 @@ public struct HCITraceDecoder: Sendable {
                 statistics.count(.eventTruncated)
                 return
             }
-            switch parameters[0] {
-            case 0x02: processLegacyReports(parameters, timestamp: timestamp, into: &events)
-            case 0x0D: processExtendedReports(parameters, timestamp: timestamp, into: &events)
-            case 0x01: processConnectionComplete(parameters, enhanced: false, timestamp: timestamp,
-                                                 controller: controller, into: &events)
-            case 0x0A, 0x29: processConnectionComplete(parameters, enhanced: true, timestamp: timestamp,
-                                                       controller: controller, into: &events)
-            default: break
-            }
+            processLEMeta(parameters, timestamp: timestamp, controller: controller, into: &events)
         case 0x05:
             processDisconnectionComplete(parameters, timestamp: timestamp, controller: controller, into: &events)
         default:
             break
+        }
+    }
+
+    /// Processes an LE Meta event whose header a live reader has already parsed (``HCIEvent/leMeta(subevent:parameters:)``),
+    /// as ``process(timestamp:direction:type:packet:controllerIndex:into:)`` would the whole received event, so the
+    /// packet is not read twice.
+    public mutating func processLEMeta(subevent: UInt8, parameters: [UInt8], timestamp: Int64, controllerIndex: UInt16 = 0,
+                                       into events: inout [TransportEvent]) {
+        statistics.records += 1
+        ([subevent] + parameters).withUnsafeBytes { bytes in
+            processLEMeta(bytes, timestamp: timestamp, controller: controllerIndex, into: &events)
+        }
+    }
+
+    /// LE Meta event parameters, subevent code first.
+    private mutating func processLEMeta(_ parameters: UnsafeRawBufferPointer, timestamp: Int64, controller: UInt16,
+                                        into events: inout [TransportEvent]) {
+        switch parameters[0] {
+        case 0x02: processLegacyReports(parameters, timestamp: timestamp, into: &events)
+        case 0x0D: processExtendedReports(parameters, timestamp: timestamp, into: &events)
+        case 0x01: processConnectionComplete(parameters, enhanced: false, timestamp: timestamp,
+                                             controller: controller, into: &events)
+        case 0x0A, 0x29: processConnectionComplete(parameters, enhanced: true, timestamp: timestamp,
+                                                   controller: controller, into: &events)
+        default: break
         }
     }
 

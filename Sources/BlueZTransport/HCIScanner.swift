@@ -426,10 +426,10 @@ public actor HCIScanner {
                                                         returnParameters: Array(parameters.dropFirst()))))
         case .commandStatus(let opcode, let status):
             resolve(opcode, with: .success(CommandReply(status: status, returnParameters: [])))
-        case .leMeta(let subevent, _):
+        case .leMeta(let subevent, let parameters):
             guard subevent == HCIEventBuilder.leAdvertisingReportSubevent
                 || subevent == HCIEventBuilder.leExtendedAdvertisingReportSubevent else { return }
-            let advertisements = decodeReports(packet)
+            let advertisements = decodeReports(subevent: subevent, parameters: parameters)
             guard !advertisements.isEmpty else { return }
             lastActivity = clock.now
             if silenceIncidentOpen {
@@ -449,14 +449,13 @@ public actor HCIScanner {
         }
     }
 
-    /// Advertising reports of one LE Meta event packet (with its indicator byte), through the
-    /// capture decoder; reports it could not use are counted in ``statistics``.
-    private func decodeReports(_ packet: [UInt8]) -> [BLEAdvertisement] {
+    /// Advertising reports of one LE Meta event (parsed once, by ``HCIEvent``), through the capture
+    /// decoder; reports it could not use are counted in ``statistics``.
+    private func decodeReports(subevent: UInt8, parameters: [UInt8]) -> [BLEAdvertisement] {
         let malformedBefore = decoder.statistics.malformedTotal
         var decoded: [TransportEvent] = []
         let microseconds = Int64((now().timeIntervalSince1970 * 1_000_000).rounded())
-        decoder.process(timestamp: microseconds, direction: .received, type: .event, packet: packet[1...],
-                        into: &decoded)
+        decoder.processLEMeta(subevent: subevent, parameters: parameters, timestamp: microseconds, into: &decoded)
         statistics.malformedEvents += decoder.statistics.malformedTotal - malformedBefore
         return decoded.compactMap { if case .advertisement(let advertisement) = $0 { advertisement } else { nil } }
     }

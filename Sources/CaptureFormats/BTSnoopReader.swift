@@ -20,7 +20,7 @@ public enum BTSnoopDatalink {
 /// File header: `btsnoop\0`, version (u32 BE, 1), datalink (u32 BE). Each record: original
 /// length, included length, flags, cumulative drops (u32 BE each), timestamp (i64 BE,
 /// microseconds since year 0), then the included bytes.
-public final class BTSnoopReader: CaptureReader {
+public final class BTSnoopReader: CaptureFormatReader {
     /// The largest record an HCI packet can need: indicator + ACL header + 65535 data bytes.
     public static let maximumHCIRecordLength = 1 + 4 + 65_535
     /// The largest BlueZ monitor record accepted (non-HCI monitor payloads such as notes).
@@ -38,21 +38,9 @@ public final class BTSnoopReader: CaptureReader {
     private let maximumRecordLength: Int
     private var finished = false
 
-    /// Opens a btsnoop file.
-    public convenience init(path: String) throws(CaptureError) {
-        try self.init(input: ChunkedInput(path: path))
-    }
-
-    /// Reads a btsnoop capture held in memory.
-    public convenience init(bytes: [UInt8]) throws(CaptureError) {
-        try self.init(input: ChunkedInput(bytes: bytes))
-    }
-
-    init(input: ChunkedInput) throws(CaptureError) {
+    public init(input: ChunkedInput) throws(CaptureError) {
         self.input = input
-        guard try input.fill(16) else {
-            throw .badHeader(offset: 0, reason: "file is \(input.available) bytes, shorter than the 16-byte btsnoop header")
-        }
+        try input.requireHeader(16, "shorter than the 16-byte btsnoop header")
         guard input.slice(at: 0, count: 8).elementsEqual("btsnoop\0".utf8) else {
             throw .badHeader(offset: 0, reason: "magic is not \"btsnoop\\0\"")
         }

@@ -37,6 +37,25 @@ public protocol CaptureReader: AnyObject {
     var bytesRead: Int { get }
 }
 
+/// A reader of one capture format, opened on a file or on bytes in memory: the one opening every
+/// format shares. `init(input:)` checks the format's header.
+public protocol CaptureFormatReader: CaptureReader {
+    /// Reads the format from `input`, starting with its header.
+    init(input: ChunkedInput) throws(CaptureError)
+}
+
+extension CaptureFormatReader {
+    /// Opens a capture file of this format.
+    public init(path: String) throws(CaptureError) {
+        try self.init(input: ChunkedInput(path: path))
+    }
+
+    /// Reads a capture of this format held in memory.
+    public init(bytes: [UInt8]) throws(CaptureError) {
+        try self.init(input: ChunkedInput(bytes: bytes))
+    }
+}
+
 /// Opening capture files whatever their format.
 public enum CaptureFile {
     /// Opens a file and picks the reader from its magic bytes.

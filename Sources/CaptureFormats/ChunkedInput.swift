@@ -11,7 +11,10 @@ import Darwin
 /// Memory use is bounded by the largest record asked for, never by the file size: consumed
 /// bytes are dropped when the buffer is refilled. Offsets passed to the accessors are relative
 /// to the current position; `offset` is the absolute position in the file.
-final class ChunkedInput {
+///
+/// Public only as the input a ``CaptureFormatReader`` is opened on; nothing outside this module
+/// can make or read one.
+public final class ChunkedInput {
     /// The default read size.
     static let chunkSize = 64 * 1024
 
@@ -45,6 +48,12 @@ final class ChunkedInput {
 
     deinit {
         if fileDescriptor >= 0 { close(fileDescriptor) }
+    }
+
+    /// Makes the `count` bytes of a format's fixed file header available, else a `badHeader`
+    /// error at offset 0 saying how short the file is (`header` names what was wanted).
+    func requireHeader(_ count: Int, _ header: String) throws(CaptureError) {
+        guard try fill(count) else { throw .badHeader(offset: 0, reason: "file is \(available) bytes, \(header)") }
     }
 
     /// Absolute file offset of the next unread byte.

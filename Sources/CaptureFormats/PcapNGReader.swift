@@ -5,7 +5,7 @@
 /// Block layout: type (u32), total length (u32), body, total length again. Timestamps use the
 /// interface's `if_tsresol` (default microseconds) and `if_tsoffset` options. A Simple Packet
 /// Block has no timestamp: it gets the timestamp of the packet before it (0 if none).
-public final class PcapNGReader: CaptureReader {
+public final class PcapNGReader: CaptureFormatReader {
     /// Block lengths above this are impossible.
     public static let maximumBlockLength = 16 * 1024 * 1024
 
@@ -40,21 +40,9 @@ public final class PcapNGReader: CaptureReader {
     private var finished = false
     private var lastTimestamp: Int64 = 0
 
-    /// Opens a pcapng file.
-    public convenience init(path: String) throws(CaptureError) {
-        try self.init(input: ChunkedInput(path: path))
-    }
-
-    /// Reads a pcapng capture held in memory.
-    public convenience init(bytes: [UInt8]) throws(CaptureError) {
-        try self.init(input: ChunkedInput(bytes: bytes))
-    }
-
-    init(input: ChunkedInput) throws(CaptureError) {
+    public init(input: ChunkedInput) throws(CaptureError) {
         self.input = input
-        guard try input.fill(12) else {
-            throw .badHeader(offset: 0, reason: "file is \(input.available) bytes, too short for a pcapng section header")
-        }
+        try input.requireHeader(12, "too short for a pcapng section header")
         guard input.uint32(at: 0, bigEndian: false) == Self.sectionHeaderType else {
             throw .badHeader(offset: 0, reason: "first block is not a pcapng Section Header Block")
         }

@@ -4,7 +4,7 @@
 /// File header (24 bytes): magic, version major/minor (u16), thiszone (i32), sigfigs, snaplen,
 /// link type (u32; low 16 bits). Each record: seconds, microseconds or nanoseconds, captured
 /// length, original length (u32 each), then the captured bytes.
-public final class PcapReader: CaptureReader {
+public final class PcapReader: CaptureFormatReader {
     /// Captured lengths above this (or above the file's snap length, if larger) are impossible.
     public static let maximumRecordLength = 262_144
 
@@ -25,21 +25,9 @@ public final class PcapReader: CaptureReader {
     public var bytesRead: Int { input.offset }
     private var finished = false
 
-    /// Opens a pcap file.
-    public convenience init(path: String) throws(CaptureError) {
-        try self.init(input: ChunkedInput(path: path))
-    }
-
-    /// Reads a pcap capture held in memory.
-    public convenience init(bytes: [UInt8]) throws(CaptureError) {
-        try self.init(input: ChunkedInput(bytes: bytes))
-    }
-
-    init(input: ChunkedInput) throws(CaptureError) {
+    public init(input: ChunkedInput) throws(CaptureError) {
         self.input = input
-        guard try input.fill(24) else {
-            throw .badHeader(offset: 0, reason: "file is \(input.available) bytes, shorter than the 24-byte pcap header")
-        }
+        try input.requireHeader(24, "shorter than the 24-byte pcap header")
         switch (input.byte(at: 0), input.byte(at: 1), input.byte(at: 2), input.byte(at: 3)) {
         case (0xD4, 0xC3, 0xB2, 0xA1): (isBigEndian, hasNanosecondTimestamps) = (false, false)
         case (0xA1, 0xB2, 0xC3, 0xD4): (isBigEndian, hasNanosecondTimestamps) = (true, false)

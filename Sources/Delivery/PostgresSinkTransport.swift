@@ -1,5 +1,4 @@
 import Foundation
-import HealthModel
 import PostgresStore
 
 /// Delivers to a shared PostgreSQL database: the schema is created or migrated on first contact,

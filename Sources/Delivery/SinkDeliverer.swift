@@ -79,15 +79,15 @@ public final class SinkDeliverer {
     private var name: String { configuration.name }
     private var batchSize: Int { max(1, configuration.options.batchSize) }
 
-    private func storeStep<T>(_ body: () throws -> T) throws(SinkDeliveryError) -> T {
-        do { return try body() } catch { throw .store(String(describing: error)) }
+    private func storeStep<T>(_ step: SinkFeedStep, _ body: () throws -> T) throws(SinkDeliveryError) -> T {
+        do { return try body() } catch { throw .store(step, reason: String(describing: error)) }
     }
 
     /// Sends one batch (queued dead letters first, then the feed); returns how many records it
     /// handled, 0 when there was nothing to send.
     @discardableResult
     public func deliverNextBatch() throws(SinkDeliveryError) -> (delivered: Int, deadLettered: Int) {
-        let retries = try storeStep { try store.deadLetters(sink: name, retryingOnly: true, limit: batchSize) }
+        let retries = try storeStep(.readDeadLetters) { try store.deadLetters(sink: name, retryingOnly: true, limit: batchSize) }
         if !retries.isEmpty {
             let records = retries.map(OutgoingRecord.init)
             let result: SendResult
@@ -99,14 +99,14 @@ public final class SinkDeliverer {
             }
             switch result {
             case .accepted:
-                try storeStep {
+                try storeStep(.acknowledge) {
                     try store.acknowledge(sink: name, through: nil, delivered: counts(records), rejected: [],
                                           resolvedDeadLetters: retries.map(\.id), publishedStates: [], now: Date())
                 }
                 announce(records, anchor: cursor)
                 return (records.count, 0)
             case .rejected(let reason):
-                try storeStep { try store.refuseAgain(sink: name, deadLetters: retries.map(\.id), reason: reason, now: Date()) }
+                try storeStep(.refuseAgain) { try store.refuseAgain(sink: name, deadLetters: retries.map(\.id), reason: reason, now: Date()) }
                 onEvent(.deadLettered(sink: name, count: records.count, reason: reason))
                 return (0, records.count)
             }
@@ -116,7 +116,7 @@ public final class SinkDeliverer {
         if let ahead = readAhead, ahead.cursor == cursor {
             (batch, records) = (ahead.batch, ahead.records)
         } else {
-            batch = try storeStep {
+            batch = try storeStep(.readFeed) {
                 try store.feedBatch(after: cursor, types: configuration.readTypes, limit: batchSize, person: configuration.person)
             }
             records = Self.outgoing(batch)
@@ -124,7 +124,7 @@ public final class SinkDeliverer {
         readAhead = nil
         guard !batch.entries.isEmpty else {
             if batch.throughAnchor > cursor {
-                try storeStep { try store.advanceCursor(sink: name, to: batch.throughAnchor) }
+                try storeStep(.advanceCursor) { try store.advanceCursor(sink: name, to: batch.throughAnchor) }
                 cursor = batch.throughAnchor
             }
             return (0, 0)
@@ -157,7 +157,7 @@ public final class SinkDeliverer {
         }
         switch result {
         case .accepted:
-            try storeStep {
+            try storeStep(.acknowledge) {
                 try store.acknowledge(sink: name, through: batch.throughAnchor, delivered: counts(records), rejected: [],
                                       resolvedDeadLetters: [], publishedStates: sendContext.statesToRecord, now: Date())
                 if !sendContext.retiredStates.isEmpty {
@@ -168,7 +168,7 @@ public final class SinkDeliverer {
             announce(records, anchor: cursor)
             return (records.count, 0)
         case .rejected(let reason):
-            try storeStep {
+            try storeStep(.acknowledge) {
                 try store.acknowledge(sink: name, through: batch.throughAnchor, delivered: [:],
                                       rejected: records.map { $0.rejected(reason: reason) }, resolvedDeadLetters: [],
                                       publishedStates: [], now: Date())
@@ -185,7 +185,7 @@ public final class SinkDeliverer {
         guard case .interrupted(let count, _) = error, count > 0 else { return error }
         let done = Array(records.prefix(count))
         guard let last = done.last else { return error }
-        try storeStep { try store.acknowledge(sink: name, through: last.anchor, delivered: counts(done), rejected: [],
+        try storeStep(.acknowledge) { try store.acknowledge(sink: name, through: last.anchor, delivered: counts(done), rejected: [],
                                                    resolvedDeadLetters: [], publishedStates: [], now: Date()) }
         cursor = last.anchor
         announce(done, anchor: cursor)
@@ -213,7 +213,7 @@ public final class SinkDeliverer {
         var context = try dailyContext(records)
         context.storeIdentity = storeIdentity
         for request in transport.statisticsRequests(for: records) {
-            context.statistics[request] = try storeStep {
+            context.statistics[request] = try storeStep(.readStatistics) {
                 try store.statistics(request.operation, type: request.type, from: request.from, to: request.to,
                                      granularity: request.granularity, zone: request.zone, scope: request.scope)
             }
@@ -223,12 +223,12 @@ public final class SinkDeliverer {
 
     private func dailyContext(_ records: [OutgoingRecord]) throws(SinkDeliveryError) -> DeliveryContext {
         guard transport.wantsDailyTotals else { return DeliveryContext() }
-        let everybody = try storeStep { try store.queryPeopleNames() }
+        let everybody = try storeStep(.readPeople) { try store.queryPeopleNames() }
         let people = configuration.person.map { [$0] } ?? everybody
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = .current
         let start = calendar.startOfDay(for: Date())
-        let published = try storeStep { try store.publishedStates(sink: name) }
+        let published = try storeStep(.readPublishedStates) { try store.publishedStates(sink: name) }
         let marks = Dictionary(published.map { (DeliveryContext.key(person: $0.person, type: $0.type), $0.end) }, uniquingKeysWith: max)
         let current = Self.currentReadings(records, publishedStates: marks, startOfToday: start)
         struct Pair: Hashable { var person: String; var type: QuantityType }
@@ -244,7 +244,7 @@ public final class SinkDeliverer {
         var totals: [String: Double] = [:]
         for pair in pairs {
             guard everybody.contains(pair.person) else { continue }
-            let buckets = try storeStep {
+            let buckets = try storeStep(.readStatistics) {
                 try store.statistics(.sum, type: pair.type, from: start, to: end, granularity: nil, zone: .current,
                                      scope: QueryScope(people: .named(pair.person)))
             }
@@ -357,7 +357,7 @@ private final class SendInFlight: @unchecked Sendable {
     private let context: DeliveryContext
     private let finished = DispatchSemaphore(value: 0)
     /// Written by the sending thread before `finished` is signalled, read after the wait.
-    private var result: Result<SendResult, SinkDeliveryError> = .failure(.store("the send did not run"))
+    private var result: Result<SendResult, SinkDeliveryError> = .failure(.sendDidNotRun)
 
     init(transport: any SinkTransport, records: [OutgoingRecord], context: DeliveryContext) {
         self.transport = transport

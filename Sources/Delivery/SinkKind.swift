@@ -1,5 +1,4 @@
 import Foundation
-import Pipeline
 
 /// One kind of receiver (MQTT, HTTP, PostgreSQL, …) described in one type: its URL schemes with
 /// their default ports, its typed options (stored, and given to `sinks add`), how a listing shows

@@ -30,8 +30,11 @@ public indirect enum SinkDeliveryError: Error, Equatable, CustomStringConvertibl
     case redirectRefused(target: String, status: Int, location: String)
     /// The sink's configuration cannot be used (unreadable secret file, missing variable, …).
     case configuration(SinkConfigurationError)
-    /// The store failed while reading the feed or recording progress.
-    case store(String)
+    /// The store failed at `step` of delivery (reading the feed or recording progress); `reason`
+    /// is the store's own error, whichever store it is.
+    case store(SinkFeedStep, reason: String)
+    /// A send ended without a result (the sending thread never ran it).
+    case sendDidNotRun
     /// The receiver refuses the sink's configuration (a login or credentials refused, HTTP 401 and
     /// 403 among them, a database whose encoding
     /// cannot hold the data, a gateway id of another store): retried like an outage, never
@@ -50,10 +53,23 @@ public indirect enum SinkDeliveryError: Error, Equatable, CustomStringConvertibl
         case .redirectRefused(let target, let status, let location):
             "\(target) answered HTTP \(status) redirecting to \(location.isEmpty ? "(no location)" : location): redirects are refused, give the final URL"
         case .configuration(let error): error.description
-        case .store(let message): "store: \(message)"
+        case .store(let step, let reason): "store: \(step.rawValue): \(reason)"
+        case .sendDidNotRun: "the send did not run"
         case .misconfigured(let target, let reason, let fix): "\(target): configuration error: \(reason); \(fix)"
         }
     }
+}
+
+/// What delivery asked of the store (the feed port) when it failed.
+public enum SinkFeedStep: String, Sendable, Hashable {
+    case readDeadLetters = "reading the dead letters to retry"
+    case acknowledge = "recording what was delivered"
+    case refuseAgain = "recording a refused retry"
+    case readFeed = "reading the feed"
+    case advanceCursor = "advancing the cursor"
+    case readStatistics = "reading statistics"
+    case readPeople = "reading the people"
+    case readPublishedStates = "reading the published states"
 }
 
 extension SinkDeliveryError {
@@ -72,7 +88,8 @@ extension SinkDeliveryError {
         case .redirectRefused(let target, let status, let location):
             .redirectRefused(target: r(target), status: status, location: r(location))
         case .configuration(let error): .configuration(error.redacted(by: redactor))
-        case .store(let message): .store(r(message))
+        case .store(let step, let reason): .store(step, reason: r(reason))
+        case .sendDidNotRun: .sendDidNotRun
         case .misconfigured(let target, let reason, let fix): .misconfigured(target: r(target), reason: r(reason), fix: r(fix))
         }
     }

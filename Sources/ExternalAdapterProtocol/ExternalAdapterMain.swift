@@ -1,6 +1,5 @@
 import AdapterKit
 import Foundation
-import HealthModel
 import Synchronization
 import Transport
 

@@ -1,7 +1,4 @@
-import AdapterKit
 import Foundation
-import HealthModel
-import Transport
 
 /// The fixed facts of the external adapter protocol (versions 1 and 2, described in
 /// `Plugins/README.md`): executable naming, the adapter id syntax and the line size limit both

@@ -1,7 +1,6 @@
 import AdapterKit
 import Dispatch
 import Foundation
-import HealthModel
 import Synchronization
 import Transport
 

@@ -1,7 +1,6 @@
 import AdapterKit
 import ExternalAdapterProtocol
 import Foundation
-import HealthModel
 import Synchronization
 import Transport
 

@@ -1,4 +1,3 @@
-import AdapterKit
 import ExternalAdapterProtocol
 import Foundation
 

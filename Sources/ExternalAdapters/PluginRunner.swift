@@ -34,34 +34,59 @@ final class PluginRunner: @unchecked Sendable {
     /// The device as logs name it.
     let deviceLabel: String
 
-    /// Guards every `var` below and signals their changes.
-    private let condition = NSCondition()
+    /// What the runner's threads and its callers share, behind the one condition that guards it.
+    private struct State {
+        var started = false
+        var pendingInput: [String] = []
+        var inputClosed = false
+        var stopRequested = false
+        var pluginDone = false
+        var runnerFinished = false
+        var runs = 0
+        var process: ChildProcess?
+        /// The current run's stdout reader saw the end of the stream.
+        var outputEnded = false
+        var consecutiveRejections = 0
+        var killedForRejections = false
+        var lastInputTime: Date?
+        var outRecords: [HealthRecord] = []
+        var outRejections: [AdapterRejection] = []
+        var outSkipped: [String: Int] = [:]
+        /// Requests handed to the listener and not answered yet.
+        var pendingRequests = 0
+        /// The request token bucket.
+        var requestTokens: Double
+        var requestTokensUpdated = ContinuousClock.now
+        /// Whether `.output` was signalled and not drained since.
+        var outputSignalled = false
+
+        var hasOutput: Bool { !outRecords.isEmpty || !outRejections.isEmpty || !outSkipped.isEmpty }
+
+        /// Whether another run is wanted: not stopped, not done, and input left to deliver (or the
+        /// input has not ended yet). The first run always happens unless stopped.
+        var wantsRun: Bool {
+            if stopRequested || pluginDone { return false }
+            if inputClosed && pendingInput.isEmpty && runs > 0 { return false }
+            return true
+        }
+
+        /// Moves out what the plugin produced so far.
+        mutating func drain(into output: inout AdapterOutput) {
+            outputSignalled = false
+            guard hasOutput else { return }
+            output.records += outRecords
+            output.rejections += outRejections
+            for (reason, count) in outSkipped { output.skipped[reason, default: 0] += count }
+            outRecords.removeAll(keepingCapacity: true)
+            outRejections.removeAll(keepingCapacity: true)
+            outSkipped.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// The shared state; reachable only under its lock.
+    private let state: ConditionGuarded<State>
     /// Interrupts a back-off sleep.
     private let wakeUp = WakeUpSignal()
-
-    private var started = false
-    private var pendingInput: [String] = []
-    private var inputClosed = false
-    private var stopRequested = false
-    private var pluginDone = false
-    private var runnerFinished = false
-    private var runs = 0
-    private var process: ChildProcess?
-    /// The current run's stdout reader saw the end of the stream.
-    private var outputEnded = false
-    private var consecutiveRejections = 0
-    private var killedForRejections = false
-    private var lastInputTime: Date?
-    private var outRecords: [HealthRecord] = []
-    private var outRejections: [AdapterRejection] = []
-    private var outSkipped: [String: Int] = [:]
-    /// Requests handed to the listener and not answered yet.
-    private var pendingRequests = 0
-    /// The request token bucket.
-    private var requestTokens: Double
-    private var requestTokensUpdated = ContinuousClock.now
-    /// Whether `.output` was signalled and not drained since.
-    private var outputSignalled = false
 
     init(adapter: ExternalAdapter, device: ExternalDevice, timeZone: TimeZone, conversation: Bool = false,
          listener: (@Sendable (PluginRunnerEvent) -> Void)? = nil) {
@@ -73,7 +98,7 @@ final class PluginRunner: @unchecked Sendable {
         executable = adapter.executable
         configuration = adapter.configuration
         supervisor = adapter.supervisor
-        requestTokens = Double(adapter.configuration.requestBurst)
+        state = ConditionGuarded(State(requestTokens: Double(adapter.configuration.requestBurst)))
         deviceLine = ExternalInputCodec.encodeDeviceLine(device, timeZone: timeZone, protocolVersion: adapter.protocolVersion)
         deviceLabel = device.localIdentifier
         let recordDevice: Device
@@ -92,10 +117,11 @@ final class PluginRunner: @unchecked Sendable {
 
     /// Starts the runner thread (once).
     func start() {
-        condition.lock()
-        defer { condition.unlock() }
-        guard !started else { return }
-        started = true
+        let first = state.withLock { state in
+            defer { state.started = true }
+            return !state.started
+        }
+        guard first else { return }
         let thread = Thread { [self] in runLoop() }
         thread.name = "ingestd-adapter-\(adapterID) runner"
         thread.start()
@@ -103,96 +129,69 @@ final class PluginRunner: @unchecked Sendable {
 
     /// Queues one stdin line; never blocks. When the queue is full the oldest line is dropped.
     func submit(_ line: String, time: Date) {
-        condition.lock()
-        defer { condition.unlock() }
-        guard !pluginDone, !stopRequested, !inputClosed else {
-            outSkipped[pluginDone ? "plugin-done" : "plugin-stopped", default: 0] += 1
-            return
+        let capacity = configuration.inputQueueCapacity
+        let dropped = state.withLock { state -> Bool in
+            guard !state.pluginDone, !state.stopRequested, !state.inputClosed else {
+                state.outSkipped[state.pluginDone ? "plugin-done" : "plugin-stopped", default: 0] += 1
+                return false
+            }
+            var dropped = false
+            if state.pendingInput.count >= capacity {
+                state.pendingInput.removeFirst()
+                state.outSkipped["advertisement-dropped", default: 0] += 1
+                dropped = true
+            }
+            state.pendingInput.append(line)
+            state.lastInputTime = time
+            return dropped
         }
-        if pendingInput.count >= configuration.inputQueueCapacity {
-            pendingInput.removeFirst()
-            outSkipped["advertisement-dropped", default: 0] += 1
-            supervisor.countDroppedAdvertisement()
-        }
-        pendingInput.append(line)
-        lastInputTime = time
-        condition.broadcast()
+        if dropped { supervisor.countDroppedAdvertisement() }
     }
 
     /// Queues a protocol-2 line (an answer, a notification, `connected`, `committed`); never
     /// blocks. When the plugin does not read and the queue is full, the oldest line is dropped
     /// and counted (`input-dropped`).
     func submitControl(_ line: String) {
-        condition.lock()
-        defer { condition.unlock() }
-        guard !pluginDone, !stopRequested, !inputClosed else { return }
-        if pendingInput.count >= configuration.inputQueueCapacity {
-            pendingInput.removeFirst()
-            outSkipped["input-dropped", default: 0] += 1
+        let capacity = configuration.inputQueueCapacity
+        state.withLock { state in
+            guard !state.pluginDone, !state.stopRequested, !state.inputClosed else { return }
+            if state.pendingInput.count >= capacity {
+                state.pendingInput.removeFirst()
+                state.outSkipped["input-dropped", default: 0] += 1
+            }
+            state.pendingInput.append(line)
         }
-        pendingInput.append(line)
-        condition.broadcast()
     }
 
     /// Ends the plugin's input (once the queued lines are written) without waiting.
     func closeInput() {
-        condition.lock()
-        inputClosed = true
-        condition.broadcast()
-        condition.unlock()
+        state.withLock { $0.inputClosed = true }
         wakeUp.fire()
     }
 
     /// A request handed to the listener was answered (or failed).
     func requestAnswered() {
-        condition.lock()
-        pendingRequests = max(0, pendingRequests - 1)
-        condition.unlock()
+        state.withLock { $0.pendingRequests = max(0, $0.pendingRequests - 1) }
     }
 
     /// Whether the plugin printed `{"done":true}`.
-    var isDone: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return pluginDone
-    }
+    var isDone: Bool { state.withLock { $0.pluginDone } }
 
     /// Whether the runner has ended (the process exited and will not be started again).
-    var hasFinished: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return runnerFinished
-    }
+    var hasFinished: Bool { state.withLock { $0.runnerFinished } }
 
     /// Moves out what the plugin produced so far.
     func drain(into output: inout AdapterOutput) {
-        condition.lock()
-        defer { condition.unlock() }
-        drainLocked(into: &output)
-    }
-
-    private func drainLocked(into output: inout AdapterOutput) {
-        outputSignalled = false
-        guard !outRecords.isEmpty || !outRejections.isEmpty || !outSkipped.isEmpty else { return }
-        output.records += outRecords
-        output.rejections += outRejections
-        for (reason, count) in outSkipped { output.skipped[reason, default: 0] += count }
-        outRecords.removeAll(keepingCapacity: true)
-        outRejections.removeAll(keepingCapacity: true)
-        outSkipped.removeAll(keepingCapacity: true)
-        condition.broadcast()  // a reader may wait for room
+        state.withLock { $0.drain(into: &output) }  // a reader waiting for room wakes
     }
 
     /// Waits up to `timeout` for output or the end of the runner; drains; true once the runner ended.
     func waitForOutput(timeout: Duration, into output: inout AdapterOutput) -> Bool {
         let deadline = Date().addingTimeInterval(ChildProcess.seconds(timeout))
-        condition.lock()
-        defer { condition.unlock() }
-        while outRecords.isEmpty && outRejections.isEmpty && outSkipped.isEmpty && !runnerFinished {
-            if !condition.wait(until: deadline) { break }
+        return state.wait(until: deadline, while: { !$0.hasOutput && !$0.runnerFinished }) { state, _ in
+            state.drain(into: &output)
+            return state.runnerFinished
         }
-        drainLocked(into: &output)
-        return runnerFinished
     }
 
     /// Ends the plugin's input and waits (at most `finishTimeout`) for its last output and exit,
@@ -208,74 +207,69 @@ final class PluginRunner: @unchecked Sendable {
     /// plugin flooding samples at its end is held to about `limit + outputQueueCapacity` records.
     /// An error from `flush` stops the plugin and is rethrown.
     func finish(into output: inout AdapterOutput, flushingAt limit: Int, flush: (AdapterOutput) throws -> Void) throws {
-        condition.lock()
-        inputClosed = true
-        condition.broadcast()
-        condition.unlock()
+        let started = state.withLock { state -> Bool in
+            state.inputClosed = true
+            return state.started
+        }
         wakeUp.fire()
 
         var deadline = Date().addingTimeInterval(ChildProcess.seconds(configuration.finishTimeout))
-        /// Drains with the lock held; flushes without it. The plugin's time to finish does not
-        /// count the time the caller spends committing (the plugin waits on back-pressure then).
-        /// After a flush it drains again before returning: the reader may have filled the queue
-        /// while the lock was free, and its wake-ups went to nobody then, so waiting without
-        /// draining would leave both sides waiting until the deadline.
-        func drainAndFlushLocked() throws {
+        /// Drains under the lock; flushes without it. The plugin's time to finish does not count
+        /// the time the caller spends committing (the plugin waits on back-pressure then). After a
+        /// flush it drains again: the reader may have filled the queue meanwhile.
+        func drainAndFlush() throws {
             while true {
-                drainLocked(into: &output)
+                state.withLock { $0.drain(into: &output) }
                 guard output.records.count >= limit else { return }
-                condition.unlock()
                 let flushStarted = Date()
                 do {
                     try flush(output)
                 } catch {
-                    stop()  // takes the lock itself
-                    condition.lock()
+                    stop()
                     throw error
                 }
-                condition.lock()
                 output = AdapterOutput()
                 deadline += Date().timeIntervalSince(flushStarted)
             }
         }
-
-        condition.lock()
-        defer { condition.unlock() }
-        while started && !runnerFinished {
-            try drainAndFlushLocked()
-            if runnerFinished { break }
-            if !condition.wait(until: deadline) { break }
+        /// Drains and flushes until the runner ends or `until` passes (a plugin that keeps printing
+        /// does not hold it past that); true when it ended.
+        func drainUntilFinished(until: () -> Date) throws -> Bool {
+            while true {
+                try drainAndFlush()
+                if Date() >= until() { return state.withLock { $0.runnerFinished } }
+                let (finished, waited) = state.wait(until: until(), while: { !$0.hasOutput && !$0.runnerFinished }) {
+                    state, waited in (state.runnerFinished, waited)
+                }
+                if finished { return true }
+                if !waited { return false }
+            }
         }
-        let finishedInTime = runnerFinished || !started
-        try drainAndFlushLocked()
+
+        let finishedInTime = try !started || drainUntilFinished { deadline }
+        try drainAndFlush()
 
         if !finishedInTime {
-            condition.unlock()
             note(.warning, "did not finish within \(Self.format(configuration.finishTimeout)) after its input ended; stopped")
             stop()
-            condition.lock()
             let lastDeadline = Date().addingTimeInterval(2)
-            while !runnerFinished {
-                try drainAndFlushLocked()
-                if runnerFinished { break }
-                if !condition.wait(until: lastDeadline) { break }
-            }
-            try drainAndFlushLocked()
+            _ = try drainUntilFinished { lastDeadline }
+            try drainAndFlush()
         }
 
-        if !pendingInput.isEmpty {
-            output.skipped["advertisement-undelivered", default: 0] += pendingInput.count
-            pendingInput.removeAll()
+        let undelivered = state.withLock { state in
+            defer { state.pendingInput.removeAll() }
+            return state.pendingInput.count
         }
+        if undelivered > 0 { output.skipped["advertisement-undelivered", default: 0] += undelivered }
     }
 
     /// Kills the process and ends the runner; nothing more is delivered.
     func stop() {
-        condition.lock()
-        stopRequested = true
-        let current = process
-        condition.broadcast()
-        condition.unlock()
+        let current = state.withLock { state in
+            state.stopRequested = true
+            return state.process
+        }
         current?.kill()
         wakeUp.fire()
     }
@@ -301,18 +295,14 @@ final class PluginRunner: @unchecked Sendable {
             }
             if readers.wait(timeout: .now() + 2) == .timedOut {
                 // A descendant that left the process group holds the pipes open: stop reading.
-                condition.lock()
-                outputEnded = true
-                condition.unlock()
+                state.withLock { $0.outputEnded = true }
                 stopReading.set()
                 readers.wait()
             }
             let outcome = outcome(exit: exit ?? .signalled(SIGKILL), inputEnded: inputEnded, overstayed: overstayed)
             let delay = supervisor.processEnded(startedAt: startedAt, outcome: outcome)
             configuration.stateChanged(adapterID)
-            condition.lock()
-            process = nil
-            condition.unlock()
+            state.withLock { $0.process = nil }
             switch outcome {
             case .finished, .stopped:
                 note(.debug, "process ended (\(exit ?? .signalled(SIGKILL)))")
@@ -322,9 +312,7 @@ final class PluginRunner: @unchecked Sendable {
                     note(.warning, "\(reason); the connection ends (the next one waits \(Self.format(delay)))")
                     return endRunner()
                 }
-                condition.lock()
-                let again = wantsRunLocked()
-                condition.unlock()
+                let again = state.withLock { $0.wantsRun }
                 note(.warning, again ? "\(reason); restarting in \(Self.format(delay))" : reason)
             }
         }
@@ -332,50 +320,35 @@ final class PluginRunner: @unchecked Sendable {
     }
 
     private func endRunner() {
-        condition.lock()
-        runnerFinished = true
-        condition.broadcast()
-        condition.unlock()
+        state.withLock { $0.runnerFinished = true }
         listener?(.finished)
-    }
-
-    /// Whether another run is wanted: not stopped, not done, and input left to deliver (or the
-    /// input has not ended yet). The first run always happens unless stopped.
-    private func wantsRunLocked() -> Bool {
-        if stopRequested || pluginDone { return false }
-        if inputClosed && pendingInput.isEmpty && runs > 0 { return false }
-        return true
     }
 
     /// Waits out the back-off and starts the next process; nil when no run is wanted any more.
     private func startProcess() -> ChildProcess? {
         while true {
-            condition.lock()
-            let wanted = wantsRunLocked()
-            condition.unlock()
-            guard wanted else { return nil }
+            guard state.withLock({ $0.wantsRun }) else { return nil }
             if let next = supervisor.nextPermittedStart, supervisor.clock.now() < next {
                 supervisor.clock.sleep(until: next, wakeUp: wakeUp)
                 continue
             }
-            condition.lock()
-            runs += 1
-            condition.unlock()
+            state.withLock { $0.runs += 1 }
             do {
                 let child = try ChildProcess.spawn(executable: executable, arguments: ["--run"],
                                                    environment: configuration.pluginEnvironment(protocolVersion: protocolVersion))
-                condition.lock()
-                if stopRequested {
-                    condition.unlock()
+                let stopped = state.withLock { state -> Bool in
+                    guard !state.stopRequested else { return true }
+                    state.process = child
+                    state.outputEnded = false
+                    state.consecutiveRejections = 0
+                    state.killedForRejections = false
+                    return false
+                }
+                if stopped {
                     child.kill()
                     _ = child.waitForExit()
                     return nil
                 }
-                process = child
-                outputEnded = false
-                consecutiveRejections = 0
-                killedForRejections = false
-                condition.unlock()
                 return child
             } catch {
                 let delay = supervisor.spawnFailed(error.description)
@@ -393,34 +366,31 @@ final class PluginRunner: @unchecked Sendable {
     /// stops reading for good, prints done, or is stopped (false).
     private func feed(_ child: ChildProcess) -> Bool {
         guard child.writeInput(Array((deviceLine + "\n").utf8)) else { return false }
+        /// What the feeder does next.
+        enum Next { case write(String), ended, stopped }
         while true {
-            condition.lock()
-            while pendingInput.isEmpty && !inputClosed && !stopRequested && !pluginDone && !outputEnded {
-                condition.wait()
+            let next: Next = state.wait(until: nil, while: {
+                $0.pendingInput.isEmpty && !$0.inputClosed && !$0.stopRequested && !$0.pluginDone && !$0.outputEnded
+            }) { state, _ in
+                if state.stopRequested || state.pluginDone || state.outputEnded { return .stopped }
+                if state.pendingInput.isEmpty { return .ended }  // inputClosed with nothing left to send
+                return .write(state.pendingInput.removeFirst())
             }
-            if stopRequested || pluginDone || outputEnded {
-                condition.unlock()
-                return false
+            switch next {
+            case .stopped: return false
+            case .ended: return true
+            case .write(let line): guard child.writeInput(Array((line + "\n").utf8)) else { return false }
             }
-            if pendingInput.isEmpty {
-                // inputClosed with nothing left to send.
-                condition.unlock()
-                return true
-            }
-            let line = pendingInput.removeFirst()
-            condition.unlock()
-            guard child.writeInput(Array((line + "\n").utf8)) else { return false }
         }
     }
 
     private func outcome(exit: ProcessExit, inputEnded: Bool, overstayed: Bool) -> PluginRunOutcome {
-        condition.lock()
-        defer { condition.unlock() }
-        if killedForRejections {
+        let (killed, stopped, done) = state.withLock { ($0.killedForRejections, $0.stopRequested, $0.pluginDone) }
+        if killed {
             return .failed(reason: "killed after \(configuration.consecutiveRejectionLimit) rejected lines in a row")
         }
-        if stopRequested { return .stopped }
-        if pluginDone { return .finished }
+        if stopped { return .stopped }
+        if done { return .finished }
         if overstayed {
             return .failed(reason: "did not exit within \(Self.format(configuration.exitGracePeriod)) after its input ended; killed")
         }
@@ -458,17 +428,11 @@ final class PluginRunner: @unchecked Sendable {
         }
         if let last = splitter.finish() { handle(last, from: child, logLines: &logLines) }
         if logLines.unlogged > 0 { note(.warning, "\(logLines.unlogged) further log lines not logged") }
-        condition.lock()
-        outputEnded = true
-        condition.broadcast()
-        condition.unlock()
+        state.withLock { $0.outputEnded = true }
     }
 
     private func handle(_ piece: LineSplitter.Piece, from child: ChildProcess, logLines: inout LogLineBudget) {
-        condition.lock()
-        let ignore = killedForRejections || stopRequested
-        condition.unlock()
-        if ignore { return }
+        if state.withLock({ $0.killedForRejections || $0.stopRequested }) { return }
         let line: PluginLine
         switch piece {
         case .line(let bytes):
@@ -481,25 +445,22 @@ final class PluginRunner: @unchecked Sendable {
         switch line {
         case .record(let record):
             supervisor.countRecord()
-            enqueue { runner in
-                runner.consecutiveRejections = 0
-                runner.outRecords.append(record)
+            enqueue { state in
+                state.consecutiveRejections = 0
+                state.outRecords.append(record)
             }
             signalOutput()
         case .log(let level, let message):
-            condition.lock()
-            consecutiveRejections = 0
-            condition.unlock()
+            state.withLock { $0.consecutiveRejections = 0 }
             if logLines.take() {
                 configuration.log(ExternalAdapterLogEntry(adapterID: adapterID, device: deviceLabel, level: level,
                                                           message: String(message.prefix(4096)), origin: .plugin))
             }
         case .done:
-            condition.lock()
-            consecutiveRejections = 0
-            pluginDone = true
-            condition.broadcast()
-            condition.unlock()
+            state.withLock { state in
+                state.consecutiveRejections = 0
+                state.pluginDone = true
+            }
             listener?(.done)
         case .request(let request):
             if let refusal = admit(request) {
@@ -515,8 +476,6 @@ final class PluginRunner: @unchecked Sendable {
     /// Checks a request against the connection, the device, the rate and the pending limit;
     /// nil when it may go to the device (it is then pending until `requestAnswered`).
     private func admit(_ request: PluginRequest) -> PluginLineRejection? {
-        condition.lock()
-        defer { condition.unlock() }
         guard isConversation, listener != nil else {
             return PluginLineRejection(.notConnected, "\(request.operation.name) \(request.id): this plugin holds no connection",
                                        requestID: request.id)
@@ -525,32 +484,36 @@ final class PluginRunner: @unchecked Sendable {
             return PluginLineRejection(.notYourDevice, "\(request.operation.name) \(request.id) names \(named), not the connected "
                                        + (deviceAddress.map { "\($0)" } ?? "device"), requestID: request.id)
         }
-        let now = ContinuousClock.now
-        let elapsed = ChildProcess.seconds(now - requestTokensUpdated)
-        requestTokensUpdated = now
-        requestTokens = min(Double(configuration.requestBurst), requestTokens + elapsed * configuration.requestsPerSecond)
-        guard requestTokens >= 1 else {
-            return PluginLineRejection(.rateLimited, "\(request.operation.name) \(request.id): over \(configuration.requestsPerSecond) requests a second",
-                                       requestID: request.id)
+        let configuration = configuration
+        return state.withLock { state -> PluginLineRejection? in
+            let now = ContinuousClock.now
+            let elapsed = ChildProcess.seconds(now - state.requestTokensUpdated)
+            state.requestTokensUpdated = now
+            state.requestTokens = min(Double(configuration.requestBurst),
+                                      state.requestTokens + elapsed * configuration.requestsPerSecond)
+            guard state.requestTokens >= 1 else {
+                return PluginLineRejection(.rateLimited, "\(request.operation.name) \(request.id): over \(configuration.requestsPerSecond) requests a second",
+                                           requestID: request.id)
+            }
+            guard state.pendingRequests < configuration.maximumPendingRequests else {
+                return PluginLineRejection(.tooManyRequests, "\(request.operation.name) \(request.id): \(state.pendingRequests) requests are unanswered",
+                                           requestID: request.id)
+            }
+            // An admitted request does not end a run of rejected lines: a plugin that floods gets a
+            // few requests through and is still killed after the limit of refusals.
+            state.requestTokens -= 1
+            state.pendingRequests += 1
+            return nil
         }
-        guard pendingRequests < configuration.maximumPendingRequests else {
-            return PluginLineRejection(.tooManyRequests, "\(request.operation.name) \(request.id): \(pendingRequests) requests are unanswered",
-                                       requestID: request.id)
-        }
-        // An admitted request does not end a run of rejected lines: a plugin that floods gets a
-        // few requests through and is still killed after the limit of refusals.
-        requestTokens -= 1
-        pendingRequests += 1
-        return nil
     }
 
     /// Tells the listener once that output waits, until it is drained.
     private func signalOutput() {
         guard let listener else { return }
-        condition.lock()
-        let first = !outputSignalled
-        outputSignalled = true
-        condition.unlock()
+        let first = state.withLock { state in
+            defer { state.outputSignalled = true }
+            return !state.outputSignalled
+        }
         if first { listener(.output) }
     }
 
@@ -564,12 +527,14 @@ final class PluginRunner: @unchecked Sendable {
         supervisor.countRejection(rejection.reason)
         let time = lastInputTimeOrNow()
         var kill = false
-        enqueue { runner in
-            runner.consecutiveRejections += 1
-            runner.outRejections.append(AdapterRejection(adapter: runner.adapterID, reason: rejection.reason.rawValue,
-                                                         detail: "\(runner.deviceLabel): \(rejection.detail)", time: time))
-            if runner.consecutiveRejections >= runner.configuration.consecutiveRejectionLimit && !runner.killedForRejections {
-                runner.killedForRejections = true
+        let rejected = AdapterRejection(adapter: adapterID, reason: rejection.reason.rawValue,
+                                        detail: "\(deviceLabel): \(rejection.detail)", time: time)
+        let limit = configuration.consecutiveRejectionLimit
+        enqueue { state in
+            state.consecutiveRejections += 1
+            state.outRejections.append(rejected)
+            if state.consecutiveRejections >= limit && !state.killedForRejections {
+                state.killedForRejections = true
                 kill = true
             }
         }
@@ -582,20 +547,15 @@ final class PluginRunner: @unchecked Sendable {
     }
 
     /// Runs `change` under the lock once there is room in the output queue (or the runner is stopping).
-    private func enqueue(_ change: (PluginRunner) -> Void) {
-        condition.lock()
-        defer { condition.unlock() }
-        while outRecords.count + outRejections.count >= configuration.outputQueueCapacity && !stopRequested {
-            condition.wait()
+    private func enqueue(_ change: (inout State) -> Void) {
+        let capacity = configuration.outputQueueCapacity
+        state.wait(until: nil, while: { $0.outRecords.count + $0.outRejections.count >= capacity && !$0.stopRequested }) {
+            state, _ in change(&state)
         }
-        change(self)
-        condition.broadcast()
     }
 
     private func lastInputTimeOrNow() -> Date {
-        condition.lock()
-        defer { condition.unlock() }
-        return lastInputTime ?? supervisor.clock.now()
+        state.withLock { $0.lastInputTime } ?? supervisor.clock.now()
     }
 
     private func readErrors(of child: ChildProcess, stop: StopFlag) {
@@ -638,6 +598,51 @@ final class PluginRunner: @unchecked Sendable {
 
     private static func format(_ seconds: TimeInterval) -> String {
         seconds < 1 ? "\(Int((seconds * 1000).rounded())) ms" : seconds.truncatingRemainder(dividingBy: 1) == 0 ? "\(Int(seconds)) s" : String(format: "%.1f s", seconds)
+    }
+}
+
+/// One condition and the state it guards: the state is reachable only inside ``withLock(_:)`` and
+/// ``wait(until:while:then:)``, so nothing reads or writes it without the lock, and every change
+/// wakes the waiters (each waits for its own predicate, so a wake-up for another is harmless).
+final class ConditionGuarded<State>: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var state: State
+
+    init(_ state: State) {
+        self.state = state
+    }
+
+    /// Runs `body` on the state under the lock, then wakes every waiter.
+    func withLock<T>(_ body: (inout State) throws -> T) rethrows -> T {
+        condition.lock()
+        defer {
+            condition.broadcast()
+            condition.unlock()
+        }
+        return try body(&state)
+    }
+
+    /// Waits while `blocked` holds (until `deadline` at the latest, without one for ever), then runs
+    /// `body` under the same lock, told whether the wait ended before the deadline; then wakes every waiter.
+    @discardableResult
+    func wait<T>(until deadline: Date?, while blocked: (State) -> Bool, then body: (inout State, _ inTime: Bool) -> T) -> T {
+        condition.lock()
+        defer {
+            condition.broadcast()
+            condition.unlock()
+        }
+        var inTime = true
+        while blocked(state) {
+            if let deadline {
+                if !condition.wait(until: deadline) {
+                    inTime = !blocked(state)
+                    break
+                }
+            } else {
+                condition.wait()
+            }
+        }
+        return body(&state, inTime)
     }
 }
 

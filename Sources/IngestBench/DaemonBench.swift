@@ -1,4 +1,3 @@
-import AdapterKit
 import BLESimulators
 import BLEWire
 import BlueZTransport
@@ -7,7 +6,6 @@ import Foundation
 import HealthModel
 import IngestRuntime
 import Logging
-import Pipeline
 import SQLiteStore
 import Synchronization
 import Transport

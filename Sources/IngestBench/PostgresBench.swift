@@ -1,10 +1,8 @@
 import Delivery
 import Foundation
-import HealthModel
 import LocalPostgres
 import Pipeline
 import PostgresStore
-import SQLiteStore
 
 /// PostgreSQL figures, against a throwaway server the bench starts (initdb in a temporary
 /// directory, as the postgres user when run as root):

@@ -2,7 +2,6 @@ import CSQLite
 import Foundation
 import HealthModel
 import IngestRuntime
-import Pipeline
 import SQLiteStore
 
 /// The statistics benchmark: a year of one-minute step samples (2025 in Europe/Berlin), then

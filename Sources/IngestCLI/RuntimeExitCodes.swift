@@ -1,14 +1,17 @@
 import ArgumentParsing
 import IngestRuntime
 
-/// The runtime's failures end a command with `error: <message>` and the exit status of their kind.
+/// The runtime's failures end a command with `error: <message>` and the exit status of their case:
+/// the one place they are mapped.
 extension RuntimeError: CLIError {
     public var exitCode: ExitCode {
-        switch kind {
-        case .failure: .failure
-        case .badInput: .dataError
-        case .missingInput: .noInput
-        case .badRequest: .usage
+        switch self {
+        case .bluetoothUnavailable, .bluetoothFailed, .usbUnavailable, .usbDeviceUnopenable, .captureNotWritten,
+             .temporaryCopyUncreatable, .temporaryCopyUnwritable, .storeClosed, .ingestUnfinished:
+            .failure
+        case .unreadableCapture, .damagedUSBCapture, .streamTooLong: .dataError
+        case .usbDeviceNotConnected, .noInput: .noInput
+        case .adapterChoice, .unknownUSBAdapter: .usage
         }
     }
 }

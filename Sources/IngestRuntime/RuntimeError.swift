@@ -1,41 +1,66 @@
-/// A failure of the runtime (replay, capture, the daemon, input files), with the kind of failure
-/// it is so the command line can choose its exit status; `description` is the one-line message.
-public struct RuntimeError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// What went wrong, in the categories the exit statuses distinguish.
-    public enum Kind: Sendable, Equatable {
-        /// No more specific category.
-        case failure
-        /// Input data that could not be understood (a damaged capture, a stream too long).
-        case badInput
-        /// An input file that does not exist or cannot be opened.
-        case missingInput
-        /// What was asked for cannot be done as asked (an unknown forced adapter id).
-        case badRequest
-    }
+import AdapterKit
+import BlueZTransport
+import CaptureFormats
+import Foundation
 
-    /// The category of the failure.
-    public var kind: Kind
-    /// The one-line explanation.
-    public var message: String
-
-    public init(_ kind: Kind, _ message: String) {
-        self.kind = kind
-        self.message = message
-    }
-
-    public var description: String { message }
-
-    /// A failure with no more specific category.
-    public static func failure(_ message: String) -> RuntimeError { RuntimeError(.failure, message) }
-
-    /// Input data that could not be understood.
-    public static func dataError(_ message: String) -> RuntimeError { RuntimeError(.badInput, message) }
-
+/// A failure of the runtime (replay, capture, the daemon, input files), each case carrying what
+/// failed; `description` is the one-line message, and the command line maps each case to its exit
+/// status in one place (`RuntimeExitCodes.swift`).
+public enum RuntimeError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The Bluetooth controller cannot be used (no kernel support, no controller, no permission).
+    case bluetoothUnavailable(BluetoothUnavailable)
+    /// Opening or starting the scanner of `controller` failed otherwise.
+    case bluetoothFailed(controller: String, reason: String)
+    /// libusb cannot be used, or cannot list the devices.
+    case usbUnavailable(reason: String)
+    /// No connected USB device has these ids.
+    case usbDeviceNotConnected(vendorID: UInt16, productID: UInt16)
+    /// The USB device is present but cannot be opened.
+    case usbDeviceUnopenable(device: String, reason: String)
+    /// The capture file being recorded cannot be created or written.
+    case captureNotWritten(CaptureError)
+    /// A capture to replay cannot be read: the file and why.
+    case unreadableCapture(path: String, reason: String)
+    /// A USB capture breaks off after `eventsReplayed` events (those were replayed).
+    case damagedUSBCapture(path: String, damage: USBMonError, eventsReplayed: Int)
+    /// The adapters cannot be set up as asked (an unknown forced adapter id).
+    case adapterChoice(AdapterRouterError)
+    /// `--adapter` names no USB adapter.
+    case unknownUSBAdapter(id: String, known: [String])
     /// An input file that does not exist or cannot be opened.
-    public static func noInput(path: String, reason: String = "no such file or directory") -> RuntimeError {
-        RuntimeError(.missingInput, "cannot open '\(path)': \(reason)")
-    }
+    case noInput(path: String, reason: String = "no such file or directory")
+    /// A stream (stdin, a pipe) longer than the spool takes.
+    case streamTooLong(source: String, limit: Int)
+    /// The temporary copy of a stream cannot be created in `directory`.
+    case temporaryCopyUncreatable(source: String, directory: String, reason: String)
+    /// The temporary copy of a stream cannot be written.
+    case temporaryCopyUnwritable(source: String, reason: String)
+    /// Work arrived after the store was closed for shutting down.
+    case storeClosed
+    /// An ingest ended without a result.
+    case ingestUnfinished
 
-    /// A request that cannot be carried out as given (the command line asked for something unknown).
-    public static func badRequest(_ message: String) -> RuntimeError { RuntimeError(.badRequest, message) }
+    public var description: String {
+        switch self {
+        case .bluetoothUnavailable(let error): error.description
+        case .bluetoothFailed(let controller, let reason): "Bluetooth unavailable: \(controller): \(reason)"
+        case .usbUnavailable(let reason): "USB unavailable: \(reason)"
+        case .usbDeviceNotConnected(let vendorID, let productID):
+            "no USB device \(String(format: "%04x:%04x", vendorID, productID)) is connected ('ingestd devices' lists those present)"
+        case .usbDeviceUnopenable(let device, let reason): "cannot open USB device \(device): \(reason)"
+        case .captureNotWritten(let error): error.description
+        case .unreadableCapture(let path, let reason): "\(path): \(reason)"
+        case .damagedUSBCapture(let path, let damage, let events):
+            "\(path): \(damage.description) (the \(events) events before it were replayed)"
+        case .adapterChoice(let error): error.description
+        case .unknownUSBAdapter(let id, let known): "no USB adapter \"\(id)\" (known: \(known.joined(separator: ", ")))"
+        case .noInput(let path, let reason): "cannot open '\(path)': \(reason)"
+        case .streamTooLong(let source, let limit): "\(source): stream longer than \(limit) bytes; write it to a file first"
+        case .temporaryCopyUncreatable(let source, let directory, let reason):
+            "cannot create a temporary copy of \(source) in \(directory): \(reason)"
+        case .temporaryCopyUnwritable(let source, let reason): "cannot write the temporary copy of \(source): \(reason)"
+        case .storeClosed: "the store is closed (shutting down)"
+        case .ingestUnfinished: "ingest did not finish"
+        }
+    }
 }

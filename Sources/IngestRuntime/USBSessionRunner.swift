@@ -35,8 +35,7 @@ public struct USBSessionRunner: Sendable {
     public func adapter(for device: USBDeviceDescription, forcedID: String?) throws(RuntimeError) -> (any USBAdapter)? {
         guard let forcedID else { return adapter(for: device) }
         guard let forced = adapters.first(where: { $0.descriptor.id == forcedID }) else {
-            throw RuntimeError.badRequest(
-                "no USB adapter \"\(forcedID)\" (known: \(adapters.map(\.descriptor.id).joined(separator: ", ")))")
+            throw .unknownUSBAdapter(id: forcedID, known: adapters.map(\.descriptor.id))
         }
         return forced
     }

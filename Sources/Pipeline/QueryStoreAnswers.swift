@@ -1,5 +1,4 @@
 import Foundation
-import HealthModel
 
 // The answers of the read port (`QueryStore`) beyond samples and statistics: a store's status,
 // the export cursor's summary and the events `watch` follows. Each store fills them with what

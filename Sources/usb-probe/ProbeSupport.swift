@@ -1,5 +1,4 @@
 import Foundation
-import LibUSBTransport
 import Transport
 
 /// Line-buffered output on stdout, flushed per line so a killed probe still shows its progress.

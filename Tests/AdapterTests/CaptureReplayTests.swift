@@ -1,12 +1,8 @@
-import AdapterKit
 import BLEWire
-import BuiltinAdapters
 import CaptureFormats
 import Foundation
-import HealthModel
 @testable import IngestRuntime
 import Testing
-import Transport
 
 /// Every fixture replayed through `CaptureReplay` (the code behind `ingestd decode`), compared
 /// with the records and rejections written from the published values.

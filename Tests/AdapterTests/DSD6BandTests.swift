@@ -1,7 +1,5 @@
-import AdapterKit
 import DSD6Band
 import Foundation
-import HealthModel
 import Testing
 
 /// The DS-D6 band's reply parsing on the bytes of the real logs.

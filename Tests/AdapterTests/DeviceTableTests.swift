@@ -1,5 +1,4 @@
 import AdapterKit
-import BuiltinAdapters
 import Foundation
 @testable import IngestRuntime
 import Testing

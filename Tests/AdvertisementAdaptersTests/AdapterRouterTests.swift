@@ -1,7 +1,6 @@
 import AdapterKit
 import BTHome
 import Foundation
-import HealthModel
 import TestSupport
 import Testing
 import Transport

@@ -1,9 +1,7 @@
 import AdapterKit
 import Foundation
 import HealthModel
-import TestSupport
 import Testing
-import Transport
 
 /// The quantity samples an output holds, in order.
 func samples(_ output: AdapterOutput) -> [QuantitySample] {

@@ -1,4 +1,3 @@
-import ArgumentParsing
 import Foundation
 import Logging
 import Testing

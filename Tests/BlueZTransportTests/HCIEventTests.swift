@@ -1,5 +1,4 @@
 import BLEWire
-import BlueZTransport
 import TestSupport
 import Testing
 

@@ -44,6 +44,32 @@ import Testing
         }
     }
 
+    /// The one opening every format shares: a file and the same bytes in memory read alike, a missing
+    /// file is `cannotOpen` naming the path, and a file shorter than the format's header says how long it is.
+    @Test func everyFormatOpensAFileAsItsBytes() throws {
+        func records(_ reader: any CaptureReader) throws -> [String] {
+            try readAll(reader).map { "\($0.timestamp) \($0.fileOffset) \(Array($0.bytes))" }
+        }
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: Fixture.dsd6)))
+        let fromFile = try records(BTSnoopReader(path: Fixture.dsd6))
+        #expect(fromFile.count == 571)
+        #expect(try records(BTSnoopReader(bytes: bytes)) == fromFile)
+        let pcapngBytes = Array(try Data(contentsOf: URL(fileURLWithPath: Fixture.airbily)))
+        #expect(try records(PcapNGReader(path: Fixture.airbily)) == records(PcapNGReader(bytes: pcapngBytes)))
+        #expect(throws: CaptureError.cannotOpen(path: "/nonexistent.pcap", errno: ENOENT)) {
+            try PcapReader(path: "/nonexistent.pcap")
+        }
+        #expect(throws: CaptureError.badHeader(offset: 0, reason: "file is 7 bytes, shorter than the 16-byte btsnoop header")) {
+            try BTSnoopReader(bytes: Array("btsnoop".utf8))
+        }
+        #expect(throws: CaptureError.badHeader(offset: 0, reason: "file is 4 bytes, shorter than the 24-byte pcap header")) {
+            try PcapReader(bytes: hex("d4 c3 b2 a1"))
+        }
+        #expect(throws: CaptureError.badHeader(offset: 0, reason: "file is 4 bytes, too short for a pcapng section header")) {
+            try PcapNGReader(bytes: hex("0a 0d 0d 0a"))
+        }
+    }
+
     @Test func errorsDescribeThemselves() {
         #expect(CaptureError.impossibleRecordLength(offset: 40, length: 9).description
             == "impossible record length 9 at byte 40")

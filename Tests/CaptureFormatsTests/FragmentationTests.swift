@@ -1,4 +1,3 @@
-import BLEWire
 import CaptureFormats
 import Foundation
 import TestSupport

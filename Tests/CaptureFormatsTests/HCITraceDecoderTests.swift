@@ -469,6 +469,32 @@ import Transport
         #expect(decoder.statistics.records == 0)
     }
 
+    /// A live scanner parses each event once (``HCIEvent``) and hands the decoder the LE Meta event's parts:
+    /// the advertisements are those the whole packets give on replay.
+    @Test func anLEMetaEventParsedOnceDecodesAsTheWholePacket() throws {
+        var whole = HCITraceDecoder()
+        var parsed = HCITraceDecoder()
+        var fromWhole: [BLEAdvertisement] = []
+        var fromParsed: [BLEAdvertisement] = []
+        var metaEvents = 0
+        for path in [Fixture.dsd6, Fixture.hidrate] {
+            let reader = try BTSnoopReader(path: path)
+            while let record = try reader.next() {
+                guard case .hci(.event) = record.content else { continue }
+                fromWhole += whole.process(record).compactMap { if case .advertisement(let a) = $0 { a } else { nil } }
+                guard case .leMeta(let subevent, let parameters) = try HCIEvent(packet: [0x04] + record.bytes) else { continue }
+                metaEvents += 1
+                var events: [TransportEvent] = []
+                parsed.processLEMeta(subevent: subevent, parameters: parameters, timestamp: record.timestamp, into: &events)
+                fromParsed += events.compactMap { if case .advertisement(let a) = $0 { a } else { nil } }
+            }
+        }
+        #expect(metaEvents > 0)
+        #expect(!fromWhole.isEmpty)
+        #expect(fromParsed == fromWhole)
+        #expect(parsed.statistics.malformedTotal == whole.statistics.malformedTotal)
+    }
+
     @Test func decoderExposesTheDiscoveredTable() throws {
         var decoder = HCITraceDecoder()
         var events: [TransportEvent] = []

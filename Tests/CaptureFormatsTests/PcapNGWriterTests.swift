@@ -2,7 +2,6 @@ import CaptureFormats
 import Foundation
 import TestSupport
 import Testing
-import Transport
 
 @Suite struct PcapNGWriterTests {
     @Test func writesSectionInterfaceAndPaddedPacketBlocks() throws {

@@ -1,7 +1,6 @@
 import BLEWire
 import CaptureFormats
 import Foundation
-import TestSupport
 import Transport
 
 /// The real captures copied into `Captures/` (see `Captures/ORIGIN`).

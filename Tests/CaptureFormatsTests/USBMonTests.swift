@@ -1,7 +1,6 @@
 import CaptureFormats
 import Foundation
 import Testing
-import Transport
 
 /// usbmon captures in `Captures/usb/` (see its ORIGIN); every count below was also computed by
 /// `Captures/usb/usbmon_check.py`, a separate minimal reading of the same bytes.

@@ -1,8 +1,4 @@
-import Delivery
 import Foundation
-import HealthModel
-import SQLiteStore
-import TestSupport
 import Testing
 
 /// The daemon (`ingestd run --no-usb --no-ble`) delivers to its sinks after commits, re-reads

@@ -4,7 +4,6 @@ import HealthModel
 import LocalPostgres
 import Pipeline
 @testable import PostgresStore
-import SQLiteStore
 import TestSupport
 import Testing
 

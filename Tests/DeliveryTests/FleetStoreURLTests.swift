@@ -2,7 +2,6 @@ import Delivery
 import Foundation
 import HealthModel
 import LocalPostgres
-import SQLiteStore
 import TestSupport
 import Testing
 

@@ -1,8 +1,5 @@
 import Delivery
 import Foundation
-import HealthModel
-import SQLiteStore
-import TestSupport
 import Testing
 
 /// HTTP sinks against a real Python `http.server` receiver on 127.0.0.1.

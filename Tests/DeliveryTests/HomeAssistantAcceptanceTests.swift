@@ -1,7 +1,6 @@
 import Delivery
 import Foundation
 import HealthModel
-import SQLiteStore
 import TestSupport
 import Testing
 

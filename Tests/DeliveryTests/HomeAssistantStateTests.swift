@@ -2,8 +2,6 @@ import Delivery
 import Foundation
 import HealthModel
 import Pipeline
-import SQLiteStore
-import TestSupport
 import Testing
 
 /// What a Home Assistant user sees of the MQTT sink, checked on the retained messages of a real

@@ -2,7 +2,6 @@
 import Foundation
 import HealthModel
 import Pipeline
-import SQLiteStore
 import Testing
 import TestSupport
 

@@ -4,7 +4,6 @@ import HealthModel
 import Pipeline
 import SQLiteStore
 import Testing
-import TestSupport
 
 /// Sinks in a household (issue 15) against a real Mosquitto broker: a sink reading one person
 /// sends only that person's samples, a sink reading everybody puts each person on their own

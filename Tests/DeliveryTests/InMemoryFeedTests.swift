@@ -2,7 +2,6 @@ import Delivery
 import Foundation
 import HealthModel
 import Pipeline
-import TestSupport
 import Testing
 
 /// A delivery feed held in memory: one sink, its change feed, cursor and dead letters. It shows
@@ -15,6 +14,8 @@ final class InMemoryFeed: DeliveryFeed {
     var delivered: [String: Int] = [:]
     var lastError: String?
     var states: [PublishedState] = []
+    /// Thrown by `feedBatch` when set: a store that fails while the feed is read.
+    var feedFailure: SinkStoreLookup?
 
     init(definition: SinkDefinition, samples: [QuantitySample]) {
         self.definition = definition
@@ -36,6 +37,7 @@ final class InMemoryFeed: DeliveryFeed {
     }
     func relaxDurabilityForDelivery() throws {}
     func feedBatch(after cursor: Int64, types: [String], limit: Int, person: String?) throws -> FeedBatch {
+        if let feedFailure { throw feedFailure }
         let after = entries.filter { anchor($0) > cursor }.prefix(limit)
         return FeedBatch(entries: Array(after), people: after.map { _ in "" },
                          throughAnchor: after.last.map(anchor) ?? cursor)
@@ -77,7 +79,7 @@ final class InMemoryFeed: DeliveryFeed {
     func close() {}
 }
 
-enum SinkStoreLookup: Error { case noSuchSink(String) }
+enum SinkStoreLookup: Error { case noSuchSink(String), diskFull }
 
 /// The deliverer over the in-memory feed, against a real HTTP receiver (Python `http.server`).
 @Suite(.serialized, .offCooperativePool) struct InMemoryFeedTests {
@@ -109,5 +111,24 @@ enum SinkStoreLookup: Error { case noSuchSink(String) }
         #expect(Set(feed.dead.map(\.anchor)) == Set(11...20))
         #expect(feed.dead.allSatisfy { $0.reason == "HTTP 400: refused: bad record" })
         #expect(Set(receiver.acceptedUUIDs()) == Set(samples.map { $0.uuid.uuidString.lowercased() }).subtracting(refused))
+    }
+
+    /// A store failing under delivery is an error naming the step and the store's error; nothing moves.
+    @Test func aFailingFeedIsAStoreErrorNamingTheStep() throws {
+        let definition = SinkDefinition(name: "server", url: "http://127.0.0.1:9/", options: HTTPSinkOptions().encoded(),
+                                        every: nil, readTypes: ["*"])
+        let sample = QuantitySample(type: .stepCount, quantity: Quantity(value: 10, unit: QuantityType.stepCount.canonicalUnit),
+                                    start: Date(timeIntervalSince1970: 1_780_000_000),
+                                    end: Date(timeIntervalSince1970: 1_780_000_030), source: "phone")
+        let feed = InMemoryFeed(definition: definition, samples: [sample])
+        feed.feedFailure = .diskFull
+        let configuration = try SinkConfiguration(definition)
+        let transport = SinkTransports.make(configuration, secrets: SecretResolver(), softwareVersion: "test")
+        let deliverer = try SinkDeliverer(configuration: configuration, store: feed, transport: transport)
+        defer { deliverer.close() }
+        #expect(throws: SinkDeliveryError.store(.readFeed, reason: "diskFull")) { try deliverer.deliverNextBatch() }
+        #expect(SinkDeliveryError.store(.readFeed, reason: "diskFull").description == "store: reading the feed: diskFull")
+        #expect(feed.cursor == 0)
+        #expect(feed.delivered.isEmpty)
     }
 }

@@ -2,7 +2,6 @@ import Delivery
 import Foundation
 import HealthModel
 import SQLiteStore
-import TestSupport
 import Testing
 
 /// MQTT sinks against a real Mosquitto broker on 127.0.0.1.

@@ -3,7 +3,6 @@ import Foundation
 import HealthModel
 import LocalPostgres
 import PostgresStore
-import SQLiteStore
 import TestSupport
 import Testing
 

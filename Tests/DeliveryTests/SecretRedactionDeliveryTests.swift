@@ -1,9 +1,7 @@
 import Delivery
 import Foundation
-import HealthModel
 import Pipeline
 import Redaction
-import SQLiteStore
 import Testing
 
 /// Items 16, 17 and the HTTP half of the authentication item of issue 23: a receiver echoing the

@@ -1,8 +1,6 @@
 import Delivery
 import Foundation
 import HealthModel
-import SQLiteStore
-import TestSupport
 import Testing
 
 /// The feed as sinks read it, configuration parsing and secrets; no receivers.

@@ -5,7 +5,6 @@ import LocalPostgres
 import Pipeline
 import PostgresStore
 import SQLiteStore
-import TestSupport
 import Testing
 
 /// One statistics suite run against both stores through the `QueryStore` port: gateway stores

@@ -1,9 +1,6 @@
-import Export
 import Foundation
-import HealthModel
 import Pipeline
 import SQLiteStore
-import TestSupport
 import Testing
 
 /// `HealthStore.forEachRecord`: what the export reads from a store.

@@ -1,7 +1,6 @@
 import Export
 import Foundation
 import HealthModel
-import TestSupport
 import Testing
 
 /// The CSV and JSON-lines writers on the mixed store's records.

@@ -1,7 +1,6 @@
 import Export
 import Foundation
 import HealthModel
-import TestSupport
 import Testing
 
 /// The FHIR export, checked by an independent R4 implementation (`FHIRValidator`) and against

@@ -1,7 +1,5 @@
-import AdapterKit
 import ExternalAdapters
 import Foundation
-import TestSupport
 import Testing
 
 @Suite("ExternalAdapterCatalogue", .offCooperativePool)

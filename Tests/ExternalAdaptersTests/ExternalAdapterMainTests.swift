@@ -1,6 +1,5 @@
 import AdapterKit
 import ExternalAdapterProtocol
-import ExternalAdapters
 import Foundation
 import HealthModel
 import TestSupport

@@ -2,7 +2,6 @@ import AdapterKit
 import BuiltinAdapters
 import ExternalAdapterProtocol
 import Foundation
-import HealthModel
 import TestSupport
 import Testing
 import Transport

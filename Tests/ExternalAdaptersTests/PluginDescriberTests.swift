@@ -1,8 +1,6 @@
 import AdapterKit
 import ExternalAdapters
 import Foundation
-import HealthModel
-import TestSupport
 import Testing
 import Transport
 

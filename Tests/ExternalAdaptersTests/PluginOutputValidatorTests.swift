@@ -1,4 +1,3 @@
-import AdapterKit
 import ExternalAdapters
 import Foundation
 import HealthModel

@@ -1,5 +1,4 @@
 import AdapterKit
-import ExternalAdapters
 import Foundation
 import Testing
 import TestSupport

@@ -1,6 +1,5 @@
 @testable import ExternalAdapters
 import Foundation
-import TestSupport
 import Testing
 
 @Suite("PluginSupervisor", .offCooperativePool)

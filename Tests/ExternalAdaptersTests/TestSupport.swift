@@ -6,7 +6,6 @@ import HealthModel
 import Synchronization
 import TestSupport
 import Testing
-import Transport
 
 /// A plugin directory in a fresh temporary directory, with test scripts installed under the
 /// names ingestd looks for.

@@ -1,5 +1,4 @@
 import Foundation
-import TestSupport
 import Transport
 
 /// The device every adapter test talks to.

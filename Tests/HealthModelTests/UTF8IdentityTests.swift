@@ -1,5 +1,4 @@
 import Foundation
-import HealthModel
 import Testing
 
 @Suite struct UTF8IdentityTests {

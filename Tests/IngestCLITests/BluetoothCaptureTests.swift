@@ -8,7 +8,6 @@ import Foundation
 import Logging
 import Testing
 import Transport
-@testable import IngestCLI
 @testable import IngestRuntime
 
 /// `ingestd capture` over Bluetooth LE against the simulators: what it writes must replay with
@@ -192,7 +191,7 @@ import Transport
         let link = BluetoothLink(
             openScanner: { _ in throw BluetoothUnavailable.noController(index: 0) },
             connect: { _, _, _ in throw BluetoothUnavailable.noController(index: 0) })
-        await #expect(throws: RuntimeError.failure("Bluetooth unavailable: no controller hci0; BLE devices are not read")) {
+        await #expect(throws: RuntimeError.bluetoothUnavailable(.noController(index: 0))) {
             _ = try await Self.capture(link: link, target: nil, path: path) { _ in true }
         }
         #expect(!FileManager.default.fileExists(atPath: path))

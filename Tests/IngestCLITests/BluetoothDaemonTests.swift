@@ -9,7 +9,6 @@ import Logging
 import SQLiteStore
 import Testing
 import Transport
-@testable import IngestCLI
 @testable import IngestRuntime
 
 /// The daemon's Bluetooth path end to end over socketpairs: a simulated controller advertises a

@@ -1,10 +1,8 @@
 import BLESimulators
 import Foundation
-import HealthModel
 import Logging
 import SQLiteStore
 import Testing
-@testable import IngestRuntime
 
 /// A Colmi R02 ring through the daemon.
 extension ConversationDaemonTests {

@@ -1,4 +1,3 @@
-import AdapterKit
 import BLESimulators
 import BLEWire
 import BlueZTransport
@@ -11,7 +10,6 @@ import Synchronization
 import TestSupport
 import Testing
 import Transport
-@testable import IngestCLI
 @testable import IngestRuntime
 
 /// Conversations through the daemon over socketpairs: a simulated controller advertises a

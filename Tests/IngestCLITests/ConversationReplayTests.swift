@@ -1,13 +1,11 @@
 import AdapterKit
 import BLESimulators
-import BlueZTransport
 import BuiltinAdapters
 import Foundation
 import GATTHealthProfiles
 import HealthModel
 import Testing
 import Transport
-@testable import IngestCLI
 @testable import IngestRuntime
 
 /// A conversation recorded live (the daemon's GATT client against a simulated glucose meter,

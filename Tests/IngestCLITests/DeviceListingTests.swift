@@ -1,7 +1,5 @@
 import AdapterKit
-import BuiltinAdapters
 import ExternalAdapters
-import HealthModel
 @testable import IngestCLI
 import IngestRuntime
 import Testing

@@ -1,10 +1,8 @@
 import BLESimulators
 import Foundation
-import HealthModel
 import Logging
 import SQLiteStore
 import Testing
-@testable import IngestRuntime
 
 /// A Eufy P2 Pro through the daemon.
 extension ConversationDaemonTests {

@@ -1,10 +1,8 @@
 import BLESimulators
 import Foundation
-import HealthModel
 import SQLiteStore
 import Testing
 import Transport
-@testable import IngestRuntime
 
 /// Issue 25's connected health families through the daemon: a BerryMed oximeter's stream, a
 /// Medisana cuff's stored readings, a glucose meter whose records carry contexts.

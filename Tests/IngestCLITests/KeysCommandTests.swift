@@ -1,7 +1,5 @@
-import ArgumentParsing
 import Foundation
 import Testing
-@testable import IngestCLI
 
 /// `ingestd keys` and `replay --key` in-process on a temporary store, with the S400's published
 /// frames and bindkey (xiaomi-ble tests/test_parser.py): the key is kept in the 0600 store and

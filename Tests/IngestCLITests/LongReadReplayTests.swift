@@ -1,6 +1,5 @@
 import AdapterKit
 import BLESimulators
-import BlueZTransport
 import CaptureFormats
 import Foundation
 import HealthModel

@@ -1,11 +1,9 @@
-import AdapterKit
 import BLESimulators
 import Foundation
 import HealthModel
 import Logging
 import SQLiteStore
 import Testing
-@testable import IngestRuntime
 
 /// Omron blood-pressure monitors through the daemon: a simulated HEM-7361T (two users, its
 /// memory protocol over four TX and four RX characteristics) answers the conversation.

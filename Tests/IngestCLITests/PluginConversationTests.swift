@@ -12,7 +12,6 @@ import Synchronization
 import TestSupport
 import Testing
 import Transport
-@testable import IngestCLI
 @testable import IngestRuntime
 
 /// Protocol-2 plugins (the Python examples in `Plugins/ExternalExamples/`) holding conversations
@@ -83,7 +82,7 @@ import Transport
             openScanner: { options in HCIScanner(channel: try PacketChannel(adopting: hostEnd), log: options.log) },
             connect: { address, type, options in
                 guard let device = devices.first(where: { $0.address == address }) else {
-                    throw RuntimeError.badRequest("no simulated device \(address)")
+                    throw BluetoothUnavailable.noController(index: 1)  // no simulated device at this address
                 }
                 let (clientEnd, peripheralEnd) = try SocketPair.make()
                 let peripheral = try SimulatedPeripheral(descriptor: peripheralEnd, profile: device.profile,

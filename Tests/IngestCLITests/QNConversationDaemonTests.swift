@@ -1,9 +1,7 @@
 import BLESimulators
 import Foundation
-import HealthModel
 import SQLiteStore
 import Testing
-@testable import IngestRuntime
 
 /// A QN-protocol scale (ES-30M dialect) through the daemon.
 extension ConversationDaemonTests {

@@ -1,5 +1,4 @@
 import Foundation
-import TestSupport
 import Testing
 
 /// `ingestd run --no-ble` end to end under umockdev: the daemon's USB backend, the adapters' live sessions and the

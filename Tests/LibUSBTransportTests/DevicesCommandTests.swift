@@ -1,7 +1,5 @@
-import AdapterKit
 import BuiltinAdapters
 import Foundation
-import TestSupport
 import Testing
 import Transport
 

@@ -1,5 +1,4 @@
 import Foundation
-import TestSupport
 import Testing
 
 /// LibUSBContext through the real libusb under umockdev: enumeration and hotplug.

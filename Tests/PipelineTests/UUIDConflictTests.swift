@@ -2,7 +2,6 @@ import Foundation
 import Testing
 import HealthModel
 import Pipeline
-import SQLiteStore
 
 /// Issue 10 finding 4: a uuid names one sample; reusing it for another is a conflict, never a duplicate.
 @Suite struct UUIDConflictTests {

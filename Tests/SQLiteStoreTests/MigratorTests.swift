@@ -1,6 +1,4 @@
 import Foundation
-import HealthModel
-import Pipeline
 import Testing
 
 @testable import SQLiteStore

@@ -247,6 +247,6 @@ struct ANTPlusSessionTests {
         let run = Self.run(ScriptedUSBDevice(device: Self.stick(), steps: []), clock: TestClock(Self.start),
                            options: ["ant-network-key": Self.keyHex, "ant-mode": "promiscuous"])
         #expect(run.error as? ANTSessionError
-                == .invalidOption(option: "ant-mode", value: "promiscuous", expected: "scan or channels"))
+                == .options(.invalid(option: "ant-mode", value: "promiscuous", expected: "scan or channels")))
     }
 }

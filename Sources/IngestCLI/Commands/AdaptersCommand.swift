@@ -3,8 +3,6 @@ import ArgumentParsing
 import ExternalAdapters
 import Foundation
 import HealthModel
-import IngestRuntime
-import Logging
 
 /// `ingestd adapters [--json | --markdown]`: the built-in and external adapters, with their state,
 /// the models each covers, what each model offers and what we read; `--markdown` prints the

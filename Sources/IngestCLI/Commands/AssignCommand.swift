@@ -1,6 +1,5 @@
 import ArgumentParsing
 import Foundation
-import HealthModel
 import SQLiteStore
 
 /// `ingestd assign`: gives samples (unassigned ones, or corrections) to a person.

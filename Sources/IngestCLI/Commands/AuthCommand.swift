@@ -1,7 +1,6 @@
 import ArgumentParsing
 import Foundation
 import HealthModel
-import Pipeline
 import SQLiteStore
 
 /// `ingestd auth`: per (source, type) write authorization: granted, denied or undecided (the

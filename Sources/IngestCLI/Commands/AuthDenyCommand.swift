@@ -1,8 +1,5 @@
 import ArgumentParsing
 import Foundation
-import HealthModel
-import Pipeline
-import SQLiteStore
 
 /// `ingestd auth deny`.
 struct AuthDenyCommand: Command {

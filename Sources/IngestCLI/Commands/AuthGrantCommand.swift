@@ -2,7 +2,6 @@ import ArgumentParsing
 import Foundation
 import HealthModel
 import IngestRuntime
-import Pipeline
 
 /// `ingestd auth grant`.
 struct AuthGrantCommand: Command {

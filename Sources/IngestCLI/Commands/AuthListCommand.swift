@@ -1,8 +1,6 @@
 import ArgumentParsing
 import Foundation
 import HealthModel
-import Pipeline
-import SQLiteStore
 
 /// `ingestd auth list`.
 struct AuthListCommand: StoreReportCommand {

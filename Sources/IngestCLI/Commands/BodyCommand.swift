@@ -56,7 +56,7 @@ struct BodyCommand: Command {
         guard let instant = latest.first?.latestInterval,
               let weighing = try store.samples(type: .bodyMass, from: instant.start, to: instant.end.addingTimeInterval(0.001),
                                                source: nil, scope: scope, limit: 0).last(where: { $0.start == instant.start }) else {
-            throw CommandFailure.failure("no weighing stored\(person.name.map { " for \($0)" } ?? "")")
+            throw CommandError.noWeighing(person: person.name)
         }
         var values: [(row: Int, sample: QuantitySample)] = [(0, weighing)]
         for (index, row) in Self.rows.enumerated().dropFirst() {

@@ -1,13 +1,8 @@
 import AdapterKit
 import ArgumentParsing
-import BLEWire
-import BlueZTransport
 import BuiltinAdapters
-import CaptureFormats
 import Foundation
 import IngestRuntime
-import LibUSBTransport
-import Logging
 import Synchronization
 import Transport
 

@@ -1,7 +1,6 @@
 import ArgumentParsing
 import Foundation
 import HealthModel
-import Pipeline
 import SQLiteStore
 
 /// Conversions of command-line text shared by the commands and their option groups (`Options/`):
@@ -18,12 +17,12 @@ enum CommonArguments {
         // A directory where the store file was expected is a missing input (66), as for every file.
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: resolved, isDirectory: &isDirectory), isDirectory.boolValue {
-            throw CommandFailure.noInput(path: resolved, reason: "is a directory, not a store file")
+            throw CommandError.storeIsDirectory(path: resolved)
         }
         // A query on a store named with --store that does not exist is most likely a typo; the
         // default store not existing yet just means nothing was ingested (empty answers).
         if readOnly, path != nil, !FileManager.default.fileExists(atPath: resolved) {
-            throw CommandFailure.noInput(path: resolved, reason: "no such store (nothing has been ingested there)")
+            throw CommandError.noSuchStore(path: resolved)
         }
         do {
             // A query opens an existing store read-only (it works in a read-only directory and
@@ -38,14 +37,14 @@ enum CommonArguments {
             }
             return try HealthStore(path: resolved, readOnly: false)
         } catch let error as StoreOpenError {
-            throw CommandFailure.dataError(error.description)
+            throw CommandError.storeUnusable(error)
         } catch let error as StoreFileError {
-            throw CommandFailure.failure(error.description)
+            throw CommandError.storeFile(error)
         } catch let error as SQLiteError {
             if error.isCannotOpen {
-                throw CommandFailure.failure("cannot open store \(resolved): \(accessProblem(resolved, write: !readOnly) ?? error.message)")
+                throw CommandError.storeUnopenable(path: resolved, reason: accessProblem(resolved, write: !readOnly) ?? error.message)
             }
-            throw CommandFailure.failure("store \(resolved): \(error.description)")
+            throw CommandError.store(path: resolved, error: error)
         }
     }
 
@@ -132,10 +131,8 @@ enum CommonArguments {
     /// A quantity type by full identifier or short name.
     static func quantityType(_ name: String) throws -> QuantityType {
         guard let type = QuantityType.named(name) else {
-            let suggestion = EditDistance.nearest(to: name, among: QuantityType.catalogue.map(\.shortName))
-            let hint = suggestion.map { " (did you mean \($0)?)" } ?? ""
-            throw CommandFailure("unknown quantity type \"\(name)\"\(hint); 'ingestd types' lists them",
-                                 exitCode: .usage)
+            throw CommandError.unknownQuantityType(
+                name: name, suggestion: EditDistance.nearest(to: name, among: QuantityType.catalogue.map(\.shortName)))
         }
         return type
     }

@@ -1,4 +1,3 @@
-import AdapterKit
 import ArgumentParsing
 import Foundation
 import HealthModel
@@ -41,7 +40,7 @@ struct DevicesListCommand: Command {
         do {
             devices = try LibUSBContext().enumerate()
         } catch {
-            throw CommandFailure.failure("cannot list USB devices: \(error)")
+            throw CommandError.usbUnlistable(reason: "\(error)")
         }
         let catalogue = ExternalAdapterSupport.loadCatalogue(directories: plugins, context: context)
         let runner = USBSessionRunner(adapters: ExternalAdapterSupport.usbAdapters(catalogue), options: [:],

@@ -122,7 +122,7 @@ struct ExportCommand: Command {
             return
         } catch let error as ExportReadError {
             destination?.discard()
-            throw CommandFailure.dataError(error.description)
+            throw CommandError.exportRead(error)
         } catch {
             destination?.discard()
             throw error
@@ -155,13 +155,13 @@ private final class ExportFile {
         // O_NONBLOCK: a FIFO planted as the `.partial` must fail here, not block the open.
         descriptor = open(partialPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
         guard descriptor >= 0 else {
-            throw CommandFailure.failure("cannot write '\(partialPath)': \(String(cString: strerror(errno)))")
+            throw CommandError.unwritable(path: partialPath, reason: String(cString: strerror(errno)))
         }
         var status = stat()
         guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
             close(descriptor)
             descriptor = -1
-            throw CommandFailure.failure("cannot write '\(partialPath)': \(OutputFileTarget.kindName(status.st_mode)), not a regular file")
+            throw CommandError.unwritable(path: partialPath, reason: "\(OutputFileTarget.kindName(status.st_mode)), not a regular file")
         }
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
     }
@@ -170,7 +170,7 @@ private final class ExportFile {
         do {
             try FileHandle(fileDescriptor: descriptor, closeOnDealloc: false).write(contentsOf: Data(text.utf8))
         } catch {
-            throw CommandFailure.failure("cannot write '\(partialPath)': \(error.localizedDescription)")
+            throw CommandError.unwritable(path: partialPath, reason: error.localizedDescription)
         }
     }
 
@@ -178,13 +178,13 @@ private final class ExportFile {
         guard fsync(descriptor) == 0, close(descriptor) == 0 else {
             let reason = String(cString: strerror(errno))
             discard()
-            throw CommandFailure.failure("cannot write '\(partialPath)': \(reason)")
+            throw CommandError.unwritable(path: partialPath, reason: reason)
         }
         descriptor = -1
         guard rename(partialPath, path) == 0 else {
             let reason = String(cString: strerror(errno))
             unlink(partialPath)
-            throw CommandFailure.failure("cannot replace '\(path)': \(reason)")
+            throw CommandError.unreplaceable(path: path, reason: reason)
         }
     }
 

@@ -68,13 +68,13 @@ struct ImportCommand: Command {
 
     func run(_ context: CommandContext) async throws {
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) else { throw CommandFailure.noInput(path: file) }
-        guard !isDirectory.boolValue else { throw CommandFailure.noInput(path: file, reason: "is a directory") }
+        guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) else { throw CommandError.unreadable(path: file, reason: "no such file or directory") }
+        guard !isDirectory.boolValue else { throw CommandError.unreadable(path: file, reason: "is a directory") }
         let opened: (source: ByteChunkSource, entry: String?, fileSize: Int)
         do {
             opened = try AppleHealthExportFile.open(path: file)
         } catch {
-            throw CommandFailure.dataError("\(file): \(error)")
+            throw CommandError.unreadableImport(path: file, reason: "\(error)")
         }
         let ingestion = try Ingestion(store: try CommonArguments.openStore(storePath, context: context),
                                       pendingLimits: pendingLimits)
@@ -107,7 +107,7 @@ struct ImportCommand: Command {
                 overBound = bound
                 break
             } catch IngestionError.diskFull {
-                throw CommandFailure.failure("\(IngestionError.diskFull); free space and import again")
+                throw CommandError.diskFull(work: "import")
             }
             records += batch.records.count
             progress.update(bytes: batch.fileOffset, records: records)

@@ -1,8 +1,6 @@
-import AdapterKit
 import ArgumentParsing
 import Foundation
 import HealthModel
-import SQLiteStore
 import Transport
 
 /// `ingestd keys`: the keys of devices that encrypt their advertisements.
@@ -113,7 +111,7 @@ struct KeysRemoveCommand: Command {
         let store = try storeFile.open(context)
         defer { store.close() }
         guard try store.removeAdvertisementKey(address: address.description) else {
-            throw CommandFailure.dataError("no key stored for \(address) ('ingestd keys list' lists them)")
+            throw CommandError.noKey(address: "\(address)")
         }
         context.stderr.writeLine("removed the key for \(address)")
     }

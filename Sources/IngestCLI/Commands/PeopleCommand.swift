@@ -1,6 +1,5 @@
 import ArgumentParsing
 import Foundation
-import HealthModel
 
 /// `ingestd people`: the household: who the samples belong to.
 struct PeopleCommand: Command {

@@ -1,7 +1,6 @@
 import ArgumentParsing
 import Foundation
 import HealthModel
-import SQLiteStore
 
 /// `ingestd people [list]`: the household with sample counts, slots and devices.
 struct PeopleListCommand: StoreReportCommand {

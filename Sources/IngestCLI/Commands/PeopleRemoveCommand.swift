@@ -1,6 +1,5 @@
 import ArgumentParsing
 import Foundation
-import HealthModel
 import SQLiteStore
 
 /// `ingestd people remove NAME`: refused while samples are theirs, unless moved or deleted.

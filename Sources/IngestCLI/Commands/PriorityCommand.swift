@@ -1,8 +1,6 @@
 import ArgumentParsing
 import Foundation
 import HealthModel
-import Pipeline
-import SQLiteStore
 
 /// `ingestd priority TYPE SOURCE...`: which source wins where sources overlap.
 struct PriorityCommand: Command {

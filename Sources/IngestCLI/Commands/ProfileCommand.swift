@@ -1,7 +1,5 @@
 import ArgumentParsing
 import Foundation
-import HealthModel
-import Pipeline
 
 /// `ingestd profile`: the characteristic types, kept once per store.
 struct ProfileCommand: Command {

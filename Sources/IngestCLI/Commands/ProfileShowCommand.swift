@@ -1,8 +1,6 @@
 import ArgumentParsing
 import Foundation
 import HealthModel
-import Pipeline
-import SQLiteStore
 
 /// `ingestd profile show`.
 struct ProfileShowCommand: Command {

@@ -137,7 +137,7 @@ struct ReplayCommand: Command {
             }
             return report
         } catch IngestionError.diskFull {
-            throw CommandFailure.failure("\(IngestionError.diskFull); free space and replay again")
+            throw CommandError.diskFull(work: "replay")
         }
     }
 }

@@ -54,7 +54,7 @@ struct ReportCommand: Command {
         calendar.timeZone = zone
         guard let start = CommonArguments.startOfDay(from, in: zone), let last = CommonArguments.startOfDay(to, in: zone),
               let end = calendar.date(byAdding: .day, value: 1, to: last) else {
-            throw CommandFailure.failure("cannot compute the days \(from) … \(to) in \(zone.identifier)")
+            throw CommandError.uncomputableDays(from: from, to: to, zone: zone.identifier)
         }
         let store = try storeFile.open(context)
         defer { store.close() }
@@ -65,7 +65,7 @@ struct ReportCommand: Command {
         let html = try HealthReport(store: store, person: name, from: start, to: end, zone: zone).html(generated: Date())
         let data = Data(html.utf8)
         guard FileManager.default.createFile(atPath: out, contents: data, attributes: [.posixPermissions: 0o600]) else {
-            throw CommandFailure("cannot write '\(out)'", exitCode: .failure)
+            throw CommandError.unwritable(path: out, reason: nil)
         }
         context.stderr.writeLine("wrote \(out): report of \(PrintableText.escaped(name)), \(from) to \(to)")
     }

@@ -127,7 +127,7 @@ struct RunCommand: Command {
         let known = Set(ExternalAdapterSupport.bluetoothAdapters(catalogue).map(\.descriptor.id))
             .union(ExternalAdapterSupport.usbAdapters(catalogue).map(\.descriptor.id))
         if let unknown = pins.unknownIDs(known: known).first {
-            throw CommandFailure("--adapter: no adapter \"\(unknown)\" (ingestd adapters lists them)", exitCode: .usage)
+            throw CommandError.unknownAdapter(id: unknown)
         }
         var backends: [any DeviceBackend] = []
         if !noUSB {

@@ -1,7 +1,6 @@
 import ArgumentParsing
 import Foundation
 import HealthModel
-import Pipeline
 
 /// `ingestd samples TYPE`: HealthKit's sample query.
 struct SamplesCommand: Command {

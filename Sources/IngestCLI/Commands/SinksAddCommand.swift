@@ -3,7 +3,6 @@ import ArgumentParsing
 import Foundation
 import HealthModel
 import Pipeline
-import SQLiteStore
 
 /// `ingestd sinks add NAME URL (--types T,… | --all-types) [--every D] [kind options]`.
 struct SinksAddCommand: Command {
@@ -116,7 +115,7 @@ struct SinksAddCommand: Command {
     static func commandLineError(_ error: SinkConfigurationError) -> any Error {
         switch error {
         case .invalidOption(let option, let value, let reason): UsageError.invalidValue(value, argument: option, reason: reason)
-        case .optionFileUnreadable(_, let path, let reason): CommandFailure.noInput(path: path, reason: reason)
+        case .optionFileUnreadable(_, let path, let reason): CommandError.unreadable(path: path, reason: reason)
         default: UsageError.invalid(error.description)
         }
     }

@@ -29,9 +29,9 @@ struct SinksCommand: Command {
         do {
             return try body()
         } catch let error as SinkStoreError {
-            throw CommandFailure.failure(error.description)
+            throw CommandError.sinkStore(error)
         } catch let error as SinkConfigurationError {
-            throw CommandFailure.dataError(error.description)
+            throw CommandError.sinkConfiguration(error)
         }
     }
 

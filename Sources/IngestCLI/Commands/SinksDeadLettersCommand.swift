@@ -1,6 +1,5 @@
 import ArgumentParsing
 import HealthModel
-import SQLiteStore
 
 /// `ingestd sinks dead-letters NAME [--json]`: the records a receiver refused for good.
 struct SinksDeadLettersCommand: Command {

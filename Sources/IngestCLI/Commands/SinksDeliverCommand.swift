@@ -1,7 +1,6 @@
 import Delivery
 import ArgumentParsing
 import Foundation
-import SQLiteStore
 
 /// `ingestd sinks deliver [NAME…]`: delivers the backlog now; exit 0 when every sink caught up,
 /// 69 when one stayed unreachable through its retries.

@@ -4,7 +4,6 @@ import Foundation
 import HealthModel
 import Pipeline
 import Redaction
-import SQLiteStore
 
 /// `ingestd sinks list [--json]`: each sink's kind, target (without secrets), types, cursor,
 /// backlog, last success, last error and dead letters.

@@ -1,5 +1,4 @@
 import ArgumentParsing
-import SQLiteStore
 
 /// `ingestd sinks remove NAME`: the sink, its read grants, cursor and dead letters.
 struct SinksRemoveCommand: Command {

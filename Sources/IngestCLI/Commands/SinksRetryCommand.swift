@@ -1,5 +1,4 @@
 import ArgumentParsing
-import SQLiteStore
 
 /// `ingestd sinks retry NAME`: queues the sink's dead letters to be sent again.
 struct SinksRetryCommand: Command {

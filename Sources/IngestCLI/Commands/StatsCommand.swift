@@ -1,7 +1,6 @@
 import ArgumentParsing
 import Foundation
 import HealthModel
-import Pipeline
 
 /// `ingestd stats TYPE --sum|--average|…`: HealthKit's statistics collection query.
 struct StatsCommand: Command {

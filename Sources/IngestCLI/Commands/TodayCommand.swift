@@ -1,7 +1,6 @@
 import ArgumentParsing
 import Foundation
 import HealthModel
-import Pipeline
 
 /// `ingestd today`: the seed's two numbers, merged across sources.
 struct TodayCommand: Command {
@@ -58,13 +57,13 @@ struct TodayCommand: Command {
             let reference = calendar.date(byAdding: .day, value: offset, to: Date()) ?? Date()
             let parts = calendar.dateComponents([.year, .month, .day], from: reference)
             guard let today = CalendarDate(year: parts.year ?? 1970, month: parts.month ?? 1, day: parts.day ?? 1) else {
-                throw CommandFailure.failure("cannot tell today's date in \(zoneName)")
+                throw CommandError.unknownToday(zone: zoneName)
             }
             day = today
         }
         guard let start = CommonArguments.startOfDay(day, in: zone),
               let end = calendar.date(byAdding: .day, value: 1, to: start) else {
-            throw CommandFailure.failure("cannot compute the day \(day) in \(zoneName)")
+            throw CommandError.uncomputableDay(day, zone: zoneName)
         }
         var steps = 0.0
         var meters = 0.0

@@ -1,6 +1,5 @@
 import ArgumentParsing
 import HealthModel
-import SQLiteStore
 
 /// `ingestd unassigned`: the samples no rule could give to one person.
 struct UnassignedCommand: Command {

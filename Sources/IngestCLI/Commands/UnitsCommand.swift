@@ -1,6 +1,5 @@
 import ArgumentParsing
 import Foundation
-import HealthModel
 
 /// `ingestd units`: the HKUnit grammar at the command line.
 struct UnitsCommand: Command {

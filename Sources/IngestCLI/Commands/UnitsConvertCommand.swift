@@ -36,14 +36,14 @@ struct UnitsConvertCommand: Command {
 
     func run(_ context: CommandContext) async throws {
         guard let number = Double(value), number.isFinite else {
-            throw CommandFailure.dataError("\"\(value)\" is not a finite number")
+            throw CommandError.notAFiniteNumber(value)
         }
         do {
             let source = try HealthModel.Unit(from: from)
             let target = try HealthModel.Unit(from: to)
             context.stdout.writeLine(JSONNumber.format(try source.convert(number, to: target)))
         } catch {
-            throw CommandFailure.dataError(error.description)
+            throw CommandError.unit(error)
         }
     }
 }

@@ -23,7 +23,7 @@ struct DashboardTokenOption: OptionGroup {
         }
         let path = String(text.dropFirst())
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw CommandFailure.noInput(path: path, reason: "cannot read the token file")
+            throw CommandError.unreadable(path: path, reason: "cannot read the token file")
         }
         let value = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard value.count >= 16, !value.contains(where: { $0.isWhitespace }) else {

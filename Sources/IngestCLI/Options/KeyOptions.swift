@@ -52,7 +52,7 @@ enum AdvertisementKeyArguments {
         } else if text.hasPrefix("@") {
             let path = String(text.dropFirst())
             guard let handle = FileHandle(forReadingAtPath: path) else {
-                throw CommandFailure.noInput(path: path, reason: "cannot read the key file for \(address)")
+                throw CommandError.unreadable(path: path, reason: "cannot read the key file for \(address)")
             }
             defer { try? handle.close() }
             hex = try read(handle, what: path)
@@ -69,7 +69,7 @@ enum AdvertisementKeyArguments {
     private static func read(_ handle: FileHandle, what: String) throws -> String {
         let data = (try? handle.read(upToCount: maximumKeyFileBytes + 1)) ?? Data()
         guard data.count <= maximumKeyFileBytes else {
-            throw CommandFailure.dataError("\(what): more than \(maximumKeyFileBytes) bytes; a key file holds 32 hex digits")
+            throw CommandError.oversizedKeyFile(source: what, limit: maximumKeyFileBytes)
         }
         return String(decoding: data, as: UTF8.self)
     }

@@ -58,7 +58,7 @@ struct QueryStoreOptions: OptionGroup {
             }
             return try PostgresQueryStore(url: url, schema: schema)
         } catch let error as PostgresError {
-            throw CommandFailure.failure(error.description)
+            throw CommandError.sharedStore(error)
         }
     }
 
@@ -67,7 +67,7 @@ struct QueryStoreOptions: OptionGroup {
         do {
             return try body()
         } catch let error as PostgresError {
-            throw CommandFailure.failure(error.description)
+            throw CommandError.sharedStore(error)
         }
     }
 

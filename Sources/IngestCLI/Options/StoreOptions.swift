@@ -1,6 +1,5 @@
 import ArgumentParsing
 import Foundation
-import Pipeline
 import PostgresStore
 import SQLiteStore
 

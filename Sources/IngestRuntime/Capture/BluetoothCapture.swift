@@ -3,7 +3,6 @@ import BLEWire
 import BlueZTransport
 import CaptureFormats
 import Foundation
-import LibUSBTransport
 import Logging
 import Synchronization
 import Transport
@@ -84,21 +83,21 @@ public struct BluetoothCapture: Sendable {
         do {
             scanner = try link.openScanner(BluetoothLinkOptions(log: sink, tap: recorder.scannerTap, activeScan: true))
         } catch let error as BluetoothUnavailable {
-            throw RuntimeError.failure(error.description)
+            throw RuntimeError.bluetoothUnavailable(error)
         } catch {
-            throw RuntimeError.failure("Bluetooth unavailable: \(controllerName): \(error)")
+            throw RuntimeError.bluetoothFailed(controller: controllerName, reason: "\(error)")
         }
         do {
             try recorder.open(path: path)
         } catch {
             await scanner.stop()
-            throw RuntimeError.failure(error.description)
+            throw RuntimeError.captureNotWritten(error)
         }
         do {
             try await scanner.start()
         } catch {
             try? recorder.close()
-            throw RuntimeError.failure("Bluetooth unavailable: \(controllerName): \(error)")
+            throw RuntimeError.bluetoothFailed(controller: controllerName, reason: "\(error)")
         }
         progress("scanning on \(controllerName) for \(duration)"
             + (target.map { ", recording \($0) and connecting to it when it advertises connectably" } ?? "")
@@ -121,7 +120,7 @@ public struct BluetoothCapture: Sendable {
         } catch {
             await scanner.stop()
             try? recorder.close()
-            throw RuntimeError.badRequest(error.description)
+            throw RuntimeError.adapterChoice(error)
         }
         let conversation = ConversationSettings(timeZone: timeZone, options: options, memory: EphemeralDeviceMemory())
         var unused = AdapterOutput()
@@ -155,7 +154,7 @@ public struct BluetoothCapture: Sendable {
         do {
             try recorder.close()
         } catch {
-            throw RuntimeError.failure(error.description)
+            throw RuntimeError.captureNotWritten(error)
         }
         return recorder.counts
     }

@@ -1,10 +1,7 @@
 import AdapterKit
-import BLEWire
-import BlueZTransport
 import CaptureFormats
 import Foundation
 import LibUSBTransport
-import Logging
 import Synchronization
 import Transport
 
@@ -35,29 +32,29 @@ public struct USBCapture: Sendable {
         do {
             context = try LibUSBContext()
         } catch {
-            throw RuntimeError.failure("USB unavailable: \(error)")
+            throw RuntimeError.usbUnavailable(reason: "\(error)")
         }
         let devices: [USBDeviceDescription]
         do {
             devices = try context.enumerate()
         } catch {
-            throw RuntimeError.failure("USB unavailable: cannot list USB devices: \(error)")
+            throw RuntimeError.usbUnavailable(reason: "cannot list USB devices: \(error)")
         }
         guard let device = devices.first(where: { $0.vendorID == vendorID && $0.productID == productID }) else {
-            throw RuntimeError(.missingInput, "no USB device \(idString) is connected ('ingestd devices' lists those present)")
+            throw RuntimeError.usbDeviceNotConnected(vendorID: vendorID, productID: productID)
         }
         let handle: LibUSBDeviceHandle
         do {
             handle = try context.open(device)
         } catch {
-            throw RuntimeError.failure("cannot open USB device \(device): \(error)")
+            throw RuntimeError.usbDeviceUnopenable(device: "\(device)", reason: "\(error)")
         }
         defer { handle.close() }
         let writer: PcapNGWriter
         do {
             writer = try PcapNGWriter(path: path, linkType: LinkType.usbLinuxMMapped)
         } catch {
-            throw RuntimeError.failure(error.description)
+            throw RuntimeError.captureNotWritten(error)
         }
         let recorder = USBMonRecorder(writer: writer, bus: UInt16(handle.device.bus ?? 1),
                                       address: max(1, handle.device.address ?? 1))
@@ -81,7 +78,7 @@ public struct USBCapture: Sendable {
         do {
             try recorder.close()
         } catch {
-            throw RuntimeError.failure(error.description)
+            throw RuntimeError.captureNotWritten(error)
         }
         return "\(recorder.transfers) transfers" + (outcome.map { "; the session ended: \($0)" } ?? "")
     }

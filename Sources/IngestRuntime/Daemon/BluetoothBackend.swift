@@ -2,7 +2,6 @@ import AdapterKit
 import BLEWire
 import BlueZTransport
 import Foundation
-import HealthModel
 import Logging
 import Synchronization
 import Transport

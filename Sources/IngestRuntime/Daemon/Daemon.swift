@@ -1,12 +1,9 @@
-import AdapterKit
 import Foundation
-import HealthModel
 import Logging
 import Pipeline
 import ServiceNotification
 import SQLiteStore
 import Synchronization
-import Transport
 
 /// Where device arrivals come from. The daemon runs each backend as one child task; a backend
 /// that is unavailable (no controller, no USB support) says so once and returns, and the others

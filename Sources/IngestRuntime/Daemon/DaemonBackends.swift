@@ -1,6 +1,5 @@
 import AdapterKit
 import Foundation
-import BlueZTransport
 
 /// The daemon's device backends over the real transports.
 public enum DaemonBackends {

@@ -44,7 +44,7 @@ public actor IngestService {
     /// Normalizes, validates, authorizes and commits one batch. Logs counts, never values.
     /// `deviceKeys`: what the transport knows the device by (USB `VID:PID`, serial number), for device owners.
     func ingest(_ records: [HealthRecord], origin: String, deviceKeys: [String] = []) throws -> IngestReport {
-        guard !closed else { throw RuntimeError.failure("the store is closed (shutting down)") }
+        guard !closed else { throw RuntimeError.storeClosed }
         let report = try ingestion.ingest(records, deviceKeys: deviceKeys)
         onCommit?(records, report)
         totals += report.totals
@@ -123,7 +123,7 @@ public actor IngestService {
             done.signal()
         }
         done.wait()
-        guard let outcome = result.withLock({ $0 }) else { throw RuntimeError.failure("ingest did not finish") }
+        guard let outcome = result.withLock({ $0 }) else { throw RuntimeError.ingestUnfinished }
         return try outcome.get()
     }
 }

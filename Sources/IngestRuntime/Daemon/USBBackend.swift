@@ -1,6 +1,5 @@
 import AdapterKit
 import Foundation
-import HealthModel
 import LibUSBTransport
 import Logging
 import Synchronization

@@ -55,7 +55,7 @@ public final class InputStreamSpool {
         var template = Array((directory + "/ingestd-stream-XXXXXX").utf8CString)
         let output = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.map { mkstemp($0) } ?? -1 }
         guard output >= 0 else {
-            throw RuntimeError.failure("cannot create a temporary copy of \(source) in \(directory): \(String(cString: strerror(errno)))")
+            throw RuntimeError.temporaryCopyUncreatable(source: source, directory: directory, reason: String(cString: strerror(errno)))
         }
         let copyPath = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         defer { close(output) }
@@ -73,7 +73,7 @@ public final class InputStreamSpool {
             total += count
             guard total <= limit else {
                 unlink(copyPath)
-                throw RuntimeError.dataError("\(source): stream longer than \(limit) bytes; write it to a file first")
+                throw RuntimeError.streamTooLong(source: source, limit: limit)
             }
             var offset = 0
             while offset < count {
@@ -85,7 +85,7 @@ public final class InputStreamSpool {
                 guard written > 0 else {
                     let code = errno
                     unlink(copyPath)
-                    throw RuntimeError.failure("cannot write the temporary copy of \(source): \(String(cString: strerror(code)))")
+                    throw RuntimeError.temporaryCopyUnwritable(source: source, reason: String(cString: strerror(code)))
                 }
                 offset += written
             }

@@ -95,7 +95,7 @@ public struct CaptureReplay {
         do {
             reader = try USBMonReader(path: path)
         } catch {
-            throw RuntimeError.dataError("\(path): \(error.description)")
+            throw RuntimeError.unreadableCapture(path: path, reason: error.description)
         }
         // A damaged block ends the capture there: the sessions still replay what came before it
         // (as for btsnoop), and the damage is reported after their records were delivered.
@@ -119,7 +119,7 @@ public struct CaptureReplay {
                     targets.append((device, description))
                 }
             } catch {
-                throw RuntimeError.dataError("\(path): \(error.description)")
+                throw RuntimeError.unreadableCapture(path: path, reason: error.description)
             }
         } else {
             for device in captured.devices {
@@ -161,7 +161,7 @@ public struct CaptureReplay {
             summary.matchedUSB.append(report)
         }
         if let damage {
-            throw RuntimeError.dataError("\(path): \(damage.description) (the \(events.count) events before it were replayed)")
+            throw RuntimeError.damagedUSBCapture(path: path, damage: damage, eventsReplayed: events.count)
         }
         return summary
     }
@@ -200,13 +200,13 @@ public struct CaptureReplay {
         do {
             reader = try CaptureFile.open(path: path)
         } catch {
-            throw RuntimeError.dataError("\(path): \(error.description)")
+            throw RuntimeError.unreadableCapture(path: path, reason: error.description)
         }
         let router: AdapterRouter
         do {
             router = try AdapterRouter(adapters: adapters, forcedAdapterID: forcedAdapterID, timeZone: timeZone, keys: keys)
         } catch {
-            throw RuntimeError.badRequest(error.description)
+            throw RuntimeError.adapterChoice(error)
         }
         var decoder = HCITraceDecoder()
         var summary = Summary()
@@ -237,7 +237,7 @@ public struct CaptureReplay {
         } catch let error as CaptureError {
             // Everything before the bad record was used; report where it broke.
             try drain(force: true)
-            throw RuntimeError.dataError("\(path): \(error.description)")
+            throw RuntimeError.unreadableCapture(path: path, reason: error.description)
         }
         events.removeAll(keepingCapacity: true)
         decoder.finish(into: &events)

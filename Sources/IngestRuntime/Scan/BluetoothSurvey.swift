@@ -1,5 +1,4 @@
 import AdapterKit
-import BLEWire
 import BlueZTransport
 import Foundation
 import Transport
