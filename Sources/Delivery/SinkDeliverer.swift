@@ -238,7 +238,7 @@ public final class SinkDeliverer {
         var context = DeliveryContext(people: people, publishedStates: marks, currentReadings: current)
         context.retiredStates = try retiredStates(marks: marks, records: records, everybody: everybody)
         for person in people {
-            if let system = try storeStep({ try store.queryUnitSystem(ofPerson: person) }) { context.unitSystems[person] = system }
+            if let system = try storeStep(.readPeople, { try store.queryUnitSystem(ofPerson: person) }) { context.unitSystems[person] = system }
         }
         guard !pairs.isEmpty, let end = calendar.date(byAdding: .day, value: 1, to: start) else { return context }
         var totals: [String: Double] = [:]
@@ -271,7 +271,7 @@ public final class SinkDeliverer {
                 retired.insert(key)
                 continue
             }
-            let latest = try storeStep {
+            let latest = try storeStep(.readStatistics) {
                 try store.statistics(.latest, type: type, from: nil, to: nil, granularity: nil, zone: .gmt,
                                      scope: QueryScope(people: .named(person)))
             }
