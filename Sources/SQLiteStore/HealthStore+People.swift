@@ -147,7 +147,7 @@ extension HealthStore {
 
     /// How many stored samples belong to `person`.
     public func sampleCount(of person: Person) throws -> Int {
-        let count = try db.prepare("SELECT COUNT(*) FROM samples WHERE person = ?")
+        let count = try db.prepare("SELECT COALESCE(SUM(count), 0) FROM sample_counts WHERE person = ?")
         try count.bind(person.id, at: 1)
         return try count.firstRow { $0.int(at: 0) } ?? 0
     }
@@ -412,8 +412,8 @@ extension HealthStore {
         }
     }
 
-    /// How many samples are unassigned.
+    /// How many samples are unassigned (from the counts maintained at commit, person 0).
     public func unassignedCount() throws -> Int {
-        try db.prepare("SELECT COUNT(*) FROM samples WHERE person IS NULL").firstRow { $0.int(at: 0) } ?? 0
+        try db.prepare("SELECT COALESCE(SUM(count), 0) FROM sample_counts WHERE person = 0").firstRow { $0.int(at: 0) } ?? 0
     }
 }

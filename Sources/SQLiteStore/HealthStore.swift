@@ -68,6 +68,7 @@ public final class HealthStore {
         Migration(version: 11, name: "each person's body-composition formula", sql: schemaV11),
         Migration(version: 12, name: "body-composition formulas per device", sql: schemaV12),
         RatePerMinuteMigration.migration,
+        CountsMigration.migration,
     ])
 
     /// `ingestd people set P --body-composition standard|vendor|estimate|none`: standard for everybody so far.

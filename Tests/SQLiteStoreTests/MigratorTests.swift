@@ -299,8 +299,8 @@ struct SplitMix64 {
         // Migrated through every later step too (5: people, 6: whose samples a sink reads, 7: the
         // store's identity, 128 random bits in hex, 8: advertisement keys, 9: correlation identity,
         // 10: what each sink last published as a state, 11: each person's body-composition formula,
-        // 12: each device's, 13: heart and respiratory rates per minute).
-        #expect(try store.db.prepare("PRAGMA user_version").firstRow { $0.int(at: 0) } == 13)
+        // 12: each device's, 13: heart and respiratory rates per minute, 14: counts maintained at commit).
+        #expect(try store.db.prepare("PRAGMA user_version").firstRow { $0.int(at: 0) } == 14)
         #expect(try store.identity().range(of: "^[0-9a-f]{32}$", options: .regularExpression) != nil)
         #expect(try store.advertisementKeys().isEmpty)
         #expect(try store.sinks().isEmpty && store.readGrants().isEmpty)

@@ -75,7 +75,7 @@ import Testing
 
         let store = try HealthStore(path: path)
         defer { store.close() }
-        #expect(try store.db.prepare("PRAGMA user_version").firstRow { $0.int(at: 0) } == 13)
+        #expect(try store.db.prepare("PRAGMA user_version").firstRow { $0.int(at: 0) } == 14)
         let rates = try store.samples(type: .heartRate)
         #expect(Dictionary(uniqueKeysWithValues: rates.map { ($0.uuid, $0.quantity.value) }) == [sixtyTwo: 62, eightyFive: 85])
         #expect(rates.allSatisfy { $0.quantity.unit == .countPerMinute })
