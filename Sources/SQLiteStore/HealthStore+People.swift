@@ -372,6 +372,21 @@ extension HealthStore {
         }
     }
 
+    /// Counts a sample `move` inserted again (`values`: its columns as `move` reads them).
+    private func countMoved(_ values: [DatabaseValue], person: Int64) throws {
+        guard case .integer(let type) = values[1], case .integer(let source) = values[5] else {
+            throw StoreRowError.missingAfterInsert(table: "samples", key: "type and source of a moved sample")
+        }
+        let device: Int64 = if case .integer(let id) = values[6] { id } else { 0 }
+        let end: Double = switch values[4] {
+        case .real(let seconds): seconds
+        case .integer(let seconds): Double(seconds)
+        default: 0
+        }
+        try addSampleCounts([SampleCount(key: CountKey(source: source, type: type, person: person, device: device),
+                                         count: 1, lastEnd: end)])
+    }
+
     /// Re-inserts each sample with `person` under a new anchor and leaves a tombstone at that
     /// anchor naming its previous person; logs one commit for `watch`. The moved weighings'
     /// body composition is derived again for `person`. Inside a transaction.
@@ -394,6 +409,7 @@ extension HealthStore {
             try insert.execute()
             let anchor = db.lastInsertRowID
             moved.append(anchor)
+            try countMoved(values, person: person)
             guard case .blob(let uuid) = values[0], case .integer(let type) = values[1],
                   case .integer(let source) = values[5] else { continue }
             let previous: Int64? = if case .integer(let old) = values[12] { old } else { nil }
