@@ -7,8 +7,8 @@ import SQLiteStore
 /// 10,000,000), wall and CPU time of the whole process (start included), median of the runs;
 /// beside it, in the same runs, the scans `status` ran before schema 14 (its per source and type
 /// `GROUP BY` and the unassigned count) through the `sqlite3` shell, its start included too.
-/// The store is generated once (rows written by SQL, the store's triggers counting them) and
-/// cached under `.build/ingestbench-cache/`.
+/// The store is generated once (rows written by SQL, then counted as the schema-14 migration
+/// counts an existing store's rows) and cached under `.build/ingestbench-cache/`.
 enum QueryBench {
     static func run(samples: Int, repeats: Int, directory: String) throws {
         let out = FigurePrinter()
@@ -114,6 +114,14 @@ enum QueryBench {
             done += count
             log("query: \(done) samples")
         }
+        // Rows inserted by SQL are not counted (the store's own inserts count themselves): the
+        // counts are built from the rows as the schema-14 migration builds them.
+        try exec("""
+            DELETE FROM sample_counts;
+            INSERT INTO sample_counts(source, type, person, device, count, last_end, last_exact)
+                SELECT source, type, COALESCE(person, 0), COALESCE(device, 0), COUNT(*), MAX(end_time), 1
+                FROM samples GROUP BY 1, 2, 3, 4;
+            """)
         try exec("PRAGMA wal_checkpoint(TRUNCATE)")
     }
 }
