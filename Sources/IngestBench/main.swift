@@ -22,6 +22,10 @@ struct BenchOptions {
     /// Samples of the delivery backlog (MQTT and HTTP) and of the daemon's drain (and of the PostgreSQL sink's backlog).
     var sinkBacklog = 100_000
     var sinkDrain = 1_000_000
+    /// Samples of the store `ingestd status` answers from (the `query` part; cached under `.build/`).
+    var querySamples = 10_000_000
+    /// Runs of `ingestd status` (and of the old scans beside it); the median is reported.
+    var queryRepeats = 11
 
     static let usage = """
         usage: IngestBench [--quick] [--samples N] [--stats-samples N] [--batch N] [--repeats N]
@@ -31,8 +35,10 @@ struct BenchOptions {
           --batch N          records per ingest call / transaction (default 5000)
           --repeats N        ingest runs (both arms interleaved by batch); medians are reported (default 3)
           --stats-repeats N  runs of each statistics arm; the median is reported (default 5)
+          --query-samples N  samples of the store the query part asks (default 10000000; generated
+                             once into .build/ingestbench-cache/)
           --dir PATH         where the temporary databases go (default: a new folder in $TMPDIR)
-          --only PART        run only pipeline, raw, ingest, stats, capture, cli, import, daemon, daemon-idle, sink, postgres or serve
+          --only PART        run only pipeline, raw, ingest, stats, capture, cli, import, daemon, daemon-idle, sink, postgres, serve or query
           --export-generator PATH  the Apple Health export generator for the import part
                              (default ../shared/tools/gen_apple_health_export.py)
           --healthkit-to-sqlite PATH  also import the 200,000-record export with healthkit-to-sqlite
@@ -58,6 +64,7 @@ struct BenchOptions {
             case "--batch": batchSize = try number("--batch")
             case "--repeats": repeats = try number("--repeats")
             case "--stats-repeats": statsRepeats = try number("--stats-repeats")
+            case "--query-samples": querySamples = try number("--query-samples")
             case "--dir":
                 index += 1
                 guard index < arguments.count else { throw BenchError("--dir needs a path\n\(Self.usage)") }
@@ -65,9 +72,9 @@ struct BenchOptions {
             case "--only":
                 index += 1
                 guard index < arguments.count,
-                    ["pipeline", "raw", "ingest", "stats", "capture", "cli", "import", "daemon", "daemon-idle", "sink", "postgres", "serve"].contains(arguments[index])
+                    ["pipeline", "raw", "ingest", "stats", "capture", "cli", "import", "daemon", "daemon-idle", "sink", "postgres", "serve", "query"].contains(arguments[index])
                 else {
-                    throw BenchError("--only needs pipeline, raw, ingest, stats, capture, cli, import, daemon, daemon-idle, sink, postgres or serve\n\(Self.usage)")
+                    throw BenchError("--only needs pipeline, raw, ingest, stats, capture, cli, import, daemon, daemon-idle, sink, postgres, serve or query\n\(Self.usage)")
                 }
                 only = arguments[index]
             case "--export-generator":
@@ -85,6 +92,8 @@ struct BenchOptions {
                 statsRepeats = 3
                 sinkBacklog = 10_000
                 sinkDrain = 50_000
+                querySamples = 100_000
+                queryRepeats = 3
             case "--help", "-h":
                 print(Self.usage)
                 exit(0)
@@ -128,6 +137,9 @@ func runBenchmark(_ options: BenchOptions) throws {
     }
     if options.only == nil || options.only == "serve" {
         try ServeBench.run(directory: directory, minutes: options.statsSamples)
+    }
+    if options.only == nil || options.only == "query" {
+        try QueryBench.run(samples: options.querySamples, repeats: options.queryRepeats, directory: directory)
     }
     if options.only == nil || options.only == "postgres" {
         do {

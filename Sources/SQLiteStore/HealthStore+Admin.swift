@@ -176,10 +176,11 @@ extension HealthStore {
         var result: [String: SourceSummary] = [:]
         let names = try db.prepare("SELECT name FROM sources ORDER BY name").mapRows { $0.string(at: 0) ?? "" }
         for name in names { result[name] = SourceSummary(name: name, sampleCount: 0, countsByType: [:], devices: []) }
+        // The counts the store maintains as it commits (`CountsMigration`), not a scan.
         try db.prepare("""
-            SELECT s.name, t.identifier, COUNT(*) FROM samples x
-            JOIN sources s ON s.id = x.source JOIN types t ON t.id = x.type
-            GROUP BY x.source, x.type
+            SELECT s.name, t.identifier, SUM(c.count) FROM sample_counts c
+            JOIN sources s ON s.id = c.source JOIN types t ON t.id = c.type
+            GROUP BY c.source, c.type
             """).forEachRow { row in
             let name = row.string(at: 0) ?? ""
             let n = row.int(at: 2)
@@ -190,7 +191,7 @@ extension HealthStore {
         try db.prepare("""
             SELECT DISTINCT s.name, d.name, d.manufacturer, d.model, d.hardware_version, d.firmware_version,
                    d.software_version, d.local_identifier, d.udi_device_identifier
-            FROM samples x JOIN sources s ON s.id = x.source JOIN devices d ON d.id = x.device
+            FROM sample_counts c JOIN sources s ON s.id = c.source JOIN devices d ON d.id = c.device
             ORDER BY s.name, d.id
             """).forEachRow { row in
             let device = Device(name: row.string(at: 1), manufacturer: row.string(at: 2), model: row.string(at: 3),
@@ -234,12 +235,17 @@ extension HealthStore {
 }
 
 extension HealthStore {
-    /// Counts and the last sample time per (source, type), sorted by source then type.
+    /// Counts and the last sample time per (source, type), sorted by source then type, from the
+    /// counts the store maintains as it commits (`CountsMigration`): a latest end that lost its
+    /// sample is read from the samples of its one (source, type, person, device).
     public func sourceTypeStatus() throws -> [SourceTypeStatus] {
         try db.prepare("""
-            SELECT s.name, t.identifier, COUNT(*), MAX(x.end_time) FROM samples x
-            JOIN sources s ON s.id = x.source JOIN types t ON t.id = x.type
-            GROUP BY x.source, x.type ORDER BY s.name, t.identifier
+            SELECT s.name, t.identifier, SUM(c.count), MAX(CASE WHEN c.last_exact THEN c.last_end ELSE (
+                       SELECT MAX(x.end_time) FROM samples x
+                       WHERE x.person IS NULLIF(c.person, 0) AND x.type = c.type AND x.source = c.source
+                         AND x.device IS NULLIF(c.device, 0)) END)
+            FROM sample_counts c JOIN sources s ON s.id = c.source JOIN types t ON t.id = c.type
+            GROUP BY c.source, c.type ORDER BY s.name, t.identifier
             """).mapRows { row in
             SourceTypeStatus(source: row.string(at: 0) ?? "", type: row.string(at: 1) ?? "", count: row.int(at: 2),
                              lastSampleEnd: Date(timeIntervalSince1970: row.double(at: 3)))

@@ -302,9 +302,17 @@ extension HealthStore {
 
     /// Held records per (source, type, device), sorted.
     public func pendingGroups() throws -> [PendingGroup] {
+        // The counts the store maintains as it commits (`CountsMigration`); an extreme that
+        // lost its record is read from the records of its one (source, type, device).
         try db.prepare("""
-            SELECT source, type, device, COUNT(*), MIN(start_time), MAX(end_time) FROM pending
-            GROUP BY source, type, device ORDER BY source, type, device
+            SELECT c.source, c.type, c.device, c.count,
+                   CASE WHEN c.first_exact THEN c.first_start ELSE (
+                       SELECT MIN(p.start_time) FROM pending p
+                       WHERE p.source = c.source AND p.type = c.type AND p.device = c.device) END,
+                   CASE WHEN c.last_exact THEN c.last_end ELSE (
+                       SELECT MAX(p.end_time) FROM pending p
+                       WHERE p.source = c.source AND p.type = c.type AND p.device = c.device) END
+            FROM pending_counts c ORDER BY c.source, c.type, c.device
             """).mapRows { row in
             PendingGroup(source: row.string(at: 0) ?? "", type: row.string(at: 1) ?? "", device: row.string(at: 2) ?? "",
                          count: row.int(at: 3), firstStart: Date(timeIntervalSince1970: row.double(at: 4)),
@@ -315,7 +323,7 @@ extension HealthStore {
     /// Held record counts per source (`ingestd status`, `ingestd sources`).
     public func pendingCounts() throws -> [String: Int] {
         var counts: [String: Int] = [:]
-        try db.prepare("SELECT source, COUNT(*) FROM pending GROUP BY source").forEachRow {
+        try db.prepare("SELECT source, SUM(count) FROM pending_counts GROUP BY source").forEachRow {
             counts[$0.string(at: 0) ?? ""] = $0.int(at: 1)
         }
         return counts

@@ -165,7 +165,7 @@ extension HealthStore {
 
     /// How many stored samples belong to `person`.
     public func sampleCount(of person: Person) throws -> Int {
-        let count = try db.prepare("SELECT COUNT(*) FROM samples WHERE person = ?")
+        let count = try db.prepare("SELECT COALESCE(SUM(count), 0) FROM sample_counts WHERE person = ?")
         try count.bind(person.id, at: 1)
         return try count.firstRow { $0.int(at: 0) } ?? 0
     }
@@ -388,6 +388,21 @@ extension HealthStore {
         }
     }
 
+    /// Counts a sample `move` inserted again (`values`: its columns as `move` reads them).
+    private func countMoved(_ values: [DatabaseValue], person: Int64) throws {
+        guard case .integer(let type) = values[1], case .integer(let source) = values[5] else {
+            throw StoreRowError.missingAfterInsert(table: "samples", key: "type and source of a moved sample")
+        }
+        let device: Int64 = if case .integer(let id) = values[6] { id } else { 0 }
+        let end: Double = switch values[4] {
+        case .real(let seconds): seconds
+        case .integer(let seconds): Double(seconds)
+        default: 0
+        }
+        try addSampleCounts([SampleCount(key: CountKey(source: source, type: type, person: person, device: device),
+                                         count: 1, lastEnd: end)])
+    }
+
     /// Re-inserts each sample with `person` under a new anchor and leaves a tombstone at that
     /// anchor naming its previous person; logs one commit for `watch`. The moved weighings'
     /// body composition is derived again for `person`. Inside a transaction.
@@ -410,6 +425,7 @@ extension HealthStore {
             try insert.execute()
             let anchor = db.lastInsertRowID
             moved.append(anchor)
+            try countMoved(values, person: person)
             guard case .blob(let uuid) = values[0], case .integer(let type) = values[1],
                   case .integer(let source) = values[5] else { continue }
             let previous: Int64? = if case .integer(let old) = values[12] { old } else { nil }
@@ -428,8 +444,8 @@ extension HealthStore {
         }
     }
 
-    /// How many samples are unassigned.
+    /// How many samples are unassigned (from the counts maintained at commit, person 0).
     public func unassignedCount() throws -> Int {
-        try db.prepare("SELECT COUNT(*) FROM samples WHERE person IS NULL").firstRow { $0.int(at: 0) } ?? 0
+        try db.prepare("SELECT COALESCE(SUM(count), 0) FROM sample_counts WHERE person = 0").firstRow { $0.int(at: 0) } ?? 0
     }
 }

@@ -40,7 +40,7 @@ extension HealthStore: SampleStore {
                 pending.expired = try removeExpiredPending(now: now)
                 lastPendingPurge = now
             }
-            var writer = try BatchWriter(store: self, now: now)
+            var writer = try BatchWriter(store: self, now: now, deferringCounts: true)
             var outcomes: [[WriteOutcome]] = []
             outcomes.reserveCapacity(batch.count)
             try batch.withUnsafeBufferPointer { batch in
@@ -48,6 +48,7 @@ extension HealthStore: SampleStore {
                     outcomes.append(try writer.insert(batch[index], person: people.isEmpty ? nil : people[index]))
                 }
             }
+            try writer.flushSampleCounts()
             try removeStaleDerivedSamples(batch, outcomes: outcomes)
             try recordRejections(rejections, now: now)
             let anchor = try currentAnchor()
@@ -100,6 +101,38 @@ extension HealthStore: SampleStore {
                                            count: n, anchor: anchor, person: try key.person.map { try personName($0) }))
         }
         return events
+    }
+
+    /// Adds stored samples to `sample_counts` (`CountsMigration`): per key, how many and the
+    /// latest end among them. Inserting into `samples` has no trigger (its cost halved the
+    /// pipeline's rate): every insert counts itself through this, in its transaction.
+    func addSampleCounts(_ counts: [SampleCount]) throws {
+        guard !counts.isEmpty else { return }
+        let upsert = try db.cachedStatement(CountsMigration.addSamplesSQL)
+        for entry in counts {
+            try upsert.bind(entry.key.source, at: 1)
+            try upsert.bind(entry.key.type, at: 2)
+            try upsert.bind(entry.key.person, at: 3)
+            try upsert.bind(entry.key.device, at: 4)
+            try upsert.bind(entry.count, at: 5)
+            try upsert.bind(entry.lastEnd, at: 6)
+            try upsert.execute()
+        }
+    }
+
+    /// A key of `sample_counts`: person 0 is the unassigned set, device 0 no device.
+    struct CountKey: Hashable {
+        var source: Int64
+        var type: Int64
+        var person: Int64
+        var device: Int64
+    }
+
+    /// Samples stored under one `CountKey`, with the latest end time among them.
+    struct SampleCount {
+        var key: CountKey
+        var count: Int
+        var lastEnd: Double
     }
 
     /// A (type, source, person) of the commit log; a nil person is the unassigned set.
@@ -157,6 +190,12 @@ struct BatchWriter {
     let store: HealthStore
     let now: Date
     private let insertSample: Statement
+    /// Whether stored samples are counted in memory and added to `sample_counts` by
+    /// `flushSampleCounts` (the caller flushes before anything else deletes or updates samples;
+    /// a replacement here flushes before its delete), instead of one upsert per sample.
+    private let deferringCounts: Bool
+    private var sampleCounts: [HealthStore.SampleCount] = []
+    private var sampleCountIndex: [HealthStore.CountKey: Int] = [:]
     private var recentTypes: [(identifier: String, id: Int64)] = []
     private var recentSources: [(name: String, id: Int64)] = []
     private var recentDevices: [Device] = []
@@ -240,10 +279,47 @@ struct BatchWriter {
         }
     }
 
-    init(store: HealthStore, now: Date) throws {
+    init(store: HealthStore, now: Date, deferringCounts: Bool = false) throws {
         self.store = store
         self.now = now
+        self.deferringCounts = deferringCounts
         insertSample = try store.db.cachedStatement(HealthStore.insertSQL)
+    }
+
+    /// Counts one stored sample (at once unless `deferringCounts`).
+    private mutating func countSample(_ key: HealthStore.CountKey, end: Double) throws {
+        guard deferringCounts else {
+            try store.addSampleCounts([HealthStore.SampleCount(key: key, count: 1, lastEnd: end)])
+            return
+        }
+        // A short list while the batch has few keys (most have a handful), searched linearly.
+        if sampleCountIndex.isEmpty {
+            for index in sampleCounts.indices where sampleCounts[index].key == key {
+                sampleCounts[index].count += 1
+                sampleCounts[index].lastEnd = max(sampleCounts[index].lastEnd, end)
+                return
+            }
+            sampleCounts.append(HealthStore.SampleCount(key: key, count: 1, lastEnd: end))
+            if sampleCounts.count > Self.recentLimit {
+                for (index, entry) in sampleCounts.enumerated() { sampleCountIndex[entry.key] = index }
+            }
+            return
+        }
+        if let index = sampleCountIndex[key] {
+            sampleCounts[index].count += 1
+            sampleCounts[index].lastEnd = max(sampleCounts[index].lastEnd, end)
+        } else {
+            sampleCountIndex[key] = sampleCounts.count
+            sampleCounts.append(HealthStore.SampleCount(key: key, count: 1, lastEnd: end))
+        }
+    }
+
+    /// Adds the samples counted so far to `sample_counts`.
+    mutating func flushSampleCounts() throws {
+        guard !sampleCounts.isEmpty else { return }
+        try store.addSampleCounts(sampleCounts)
+        sampleCounts.removeAll(keepingCapacity: true)
+        sampleCountIndex.removeAll(keepingCapacity: true)
     }
 
     private mutating func typeID(_ identifier: String) throws -> Int64 {
@@ -333,6 +409,8 @@ struct BatchWriter {
                 guard version > existing.version else { return .duplicate }
                 // Check the uuid before deleting the old version: the insert must not fail after it.
                 if let holder = try uuidHolder(sample.uuid), holder.id != existing.id { return .uuidConflict }
+                // The delete trigger must see every sample stored so far counted.
+                try flushSampleCounts()
                 let delete = try db.cachedStatement("DELETE FROM samples WHERE id = ?")
                 try delete.bind(existing.id, at: 1)
                 try delete.execute()
@@ -349,7 +427,8 @@ struct BatchWriter {
         try insert.bind(sample.start.timeIntervalSince1970, at: 4)
         try insert.bind(sample.end.timeIntervalSince1970, at: 5)
         try insert.bind(source, at: 6)
-        if let device = try deviceID(sample.device) { try insert.bind(device, at: 7) } else { try insert.bindNull(at: 7) }
+        let device = try deviceID(sample.device)
+        if let device { try insert.bind(device, at: 7) } else { try insert.bindNull(at: 7) }
         try insert.bind(sample.device?.localIdentifier ?? "", at: 8)
         if let syncID = sample.metadata.syncIdentifier {
             try insert.bind(syncID, at: 9)
@@ -372,6 +451,8 @@ struct BatchWriter {
             return holder.holdsSameContent(as: sample, type: type, source: source) ? .duplicate : .uuidConflict
         }
         countStored(type: type, source: source, person: person)
+        try countSample(HealthStore.CountKey(source: source, type: type, person: person ?? 0, device: device ?? 0),
+                        end: sample.end.timeIntervalSince1970)
         guard let replacing else { return .written }
         let tombstone = try db.cachedStatement(
             "INSERT INTO tombstones(anchor, uuid, type, source, deleted_at, person) VALUES (?, ?, ?, ?, ?, ?)")

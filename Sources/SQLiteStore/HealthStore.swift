@@ -68,11 +68,12 @@ public final class HealthStore {
         Migration(version: 11, name: "each person's body-composition formula", sql: schemaV11),
         Migration(version: 12, name: "body-composition formulas per device", sql: schemaV12),
         RatePerMinuteMigration.migration,
-        Migration(version: 14, name: "each person's measurement system", sql: schemaV14),
+        CountsMigration.migration,
+        Migration(version: 15, name: "each person's measurement system", sql: schemaV15),
     ])
 
     /// `ingestd people set P --units metric|us`: NULL (the configuration's) for everybody so far.
-    static let schemaV14 = """
+    static let schemaV15 = """
         ALTER TABLE people ADD COLUMN units TEXT CHECK (units IN ('metric', 'us'));
         """
 

@@ -40,7 +40,7 @@ import SQLiteStore
         let connection = try Connection(path: path)
         try connection.execute(sql: "PRAGMA user_version = 99")
         connection.close()
-        #expect(throws: StoreOpenError.newerThanThisBuild(path: path, found: 99, supported: 13)) {
+        #expect(throws: StoreOpenError.newerThanThisBuild(path: path, found: 99, supported: 15)) {
             try HealthStore(path: path)
         }
     }

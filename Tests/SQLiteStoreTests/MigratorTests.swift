@@ -297,7 +297,8 @@ struct SplitMix64 {
         // Migrated through every later step too (5: people, 6: whose samples a sink reads, 7: the
         // store's identity, 128 random bits in hex, 8: advertisement keys, 9: correlation identity,
         // 10: what each sink last published as a state, 11: each person's body-composition formula,
-        // 12: each device's, 13: heart and respiratory rates per minute, 14: each person's units; the latest).
+        // 12: each device's, 13: heart and respiratory rates per minute, 14: counts maintained at commit,
+        // 15: each person's units; the latest).
         #expect(try store.db.prepare("PRAGMA user_version").firstRow { $0.int(at: 0) } == Int(HealthStore.migrator.latestVersion))
         #expect(try store.identity().range(of: "^[0-9a-f]{32}$", options: .regularExpression) != nil)
         #expect(try store.advertisementKeys().isEmpty)

@@ -5,18 +5,18 @@ import Testing
 
 @testable import SQLiteStore
 
-/// Schema 14: each person's measurement system. A schema-13 store's people open with none set
+/// Schema 15: each person's measurement system. A schema-14 store's people open with none set
 /// (they follow the configuration), a person's choice is kept and can be cleared, and the column
 /// takes only the systems there are.
 @Suite struct PersonUnitsMigrationTests {
-    @Test func aSchema13StoresPeopleFollowTheConfigurationUntilTheyChoose() throws {
+    @Test func aSchema14StoresPeopleFollowTheConfigurationUntilTheyChoose() throws {
         let directory = try TemporaryDirectory()
-        let path = directory.url.appendingPathComponent("thirteen.sqlite").path
-        let schemaThirteen = Migrator(applicationID: HealthStore.applicationID,
-                                      migrations: Array(HealthStore.migrator.migrations.prefix(13)))
-        let old = try schemaThirteen.openDatabase(path: path, mode: .createIfMissing)
+        let path = directory.url.appendingPathComponent("fourteen.sqlite").path
+        let schemaFourteen = Migrator(applicationID: HealthStore.applicationID,
+                                      migrations: Array(HealthStore.migrator.migrations.prefix(14)))
+        let old = try schemaFourteen.openDatabase(path: path, mode: .createIfMissing)
         try old.execute(sql: "INSERT INTO people(name, profile, created_at) VALUES ('ann', '{}', 0), ('bob', '{}', 0)")
-        #expect(try old.prepare("PRAGMA user_version").firstRow { $0.int(at: 0) } == 13)
+        #expect(try old.prepare("PRAGMA user_version").firstRow { $0.int(at: 0) } == 14)
         old.close()
 
         let store = try HealthStore(path: path)

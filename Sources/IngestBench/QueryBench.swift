@@ -1,0 +1,127 @@
+import CSQLite
+import Foundation
+import HealthModel
+import SQLiteStore
+
+/// `--only query`: `ingestd status` against a store of `--query-samples` samples (default
+/// 10,000,000), wall and CPU time of the whole process (start included), median of the runs;
+/// beside it, in the same runs, the scans `status` ran before schema 14 (its per source and type
+/// `GROUP BY` and the unassigned count) through the `sqlite3` shell, its start included too.
+/// The store is generated once (rows written by SQL, then counted as the schema-14 migration
+/// counts an existing store's rows) and cached under `.build/ingestbench-cache/`.
+enum QueryBench {
+    static func run(samples: Int, repeats: Int, directory: String) throws {
+        let out = FigurePrinter()
+        guard let ingestd = DaemonBench.ingestdBinary() else {
+            log("query: no ingestd binary next to IngestBench; build it too (swift build -c release --product ingestd)")
+            return
+        }
+        let path = try cachedStore(samples: samples, fallback: directory)
+        let sqlite3 = FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3") ? "/usr/bin/sqlite3" : nil
+        // A first run of each warms the page cache and checks the answer.
+        let check = directory + "/query-status.json"
+        defer { try? FileManager.default.removeItem(atPath: check) }
+        let first = try CLIBench.run([ingestd, "status", "--json", "--store", path], stdoutPath: check)
+        guard first.status == 0 else { throw BenchError("ingestd status exited \(first.status)") }
+        let counted = try String(contentsOfFile: check, encoding: .utf8).split(separator: "\n").reduce(0) { total, line in
+            guard let range = line.range(of: "\"count\":") else { return total }
+            return total + (Int(line[range.upperBound...].prefix { $0.isNumber }) ?? 0)
+        }
+        guard counted == samples else { throw BenchError("ingestd status counted \(counted) samples of \(samples)") }
+        if let sqlite3 { _ = try CLIBench.run([sqlite3, path, scanSQL]) }
+        var status: [CLIBench.ChildRun] = []
+        var scans: [CLIBench.ChildRun] = []
+        for run in 1...repeats {
+            let ours = try CLIBench.run([ingestd, "status", "--store", path])
+            guard ours.status == 0 else { throw BenchError("ingestd status exited \(ours.status)") }
+            status.append(ours)
+            if let sqlite3 { scans.append(try CLIBench.run([sqlite3, path, scanSQL])) }
+            log(String(format: "query run %d/%d: status %.1f ms, the old scans in sqlite3 %.1f ms", run, repeats,
+                       ours.wall * 1000, (scans.last?.wall ?? 0) * 1000))
+        }
+        out.print("query.store_samples", Double(samples), "samples", decimals: 0)
+        out.print("query.status_ms", Measure.median(status.map(\.wall)) * 1000, "ms", decimals: 1)
+        out.print("query.status_cpu_ms", Measure.median(status.map(\.cpu)) * 1000, "ms", decimals: 1)
+        if !scans.isEmpty {
+            out.print("query.status_scans_sqlite3_ms", Measure.median(scans.map(\.wall)) * 1000, "ms", decimals: 1)
+        }
+    }
+
+    /// What `status` scanned before schema 14.
+    static let scanSQL = """
+        SELECT s.name, t.identifier, COUNT(*), MAX(x.end_time) FROM samples x
+        JOIN sources s ON s.id = x.source JOIN types t ON t.id = x.type
+        GROUP BY x.source, x.type ORDER BY s.name, t.identifier;
+        SELECT COUNT(*) FROM samples WHERE person IS NULL;
+        """
+
+    /// `.build/ingestbench-cache/query-N.sqlite` (beside this executable's build folder, else in
+    /// `fallback`), made when missing: four types from three sources, two devices, one sample
+    /// every 15 s (ten million span 4.8 years), time-ordered uuids as the store's generator makes.
+    static func cachedStore(samples: Int, fallback: String) throws -> String {
+        let own = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
+        let folder = own.range(of: "/.build/").map { String(own[..<$0.upperBound]) + "ingestbench-cache" } ?? fallback
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let path = folder + "/query-\(samples).sqlite"
+        if FileManager.default.fileExists(atPath: path) {
+            // Opening migrates a store cached by an older build (the counts are built from its rows).
+            try HealthStore(path: path).close()
+            log("query: the cached store \(path)")
+            return path
+        }
+        let partial = path + ".partial"
+        removeDatabase(partial)
+        try HealthStore(path: partial).close()
+        log("query: generating \(samples) samples into \(path) (once; not timed)")
+        try generate(samples: samples, into: partial)
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: partial + suffix) }
+        try FileManager.default.moveItem(atPath: partial, toPath: path)
+        return path
+    }
+
+    private static func generate(samples: Int, into path: String) throws {
+        var db: OpaquePointer?
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK, let db else {
+            sqlite3_close_v2(db)
+            throw BenchError("query: cannot open \(path)")
+        }
+        defer { sqlite3_close_v2(db) }
+        func exec(_ sql: String) throws {
+            guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
+                throw BenchError("query: \(String(cString: sqlite3_errmsg(db)))")
+            }
+        }
+        let types = [QuantityType.stepCount, .heartRate, .activeEnergyBurned, .distanceWalkingRunning]
+        try exec("PRAGMA synchronous = OFF")
+        try exec("""
+            INSERT INTO types(id, identifier) VALUES \(types.enumerated().map { "(\($0.offset + 1), '\($0.element.identifier)')" }
+                .joined(separator: ", "));
+            INSERT INTO sources(id, name, created_at) VALUES (1, 'band', 0), (2, 'phone', 0), (3, 'strap', 0);
+            INSERT INTO devices(id, name, identity) VALUES (1, 'Band', '{"name":"Band"}'), (2, 'Strap', '{"name":"Strap"}');
+            """)
+        let chunk = 1_000_000
+        var done = 0
+        while done < samples {
+            let count = min(chunk, samples - done)
+            try exec("""
+                BEGIN IMMEDIATE;
+                WITH RECURSIVE n(i) AS (SELECT \(done) UNION ALL SELECT i + 1 FROM n WHERE i < \(done + count - 1))
+                INSERT INTO samples(uuid, type, value, start_time, end_time, source, device, device_local_id, person)
+                SELECT CAST(printf('%016x', i) AS BLOB), 1 + i % 4, i % 100, 1600000000.0 + i * 15, 1600000000.0 + i * 15 + 15,
+                       1 + i % 3, CASE i % 3 WHEN 0 THEN 1 WHEN 2 THEN 2 END, '', 1 FROM n;
+                COMMIT;
+                """)
+            done += count
+            log("query: \(done) samples")
+        }
+        // Rows inserted by SQL are not counted (the store's own inserts count themselves): the
+        // counts are built from the rows as the schema-14 migration builds them.
+        try exec("""
+            DELETE FROM sample_counts;
+            INSERT INTO sample_counts(source, type, person, device, count, last_end, last_exact)
+                SELECT source, type, COALESCE(person, 0), COALESCE(device, 0), COUNT(*), MAX(end_time), 1
+                FROM samples GROUP BY 1, 2, 3, 4;
+            """)
+        try exec("PRAGMA wal_checkpoint(TRUNCATE)")
+    }
+}
