@@ -139,7 +139,8 @@ import Testing
     }
 
     /// A check that outlives its limit is a failure naming the limit; the command does not wait for it.
-    @Test func aCheckThatHangsFailsWithinItsLimit() async {
+    /// Off the cooperative pool: it measures time, and other suites may hold the pool's threads.
+    @Test(.offCooperativePool) func aCheckThatHangsFailsWithinItsLimit() async {
         struct Hanging: DoctorCheck {
             let group = DoctorGroup.clock
             let id = "hanging"
