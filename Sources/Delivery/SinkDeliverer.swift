@@ -266,16 +266,13 @@ public final class SinkDeliverer {
         var retired: Set<String> = []
         for key in marks.keys {
             let (person, identifier) = DeliveryContext.parts(ofKey: key)
-            guard everybody.contains(person), configuration.person.map({ $0 == person }) ?? true, granted.contains(identifier),
-                  let type = QuantityType.named(identifier) else {
+            let stillShown = everybody.contains(person) && (configuration.person.map { $0 == person } ?? true)
+                && granted.contains(identifier)
+            if !stillShown {
                 retired.insert(key)
-                continue
+            } else if try !storeStep(.readSampleCounts, { try store.holdsSamples(person: person, type: identifier) }) {
+                retired.insert(key)
             }
-            let latest = try storeStep(.readStatistics) {
-                try store.statistics(.latest, type: type, from: nil, to: nil, granularity: nil, zone: .gmt,
-                                     scope: QueryScope(people: .named(person)))
-            }
-            if latest.allSatisfy({ $0.value == nil }) { retired.insert(key) }
         }
         return retired
     }

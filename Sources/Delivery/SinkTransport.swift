@@ -70,6 +70,7 @@ public enum SinkFeedStep: String, Sendable, Hashable {
     case readStatistics = "reading statistics"
     case readPeople = "reading the people"
     case readPublishedStates = "reading the published states"
+    case readSampleCounts = "reading the sample counts"
 }
 
 extension SinkDeliveryError {

@@ -62,11 +62,15 @@ public enum DisplayUnits {
         return DisplayUnit(unit: type.canonicalUnit, fractionDigits: 2)
     }
 
+    /// A stored value of `type` (in its canonical unit) in its display unit of `system`, before
+    /// the display scaling (pounds for 63.5 kg in US units; a fraction stays a fraction).
+    public static func converted(_ canonicalValue: Double, of type: QuantityType, system: UnitSystem) -> Double {
+        (try? type.canonicalUnit.convert(canonicalValue, to: displayUnit(for: type, system: system).unit)) ?? canonicalValue
+    }
+
     /// A stored value of `type` (in its canonical unit) as people read it, e.g. `72 bpm`.
     public static func text(_ canonicalValue: Double, of type: QuantityType, system: UnitSystem) -> String {
-        let display = displayUnit(for: type, system: system)
-        let converted = (try? type.canonicalUnit.convert(canonicalValue, to: display.unit)) ?? canonicalValue
-        return display.text(converted)
+        displayUnit(for: type, system: system).text(converted(canonicalValue, of: type, system: system))
     }
 
     /// A value of `type` in `unit` (a unit the person asked for with `--unit`): the number in the

@@ -165,6 +165,8 @@ public protocol DeliveryFeed: AnyObject {
     func recordDeliveryFailure(sink: String, message: String, now: Date) throws
     /// The sink's published state per (person, type).
     func publishedStates(sink: String) throws -> [PublishedState]
+    /// Whether the person named `person` has any stored sample of type `type` (an identifier).
+    func holdsSamples(person: String, type: String) throws -> Bool
     /// Forgets the sink's published states of these (person, type identifier) pairs: their
     /// entities were removed from the receiver.
     func forgetPublishedStates(sink: String, keys: [(person: String, type: String)]) throws

@@ -101,6 +101,13 @@ extension QueryStore {
     /// No preference: the store keeps none.
     public func queryUnitSystem(ofPerson name: String) throws -> UnitSystem? { nil }
 
+    /// The measurement system of the one person `scope` names, when they set one; nil for
+    /// everybody, the unassigned samples, or a person without one.
+    public func queryUnitSystem(for scope: QueryScope) throws -> UnitSystem? {
+        guard case .named(let name) = scope.people else { return nil }
+        return try queryUnitSystem(ofPerson: name)
+    }
+
     /// `statistics` asked once per operation.
     public func statistics(_ operations: [StatisticsOperation], type: QuantityType, from: Date?, to: Date?,
                            granularity: BucketGranularity?, zone: TimeZone, scope: QueryScope) throws -> [[StatisticsBucket]] {

@@ -163,6 +163,18 @@ extension HealthStore {
         }
     }
 
+    /// Whether the person named `person` has any stored sample of type `type` (an identifier),
+    /// from the counts kept at commit.
+    public func holdsSamples(person: String, type: String) throws -> Bool {
+        let find = try db.cachedStatement("""
+            SELECT 1 FROM sample_counts c JOIN people p ON p.id = c.person JOIN types t ON t.id = c.type
+            WHERE p.name = ? AND t.identifier = ? AND c.count > 0 LIMIT 1
+            """)
+        try find.bind(person, at: 1)
+        try find.bind(type, at: 2)
+        return try find.firstRow { _ in true } ?? false
+    }
+
     /// How many stored samples belong to `person`.
     public func sampleCount(of person: Person) throws -> Int {
         let count = try db.prepare("SELECT COALESCE(SUM(count), 0) FROM sample_counts WHERE person = ?")

@@ -94,11 +94,7 @@ public struct HealthSections {
         self.store = store
         self.scope = scope
         self.zone = zone
-        if case .named(let name) = scope.people, let own = try? store.queryUnitSystem(ofPerson: name) {
-            units = own
-        } else {
-            units = .metric
-        }
+        units = (try? store.queryUnitSystem(for: scope)) ?? .metric
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
         self.calendar = calendar
@@ -142,7 +138,7 @@ public struct HealthSections {
         let label = "Weight (\(display.symbol))"
         return Chart(id: "weight", title: "Weight", valueLabel: label, timeLabel: "Day",
                      series: [Chart.Series(name: label, style: .line, points: buckets.map { bucket in
-                         Chart.Point(date: bucket.start, value: bucket.value.map { (try? QuantityType.bodyMass.canonicalUnit.convert($0, to: display.unit)) ?? $0 })
+                         Chart.Point(date: bucket.start, value: bucket.value.map { DisplayUnits.converted($0, of: .bodyMass, system: units) })
                      })],
                      decimals: display.fractionDigits)
     }

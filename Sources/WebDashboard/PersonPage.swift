@@ -20,8 +20,8 @@ struct PersonPage {
             sections.units == .metric
                 ? ("distance", .distanceWalkingRunning, "km", { JSONNumber.format((($0 / 1000) * 1000).rounded() / 1000) })
                 : ("distance", .distanceWalkingRunning, DisplayUnits.displayUnit(for: .distanceWalkingRunning, system: .us).symbol, {
-                    let miles = DisplayUnits.displayUnit(for: .distanceWalkingRunning, system: .us)
-                    return miles.number((try? QuantityType.distanceWalkingRunning.canonicalUnit.convert($0, to: miles.unit)) ?? $0)
+                    DisplayUnits.displayUnit(for: .distanceWalkingRunning, system: .us)
+                        .number(DisplayUnits.converted($0, of: .distanceWalkingRunning, system: .us))
                 }),
             ("energy", .activeEnergyBurned, "kcal active", { JSONNumber.format($0.rounded()) }),
         ]

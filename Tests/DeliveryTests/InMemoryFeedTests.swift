@@ -70,6 +70,19 @@ final class InMemoryFeed: DeliveryFeed {
     func recordDeliveryFailure(sink: String, message: String, now: Date) throws { lastError = message }
     func publishedStates(sink: String) throws -> [PublishedState] { states }
     func queryUnitSystem(ofPerson name: String) throws -> UnitSystem? { nil }
+    /// The feed's samples belong to nobody (`people` is "" for each entry).
+    func holdsSamples(person: String, type: String) throws -> Bool {
+        guard person.isEmpty else { return false }
+        var held: Set<UUID> = []
+        for entry in entries {
+            switch entry {
+            case .added(let sample, _) where sample.type.identifier == type: held.insert(sample.uuid)
+            case .deleted(let uuid, _, _): held.remove(uuid)
+            default: break
+            }
+        }
+        return !held.isEmpty
+    }
     func forgetPublishedStates(sink: String, keys: [(person: String, type: String)]) throws {
         states.removeAll { state in keys.contains { $0.person == state.person && $0.type == state.type } }
     }

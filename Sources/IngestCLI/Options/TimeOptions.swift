@@ -85,8 +85,8 @@ struct UnitSystemOption: OptionGroup {
     /// The system for a query in `scope`: `--units` when given, else the person's own when the
     /// scope is one person who set one, else the configuration's (or metric).
     func system(for scope: QueryScope, in store: any QueryStore) throws -> UnitSystem {
-        guard !isGiven, case .named(let name) = scope.people, let own = try store.queryUnitSystem(ofPerson: name) else { return system }
-        return own
+        guard !isGiven else { return system }
+        return try store.queryUnitSystem(for: scope) ?? system
     }
 }
 
