@@ -11,7 +11,7 @@
 /// path can forget them. Inserting a sample has no trigger: one cost the pipeline half its
 /// rate (0.50 of the raw insert against 0.86 without it, IngestBench `--only ingest`), so the
 /// code that inserts samples counts them (`BatchWriter` once per key and batch, a move per row,
-/// through `HealthStore.addSampleCounts` with `addSamplesSQL`); any new statement inserting
+/// through `HealthStore.addSampleCounts` with `LongestSampleMigration.addSamplesSQL`); any new statement inserting
 /// samples must do the same. A key whose last row goes away loses its count row.
 ///
 /// An extreme (latest end, earliest start) stays exact while rows arrive; when the row holding
@@ -69,15 +69,6 @@ enum CountsMigration {
             FROM pending GROUP BY 1, 2, 3;
         """
 
-    /// Adds stored samples of one key: source, type, person (0: nobody), device (0: none), how
-    /// many, the latest end among them.
-    static let addSamplesSQL = """
-        INSERT INTO sample_counts(source, type, person, device, count, last_end, last_exact) VALUES (?, ?, ?, ?, ?, ?, 1)
-        ON CONFLICT DO UPDATE SET count = count + excluded.count,
-            last_exact = CASE WHEN excluded.last_end >= last_end THEN 1 ELSE last_exact END,
-            last_end = max(last_end, excluded.last_end)
-        """
-
     /// The delete and update triggers of `table` keeping `counts`, and with `onInsert` the
     /// insert trigger (an update of one of `columns` is the old row's removal and the new row's
     /// addition).
@@ -113,7 +104,7 @@ enum CountsMigration {
         """
     }
 
-    private static func sampleRemoved(_ row: String) -> String {
+    static func sampleRemoved(_ row: String) -> String {
         """
         UPDATE sample_counts SET count = count - 1,
                     last_exact = CASE WHEN \(row).end_time >= last_end THEN 0 ELSE last_exact END

@@ -406,13 +406,16 @@ extension HealthStore {
             throw StoreRowError.missingAfterInsert(table: "samples", key: "type and source of a moved sample")
         }
         let device: Int64 = if case .integer(let id) = values[6] { id } else { 0 }
-        let end: Double = switch values[4] {
-        case .real(let seconds): seconds
-        case .integer(let seconds): Double(seconds)
-        default: 0
+        func seconds(_ value: DatabaseValue) -> Double {
+            switch value {
+            case .real(let seconds): seconds
+            case .integer(let seconds): Double(seconds)
+            default: 0
+            }
         }
+        let start = seconds(values[3]), end = seconds(values[4])
         try addSampleCounts([SampleCount(key: CountKey(source: source, type: type, person: person, device: device),
-                                         count: 1, lastEnd: end)])
+                                         count: 1, lastEnd: end, longest: end - start)])
     }
 
     /// Re-inserts each sample with `person` under a new anchor and leaves a tombstone at that

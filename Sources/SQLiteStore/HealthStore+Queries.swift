@@ -74,7 +74,7 @@ extension HealthStore {
             SELECT \(Self.sampleColumns) FROM samples x JOIN sources s ON s.id = x.source
             LEFT JOIN devices d ON d.id = x.device WHERE x.type = ?1
             """
-        if from != nil { sql += " AND (x.end_time > ?2 OR x.start_time >= ?2)" }
+        if from != nil { sql += " AND x.start_time >= ?5 AND (x.end_time > ?2 OR x.start_time >= ?2)" }
         if to != nil { sql += " AND x.start_time < ?3" }
         if source != nil { sql += " AND s.name = ?4" }
         sql += person.condition("x")
@@ -87,6 +87,7 @@ extension HealthStore {
         if let from { try statement.bind(from.timeIntervalSince1970, at: 2) }
         if let to { try statement.bind(to.timeIntervalSince1970, at: 3) }
         if let source { try statement.bind(source, at: 4) }
+        if let from { try statement.bind(try overlapBound(typeID: typeID, from: from), at: 5) }
         var result: [QuantitySample] = []
         try statement.forEachRow { row in
             if let sample = try readSample(row, type: type) { result.append(sample) }
@@ -112,18 +113,33 @@ extension HealthStore {
         return result
     }
 
+    /// The earliest start a sample of the type can have and still overlap a range beginning at
+    /// `from`: `from` less the longest duration stored for the type (`LongestSampleMigration`),
+    /// so that the overlap condition reads a bounded range of the time index, not every older
+    /// sample of the type.
+    func overlapBound(typeID: Int64, from: Date) throws -> Double {
+        let longest = try db.cachedStatement("SELECT COALESCE(MAX(longest), 0) FROM sample_counts WHERE type = ?")
+        try longest.bind(typeID, at: 1)
+        let seconds = try longest.firstRow { $0.double(at: 0) } ?? 0
+        // A millisecond more than the longest: the durations were rounded when computed.
+        return from.timeIntervalSince1970 - max(seconds, 0) - 0.001
+    }
+
     /// The query behind `points`: start, end, value and source id of the samples of `type`
     /// overlapping [from, to), by start; nil when the store has never seen the type.
     func pointsStatement(type: QuantityType, from: Date?, to: Date?, person: PersonScope) throws -> Statement? {
         guard let typeID = typeIDs[type.identifier] else { return nil }
         var sql = "SELECT x.start_time, x.end_time, x.value, x.source FROM samples x WHERE x.type = ?1"
-        if from != nil { sql += " AND (x.end_time > ?2 OR x.start_time >= ?2)" }
+        if from != nil { sql += " AND x.start_time >= ?4 AND (x.end_time > ?2 OR x.start_time >= ?2)" }
         if to != nil { sql += " AND x.start_time < ?3" }
         sql += person.condition("x")
         sql += " ORDER BY x.start_time"
         let statement = try db.prepare(sql)
         try statement.bind(typeID, at: 1)
-        if let from { try statement.bind(from.timeIntervalSince1970, at: 2) }
+        if let from {
+            try statement.bind(from.timeIntervalSince1970, at: 2)
+            try statement.bind(try overlapBound(typeID: typeID, from: from), at: 4)
+        }
         if let to { try statement.bind(to.timeIntervalSince1970, at: 3) }
         return statement
     }

@@ -103,12 +103,12 @@ extension HealthStore: SampleStore {
         return events
     }
 
-    /// Adds stored samples to `sample_counts` (`CountsMigration`): per key, how many and the
-    /// latest end among them. Inserting into `samples` has no trigger (its cost halved the
+    /// Adds stored samples to `sample_counts` (`CountsMigration`): per key, how many, the
+    /// latest end and the longest duration among them (`LongestSampleMigration`). Inserting into `samples` has no trigger (its cost halved the
     /// pipeline's rate): every insert counts itself through this, in its transaction.
     func addSampleCounts(_ counts: [SampleCount]) throws {
         guard !counts.isEmpty else { return }
-        let upsert = try db.cachedStatement(CountsMigration.addSamplesSQL)
+        let upsert = try db.cachedStatement(LongestSampleMigration.addSamplesSQL)
         for entry in counts {
             try upsert.bind(entry.key.source, at: 1)
             try upsert.bind(entry.key.type, at: 2)
@@ -116,6 +116,7 @@ extension HealthStore: SampleStore {
             try upsert.bind(entry.key.device, at: 4)
             try upsert.bind(entry.count, at: 5)
             try upsert.bind(entry.lastEnd, at: 6)
+            try upsert.bind(entry.longest, at: 7)
             try upsert.execute()
         }
     }
@@ -133,6 +134,8 @@ extension HealthStore: SampleStore {
         var key: CountKey
         var count: Int
         var lastEnd: Double
+        /// The longest `end - start` among them.
+        var longest: Double
     }
 
     /// A (type, source, person) of the commit log; a nil person is the unassigned set.
@@ -287,9 +290,10 @@ struct BatchWriter {
     }
 
     /// Counts one stored sample (at once unless `deferringCounts`).
-    private mutating func countSample(_ key: HealthStore.CountKey, end: Double) throws {
+    private mutating func countSample(_ key: HealthStore.CountKey, start: Double, end: Double) throws {
+        let duration = end - start
         guard deferringCounts else {
-            try store.addSampleCounts([HealthStore.SampleCount(key: key, count: 1, lastEnd: end)])
+            try store.addSampleCounts([HealthStore.SampleCount(key: key, count: 1, lastEnd: end, longest: duration)])
             return
         }
         // A short list while the batch has few keys (most have a handful), searched linearly.
@@ -297,9 +301,10 @@ struct BatchWriter {
             for index in sampleCounts.indices where sampleCounts[index].key == key {
                 sampleCounts[index].count += 1
                 sampleCounts[index].lastEnd = max(sampleCounts[index].lastEnd, end)
+                sampleCounts[index].longest = max(sampleCounts[index].longest, duration)
                 return
             }
-            sampleCounts.append(HealthStore.SampleCount(key: key, count: 1, lastEnd: end))
+            sampleCounts.append(HealthStore.SampleCount(key: key, count: 1, lastEnd: end, longest: duration))
             if sampleCounts.count > Self.recentLimit {
                 for (index, entry) in sampleCounts.enumerated() { sampleCountIndex[entry.key] = index }
             }
@@ -308,9 +313,10 @@ struct BatchWriter {
         if let index = sampleCountIndex[key] {
             sampleCounts[index].count += 1
             sampleCounts[index].lastEnd = max(sampleCounts[index].lastEnd, end)
+            sampleCounts[index].longest = max(sampleCounts[index].longest, duration)
         } else {
             sampleCountIndex[key] = sampleCounts.count
-            sampleCounts.append(HealthStore.SampleCount(key: key, count: 1, lastEnd: end))
+            sampleCounts.append(HealthStore.SampleCount(key: key, count: 1, lastEnd: end, longest: duration))
         }
     }
 
@@ -452,7 +458,7 @@ struct BatchWriter {
         }
         countStored(type: type, source: source, person: person)
         try countSample(HealthStore.CountKey(source: source, type: type, person: person ?? 0, device: device ?? 0),
-                        end: sample.end.timeIntervalSince1970)
+                        start: sample.start.timeIntervalSince1970, end: sample.end.timeIntervalSince1970)
         guard let replacing else { return .written }
         let tombstone = try db.cachedStatement(
             "INSERT INTO tombstones(anchor, uuid, type, source, deleted_at, person) VALUES (?, ?, ?, ?, ?, ?)")

@@ -70,6 +70,7 @@ public final class HealthStore {
         RatePerMinuteMigration.migration,
         CountsMigration.migration,
         Migration(version: 15, name: "each person's measurement system", sql: schemaV15),
+        LongestSampleMigration.migration,
     ])
 
     /// `ingestd people set P --units metric|us`: NULL (the configuration's) for everybody so far.

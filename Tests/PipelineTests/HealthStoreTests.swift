@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import HealthModel
 import Pipeline
-import SQLiteStore
+@testable import SQLiteStore
 
 @Suite struct HealthStoreTests {
     @Test func storeFilesAreOwnerOnly() throws {
@@ -40,7 +40,7 @@ import SQLiteStore
         let connection = try Connection(path: path)
         try connection.execute(sql: "PRAGMA user_version = 99")
         connection.close()
-        #expect(throws: StoreOpenError.newerThanThisBuild(path: path, found: 99, supported: 15)) {
+        #expect(throws: StoreOpenError.newerThanThisBuild(path: path, found: 99, supported: HealthStore.migrator.latestVersion)) {
             try HealthStore(path: path)
         }
     }

@@ -35,6 +35,17 @@ import Testing
                 #expect(counted.extreme >= scanned.extreme, "\(step): bound of \(counted.key)", sourceLocation: sourceLocation)
             }
         }
+        // Schema 16: the longest duration per key, at least the longest stored (a removal may leave it larger).
+        let longestScanned = try db.prepare("""
+            SELECT MAX(end_time - start_time) FROM samples GROUP BY source, type, COALESCE(person, 0), COALESCE(device, 0)
+            ORDER BY source, type, COALESCE(person, 0), COALESCE(device, 0)
+            """).mapRows { $0.double(at: 0) }
+        let longestCounted = try db.prepare("SELECT longest FROM sample_counts ORDER BY source, type, person, device")
+            .mapRows { $0.double(at: 0) }
+        #expect(longestCounted.count == longestScanned.count, "\(step): longest per key", sourceLocation: sourceLocation)
+        for (counted, scanned) in zip(longestCounted, longestScanned) {
+            #expect(counted >= scanned, "\(step): longest \(counted) below the stored \(scanned)", sourceLocation: sourceLocation)
+        }
         struct Held: Equatable { var key: String; var count: Int; var first: Double; var firstExact: Bool; var last: Double; var lastExact: Bool }
         let scannedPending = try db.prepare("""
             SELECT source, type, device, COUNT(*), MIN(start_time), MAX(end_time) FROM pending GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
