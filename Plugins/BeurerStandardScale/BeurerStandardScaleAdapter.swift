@@ -24,18 +24,27 @@ public struct BeurerStandardScaleAdapter: ConversingAdapter {
     public static let maximumValuesPerContact = 200
     /// Silence after which the scale has sent everything.
     public static let silence: Duration = .seconds(30)
+    /// The vendor's activity level characteristic (service 0xFFF0), committed with the user data.
+    public static let activityLevel = BLEUUID(0xFFF3)
+    /// What the vendor app commits once the user is accepted (ble-scale-sync's account of the BF788
+    /// capture of its issue #229): date of birth, gender, height and activity level read and written
+    /// back unchanged in this order, then `01 00 00 00` to the Database Change Increment; only
+    /// after that does a BF788 send a real body composition for the user.
+    public static let userDataCommit = [GATTHealthUUID.dateOfBirth, GATTHealthUUID.gender, GATTHealthUUID.height, activityLevel]
+    /// The Database Change Increment written after the user data (as ble-scale-sync writes it).
+    public static let changeIncrement: [UInt8] = [0x01, 0x00, 0x00, 0x00]
 
     private let standard = GATTHealthAdapter()
 
     public let descriptor = AdapterDescriptor(
         id: BeurerStandardScaleAdapter.id,
         name: "Beurer/Sanitas standard-profile scales (BF720, BF950, BF915, SBF72/73)",
-        version: "1.0.0",
+        version: "1.1.0",
         summary: "Stored and live weighings (body mass, BMI, height, body fat) of the registered user of Beurer/Sanitas "
             + "scales with the Weight Scale, Body Composition and User Data services",
         matches: [.ble(BLEMatch(namePattern: BeurerStandardScaleAdapter.namePattern))],
         produces: [.bodyMass, .bodyMassIndex, .height, .bodyFatPercentage, .leanBodyMass],
-        how: "GATT conversation: consent code of the configured user (or a new user registered), take measurement, the user's stored weighings and the live one",
+        how: "GATT conversation: consent code of the configured user (or a new user registered), the scale's user data confirmed (read and written back, change increment), take measurement, the user's stored weighings and the live one",
         models: [
             AdapterModel(maker: "Beurer", name: "BF720", offers: "weight, BMI, height, body composition, stored weighings per user",
                          reads: [.bodyMass, .bodyMassIndex, .height, .bodyFatPercentage], note: "with the scale's user index",
@@ -61,6 +70,7 @@ public struct BeurerStandardScaleAdapter: ConversingAdapter {
         standard.makeConsentScaleConversation(
             for: device, context: context,
             steps: ConsentScaleSteps(takeMeasurement: Self.takeMeasurement, maximumValues: Self.maximumValuesPerContact,
-                                     silence: Self.silence))
+                                     silence: Self.silence, userDataCommit: Self.userDataCommit,
+                                     changeIncrement: Self.changeIncrement))
     }
 }

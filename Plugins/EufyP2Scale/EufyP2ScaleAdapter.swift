@@ -8,15 +8,13 @@ import Transport
 /// Eufy Smart Scale P2 (T9148) and P2 Pro (T9149): their advertised weight (and the P2 Pro's heart
 /// rate), and over a connection, after the handshake with the key derived from the scale's
 /// address, the settled weighing with the impedance the scale measured (which its advertisements
-/// do not carry). Both ways one weighing is one sample (``EufyP2Weighings``). See README.md.
+/// do not carry). Both ways one weighing is one sample (``EufyP2Weighings``, the run's: the adapter
+/// itself keeps nothing, so two runs or two replays never share a weighing). See README.md.
 public struct EufyP2ScaleAdapter: ConversingAdapter {
     /// The adapter id, also the samples' source.
     public static let id = "eufy-p2-scale"
     /// The advertised names of the connectable P2 family.
     public static let namePattern = "^eufy T914[89]"
-
-    /// The weighings the scales showed lately, shared by this adapter's sessions and conversations.
-    private let weighings = EufyP2Weighings()
 
     public let descriptor = AdapterDescriptor(
         id: EufyP2ScaleAdapter.id,
@@ -42,11 +40,11 @@ public struct EufyP2ScaleAdapter: ConversingAdapter {
     public init() {}
 
     public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any BLEAdapterSession {
-        EufyP2AdvertisedSession(device: device, context: context, weighings: weighings)
+        EufyP2AdvertisedSession(device: device, context: context, weighings: EufyP2Weighings.ofRun(context))
     }
 
     public func makeConversation(for device: BLEDeviceTraits, context: AdapterContext) -> any GATTConversation {
-        EufyP2Conversation(device: device, context: context, weighings: weighings)
+        EufyP2Conversation(device: device, context: context, weighings: EufyP2Weighings.ofRun(context))
     }
 }
 

@@ -5,7 +5,7 @@ import HealthModel
 import Synchronization
 import Transport
 
-/// The weighings P2 scales showed lately, per scale, so that one standing on the scale is one
+/// The weighings P2 scales showed lately in one run, per scale, so that one standing on the scale is one
 /// sample whichever way it arrives: the weight the scale advertises and the weighing with its
 /// impedance read over the connection share the sync identifier of whichever came first
 /// (`eufy-p2/<address>/<Unix seconds>`). The advertised one is version 1, the connected one
@@ -15,6 +15,11 @@ import Transport
 /// Two arrivals are one weighing when they come from the same scale within ``window`` and
 /// their weights differ by at most ``tolerance`` (hundredths of a kilogram). Bounded: the
 /// latest weighing of at most ``maximumScales`` scales is kept.
+///
+/// One per run (``ofRun(_:)``: the run's ``AdapterRunState``, which the advertised sessions the
+/// router makes and the conversations of the same run are given): a replay, a capture or a
+/// daemon run starts with none, so a weighing of an earlier run, or of another replay in the same
+/// process, never lends its identifier.
 public final class EufyP2Weighings: Sendable {
     /// How far apart the advertised and the connected arrival of one weighing may be.
     public static let window: TimeInterval = 300
@@ -32,6 +37,14 @@ public final class EufyP2Weighings: Sendable {
     private let latest = Mutex<[BLEAddress: Latest]>([:])
 
     public init() {}
+
+    /// The run's weighings (made on first use), shared by the sessions and conversations given `context`'s run.
+    public static func ofRun(_ context: AdapterContext) -> EufyP2Weighings {
+        context.run.shared(adapter: EufyP2ScaleAdapter.id) { EufyP2Weighings() }
+    }
+
+    /// How many scales' latest weighings are remembered.
+    public var count: Int { latest.withLock { $0.count } }
 
     /// The sync identifier of the weighing of `kilograms` that `address` showed at `time`.
     public func syncIdentifier(for address: BLEAddress, kilograms: Double, at time: Date) -> String {

@@ -66,6 +66,7 @@ final class GATTHealthConversation: GATTConversation {
             identified = try await identifyUser(over: link, into: &output)
         }
         if let scale, identified {
+            try await commitUserData(scale, database: database, over: link, into: &output)
             try await requestMeasurement(scale, database: database, over: link, into: &output)
         }
         if !output.records.isEmpty || !output.rejections.isEmpty || !output.skipped.isEmpty {
@@ -207,6 +208,39 @@ final class GATTHealthConversation: GATTConversation {
     }
 
     // MARK: - Consent scales
+
+    /// Once the user is accepted, confirms the user data the scale holds: each of
+    /// ``ConsentScaleSteps/userDataCommit`` the scale has is read and written back unchanged, in
+    /// order, then the Database Change Increment is written (``ConsentScaleSteps/changeIncrement``).
+    /// Nothing of the user's data is changed: what is written is what was read. A characteristic
+    /// that cannot be read is not written; a refused write is noted (`user-data-commit-refused`)
+    /// and the rest goes on, the increment included.
+    private func commitUserData(_ scale: ConsentScaleSteps, database: GATTDatabase, over link: any GATTConversationLink,
+                                into output: inout AdapterOutput) async throws(GATTConversationError) {
+        guard let increment = scale.changeIncrement, !scale.userDataCommit.isEmpty else { return }
+        var values: [(BLEUUID, [UInt8])] = []
+        for characteristic in scale.userDataCommit where database.characteristic(characteristic) != nil {
+            do {
+                values.append((characteristic, try await link.read(characteristic)))
+            } catch {
+                if case .disconnected = error { throw error }
+            }
+        }
+        var writes = values
+        if database.characteristic(GATTHealthUUID.databaseChangeIncrement) != nil {
+            writes.append((GATTHealthUUID.databaseChangeIncrement, increment))
+        }
+        for (characteristic, value) in writes {
+            do {
+                try await link.write(value, to: characteristic, withResponse: true)
+            } catch {
+                if case .disconnected = error { throw error }
+                output.reject(context.source, reason: "user-data-commit-refused",
+                              detail: "\(link.peerAddress): writing \(hexString(value)) to \(characteristic): \(error)",
+                              time: await link.now())
+            }
+        }
+    }
 
     /// Asks the scale to send its measurement (`00` written to the vendor's take-measurement
     /// characteristic, where the scale has one); a refusal is noted and the conversation goes on.
@@ -383,10 +417,19 @@ public struct ConsentScaleSteps: Sendable {
     /// Values received in one contact before the link is closed, and the silence after which
     /// the scale has sent everything.
     public var bounds: ContactBounds
+    /// User data characteristics read and written back unchanged, in this order, once the user is
+    /// accepted (the scale's confirmation of its user's profile); none: nothing is committed.
+    public var userDataCommit: [BLEUUID]
+    /// The value written to the Database Change Increment after the user data (when the scale
+    /// has it); nil: nothing is committed.
+    public var changeIncrement: [UInt8]?
 
-    public init(takeMeasurement: [BLEUUID], maximumValues: Int, silence: Duration) {
+    public init(takeMeasurement: [BLEUUID], maximumValues: Int, silence: Duration, userDataCommit: [BLEUUID] = [],
+                changeIncrement: [UInt8]? = nil) {
         self.takeMeasurement = takeMeasurement
         self.bounds = ContactBounds(maximumValues: maximumValues, silence: silence)
+        self.userDataCommit = userDataCommit
+        self.changeIncrement = changeIncrement
     }
 }
 

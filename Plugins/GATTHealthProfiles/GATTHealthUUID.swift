@@ -55,6 +55,14 @@ public enum GATTHealthUUID {
     public static let dateTime = BLEUUID(0x2A08)
     /// User Control Point (write + indicate) of the User Data Service 0x181C.
     public static let userControlPoint = BLEUUID(0x2A9F)
+    /// User Data Service user data: Date of Birth (year u16 LE, month, day).
+    public static let dateOfBirth = BLEUUID(0x2A85)
+    /// User Data Service user data: Gender (0 male, 1 female, 2 unspecified).
+    public static let gender = BLEUUID(0x2A8C)
+    /// User Data Service user data: Height (u16 LE, centimetres on these scales).
+    public static let height = BLEUUID(0x2A8E)
+    /// Database Change Increment (u32 LE) of the User Data Service.
+    public static let databaseChangeIncrement = BLEUUID(0x2A99)
 }
 
 /// Metadata keys this adapter writes besides HealthKit's typed ones (sync identity, time zone,

@@ -47,6 +47,9 @@ public final class AdapterRouter {
     private var matchedOrder: [BLEAddress] = []
     private var matchedOrderStart = 0
     private let keys: AdvertisementKeys
+    /// What this run's sessions share (every session the router makes gets it); conversations of
+    /// the same run are given it too.
+    public let runState: AdapterRunState
     /// How many matched, and how many unmatched, devices are remembered unless told otherwise.
     public static let defaultMaximumDevices = 4_096
 
@@ -58,10 +61,12 @@ public final class AdapterRouter {
     ///     sessions are finished and forgotten (a crowd of ever new addresses that an adapter takes,
     ///     e.g. MiBeacon frames from random addresses, must not grow per-device state without bound).
     ///   - keys: the keys of devices that encrypt their advertisements, handed to every session.
+    ///   - runState: what the run's sessions and conversations share (a fresh one unless given).
     public init(adapters: [any BLEAdapter], forcedAdapterID: String? = nil, pins: [BLEAddress: String] = [:],
                 timeZone: TimeZone, maximumUnmatchedDevices: Int = defaultMaximumDevices, maximumMatchedDevices: Int = defaultMaximumDevices,
-                keys: AdvertisementKeys = AdvertisementKeys()) throws(AdapterRouterError) {
+                keys: AdvertisementKeys = AdvertisementKeys(), runState: AdapterRunState = AdapterRunState()) throws(AdapterRouterError) {
         self.adapters = adapters
+        self.runState = runState
         self.maximumUnmatchedDevices = max(1, maximumUnmatchedDevices)
         self.maximumMatchedDevices = max(1, maximumMatchedDevices)
         self.keys = keys
@@ -190,7 +195,7 @@ public final class AdapterRouter {
                 let id = adapter.descriptor.id
                 entries.append(Entry(adapter: adapter,
                                      session: adapter.makeSession(for: known, context: AdapterContext(
-                                        timeZone: timeZone, source: id, keys: keys))))
+                                        timeZone: timeZone, source: id, keys: keys, run: runState))))
             }
             let order = candidates.map(\.descriptor.id)
             entries.sort { (order.firstIndex(of: $0.adapter.descriptor.id) ?? 0) < (order.firstIndex(of: $1.adapter.descriptor.id) ?? 0) }

@@ -58,15 +58,20 @@ public struct AdapterContext: Sendable {
     public var options: [String: String]
     /// The keys of devices that encrypt their advertisements (``AdvertisementKeys``).
     public var keys: AdvertisementKeys
+    /// What the sessions and conversations of this run share (``AdapterRunState``); the daemon,
+    /// a replay and a capture give every context of the run the same one.
+    public var run: AdapterRunState
 
     public init(timeZone: TimeZone, source: String, now: @escaping @Sendable () -> Date = { Date() },
-                memory: (any DeviceMemory)? = nil, options: [String: String] = [:], keys: AdvertisementKeys = AdvertisementKeys()) {
+                memory: (any DeviceMemory)? = nil, options: [String: String] = [:], keys: AdvertisementKeys = AdvertisementKeys(),
+                run: AdapterRunState = AdapterRunState()) {
         self.timeZone = timeZone
         self.source = source
         self.now = now
         self.memory = memory
         self.options = options
         self.keys = keys
+        self.run = run
     }
 }
 

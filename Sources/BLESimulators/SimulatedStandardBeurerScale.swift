@@ -17,6 +17,27 @@ public final class SimulatedStandardBeurerScale: SimulatedResponder {
     /// The consent code of user 1.
     public static let consentCode: UInt16 = 3752
 
+    /// The user data a BF788 held for user 1 in the capture of ble-scale-sync's issue #229 (as its
+    /// tests record them): born 1983-08-08 (`bf 07 08 08`), male (`00`), 192 cm (`c0 00`), activity
+    /// level 3 (`03`, vendor 0xFFF3), Database Change Increment 6 (`06 00 00 00`).
+    public static let bf788UserData: [(BLEUUID, [UInt8])] = [
+        (BLEUUID(0x2A85), [0xBF, 0x07, 0x08, 0x08]), (BLEUUID(0x2A8C), [0x00]), (BLEUUID(0x2A8E), [0xC0, 0x00]),
+        (BLEUUID(0x2A99), [0x06, 0x00, 0x00, 0x00]), (BLEUUID(0xFFF3), [0x03]),
+    ]
+
+    /// The scale's GATT table with the User Data Service's user data, the Database Change
+    /// Increment and the vendor's activity level (0xFFF3 in service 0xFFF0), readable and
+    /// writable, holding ``bf788UserData``.
+    public static let profileWithUserData: SimulatedProfile = {
+        var table = profile
+        func characteristic(_ uuid: BLEUUID) -> SimulatedProfile.Characteristic {
+            .init(uuid: uuid, properties: 0x0A, value: bf788UserData.first { $0.0 == uuid }?.1 ?? [])
+        }
+        table.services[2].characteristics += [BLEUUID(0x2A85), BLEUUID(0x2A8C), BLEUUID(0x2A8E), BLEUUID(0x2A99)].map(characteristic)
+        table.services.append(.init(uuid: BLEUUID(0xFFF0), characteristics: [characteristic(BLEUUID(0xFFF3))]))
+        return table
+    }()
+
     /// The scale's GATT table.
     public static let profile = SimulatedProfile(name: "BF788", services: [
         .init(uuid: BLEUUID(0x181D), characteristics: [.init(uuid: weightMeasurement, properties: 0x20)]),
@@ -28,6 +49,7 @@ public final class SimulatedStandardBeurerScale: SimulatedResponder {
     private struct State {
         var consented = false
         var writes: [[UInt8]] = []
+        var writesTo: [BLEUUID] = []
         /// Consent codes by user index.
         var codes: [UInt8: UInt16] = [1: SimulatedStandardBeurerScale.consentCode]
     }
@@ -47,9 +69,14 @@ public final class SimulatedStandardBeurerScale: SimulatedResponder {
 
     /// The values written to the control point and the take-measurement characteristic, in order.
     public var writes: [[UInt8]] { state.withLock { $0.writes } }
+    /// The characteristic of each of ``writes``.
+    public var writtenCharacteristics: [BLEUUID] { state.withLock { $0.writesTo } }
 
     public func respond(toWriteOf value: [UInt8], characteristic: BLEUUID) -> [SimulatedReply] {
-        state.withLock { $0.writes.append(value) }
+        state.withLock {
+            $0.writes.append(value)
+            $0.writesTo.append(characteristic)
+        }
         switch characteristic {
         case Self.controlPoint:
             guard let op = value.first else { return [] }

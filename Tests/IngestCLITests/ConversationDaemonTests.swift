@@ -287,6 +287,40 @@ import Transport
         #expect(log.records.contains { $0.message.contains("consent-code-needed") }, "\(log.records.map(\.message))")
     }
 
+    /// A BF788 with its user data (the values its #229 capture held, as ble-scale-sync's tests
+    /// record them): once the consent is accepted the conversation reads the date of birth,
+    /// gender, height and activity level and writes each back unchanged, in that order, then
+    /// writes `01 00 00 00` to the Database Change Increment, and only then asks for the
+    /// measurement. The user's data on the scale is left as it was. Failed before: nothing was
+    /// written between the consent and take measurement.
+    @Test func aBeurerBF788sUserDataIsConfirmedBeforeTheMeasurement() async throws {
+        let weighings: [(weight: [UInt8], composition: [UInt8])] = [
+            (hex("0e205cea07070e1729200140018007"), hex("9803f300962389014042fa2f550f")),
+        ]
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "beurer-standard-scale", "bodyMass", "bodyFatPercentage"])
+        let scale = SimulatedStandardBeurerScale(weighings: weighings)
+        try await runDaemon(store: scenario.store, name: "BF788", services: [0x181D, 0x181B],
+                            profile: SimulatedStandardBeurerScale.profileWithUserData, responder: scale,
+                            options: ["uds-user-index": "1", "uds-consent-code": "3752"], listen: .seconds(6))
+        let written = zip(scale.writtenCharacteristics, scale.writes).map { uuid, value in
+            "\(uuid): " + value.map { String(format: "%02x", $0) }.joined(separator: " ")
+        }
+        #expect(written == [
+            "\(BLEUUID(0x2A9F)): 02 01 a8 0e",
+            "\(BLEUUID(0x2A85)): bf 07 08 08",
+            "\(BLEUUID(0x2A8C)): 00",
+            "\(BLEUUID(0x2A8E)): c0 00",
+            "\(BLEUUID(0xFFF3)): 03",
+            "\(BLEUUID(0x2A99)): 01 00 00 00",
+            "\(BLEUUID(0x0006)): 00",
+        ], "consent, the user data written back as read, the change increment, then take measurement")
+        let store = try HealthStore(path: scenario.store)
+        defer { store.close() }
+        #expect(try store.samples(type: .bodyMass).map { ($0.quantity.value * 100).rounded() / 100 } == [117.92])
+        #expect(try store.samples(type: .bodyFatPercentage).map { ($0.quantity.value * 1000).rounded() / 1000 } == [0.243])
+    }
+
     /// A consent code alone registers a new user (Register New User `01 <code LE>`, index 2
     /// given); the next contact gives consent for the remembered index 2 with that code.
     @Test func aBeurerStandardScaleRegistersANewUserThenConsentsWithItsIndex() async throws {

@@ -114,15 +114,18 @@ public struct BluetoothCapture: Sendable {
         let sessions = SessionGate(delay: reconnectDelay)
         let link = self.link
         let configuration = gattConfiguration
+        let runState = AdapterRunState()
         let router: AdapterRouter?
         do {
-            router = target == nil || adapters.isEmpty ? nil : try AdapterRouter(adapters: adapters, timeZone: timeZone, keys: keys)
+            router = target == nil || adapters.isEmpty
+                ? nil : try AdapterRouter(adapters: adapters, timeZone: timeZone, keys: keys, runState: runState)
         } catch {
             await scanner.stop()
             try? recorder.close()
             throw RuntimeError.adapterChoice(error)
         }
-        let conversation = ConversationSettings(timeZone: timeZone, options: options, memory: EphemeralDeviceMemory())
+        let conversation = ConversationSettings(timeZone: timeZone, options: options, memory: EphemeralDeviceMemory(),
+                                                run: runState)
         var unused = AdapterOutput()
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -159,11 +162,13 @@ public struct BluetoothCapture: Sendable {
         return recorder.counts
     }
 
-    /// What conversations in a capture share: the zone, the adapter options and the device memory.
+    /// What conversations in a capture share: the zone, the adapter options, the device memory and
+    /// the run's state (the router's).
     struct ConversationSettings: Sendable {
         var timeZone: TimeZone
         var options: [String: String]
         var memory: any DeviceMemory
+        var run: AdapterRunState
     }
 
     /// One GATT session: connect, then the adapter's conversation (`conversing`), or the generic
@@ -190,7 +195,7 @@ public struct BluetoothCapture: Sendable {
             progress("connected to \(address): \(id)'s conversation (what it delivers is recorded, not stored)")
             let delivered = Mutex(0)
             let context = AdapterContext(timeZone: settings.timeZone, source: id, memory: settings.memory,
-                                         options: settings.options)
+                                         options: settings.options, run: settings.run)
             let succeeded = await BluetoothBackend.converse(over: client, adapter: adapter, traits: traits,
                                                             context: context, logger: logger) { output in
                 delivered.withLock { $0 += output.records.count }

@@ -12,7 +12,8 @@ extension BluetoothBackend {
     /// disconnect. Returns whether the conversation ended without an error.
     static func converse(with advertisement: BLEAdvertisement, adapter: any BLEAdapter, traits: BLEDeviceTraits,
                          link: BluetoothLink, service: IngestService, timeZone: TimeZone,
-                         options: [String: String] = [:], advice: ControllerAdvice? = nil,
+                         options: [String: String] = [:], runState: AdapterRunState = AdapterRunState(),
+                         advice: ControllerAdvice? = nil,
                          logger: Logger) async -> Bool {
         let client: GATTClient
         do {
@@ -25,7 +26,7 @@ extension BluetoothBackend {
         }
         let context = AdapterContext(
             timeZone: timeZone, source: adapter.descriptor.id,
-            memory: StoreDeviceMemory(service: service, adapter: adapter.descriptor.id), options: options)
+            memory: StoreDeviceMemory(service: service, adapter: adapter.descriptor.id), options: options, run: runState)
         return await converse(over: client, adapter: adapter, traits: traits, context: context, logger: logger) { output in
             guard !output.records.isEmpty else { return DeliveryReceipt(stored: 0, held: 0) }
             return DeliveryReceipt(try await service.ingest(output.records, origin: "ble"))

@@ -102,9 +102,11 @@ public struct BluetoothBackend: DeviceBackend {
             return
         }
         logger.info("scanning on \(controllerName)")
+        // What this run's sessions and conversations share; the next run starts without it.
+        let runState = AdapterRunState()
         let router: AdapterRouter
         do {
-            router = try AdapterRouter(adapters: adapters, pins: pins, timeZone: timeZone, keys: keys)
+            router = try AdapterRouter(adapters: adapters, pins: pins, timeZone: timeZone, keys: keys, runState: runState)
         } catch {
             logger.error("\(error)")
             await scanner.stop()
@@ -136,8 +138,8 @@ public struct BluetoothBackend: DeviceBackend {
                 let options = self.options
                 group.addTask {
                     let ok = await Self.converse(with: advertisement, adapter: adapter, traits: traits, link: link,
-                                                 service: service, timeZone: timeZone, options: options, advice: advice,
-                                                 logger: deviceLogger)
+                                                 service: service, timeZone: timeZone, options: options, runState: runState,
+                                                 advice: advice, logger: deviceLogger)
                     connections.release(advertisement.address, succeeded: ok)
                 }
             }

@@ -256,8 +256,8 @@ public struct CaptureReplay {
         for connection in connections.finished {
             guard let adapter = router.adapter(for: connection.peer), adapter.holdsConversations else { continue }
             summary.conversations.append(try await converse(
-                over: connection, adapter: adapter, traits: router.traits(for: connection.peer), summary: &summary,
-                deliver: deliver))
+                over: connection, adapter: adapter, traits: router.traits(for: connection.peer), run: router.runState,
+                summary: &summary, deliver: deliver))
         }
         summary.statistics = decoder.statistics
         summary.warnings = reader.warnings
@@ -274,7 +274,7 @@ extension CaptureReplay {
     /// counted and delivered (their receipts say stored, as decoding and replay of a capture
     /// never erase anything).
     private func converse(over connection: CapturedConnections.Connection, adapter: any BLEAdapter,
-                          traits: BLEDeviceTraits?, summary: inout Summary,
+                          traits: BLEDeviceTraits?, run: AdapterRunState, summary: inout Summary,
                           deliver: ([HealthRecord]) throws -> Void) async throws -> ConversationReport {
         let link = CaptureConversationLink(connection)
         let id = adapter.descriptor.id
@@ -284,7 +284,7 @@ extension CaptureReplay {
         guard let conversation = adapter.conversation(
             for: traits ?? BLEDeviceTraits(address: connection.peer),
             context: AdapterContext(timeZone: timeZone, source: id, now: link.clock, memory: memory,
-                                    options: options, keys: keys))
+                                    options: options, keys: keys, run: run))
         else { return report }
         do {
             try await conversation.run(over: link) { output in

@@ -142,7 +142,7 @@ def p2_pro_advertised_then_connected_case(capture):
     """One weighing both ways: the P2 Pro advertises its final 87.90 kg, then the connection hands over the
     real frame of the same weighing with its impedance. Both records carry the advertised weight's sync
     identifier, the connected one at version 2: the store keeps one sample, the one with the impedance."""
-    address = "CF:E6:03:1D:09:0A"  # its own address: replays in one process share the adapter's weighings
+    address = "CF:E6:03:1D:09:0A"  # its own address (the weighings are per run now; kept so the expected file stays)
     at = advertise(capture, address, "eufy T9149", [p2_advertisement(address, 87.9, True)])[0]
     capture.advance(400)
     device = device_json(name="eufy T9149", manufacturer="Eufy", localIdentifier=address)
