@@ -1,5 +1,6 @@
 import ArgumentParsing
 import Foundation
+import Pipeline
 import PostgresStore
 import SQLiteStore
 
@@ -32,6 +33,12 @@ struct StoreOption: OptionGroup {
     /// Opens the store named by `--store` (or the default), mapping open failures to clear errors.
     func open(_ context: CommandContext, readOnly: Bool = false) throws -> HealthStore {
         try CommonArguments.openStore(path, context: context, readOnly: readOnly)
+    }
+
+    /// The store of `--store` (or the default) as the household commands see it: people, device
+    /// owners, whose samples are whose.
+    func openHousehold(_ context: CommandContext) throws -> any HouseholdStore {
+        try open(context)
     }
 }
 
