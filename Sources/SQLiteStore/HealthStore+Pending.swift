@@ -73,17 +73,6 @@ public struct PendingLimits: Sendable, Equatable {
     }
 }
 
-/// Held records of one (source, type, device): how many and the reading times they span (`ingestd auth pending`).
-public struct PendingGroup: Sendable, Equatable {
-    public var source: String
-    public var type: String
-    /// The device's name and local identifier, as far as known ("" when the records carry none).
-    public var device: String
-    public var count: Int
-    public var firstStart: Date
-    public var lastEnd: Date
-}
-
 /// One held record read back for a grant: its pending row and the record, or why it cannot be read.
 public struct HeldRecord: Sendable {
     public var id: Int64
@@ -407,3 +396,6 @@ extension HealthStore {
         }
     }
 }
+
+/// The store file keeps the authorization decisions: `auth revoke`, `auth deny` and `auth pending` reach them through this port.
+extension HealthStore: AuthorizationStore {}

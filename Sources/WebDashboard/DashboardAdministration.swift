@@ -1,24 +1,9 @@
 import Foundation
 import HealthModel
+import Pipeline
 
-/// A first-contact decision waiting for the person: a source's held samples of one type.
-public struct PendingDecision: Sendable, Equatable {
-    public var source: String
-    public var type: String
-    public var device: String
-    public var count: Int
-    public var firstStart: Date
-    public var lastEnd: Date
-
-    public init(source: String, type: String, device: String, count: Int, firstStart: Date, lastEnd: Date) {
-        self.source = source
-        self.type = type
-        self.device = device
-        self.count = count
-        self.firstStart = firstStart
-        self.lastEnd = lastEnd
-    }
-}
+/// A first-contact decision waiting for the person: a source's held samples of one type (and device).
+public typealias PendingDecision = PendingGroup
 
 /// A stored reading nobody was assigned (a shared scale that could not tell who stood on it).
 public struct UnassignedReading: Sendable, Equatable {

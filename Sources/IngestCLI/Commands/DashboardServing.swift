@@ -19,10 +19,7 @@ final class StoreDashboardAdministration: DashboardAdministration {
         guard FileManager.default.fileExists(atPath: path) else { return [] }
         let store = try HealthStore(path: path, readOnly: true)
         defer { store.close() }
-        return try store.pendingGroups().map {
-            PendingDecision(source: $0.source, type: $0.type, device: $0.device, count: $0.count, firstStart: $0.firstStart,
-                            lastEnd: $0.lastEnd)
-        }
+        return try store.pendingGroups()
     }
 
     func decide(source: String, grant: Bool) throws -> String {

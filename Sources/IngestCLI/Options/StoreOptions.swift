@@ -40,6 +40,11 @@ struct StoreOption: OptionGroup {
     func openHousehold(_ context: CommandContext) throws -> any HouseholdStore {
         try open(context)
     }
+
+    /// The store of `--store` (or the default) as the authorization commands see it.
+    func openAuthorization(_ context: CommandContext, readOnly: Bool = false) throws -> any AuthorizationStore {
+        try open(context, readOnly: readOnly)
+    }
 }
 
 /// `--json`: one JSON object per line instead of a table.
