@@ -1,8 +1,8 @@
 import ArgumentParsing
 import Foundation
+import IngestRuntime
 import Pipeline
 import PostgresStore
-import SQLiteStore
 
 /// `--store PATH|URL`, `--schema NAME`, `--gateway ID` of the query commands: the local store
 /// file, or a fleet's shared PostgreSQL database (`postgresql://…`) read across gateways.
@@ -39,7 +39,7 @@ struct QueryStoreOptions: OptionGroup {
     /// The store file's path (the default one when `--store` was not given); nil for a fleet.
     func filePath(_ context: CommandContext) -> String? {
         guard case .file(let path) = location else { return nil }
-        return path ?? HealthStore.defaultPath(environment: context.environment)
+        return path ?? StoreFile.defaultPath(environment: context.environment)
     }
 
     /// The store named by `--store`, opened read-only, with clear errors.
