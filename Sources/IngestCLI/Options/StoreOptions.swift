@@ -41,6 +41,11 @@ struct StoreOption: OptionGroup {
         try open(context)
     }
 
+    /// The store of `--store` (or the default) as `keys add` and `keys remove` see it.
+    func openKeys(_ context: CommandContext) throws -> any AdvertisementKeyStore {
+        try open(context)
+    }
+
     /// The store of `--store` (or the default) as the authorization commands see it.
     func openAuthorization(_ context: CommandContext, readOnly: Bool = false) throws -> any AuthorizationStore {
         try open(context, readOnly: readOnly)
