@@ -45,7 +45,8 @@ public struct SinkSummary: Sendable, Equatable {
 }
 
 /// What the dashboard needs beyond the query port: the pending first-contact decisions and
-/// making one, the sinks' state, counts for `/metrics`. Implemented by the command that serves.
+/// making one, the sinks' state, counts for `/metrics`. Implemented over the store file by the
+/// composition root (IngestRuntime's `StoreDashboardAdministration`).
 public protocol DashboardAdministration: AnyObject {
     /// The held samples waiting for a decision, per source and type.
     func pendingDecisions() throws -> [PendingDecision]
