@@ -72,38 +72,36 @@ struct JSONOption: OptionGroup {
 /// `--pending-days`, `--pending-max-records`, `--pending-max-bytes`: the bounds of the pending
 /// area where samples of undecided sources wait.
 struct PendingLimitOptions: OptionGroup {
-    static var arguments: [ArgumentElement] {
-        [
-            Option(
-                "pending-days", valueName: "N",
-                help: "Keep samples of undecided sources this many days before discarding them.",
-                default: String(PendingLimits.defaultRetentionDays)).element,
-            Option(
-                "pending-max-records", valueName: "N",
-                help: "Held records per undecided source at most; past it the oldest are dropped and counted (import: stops instead, dropping nothing).",
-                default: String(PendingLimits.defaultMaxRecordsPerSource)).element,
-            Option(
-                "pending-max-bytes", valueName: "N",
-                help: "Bytes of held records per undecided source at most; past it the oldest are dropped and counted (import: stops instead).",
-                default: String(PendingLimits.defaultMaxBytesPerSource)).element,
-        ]
-    }
+    static let days = TypedOption<Int>(Option(
+        "pending-days", valueName: "N",
+        help: "Keep samples of undecided sources this many days before discarding them.",
+        default: String(PendingLimits.defaultRetentionDays)))
+    static let maxRecords = TypedOption<Int>(Option(
+        "pending-max-records", valueName: "N",
+        help: "Held records per undecided source at most; past it the oldest are dropped and counted (import: stops instead, dropping nothing).",
+        default: String(PendingLimits.defaultMaxRecordsPerSource)))
+    static let maxBytes = TypedOption<Int>(Option(
+        "pending-max-bytes", valueName: "N",
+        help: "Bytes of held records per undecided source at most; past it the oldest are dropped and counted (import: stops instead).",
+        default: String(PendingLimits.defaultMaxBytesPerSource)))
+
+    static var arguments: [ArgumentElement] { [days.element, maxRecords.element, maxBytes.element] }
 
     /// The limits given (or the defaults).
     let limits: PendingLimits
 
     init(_ values: ParsedValues) throws {
-        let days: Int = try values.value("pending-days") ?? PendingLimits.defaultRetentionDays
-        let records: Int = try values.value("pending-max-records") ?? PendingLimits.defaultMaxRecordsPerSource
-        let bytes: Int = try values.value("pending-max-bytes") ?? PendingLimits.defaultMaxBytesPerSource
+        let days = try values.value(Self.days) ?? PendingLimits.defaultRetentionDays
+        let records = try values.value(Self.maxRecords) ?? PendingLimits.defaultMaxRecordsPerSource
+        let bytes = try values.value(Self.maxBytes) ?? PendingLimits.defaultMaxBytesPerSource
         guard days > 0, days <= 36_500 else {
-            throw UsageError.invalidValue(String(days), argument: "--pending-days", reason: "must be 1...36500")
+            throw UsageError.invalidValue(String(days), argument: Self.days.spelling, reason: "must be 1...36500")
         }
         guard records > 0 else {
-            throw UsageError.invalidValue(String(records), argument: "--pending-max-records", reason: "must be positive")
+            throw UsageError.invalidValue(String(records), argument: Self.maxRecords.spelling, reason: "must be positive")
         }
         guard bytes > 0 else {
-            throw UsageError.invalidValue(String(bytes), argument: "--pending-max-bytes", reason: "must be positive")
+            throw UsageError.invalidValue(String(bytes), argument: Self.maxBytes.spelling, reason: "must be positive")
         }
         limits = PendingLimits(retention: TimeInterval(days) * 86_400, maxRecordsPerSource: records, maxBytesPerSource: bytes)
     }
