@@ -25,4 +25,9 @@ extension ParsedValues {
     public func value<T>(_ option: TypedOption<T>) throws -> T? {
         try value(option.option.name, as: T.self)
     }
+
+    /// Where `option`'s value came from when not from the command line (`/etc/ingestd/ingestd.conf:4`).
+    public func suppliedOrigin<T>(_ option: TypedOption<T>) -> String? {
+        suppliedOrigin(option.option.name)
+    }
 }

@@ -7,9 +7,9 @@ import SQLiteStore
 /// `--store PATH`: the store file a command works on, opened with clear errors. A fleet's
 /// `postgresql://…` URL is refused with a usage error (see `StoreLocation`).
 struct StoreOption: OptionGroup {
-    static let store = Option(
+    static let store = TypedOption<String>(Option(
         "store", valueName: "PATH",
-        help: "The store file (default: the configuration's store, 'ingestd config show', else $XDG_DATA_HOME/ingestd/health.sqlite, i.e. ~/.local/share/ingestd/health.sqlite).")
+        help: "The store file (default: the configuration's store, 'ingestd config show', else $XDG_DATA_HOME/ingestd/health.sqlite, i.e. ~/.local/share/ingestd/health.sqlite)."))
 
     static var arguments: [ArgumentElement] { [store.element] }
 
@@ -22,10 +22,10 @@ struct StoreOption: OptionGroup {
 
     /// Reads `--store`; a fleet's URL is refused with `reason` (what the command needs instead).
     init(_ values: ParsedValues, refusingFleet reason: String) throws {
-        switch try StoreLocation(values.value("store")) {
+        switch try StoreLocation(values.value(Self.store)) {
         case .file(let path): self.path = path
         case .fleet(let url):
-            let argument = "--store" + (values.suppliedOrigin("store").map { " (from \($0))" } ?? "")
+            let argument = Self.store.spelling + (values.suppliedOrigin(Self.store).map { " (from \($0))" } ?? "")
             throw UsageError.invalidValue(PostgresURL.redacted(url), argument: argument, reason: reason)
         }
     }
