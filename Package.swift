@@ -126,7 +126,7 @@ let package = Package(
         .target(name: "IngestRuntime", dependencies: [
             "AdapterKit", "BLEWire", "BlueZTransport", "BuiltinAdapters", "CaptureFormats", "ExternalAdapters", "HealthModel",
             "LibUSBTransport", "Logging", "Pipeline", "SQLiteStore", "Transport", "Delivery", "ServiceNotification",
-            "CResidentMemory",
+            "CResidentMemory", "Redaction", "WebDashboard",
         ]),
         // Commands and wiring; only `ingestd`'s main imports it.
         .target(name: "IngestCLI", dependencies: [

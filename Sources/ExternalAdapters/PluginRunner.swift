@@ -14,7 +14,16 @@ import Transport
 /// (validating each line) and one reads stderr (into the log). Callers only ever take a lock
 /// briefly: `submit` drops the oldest queued line when the queue is full, and `drain` moves out
 /// what the stdout reader produced. Only `finish` and `waitForOutput` wait, with a time limit.
-final class PluginRunner: @unchecked Sendable {
+///
+/// Each lock guards one thing, and each wait reads only the state of its own lock:
+/// - the input queue (lines, its end, stop and `done`, which end feeding): the feeder waits on it;
+/// - the output queue (records, rejections, skips, the runner's end): callers wait on it for
+///   output, the stdout reader for room;
+/// - the process slot (the current process): taken to kill it, never waited on;
+/// - the request budget (protocol 2's token bucket and unanswered requests).
+/// A stop is recorded in the input queue and releases the output queue; a run's count of
+/// rejected lines in a row belongs to its stdout reader alone. No lock is taken inside another.
+final class PluginRunner: Sendable {
     let adapterID: String
     /// The protocol version the plugin speaks.
     let protocolVersion: Int
@@ -34,57 +43,113 @@ final class PluginRunner: @unchecked Sendable {
     /// The device as logs name it.
     let deviceLabel: String
 
-    /// What the runner's threads and its callers share, behind the one condition that guards it.
-    private struct State {
-        var started = false
-        var pendingInput: [String] = []
-        var inputClosed = false
+    /// The plugin's stdin: queued lines and what ends them. The feeder waits on it for a line; a
+    /// stop or `done` is recorded here because it ends the feeding and every further run.
+    private struct InputQueue {
+        var lines: [String] = []
+        /// No more lines are taken; the feeder writes what is queued and then ends the input.
+        var closed = false
+        /// `stop()` was called: the feeder stops at once and no run starts again.
         var stopRequested = false
+        /// The plugin printed `{"done":true}`: likewise.
         var pluginDone = false
-        var runnerFinished = false
-        var runs = 0
-        var process: ChildProcess?
-        /// The current run's stdout reader saw the end of the stream.
+        /// The current run's stdout reader saw the end of the stream: this run's feeder stops.
         var outputEnded = false
-        var consecutiveRejections = 0
-        var killedForRejections = false
+        /// Runs started so far.
+        var runs = 0
+        /// The time of the last advertisement taken (what a rejected line is reported at).
         var lastInputTime: Date?
-        var outRecords: [HealthRecord] = []
-        var outRejections: [AdapterRejection] = []
-        var outSkipped: [String: Int] = [:]
-        /// Requests handed to the listener and not answered yet.
-        var pendingRequests = 0
-        /// The request token bucket.
-        var requestTokens: Double
-        var requestTokensUpdated = ContinuousClock.now
-        /// Whether `.output` was signalled and not drained since.
-        var outputSignalled = false
-
-        var hasOutput: Bool { !outRecords.isEmpty || !outRejections.isEmpty || !outSkipped.isEmpty }
 
         /// Whether another run is wanted: not stopped, not done, and input left to deliver (or the
         /// input has not ended yet). The first run always happens unless stopped.
         var wantsRun: Bool {
             if stopRequested || pluginDone { return false }
-            if inputClosed && pendingInput.isEmpty && runs > 0 { return false }
+            if closed && lines.isEmpty && runs > 0 { return false }
             return true
         }
 
-        /// Moves out what the plugin produced so far.
-        mutating func drain(into output: inout AdapterOutput) {
-            outputSignalled = false
-            guard hasOutput else { return }
-            output.records += outRecords
-            output.rejections += outRejections
-            for (reason, count) in outSkipped { output.skipped[reason, default: 0] += count }
-            outRecords.removeAll(keepingCapacity: true)
-            outRejections.removeAll(keepingCapacity: true)
-            outSkipped.removeAll(keepingCapacity: true)
+        /// The skip reason of a line offered now; nil when it is taken.
+        var refusal: String? {
+            if pluginDone { return "plugin-done" }
+            if stopRequested || closed { return "plugin-stopped" }
+            return nil
+        }
+
+        /// Queues `line`, dropping the oldest one when `capacity` lines wait; true when one was dropped.
+        mutating func append(_ line: String, capacity: Int) -> Bool {
+            var dropped = false
+            if lines.count >= capacity {
+                lines.removeFirst()
+                dropped = true
+            }
+            lines.append(line)
+            return dropped
         }
     }
 
-    /// The shared state; reachable only under its lock.
-    private let state: ConditionGuarded<State>
+    /// What the plugin produced and nobody drained yet. Callers wait on it for output or the end
+    /// of the runner; the stdout reader waits on it for room.
+    private struct OutputQueue {
+        var records: [HealthRecord] = []
+        var rejections: [AdapterRejection] = []
+        var skipped: [String: Int] = [:]
+        /// Whether `.output` was signalled and not drained since.
+        var signalled = false
+        /// The runner has ended: the process exited and will not be started again.
+        var runnerFinished = false
+        /// `stop()` was called: the reader no longer waits for room.
+        var released = false
+
+        var hasOutput: Bool { !records.isEmpty || !rejections.isEmpty || !skipped.isEmpty }
+
+        /// Whether the reader must wait before it adds a record or a rejection.
+        func isFull(capacity: Int) -> Bool { records.count + rejections.count >= capacity && !released }
+
+        /// Moves out what the plugin produced so far.
+        mutating func drain(into output: inout AdapterOutput) {
+            signalled = false
+            guard hasOutput else { return }
+            output.records += records
+            output.rejections += rejections
+            for (reason, count) in skipped { output.skipped[reason, default: 0] += count }
+            records.removeAll(keepingCapacity: true)
+            rejections.removeAll(keepingCapacity: true)
+            skipped.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// The current run's process; nobody waits on it.
+    private struct ProcessSlot {
+        /// The runner thread was started.
+        var started = false
+        var process: ChildProcess?
+        /// The current run was killed for too many rejected lines in a row (set by its stdout
+        /// reader, read by the runner thread once the readers have ended).
+        var killedForRejections = false
+    }
+
+    /// The admission of protocol-2 requests: a token bucket and the unanswered ones.
+    private struct RequestBudget {
+        /// Requests handed to the listener and not answered yet.
+        var pending = 0
+        var tokens: Double
+        var tokensUpdated = ContinuousClock.now
+    }
+
+    /// What one run's stdout reader keeps to itself (no lock: one thread).
+    private struct OutputReading {
+        var logLines: LogLineBudget
+        var consecutiveRejections = 0
+        /// This reader killed the process for rejected lines; it handles no more lines.
+        var killed = false
+    }
+
+    /// Lines for the plugin; the feeder's condition.
+    private let inputQueue = ConditionGuarded(InputQueue())
+    /// The plugin's output; the condition of callers waiting for it and of the reader waiting for room.
+    private let outputQueue = ConditionGuarded(OutputQueue())
+    private let slot = Mutex(ProcessSlot())
+    private let requests: Mutex<RequestBudget>
     /// Interrupts a back-off sleep.
     private let wakeUp = WakeUpSignal()
 
@@ -98,7 +163,7 @@ final class PluginRunner: @unchecked Sendable {
         executable = adapter.executable
         configuration = adapter.configuration
         supervisor = adapter.supervisor
-        state = ConditionGuarded(State(requestTokens: Double(adapter.configuration.requestBurst)))
+        requests = Mutex(RequestBudget(tokens: Double(adapter.configuration.requestBurst)))
         deviceLine = ExternalInputCodec.encodeDeviceLine(device, timeZone: timeZone, protocolVersion: adapter.protocolVersion)
         deviceLabel = device.localIdentifier
         let recordDevice: Device
@@ -117,9 +182,9 @@ final class PluginRunner: @unchecked Sendable {
 
     /// Starts the runner thread (once).
     func start() {
-        let first = state.withLock { state in
-            defer { state.started = true }
-            return !state.started
+        let first = slot.withLock { slot in
+            defer { slot.started = true }
+            return !slot.started
         }
         guard first else { return }
         let thread = Thread { [self] in runLoop() }
@@ -127,25 +192,28 @@ final class PluginRunner: @unchecked Sendable {
         thread.start()
     }
 
+    /// What became of a line offered to the input queue.
+    private enum Offer {
+        case queued, dropped, refused(String)
+    }
+
     /// Queues one stdin line; never blocks. When the queue is full the oldest line is dropped.
     func submit(_ line: String, time: Date) {
         let capacity = configuration.inputQueueCapacity
-        let dropped = state.withLock { state -> Bool in
-            guard !state.pluginDone, !state.stopRequested, !state.inputClosed else {
-                state.outSkipped[state.pluginDone ? "plugin-done" : "plugin-stopped", default: 0] += 1
-                return false
-            }
-            var dropped = false
-            if state.pendingInput.count >= capacity {
-                state.pendingInput.removeFirst()
-                state.outSkipped["advertisement-dropped", default: 0] += 1
-                dropped = true
-            }
-            state.pendingInput.append(line)
-            state.lastInputTime = time
-            return dropped
+        let offer = inputQueue.withLock { queue -> Offer in
+            if let refusal = queue.refusal { return .refused(refusal) }
+            queue.lastInputTime = time
+            return queue.append(line, capacity: capacity) ? .dropped : .queued
         }
-        if dropped { supervisor.countDroppedAdvertisement() }
+        switch offer {
+        case .queued:
+            break
+        case .dropped:
+            outputQueue.withLock { $0.skipped["advertisement-dropped", default: 0] += 1 }
+            supervisor.countDroppedAdvertisement()
+        case .refused(let reason):
+            outputQueue.withLock { $0.skipped[reason, default: 0] += 1 }
+        }
     }
 
     /// Queues a protocol-2 line (an answer, a notification, `connected`, `committed`); never
@@ -153,44 +221,43 @@ final class PluginRunner: @unchecked Sendable {
     /// and counted (`input-dropped`).
     func submitControl(_ line: String) {
         let capacity = configuration.inputQueueCapacity
-        state.withLock { state in
-            guard !state.pluginDone, !state.stopRequested, !state.inputClosed else { return }
-            if state.pendingInput.count >= capacity {
-                state.pendingInput.removeFirst()
-                state.outSkipped["input-dropped", default: 0] += 1
-            }
-            state.pendingInput.append(line)
+        let offer = inputQueue.withLock { queue -> Offer in
+            if let refusal = queue.refusal { return .refused(refusal) }
+            return queue.append(line, capacity: capacity) ? .dropped : .queued
+        }
+        if case .dropped = offer {
+            outputQueue.withLock { $0.skipped["input-dropped", default: 0] += 1 }
         }
     }
 
     /// Ends the plugin's input (once the queued lines are written) without waiting.
     func closeInput() {
-        state.withLock { $0.inputClosed = true }
+        inputQueue.withLock { $0.closed = true }
         wakeUp.fire()
     }
 
     /// A request handed to the listener was answered (or failed).
     func requestAnswered() {
-        state.withLock { $0.pendingRequests = max(0, $0.pendingRequests - 1) }
+        requests.withLock { $0.pending = max(0, $0.pending - 1) }
     }
 
     /// Whether the plugin printed `{"done":true}`.
-    var isDone: Bool { state.withLock { $0.pluginDone } }
+    var isDone: Bool { inputQueue.withLock { $0.pluginDone } }
 
     /// Whether the runner has ended (the process exited and will not be started again).
-    var hasFinished: Bool { state.withLock { $0.runnerFinished } }
+    var hasFinished: Bool { outputQueue.withLock { $0.runnerFinished } }
 
     /// Moves out what the plugin produced so far.
     func drain(into output: inout AdapterOutput) {
-        state.withLock { $0.drain(into: &output) }  // a reader waiting for room wakes
+        outputQueue.withLock { $0.drain(into: &output) }  // a reader waiting for room wakes
     }
 
     /// Waits up to `timeout` for output or the end of the runner; drains; true once the runner ended.
     func waitForOutput(timeout: Duration, into output: inout AdapterOutput) -> Bool {
         let deadline = Date().addingTimeInterval(ChildProcess.seconds(timeout))
-        return state.wait(until: deadline, while: { !$0.hasOutput && !$0.runnerFinished }) { state, _ in
-            state.drain(into: &output)
-            return state.runnerFinished
+        return outputQueue.wait(until: deadline, while: { !$0.hasOutput && !$0.runnerFinished }) { queue, _ in
+            queue.drain(into: &output)
+            return queue.runnerFinished
         }
     }
 
@@ -207,10 +274,8 @@ final class PluginRunner: @unchecked Sendable {
     /// plugin flooding samples at its end is held to about `limit + outputQueueCapacity` records.
     /// An error from `flush` stops the plugin and is rethrown.
     func finish(into output: inout AdapterOutput, flushingAt limit: Int, flush: (AdapterOutput) throws -> Void) throws {
-        let started = state.withLock { state -> Bool in
-            state.inputClosed = true
-            return state.started
-        }
+        inputQueue.withLock { $0.closed = true }
+        let started = slot.withLock { $0.started }
         wakeUp.fire()
 
         var deadline = Date().addingTimeInterval(ChildProcess.seconds(configuration.finishTimeout))
@@ -219,7 +284,7 @@ final class PluginRunner: @unchecked Sendable {
         /// flush it drains again: the reader may have filled the queue meanwhile.
         func drainAndFlush() throws {
             while true {
-                state.withLock { $0.drain(into: &output) }
+                outputQueue.withLock { $0.drain(into: &output) }
                 guard output.records.count >= limit else { return }
                 let flushStarted = Date()
                 do {
@@ -237,9 +302,9 @@ final class PluginRunner: @unchecked Sendable {
         func drainUntilFinished(until: () -> Date) throws -> Bool {
             while true {
                 try drainAndFlush()
-                if Date() >= until() { return state.withLock { $0.runnerFinished } }
-                let (finished, waited) = state.wait(until: until(), while: { !$0.hasOutput && !$0.runnerFinished }) {
-                    state, waited in (state.runnerFinished, waited)
+                if Date() >= until() { return outputQueue.withLock { $0.runnerFinished } }
+                let (finished, waited) = outputQueue.wait(until: until(), while: { !$0.hasOutput && !$0.runnerFinished }) {
+                    queue, waited in (queue.runnerFinished, waited)
                 }
                 if finished { return true }
                 if !waited { return false }
@@ -257,19 +322,21 @@ final class PluginRunner: @unchecked Sendable {
             try drainAndFlush()
         }
 
-        let undelivered = state.withLock { state in
-            defer { state.pendingInput.removeAll() }
-            return state.pendingInput.count
+        let undelivered = inputQueue.withLock { queue in
+            defer { queue.lines.removeAll() }
+            return queue.lines.count
         }
         if undelivered > 0 { output.skipped["advertisement-undelivered", default: 0] += undelivered }
     }
 
     /// Kills the process and ends the runner; nothing more is delivered.
+    ///
+    /// The stop is recorded before the process is looked up, and `startProcess` stores a new
+    /// process before it looks for a stop: whichever comes second sees the other and kills it.
     func stop() {
-        let current = state.withLock { state in
-            state.stopRequested = true
-            return state.process
-        }
+        inputQueue.withLock { $0.stopRequested = true }  // the feeder stops; no run starts again
+        outputQueue.withLock { $0.released = true }  // a reader waiting for room goes on (and stops)
+        let current = slot.withLock { $0.process }
         current?.kill()
         wakeUp.fire()
     }
@@ -295,14 +362,14 @@ final class PluginRunner: @unchecked Sendable {
             }
             if readers.wait(timeout: .now() + 2) == .timedOut {
                 // A descendant that left the process group holds the pipes open: stop reading.
-                state.withLock { $0.outputEnded = true }
+                inputQueue.withLock { $0.outputEnded = true }
                 stopReading.set()
                 readers.wait()
             }
             let outcome = outcome(exit: exit ?? .signalled(SIGKILL), inputEnded: inputEnded, overstayed: overstayed)
             let delay = supervisor.processEnded(startedAt: startedAt, outcome: outcome)
             configuration.stateChanged(adapterID)
-            state.withLock { $0.process = nil }
+            slot.withLock { $0.process = nil }
             switch outcome {
             case .finished, .stopped:
                 note(.debug, "process ended (\(exit ?? .signalled(SIGKILL)))")
@@ -312,7 +379,7 @@ final class PluginRunner: @unchecked Sendable {
                     note(.warning, "\(reason); the connection ends (the next one waits \(Self.format(delay)))")
                     return endRunner()
                 }
-                let again = state.withLock { $0.wantsRun }
+                let again = inputQueue.withLock { $0.wantsRun }
                 note(.warning, again ? "\(reason); restarting in \(Self.format(delay))" : reason)
             }
         }
@@ -320,31 +387,33 @@ final class PluginRunner: @unchecked Sendable {
     }
 
     private func endRunner() {
-        state.withLock { $0.runnerFinished = true }
+        outputQueue.withLock { $0.runnerFinished = true }
         listener?(.finished)
     }
 
     /// Waits out the back-off and starts the next process; nil when no run is wanted any more.
     private func startProcess() -> ChildProcess? {
         while true {
-            guard state.withLock({ $0.wantsRun }) else { return nil }
+            guard inputQueue.withLock({ $0.wantsRun }) else { return nil }
             if let next = supervisor.nextPermittedStart, supervisor.clock.now() < next {
                 supervisor.clock.sleep(until: next, wakeUp: wakeUp)
                 continue
             }
-            state.withLock { $0.runs += 1 }
+            inputQueue.withLock { $0.runs += 1 }
             do {
                 let child = try ChildProcess.spawn(executable: executable, arguments: ["--run"],
                                                    environment: configuration.pluginEnvironment(protocolVersion: protocolVersion))
-                let stopped = state.withLock { state -> Bool in
-                    guard !state.stopRequested else { return true }
-                    state.process = child
-                    state.outputEnded = false
-                    state.consecutiveRejections = 0
-                    state.killedForRejections = false
-                    return false
+                // Stored before the stop is looked for (see `stop()`).
+                slot.withLock { slot in
+                    slot.process = child
+                    slot.killedForRejections = false
+                }
+                let stopped = inputQueue.withLock { queue -> Bool in
+                    queue.outputEnded = false
+                    return queue.stopRequested
                 }
                 if stopped {
+                    slot.withLock { $0.process = nil }
                     child.kill()
                     _ = child.waitForExit()
                     return nil
@@ -369,12 +438,12 @@ final class PluginRunner: @unchecked Sendable {
         /// What the feeder does next.
         enum Next { case write(String), ended, stopped }
         while true {
-            let next: Next = state.wait(until: nil, while: {
-                $0.pendingInput.isEmpty && !$0.inputClosed && !$0.stopRequested && !$0.pluginDone && !$0.outputEnded
-            }) { state, _ in
-                if state.stopRequested || state.pluginDone || state.outputEnded { return .stopped }
-                if state.pendingInput.isEmpty { return .ended }  // inputClosed with nothing left to send
-                return .write(state.pendingInput.removeFirst())
+            let next: Next = inputQueue.wait(until: nil, while: {
+                $0.lines.isEmpty && !$0.closed && !$0.stopRequested && !$0.pluginDone && !$0.outputEnded
+            }) { queue, _ in
+                if queue.stopRequested || queue.pluginDone || queue.outputEnded { return .stopped }
+                if queue.lines.isEmpty { return .ended }  // closed with nothing left to send
+                return .write(queue.lines.removeFirst())
             }
             switch next {
             case .stopped: return false
@@ -385,7 +454,8 @@ final class PluginRunner: @unchecked Sendable {
     }
 
     private func outcome(exit: ProcessExit, inputEnded: Bool, overstayed: Bool) -> PluginRunOutcome {
-        let (killed, stopped, done) = state.withLock { ($0.killedForRejections, $0.stopRequested, $0.pluginDone) }
+        let killed = slot.withLock { $0.killedForRejections }
+        let (stopped, done) = inputQueue.withLock { ($0.stopRequested, $0.pluginDone) }
         if killed {
             return .failed(reason: "killed after \(configuration.consecutiveRejectionLimit) rejected lines in a row")
         }
@@ -413,26 +483,26 @@ final class PluginRunner: @unchecked Sendable {
 
     private func readOutput(of child: ChildProcess, stop: StopFlag) {
         var splitter = LineSplitter(maximumLength: configuration.maximumLineLength)
-        var logLines = LogLineBudget(limit: configuration.logLinesPerRun)
+        var reading = OutputReading(logLines: LogLineBudget(limit: configuration.logLinesPerRun))
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 1)
         defer { buffer.deallocate() }
         reading: while !stop.isSet {
             switch DescriptorReader.read(child.outputDescriptor, into: buffer, timeout: .seconds(1)) {
             case .data(let count):
-                splitter.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { piece in handle(piece, from: child, logLines: &logLines) }
+                splitter.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { piece in handle(piece, from: child, reading: &reading) }
             case .timedOut:
                 continue
             case .endOfFile, .failed:
                 break reading
             }
         }
-        if let last = splitter.finish() { handle(last, from: child, logLines: &logLines) }
-        if logLines.unlogged > 0 { note(.warning, "\(logLines.unlogged) further log lines not logged") }
-        state.withLock { $0.outputEnded = true }
+        if let last = splitter.finish() { handle(last, from: child, reading: &reading) }
+        if reading.logLines.unlogged > 0 { note(.warning, "\(reading.logLines.unlogged) further log lines not logged") }
+        inputQueue.withLock { $0.outputEnded = true }
     }
 
-    private func handle(_ piece: LineSplitter.Piece, from child: ChildProcess, logLines: inout LogLineBudget) {
-        if state.withLock({ $0.killedForRejections || $0.stopRequested }) { return }
+    private func handle(_ piece: LineSplitter.Piece, from child: ChildProcess, reading: inout OutputReading) {
+        if reading.killed || inputQueue.withLock({ $0.stopRequested }) { return }
         let line: PluginLine
         switch piece {
         case .line(let bytes):
@@ -445,31 +515,27 @@ final class PluginRunner: @unchecked Sendable {
         switch line {
         case .record(let record):
             supervisor.countRecord()
-            enqueue { state in
-                state.consecutiveRejections = 0
-                state.outRecords.append(record)
-            }
+            reading.consecutiveRejections = 0
+            enqueue { $0.records.append(record) }
             signalOutput()
         case .log(let level, let message):
-            state.withLock { $0.consecutiveRejections = 0 }
-            if logLines.take() {
+            reading.consecutiveRejections = 0
+            if reading.logLines.take() {
                 configuration.log(ExternalAdapterLogEntry(adapterID: adapterID, device: deviceLabel, level: level,
                                                           message: String(message.prefix(4096)), origin: .plugin))
             }
         case .done:
-            state.withLock { state in
-                state.consecutiveRejections = 0
-                state.pluginDone = true
-            }
+            reading.consecutiveRejections = 0
+            inputQueue.withLock { $0.pluginDone = true }
             listener?(.done)
         case .request(let request):
             if let refusal = admit(request) {
-                reject(refusal, child: child)
+                reject(refusal, child: child, reading: &reading)
             } else {
                 listener?(.request(request))
             }
         case .rejected(let rejection):
-            reject(rejection, child: child)
+            reject(rejection, child: child, reading: &reading)
         }
     }
 
@@ -485,24 +551,23 @@ final class PluginRunner: @unchecked Sendable {
                                        + (deviceAddress.map { "\($0)" } ?? "device"), requestID: request.id)
         }
         let configuration = configuration
-        return state.withLock { state -> PluginLineRejection? in
+        return requests.withLock { budget -> PluginLineRejection? in
             let now = ContinuousClock.now
-            let elapsed = ChildProcess.seconds(now - state.requestTokensUpdated)
-            state.requestTokensUpdated = now
-            state.requestTokens = min(Double(configuration.requestBurst),
-                                      state.requestTokens + elapsed * configuration.requestsPerSecond)
-            guard state.requestTokens >= 1 else {
+            let elapsed = ChildProcess.seconds(now - budget.tokensUpdated)
+            budget.tokensUpdated = now
+            budget.tokens = min(Double(configuration.requestBurst), budget.tokens + elapsed * configuration.requestsPerSecond)
+            guard budget.tokens >= 1 else {
                 return PluginLineRejection(.rateLimited, "\(request.operation.name) \(request.id): over \(configuration.requestsPerSecond) requests a second",
                                            requestID: request.id)
             }
-            guard state.pendingRequests < configuration.maximumPendingRequests else {
-                return PluginLineRejection(.tooManyRequests, "\(request.operation.name) \(request.id): \(state.pendingRequests) requests are unanswered",
+            guard budget.pending < configuration.maximumPendingRequests else {
+                return PluginLineRejection(.tooManyRequests, "\(request.operation.name) \(request.id): \(budget.pending) requests are unanswered",
                                            requestID: request.id)
             }
             // An admitted request does not end a run of rejected lines: a plugin that floods gets a
             // few requests through and is still killed after the limit of refusals.
-            state.requestTokens -= 1
-            state.pendingRequests += 1
+            budget.tokens -= 1
+            budget.pending += 1
             return nil
         }
     }
@@ -510,52 +575,42 @@ final class PluginRunner: @unchecked Sendable {
     /// Tells the listener once that output waits, until it is drained.
     private func signalOutput() {
         guard let listener else { return }
-        let first = state.withLock { state in
-            defer { state.outputSignalled = true }
-            return !state.outputSignalled
+        let first = outputQueue.withLock { queue in
+            defer { queue.signalled = true }
+            return !queue.signalled
         }
         if first { listener(.output) }
     }
 
     /// Counts a rejected line (killing the plugin after too many in a row) and answers a refused
     /// request under its id.
-    private func reject(_ rejection: PluginLineRejection, child: ChildProcess) {
+    private func reject(_ rejection: PluginLineRejection, child: ChildProcess, reading: inout OutputReading) {
         if let id = rejection.requestID, protocolVersion >= 2 {
             submitControl(ExternalConversationLine.failed(id: id, PluginRequestFailure(error: rejection.reason.rawValue,
                                                                                        message: rejection.detail)))
         }
         supervisor.countRejection(rejection.reason)
-        let time = lastInputTimeOrNow()
-        var kill = false
         let rejected = AdapterRejection(adapter: adapterID, reason: rejection.reason.rawValue,
-                                        detail: "\(deviceLabel): \(rejection.detail)", time: time)
-        let limit = configuration.consecutiveRejectionLimit
-        enqueue { state in
-            state.consecutiveRejections += 1
-            state.outRejections.append(rejected)
-            if state.consecutiveRejections >= limit && !state.killedForRejections {
-                state.killedForRejections = true
-                kill = true
-            }
-        }
+                                        detail: "\(deviceLabel): \(rejection.detail)", time: lastInputTimeOrNow())
+        enqueue { $0.rejections.append(rejected) }
         signalOutput()
-        if kill {
-            supervisor.countRejectionKill()
-            note(.error, "killed: \(configuration.consecutiveRejectionLimit) rejected output lines in a row (last: \(rejection))")
-            child.kill()
-        }
+        reading.consecutiveRejections += 1
+        guard reading.consecutiveRejections >= configuration.consecutiveRejectionLimit, !reading.killed else { return }
+        reading.killed = true
+        slot.withLock { $0.killedForRejections = true }
+        supervisor.countRejectionKill()
+        note(.error, "killed: \(configuration.consecutiveRejectionLimit) rejected output lines in a row (last: \(rejection))")
+        child.kill()
     }
 
-    /// Runs `change` under the lock once there is room in the output queue (or the runner is stopping).
-    private func enqueue(_ change: (inout State) -> Void) {
+    /// Runs `change` under the output queue's lock once it has room (or the runner is stopping).
+    private func enqueue(_ change: (inout OutputQueue) -> Void) {
         let capacity = configuration.outputQueueCapacity
-        state.wait(until: nil, while: { $0.outRecords.count + $0.outRejections.count >= capacity && !$0.stopRequested }) {
-            state, _ in change(&state)
-        }
+        outputQueue.wait(until: nil, while: { $0.isFull(capacity: capacity) }) { queue, _ in change(&queue) }
     }
 
     private func lastInputTimeOrNow() -> Date {
-        state.withLock { $0.lastInputTime } ?? supervisor.clock.now()
+        inputQueue.withLock { $0.lastInputTime } ?? supervisor.clock.now()
     }
 
     private func readErrors(of child: ChildProcess, stop: StopFlag) {

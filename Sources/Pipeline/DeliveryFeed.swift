@@ -12,6 +12,19 @@ public enum ChangeEntry: Sendable {
     case deleted(uuid: UUID, type: String, anchor: Int64)
 }
 
+/// Errors of a store's sink definitions, naming the sink.
+public enum SinkStoreError: Error, Equatable, CustomStringConvertible {
+    case sinkExists(String)
+    case noSuchSink(String)
+
+    public var description: String {
+        switch self {
+        case .sinkExists(let name): "a sink named '\(name)' already exists (remove it first)"
+        case .noSuchSink(let name): "no sink named '\(name)' (see 'ingestd sinks list')"
+        }
+    }
+}
+
 /// A sink as stored: its name, target URL, kind options (opaque JSON owned by the Delivery
 /// module), schedule, read grants (type identifiers, `*` for every type) and whose samples it
 /// reads (one person, or every person; never the unassigned samples).

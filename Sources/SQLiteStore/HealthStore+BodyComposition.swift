@@ -2,29 +2,6 @@ import Foundation
 import HealthModel
 import Pipeline
 
-/// What a recomputation of derived body composition did: derived samples removed (each a
-/// tombstone in the change feed), new ones added, and the weighings that derived nothing, by
-/// reason (`not-derived-…`) with one example message each.
-public struct BodyCompositionRecomputation: Sendable, Equatable {
-    /// Weighings (body masses with an impedance, or of an `estimate` choice) looked at.
-    public var weighings = 0
-    public var removed = 0
-    public var added = 0
-    public var skipped: [String: Int] = [:]
-    public var examples: [String: String] = [:]
-
-    public init() {}
-
-    /// One line for people: "3 weighings: 8 derived values removed, 8 added; 1 derived nothing: …".
-    public var summary: String {
-        var text = "\(weighings) weighing\(weighings == 1 ? "" : "s"): \(removed) derived value\(removed == 1 ? "" : "s") removed, \(added) added"
-        for key in skipped.keys.sorted() {
-            text += "; \(skipped[key] ?? 0) derived nothing: \(examples[key] ?? key)"
-        }
-        return text
-    }
-}
-
 extension HealthStore {
     /// Sets the formula `person`'s weighings are derived with, and recomputes them.
     @discardableResult

@@ -1,4 +1,5 @@
 import Foundation
+import Pipeline
 
 extension HealthStore {
     /// A stored key's address, when it was added and the sample sources that have read the device (the adapters
@@ -52,3 +53,6 @@ extension HealthStore {
         }
     }
 }
+
+/// The store file keeps the advertisement keys; `keys add|remove` and the key lookup reach them through this port.
+extension HealthStore: AdvertisementKeyStore {}

@@ -25,50 +25,6 @@ public enum PersonScope: Sendable, Equatable {
     }
 }
 
-/// Why a change to the people of a store was refused; each case carries the offending value.
-public enum PeopleError: Error, Equatable, Sendable, CustomStringConvertible {
-    case invalidName(String, reason: String)
-    case duplicateName(String)
-    case unknownPerson(String, known: [String])
-    case scaleUserIndexTaken(Int, by: String)
-    case scaleUserIndexOutOfRange(Int)
-    /// `people remove` of a person who still has samples, without `--reassign` or `--delete-samples`.
-    case hasSamples(String, count: Int)
-    case lastPerson(String)
-    case reassignToSelf(String)
-    case unknownSample(UUID)
-    case emptyDeviceIdentifier
-    /// `people remove` of a person a sink reads (remove the sink first).
-    case readBySinks(String, sinks: [String])
-
-    /// People's names for a message, five at most (a store may hold 10,001):
-    /// `Ann, Bob, Cem, Dan, Eve and 9996 more; 'ingestd people list' shows all 10001`.
-    public static func listing(_ names: [String]) -> String {
-        let shown = 5
-        return names.count <= shown ? PrintableText.abbreviatedList(names)
-            : "\(PrintableText.abbreviatedList(names, shown: shown)); 'ingestd people list' shows all \(names.count)"
-    }
-
-    public var description: String {
-        switch self {
-        case .invalidName(let name, let reason): "invalid person name \(JSONText.quoted(name)): \(reason)"
-        case .duplicateName(let name): "there is already a person named \(JSONText.quoted(name))"
-        case .unknownPerson(let name, let known):
-            "no person named \(PrintableText.quoted(name)) (people: \(Self.listing(known)))"
-        case .scaleUserIndexTaken(let index, let name): "scale user index \(index) already belongs to \(name)"
-        case .scaleUserIndexOutOfRange(let index): "scale user index \(index) is not within 0...254"
-        case .hasSamples(let name, let count):
-            "\(name) has \(count) sample\(count == 1 ? "" : "s"); give --reassign OTHER or --delete-samples"
-        case .lastPerson(let name): "\(name) is the only person; add another before removing \(name)"
-        case .reassignToSelf(let name): "cannot reassign \(name)'s samples to \(name)"
-        case .unknownSample(let uuid): "no stored sample has uuid \(uuid.uuidString.lowercased())"
-        case .emptyDeviceIdentifier: "the device identifier must not be empty"
-        case .readBySinks(let name, let sinks):
-            "the sink\(sinks.count == 1 ? "" : "s") \(sinks.joined(separator: ", ")) deliver\(sinks.count == 1 ? "s" : "") \(name)'s samples; remove \(sinks.count == 1 ? "it" : "them") first ('ingestd sinks remove NAME')"
-        }
-    }
-}
-
 /// A device owner as `devices owners` lists it.
 public struct DeviceOwner: Sendable, Equatable {
     /// The identifier as given to `devices assign`.
@@ -182,15 +138,8 @@ extension HealthStore {
         return try count.firstRow { $0.int(at: 0) } ?? 0
     }
 
-    /// What `removePerson` did with the person's samples.
-    public enum SampleDisposal: Sendable, Equatable {
-        /// Refuse when the person has samples.
-        case refuse
-        /// Move them to another person (the change feed shows each as delete + add).
-        case reassign(to: String)
-        /// Delete them (the change feed shows each deletion).
-        case delete
-    }
+    /// What `removePerson` does with the person's samples.
+    public typealias SampleDisposal = PersonSampleDisposal
 
     /// Removes a person and their device ownerships. Returns how many samples were moved or deleted.
     @discardableResult
@@ -464,3 +413,6 @@ extension HealthStore {
         try db.prepare("SELECT COALESCE(SUM(count), 0) FROM sample_counts WHERE person = 0").firstRow { $0.int(at: 0) } ?? 0
     }
 }
+
+/// The store file is the household's store: the admin commands reach it through these ports.
+extension HealthStore: PeopleStore, DeviceOwnershipStore, SampleAssignmentStore {}

@@ -11,19 +11,6 @@ public struct DeliveredEvent: Sendable, Equatable {
     public var anchor: Int64
 }
 
-/// Errors of the sink tables, naming the sink.
-public enum SinkStoreError: Error, Equatable, CustomStringConvertible {
-    case sinkExists(String)
-    case noSuchSink(String)
-
-    public var description: String {
-        switch self {
-        case .sinkExists(let name): "a sink named '\(name)' already exists (remove it first)"
-        case .noSuchSink(let name): "no sink named '\(name)' (see 'ingestd sinks list')"
-        }
-    }
-}
-
 extension HealthStore {
     // MARK: Sink definitions
 

@@ -1,24 +1,9 @@
 import Foundation
 import HealthModel
+import Pipeline
 
-/// A first-contact decision waiting for the person: a source's held samples of one type.
-public struct PendingDecision: Sendable, Equatable {
-    public var source: String
-    public var type: String
-    public var device: String
-    public var count: Int
-    public var firstStart: Date
-    public var lastEnd: Date
-
-    public init(source: String, type: String, device: String, count: Int, firstStart: Date, lastEnd: Date) {
-        self.source = source
-        self.type = type
-        self.device = device
-        self.count = count
-        self.firstStart = firstStart
-        self.lastEnd = lastEnd
-    }
-}
+/// A first-contact decision waiting for the person: a source's held samples of one type (and device).
+public typealias PendingDecision = PendingGroup
 
 /// A stored reading nobody was assigned (a shared scale that could not tell who stood on it).
 public struct UnassignedReading: Sendable, Equatable {
@@ -60,7 +45,8 @@ public struct SinkSummary: Sendable, Equatable {
 }
 
 /// What the dashboard needs beyond the query port: the pending first-contact decisions and
-/// making one, the sinks' state, counts for `/metrics`. Implemented by the command that serves.
+/// making one, the sinks' state, counts for `/metrics`. Implemented over the store file by the
+/// composition root (IngestRuntime's `StoreDashboardAdministration`).
 public protocol DashboardAdministration: AnyObject {
     /// The held samples waiting for a decision, per source and type.
     func pendingDecisions() throws -> [PendingDecision]

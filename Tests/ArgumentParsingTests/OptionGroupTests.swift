@@ -5,15 +5,18 @@ import Testing
 /// Option groups: declared once, listed in any signature, read into typed values.
 @Suite struct OptionGroupTests {
     struct OutputOptions: OptionGroup {
+        /// Declared and read through one typed handle.
+        static let limitOption = TypedOption<Int>(Option("limit", valueName: "N", help: "At most N lines."))
+
         static var arguments: [ArgumentElement] {
-            [Option("limit", valueName: "N", help: "At most N lines.").element, Flag("json", help: "Print JSON.").element]
+            [limitOption.element, Flag("json", help: "Print JSON.").element]
         }
 
         var limit: Int?
         var json: Bool
 
         init(_ values: ParsedValues) throws {
-            limit = try values.value("limit")
+            limit = try values.value(Self.limitOption)
             json = values.flag("json")
         }
     }

@@ -1,6 +1,6 @@
 import ArgumentParsing
 import Foundation
-import SQLiteStore
+import Pipeline
 
 /// `ingestd assign`: gives samples (unassigned ones, or corrections) to a person.
 struct AssignCommand: Command {
@@ -45,7 +45,7 @@ struct AssignCommand: Command {
     }
 
     func run(_ context: CommandContext) async throws {
-        let store = try storeFile.open(context)
+        let store = try storeFile.openHousehold(context)
         defer { store.close() }
         let moved: Int
         do {

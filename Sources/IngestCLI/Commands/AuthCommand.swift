@@ -1,7 +1,7 @@
 import ArgumentParsing
 import Foundation
 import HealthModel
-import SQLiteStore
+import Pipeline
 
 /// `ingestd auth`: per (source, type) write authorization: granted, denied or undecided (the
 /// default: nothing is stored, the samples wait in the pending area).
@@ -59,8 +59,8 @@ struct AuthGrantChange {
 
     /// Applies the change and says what was done on stderr.
     func apply(_ context: CommandContext, verb: String, allWord: String,
-               _ change: (HealthStore) throws -> Void) throws {
-        let store = try storeFile.open(context)
+               _ change: (any AuthorizationStore) throws -> Void) throws {
+        let store = try storeFile.openAuthorization(context)
         defer { store.close() }
         try checkSource(in: store, context: context)
         try change(store)
@@ -70,7 +70,7 @@ struct AuthGrantChange {
     /// Refuses a source with control characters that the store has never met (it can only be a
     /// mistake), and warns when the source was never seen (naming the closest seen ones) or
     /// looks like another seen source (a no-break space, a Cyrillic letter, a curly quote).
-    func checkSource(in store: HealthStore, context: CommandContext) throws {
+    func checkSource(in store: any AuthorizationStore, context: CommandContext) throws {
         let seen = try store.seenSourceNames()
         let isSeen = seen.contains(source)
         if !isSeen { _ = try CommonArguments.sourceID(source, argument: "SOURCE") }

@@ -2,7 +2,6 @@ import ArgumentParsing
 import Foundation
 import HealthModel
 import Pipeline
-import SQLiteStore
 
 /// `ingestd auth pending`.
 struct AuthPendingCommand: StoreReportCommand {
@@ -16,7 +15,7 @@ struct AuthPendingCommand: StoreReportCommand {
     let options: StoreReportOptions
 
     func run(_ context: CommandContext) async throws {
-        let store = try options.store.open(context, readOnly: true)
+        let store = try options.store.openAuthorization(context, readOnly: true)
         defer { store.close() }
         let groups = try store.pendingGroups()
         let losses = try store.pendingLosses()

@@ -1,5 +1,5 @@
 import ArgumentParsing
-import SQLiteStore
+import Pipeline
 
 /// `ingestd devices assign DEVICE PERSON`: the device's later samples are the person's.
 struct DevicesAssignCommand: Command {
@@ -32,7 +32,7 @@ struct DevicesAssignCommand: Command {
     }
 
     func run(_ context: CommandContext) async throws {
-        let store = try storeFile.open(context)
+        let store = try storeFile.openHousehold(context)
         defer { store.close() }
         do {
             try store.assignDevice(device, to: try store.person(named: personName))

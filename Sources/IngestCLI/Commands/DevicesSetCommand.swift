@@ -1,6 +1,6 @@
 import ArgumentParsing
 import HealthModel
-import SQLiteStore
+import Pipeline
 
 /// `ingestd devices set DEVICE --body-composition standard|vendor|estimate|none|person`.
 struct DevicesSetCommand: Command {
@@ -47,7 +47,7 @@ struct DevicesSetCommand: Command {
     }
 
     func run(_ context: CommandContext) async throws {
-        let store = try storeFile.open(context)
+        let store = try storeFile.openHousehold(context)
         defer { store.close() }
         let recomputed: BodyCompositionRecomputation
         do {

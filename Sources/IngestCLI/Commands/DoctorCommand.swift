@@ -1,6 +1,6 @@
 import ArgumentParsing
 import Foundation
-import SQLiteStore
+import IngestRuntime
 
 /// `ingestd doctor [--json]`: checks the set-up (Bluetooth, USB access, the store, the sinks, the
 /// plugins, the ANT+ key, the clock) and says for each problem the command that fixes it.
@@ -76,7 +76,7 @@ struct DoctorCommand: Command {
     }
 
     func run(_ context: CommandContext) async throws {
-        var setting = DoctorSetting(storePath: storePath ?? HealthStore.defaultPath(environment: context.environment),
+        var setting = DoctorSetting(storePath: storePath ?? StoreFile.defaultPath(environment: context.environment),
                                     logger: context.logger)
         setting.controller = controller
         setting.pluginDirectories = plugins

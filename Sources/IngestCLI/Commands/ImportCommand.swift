@@ -4,7 +4,6 @@ import Foundation
 import HealthModel
 import IngestRuntime
 import Pipeline
-import SQLiteStore
 
 /// `ingestd import FILE`: an Apple Health export (export.zip or export.xml), streamed through the
 /// pipeline into the store.

@@ -1,6 +1,7 @@
 import ArgumentParsing
 import Foundation
 import HealthModel
+import Pipeline
 import Transport
 
 /// `ingestd keys`: the keys of devices that encrypt their advertisements.
@@ -50,7 +51,7 @@ struct KeysAddCommand: Command {
 
     func run(_ context: CommandContext) async throws {
         let key = try AdvertisementKeyArguments.key(keyText, for: address, argument: "KEY")
-        let store = try storeFile.open(context)
+        let store = try storeFile.openKeys(context)
         defer { store.close() }
         try store.setAdvertisementKey(key.bytes, address: address.description)
         context.stderr.writeLine("stored the key for \(address) (the daemon reads keys when it starts)")
@@ -108,7 +109,7 @@ struct KeysRemoveCommand: Command {
     }
 
     func run(_ context: CommandContext) async throws {
-        let store = try storeFile.open(context)
+        let store = try storeFile.openKeys(context)
         defer { store.close() }
         guard try store.removeAdvertisementKey(address: address.description) else {
             throw CommandError.noKey(address: "\(address)")

@@ -2,7 +2,7 @@ import ArgumentParsing
 import Delivery
 import Foundation
 import HealthModel
-import SQLiteStore
+import Pipeline
 
 /// `ingestd people add NAME`: a new member of the household.
 struct PeopleAddCommand: Command {
@@ -91,7 +91,7 @@ struct PeopleAddCommand: Command {
     }
 
     func run(_ context: CommandContext) async throws {
-        let store = try storeFile.open(context)
+        let store = try storeFile.openHousehold(context)
         defer { store.close() }
         // Two people never share MQTT topics or Home Assistant entities.
         if let problem = MQTTTopicName.problem(withPerson: name, among: try store.people().map(\.name)) {

@@ -1,6 +1,6 @@
 import ArgumentParsing
 import Foundation
-import SQLiteStore
+import Pipeline
 
 /// `ingestd people remove NAME`: refused while samples are theirs, unless moved or deleted.
 struct PeopleRemoveCommand: Command {
@@ -19,7 +19,7 @@ struct PeopleRemoveCommand: Command {
         StoreOption.self
     }
     let name: String
-    let disposal: HealthStore.SampleDisposal
+    let disposal: PersonSampleDisposal
     let storeFile: StoreOption
 
     init(_ arguments: ParsedValues) throws {
@@ -36,7 +36,7 @@ struct PeopleRemoveCommand: Command {
     }
 
     func run(_ context: CommandContext) async throws {
-        let store = try storeFile.open(context)
+        let store = try storeFile.openHousehold(context)
         defer { store.close() }
         let count: Int
         do {

@@ -1,7 +1,7 @@
 import ArgumentParsing
 import Foundation
 import HealthModel
-import SQLiteStore
+import Pipeline
 
 /// `ingestd people set NAME [--body-composition standard|vendor|estimate|none] [--units metric|us|default]`.
 struct PeopleSetCommand: Command {
@@ -61,7 +61,7 @@ struct PeopleSetCommand: Command {
     }
 
     func run(_ context: CommandContext) async throws {
-        let store = try storeFile.open(context)
+        let store = try storeFile.openHousehold(context)
         defer { store.close() }
         do {
             let person = try store.person(named: name)

@@ -5,7 +5,6 @@ import Handover
 import IngestRuntime
 import HealthModel
 import Pipeline
-import SQLiteStore
 
 /// `ingestd replay FILE...`: JSON-lines records (and, through the adapters, captures) into the store.
 struct ReplayCommand: Command {

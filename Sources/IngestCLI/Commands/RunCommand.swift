@@ -1,11 +1,11 @@
 import AdapterKit
 import ArgumentParsing
-import WebDashboard
 import ExternalAdapters
 import Foundation
 import IngestRuntime
+import Pipeline
 import ServiceNotification
-import SQLiteStore
+import WebDashboard
 
 /// `ingestd run` (the default command): the daemon.
 struct RunCommand: Command {
@@ -104,7 +104,7 @@ struct RunCommand: Command {
     }
 
     func run(_ context: CommandContext) async throws {
-        let path = storeFile.path ?? HealthStore.defaultPath(environment: context.environment)
+        let path = storeFile.path ?? StoreFile.defaultPath(environment: context.environment)
         // Open once here so a bad store path fails with a clear error before anything starts.
         let store = try CommonArguments.openStore(path, context: context)
         let storedKeys = try AdvertisementKeyArguments.stored(in: store, context: context)
@@ -150,7 +150,7 @@ struct RunCommand: Command {
                                                    assignTolerance: assignTolerance, exitsWhenShutdownHangs: true,
                                                    notifier: notifier),
                             backends: backends, logger: context.logger)
-        var dashboard: (server: HTTPServer, store: HealthStore)?
+        var dashboard: (server: HTTPServer, store: any QueryStore)?
         if let http {
             let reader = try CommonArguments.openStore(path, context: context, readOnly: true)
             do {

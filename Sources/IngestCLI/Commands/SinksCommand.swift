@@ -1,7 +1,7 @@
 import Delivery
 import ArgumentParsing
 import Foundation
-import SQLiteStore
+import Pipeline
 
 /// `ingestd sinks`: named reading clients that receive the change feed (MQTT, HTTP).
 struct SinksCommand: Command {

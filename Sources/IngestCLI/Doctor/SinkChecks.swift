@@ -1,8 +1,8 @@
 import Delivery
 import Foundation
+import IngestRuntime
 import Pipeline
 import Redaction
-import SQLiteStore
 
 /// Each sink of the store: its configuration parses, its secrets (password files, `env:` names,
 /// secret headers) can be read, and its receiver accepts a TCP connection within
@@ -25,7 +25,7 @@ struct SinksCheck: DoctorCheck {
         }
         let sinks: [SinkState]
         do {
-            let store = try HealthStore(path: path, readOnly: true)
+            let store = try StoreFile.openFeed(path: path, readOnly: true)
             defer { store.close() }
             sinks = try store.sinks()
         } catch {

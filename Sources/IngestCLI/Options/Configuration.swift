@@ -2,9 +2,9 @@ import AdapterKit
 import ArgumentParsing
 import Foundation
 import HealthModel
+import IngestRuntime
 import Logging
 import PostgresStore
-import SQLiteStore
 
 /// A key of the configuration file (`KEY = VALUE`): each stands for the option of the same name,
 /// which wins when given on the command line.
@@ -93,7 +93,7 @@ enum ConfigurationKey: String, CaseIterable, Sendable {
     /// The value used when nothing sets the key, described; nil when there is none.
     func builtInDefault(environment: [String: String]) -> String? {
         switch self {
-        case .store: HealthStore.defaultPath(environment: environment)
+        case .store: StoreFile.defaultPath(environment: environment)
         case .tz: TimeZone.current.identifier
         case .person: nil
         case .units: UnitSystem.metric.rawValue

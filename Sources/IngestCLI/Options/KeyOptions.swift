@@ -1,7 +1,8 @@
 import AdapterKit
 import ArgumentParsing
 import Foundation
-import SQLiteStore
+import IngestRuntime
+import Pipeline
 import Transport
 
 /// `--key ADDRESS=HEX` or `--key ADDRESS=@PATH` (repeatable): keys of devices that encrypt their
@@ -75,7 +76,7 @@ enum AdvertisementKeyArguments {
     }
 
     /// The store's keys; a stored key that is no longer valid (written by hand) is left out and said.
-    static func stored(in store: HealthStore, context: CommandContext) throws -> AdvertisementKeys {
+    static func stored(in store: any AdvertisementKeyStore, context: CommandContext) throws -> AdvertisementKeys {
         var keys: [BLEAddress: AdvertisementKey] = [:]
         for (text, bytes) in try store.advertisementKeys() {
             guard let address = BLEAddress(text), let key = try? AdvertisementKey(bytes: bytes) else {
@@ -90,7 +91,7 @@ enum AdvertisementKeyArguments {
     /// The default store's keys for a command that opens no store otherwise (`decode`, `capture`); none when
     /// there is no store yet, and none (with a warning) when it cannot be read: decoding does not need the store.
     static func storedInDefaultStore(context: CommandContext) -> AdvertisementKeys {
-        let path = HealthStore.defaultPath(environment: context.environment)
+        let path = StoreFile.defaultPath(environment: context.environment)
         guard FileManager.default.fileExists(atPath: path) else { return AdvertisementKeys() }
         do {
             let store = try CommonArguments.openStore(path, context: context, readOnly: true)

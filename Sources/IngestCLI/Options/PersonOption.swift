@@ -1,7 +1,6 @@
 import ArgumentParsing
 import HealthModel
 import Pipeline
-import SQLiteStore
 
 /// `--person NAME` of the query commands: whose samples a command reads. Without it, the only
 /// person of the store; with several people, a usage error listing them.
@@ -23,7 +22,7 @@ struct PersonOption: OptionGroup {
 
     /// The person named by `--person`, or the only one; a usage error when the name is unknown
     /// or when several people leave the choice open.
-    func resolve(in store: HealthStore) throws -> Person {
+    func resolve(in store: any PeopleStore) throws -> Person {
         let everybody = try store.people()
         if let name {
             guard let person = everybody.first(where: { $0.name == name }) else {

@@ -1,22 +1,21 @@
 import ArgumentParsing
 import Foundation
+import IngestRuntime
 import Pipeline
 import PostgresStore
-import SQLiteStore
 
 /// `--store PATH|URL`, `--schema NAME`, `--gateway ID` of the query commands: the local store
 /// file, or a fleet's shared PostgreSQL database (`postgresql://…`) read across gateways.
 struct QueryStoreOptions: OptionGroup {
-    static var arguments: [ArgumentElement] {
-        [
-            Option("store", valueName: "PATH|URL",
-                   help: "The store file (default: the configuration's store, else ~/.local/share/ingestd/health.sqlite; 'ingestd config show'), or postgresql://… for a fleet's database.")
-                .element,
-            Option("schema", valueName: "NAME", help: "With --store postgresql://…: the schema the sinks write (default: ingestd).")
-                .element,
-            Option("gateway", valueName: "ID", help: "With --store postgresql://…: only the samples of this gateway.").element,
-        ]
-    }
+    static let store = TypedOption<String>(Option(
+        "store", valueName: "PATH|URL",
+        help: "The store file (default: the configuration's store, else ~/.local/share/ingestd/health.sqlite; 'ingestd config show'), or postgresql://… for a fleet's database."))
+    static let schemaOption = TypedOption<String>(Option(
+        "schema", valueName: "NAME", help: "With --store postgresql://…: the schema the sinks write (default: ingestd)."))
+    static let gatewayOption = TypedOption<String>(Option(
+        "gateway", valueName: "ID", help: "With --store postgresql://…: only the samples of this gateway."))
+
+    static var arguments: [ArgumentElement] { [store.element, schemaOption.element, gatewayOption.element] }
 
     /// What `--store` names.
     let location: StoreLocation
@@ -24,9 +23,9 @@ struct QueryStoreOptions: OptionGroup {
     let gateway: String?
 
     init(_ values: ParsedValues) throws {
-        location = try StoreLocation(values.value("store"))
-        schema = try values.value("schema")
-        gateway = try values.value("gateway")
+        location = try StoreLocation(values.value(Self.store))
+        schema = try values.value(Self.schemaOption)
+        gateway = try values.value(Self.gatewayOption)
         if !isFleet {
             if schema != nil { throw UsageError.invalid("--schema needs --store postgresql://…") }
             if gateway != nil { throw UsageError.invalid("--gateway needs --store postgresql://… (a store file is one gateway)") }
@@ -39,7 +38,7 @@ struct QueryStoreOptions: OptionGroup {
     /// The store file's path (the default one when `--store` was not given); nil for a fleet.
     func filePath(_ context: CommandContext) -> String? {
         guard case .file(let path) = location else { return nil }
-        return path ?? HealthStore.defaultPath(environment: context.environment)
+        return path ?? StoreFile.defaultPath(environment: context.environment)
     }
 
     /// The store named by `--store`, opened read-only, with clear errors.

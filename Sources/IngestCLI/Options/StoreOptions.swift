@@ -1,14 +1,15 @@
 import ArgumentParsing
 import Foundation
+import Pipeline
 import PostgresStore
 import SQLiteStore
 
 /// `--store PATH`: the store file a command works on, opened with clear errors. A fleet's
 /// `postgresql://…` URL is refused with a usage error (see `StoreLocation`).
 struct StoreOption: OptionGroup {
-    static let store = Option(
+    static let store = TypedOption<String>(Option(
         "store", valueName: "PATH",
-        help: "The store file (default: the configuration's store, 'ingestd config show', else $XDG_DATA_HOME/ingestd/health.sqlite, i.e. ~/.local/share/ingestd/health.sqlite).")
+        help: "The store file (default: the configuration's store, 'ingestd config show', else $XDG_DATA_HOME/ingestd/health.sqlite, i.e. ~/.local/share/ingestd/health.sqlite)."))
 
     static var arguments: [ArgumentElement] { [store.element] }
 
@@ -21,10 +22,10 @@ struct StoreOption: OptionGroup {
 
     /// Reads `--store`; a fleet's URL is refused with `reason` (what the command needs instead).
     init(_ values: ParsedValues, refusingFleet reason: String) throws {
-        switch try StoreLocation(values.value("store")) {
+        switch try StoreLocation(values.value(Self.store)) {
         case .file(let path): self.path = path
         case .fleet(let url):
-            let argument = "--store" + (values.suppliedOrigin("store").map { " (from \($0))" } ?? "")
+            let argument = Self.store.spelling + (values.suppliedOrigin(Self.store).map { " (from \($0))" } ?? "")
             throw UsageError.invalidValue(PostgresURL.redacted(url), argument: argument, reason: reason)
         }
     }
@@ -32,6 +33,22 @@ struct StoreOption: OptionGroup {
     /// Opens the store named by `--store` (or the default), mapping open failures to clear errors.
     func open(_ context: CommandContext, readOnly: Bool = false) throws -> HealthStore {
         try CommonArguments.openStore(path, context: context, readOnly: readOnly)
+    }
+
+    /// The store of `--store` (or the default) as the household commands see it: people, device
+    /// owners, whose samples are whose.
+    func openHousehold(_ context: CommandContext) throws -> any HouseholdStore {
+        try open(context)
+    }
+
+    /// The store of `--store` (or the default) as `keys add` and `keys remove` see it.
+    func openKeys(_ context: CommandContext) throws -> any AdvertisementKeyStore {
+        try open(context)
+    }
+
+    /// The store of `--store` (or the default) as the authorization commands see it.
+    func openAuthorization(_ context: CommandContext, readOnly: Bool = false) throws -> any AuthorizationStore {
+        try open(context, readOnly: readOnly)
     }
 }
 
@@ -55,38 +72,36 @@ struct JSONOption: OptionGroup {
 /// `--pending-days`, `--pending-max-records`, `--pending-max-bytes`: the bounds of the pending
 /// area where samples of undecided sources wait.
 struct PendingLimitOptions: OptionGroup {
-    static var arguments: [ArgumentElement] {
-        [
-            Option(
-                "pending-days", valueName: "N",
-                help: "Keep samples of undecided sources this many days before discarding them.",
-                default: String(PendingLimits.defaultRetentionDays)).element,
-            Option(
-                "pending-max-records", valueName: "N",
-                help: "Held records per undecided source at most; past it the oldest are dropped and counted (import: stops instead, dropping nothing).",
-                default: String(PendingLimits.defaultMaxRecordsPerSource)).element,
-            Option(
-                "pending-max-bytes", valueName: "N",
-                help: "Bytes of held records per undecided source at most; past it the oldest are dropped and counted (import: stops instead).",
-                default: String(PendingLimits.defaultMaxBytesPerSource)).element,
-        ]
-    }
+    static let days = TypedOption<Int>(Option(
+        "pending-days", valueName: "N",
+        help: "Keep samples of undecided sources this many days before discarding them.",
+        default: String(PendingLimits.defaultRetentionDays)))
+    static let maxRecords = TypedOption<Int>(Option(
+        "pending-max-records", valueName: "N",
+        help: "Held records per undecided source at most; past it the oldest are dropped and counted (import: stops instead, dropping nothing).",
+        default: String(PendingLimits.defaultMaxRecordsPerSource)))
+    static let maxBytes = TypedOption<Int>(Option(
+        "pending-max-bytes", valueName: "N",
+        help: "Bytes of held records per undecided source at most; past it the oldest are dropped and counted (import: stops instead).",
+        default: String(PendingLimits.defaultMaxBytesPerSource)))
+
+    static var arguments: [ArgumentElement] { [days.element, maxRecords.element, maxBytes.element] }
 
     /// The limits given (or the defaults).
     let limits: PendingLimits
 
     init(_ values: ParsedValues) throws {
-        let days: Int = try values.value("pending-days") ?? PendingLimits.defaultRetentionDays
-        let records: Int = try values.value("pending-max-records") ?? PendingLimits.defaultMaxRecordsPerSource
-        let bytes: Int = try values.value("pending-max-bytes") ?? PendingLimits.defaultMaxBytesPerSource
+        let days = try values.value(Self.days) ?? PendingLimits.defaultRetentionDays
+        let records = try values.value(Self.maxRecords) ?? PendingLimits.defaultMaxRecordsPerSource
+        let bytes = try values.value(Self.maxBytes) ?? PendingLimits.defaultMaxBytesPerSource
         guard days > 0, days <= 36_500 else {
-            throw UsageError.invalidValue(String(days), argument: "--pending-days", reason: "must be 1...36500")
+            throw UsageError.invalidValue(String(days), argument: Self.days.spelling, reason: "must be 1...36500")
         }
         guard records > 0 else {
-            throw UsageError.invalidValue(String(records), argument: "--pending-max-records", reason: "must be positive")
+            throw UsageError.invalidValue(String(records), argument: Self.maxRecords.spelling, reason: "must be positive")
         }
         guard bytes > 0 else {
-            throw UsageError.invalidValue(String(bytes), argument: "--pending-max-bytes", reason: "must be positive")
+            throw UsageError.invalidValue(String(bytes), argument: Self.maxBytes.spelling, reason: "must be positive")
         }
         limits = PendingLimits(retention: TimeInterval(days) * 86_400, maxRecordsPerSource: records, maxBytesPerSource: bytes)
     }

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""An external adapter that crashes (SIGABRT) after every third advertisement it answers.
+"""An external adapter that crashes (SIGABRT) after every third advertisement it answers (every
+CRASH_EVERY-th; never when CRASH_EVERY is 0).
 
 Each advertisement with manufacturer data for company 0xFFFF becomes one heart-rate sample whose
 value is the first payload byte (beats per minute), at the advertisement's time.
@@ -22,6 +23,7 @@ if sys.argv[1:] == ["--describe"]:
           "matches": [{"ble": {"companyIDs": [65535]}}]})
     sys.exit(0)
 
+crash_every = int(os.environ.get("CRASH_EVERY", "3"))
 answered = 0
 for line in sys.stdin:
     message = json.loads(line)
@@ -35,6 +37,6 @@ for line in sys.stdin:
     emit({"type": "HKQuantityTypeIdentifierHeartRate", "value": payload[0], "unit": "count/min",
           "start": advertisement["time"], "end": advertisement["time"]})
     answered += 1
-    if answered % 3 == 0:
+    if crash_every and answered % crash_every == 0:
         os.abort()
 emit({"done": True})

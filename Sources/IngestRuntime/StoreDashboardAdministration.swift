@@ -1,0 +1,73 @@
+import Delivery
+import Foundation
+import HealthModel
+import Pipeline
+import Redaction
+import SQLiteStore
+import WebDashboard
+
+/// The dashboard's decisions and sink states over the store file: a short connection per call
+/// (the query port stays read-only; a grant opens the store for writing like `ingestd auth grant`).
+/// It lives in the composition root: only here is the dashboard's store known to be the SQLite file.
+public final class StoreDashboardAdministration: DashboardAdministration {
+    public let path: String
+
+    public init(path: String) { self.path = path }
+
+    public func pendingDecisions() throws -> [PendingDecision] {
+        guard FileManager.default.fileExists(atPath: path) else { return [] }
+        let store = try HealthStore(path: path, readOnly: true)
+        defer { store.close() }
+        return try store.pendingGroups()
+    }
+
+    public func decide(source: String, grant: Bool) throws -> String {
+        let name = PrintableText.escaped(source)
+        if grant {
+            let ingestion = try Ingestion(store: try HealthStore(path: path))
+            defer { ingestion.close() }
+            let release = try ingestion.grant(source: source, types: [], all: true)
+            let totals = release.report.totals
+            return "granted \(name) every type: brought in \(release.released) held record\(release.released == 1 ? "" : "s") "
+                + "(\(totals.written) written, \(totals.duplicate) duplicate, \(totals.invalid) invalid)"
+        }
+        let store = try HealthStore(path: path)
+        defer { store.close() }
+        let discarded = try store.deny(source: source, types: [], all: true)
+        return "denied \(name) every type: \(discarded) held record\(discarded == 1 ? "" : "s") discarded"
+    }
+
+    public func unassignedReadings(limit: Int) throws -> [UnassignedReading] {
+        guard FileManager.default.fileExists(atPath: path) else { return [] }
+        let store = try HealthStore(path: path, readOnly: true)
+        defer { store.close() }
+        return try store.unassignedSamples(limit: limit).map {
+            UnassignedReading(uuid: $0.uuid, type: $0.type, value: $0.quantity.value, start: $0.start,
+                              device: HealthStore.deviceText($0.device))
+        }
+    }
+
+    public func assign(_ uuid: UUID, to person: String) throws -> String {
+        let store = try HealthStore(path: path)
+        defer { store.close() }
+        let name = PrintableText.escaped(person)
+        guard try store.assignIfUnassigned(uuid, to: try store.person(named: person)) else {
+            return "that reading is no longer unassigned (someone took it, or it was replaced): nothing changed"
+        }
+        return "the reading is \(name)'s now"
+    }
+
+    public func sinkSummaries() throws -> [SinkSummary] {
+        guard FileManager.default.fileExists(atPath: path) else { return [] }
+        let store = try HealthStore(path: path, readOnly: true)
+        defer { store.close() }
+        return try store.sinks().map { sink in
+            let definition = sink.definition
+            let backlog = try store.backlogCount(after: sink.cursor, types: definition.readTypes,
+                                                 person: try store.sinkScope(person: definition.person))
+            return SinkSummary(name: definition.name, kind: (try? SinkTarget(url: definition.url).kind.rawValue) ?? "?",
+                               backlog: backlog, lastSuccess: sink.lastSuccess,
+                               lastError: sink.lastError.map(SecretRedactor.redactingCredentials), deadLetters: sink.deadLetters)
+        }
+    }
+}
