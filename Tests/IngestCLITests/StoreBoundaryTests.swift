@@ -34,7 +34,7 @@ import Testing
         let entering = Set(files.filter { $0.text.contains("Ingestion(store:") }.map(\.path))
         for path in ["IngestRuntime/Daemon/IngestService.swift", "IngestCLI/Commands/ReplayCommand.swift",
                      "IngestCLI/Commands/ImportCommand.swift", "IngestCLI/Commands/AuthGrantCommand.swift",
-                     "IngestCLI/Commands/DashboardServing.swift"] {
+                     "IngestRuntime/StoreDashboardAdministration.swift"] {
             #expect(entering.contains(path), "\(path) does not ingest through the front door")
         }
     }
