@@ -104,8 +104,9 @@ extension HealthStore: SampleStore {
     }
 
     /// Adds stored samples to `sample_counts` (`CountsMigration`): per key, how many, the
-    /// latest end and the longest duration among them (`LongestSampleMigration`). Inserting into `samples` has no trigger (its cost halved the
-    /// pipeline's rate): every insert counts itself through this, in its transaction.
+    /// latest end and the longest duration among them (`LongestSampleMigration`). Inserting
+    /// into `samples` has no trigger (its cost halved the pipeline's rate): every insert counts
+    /// itself through this, in its transaction.
     func addSampleCounts(_ counts: [SampleCount]) throws {
         guard !counts.isEmpty else { return }
         let upsert = try db.cachedStatement(LongestSampleMigration.addSamplesSQL)
