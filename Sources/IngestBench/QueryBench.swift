@@ -3,8 +3,8 @@ import Foundation
 import HealthModel
 import SQLiteStore
 
-/// `--only query`: `ingestd status` against a store of `--query-samples` samples (default
-/// 10,000,000), wall and CPU time of the whole process (start included), median of the runs;
+/// `--only query`: `ingestd status` and `ingestd today` (of the store's last day) against a
+/// store of `--query-samples` samples (default 10,000,000), wall and CPU time of the whole process (start included), median of the runs;
 /// beside it, in the same runs, the scans `status` ran before schema 14 (its per source and type
 /// `GROUP BY` and the unassigned count) through the `sqlite3` shell, its start included too.
 /// The store is generated once (rows written by SQL, then counted as the schema-14 migration
@@ -39,7 +39,23 @@ enum QueryBench {
             log(String(format: "query run %d/%d: status %.1f ms, the old scans in sqlite3 %.1f ms", run, repeats,
                        ours.wall * 1000, (scans.last?.wall ?? 0) * 1000))
         }
+        // `today` of the store's last day (the samples end 15 s apart from 2020-09-13 on).
+        let lastDay = Date(timeIntervalSince1970: 1_600_000_000 + Double(samples - 1) * 15)
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC") ?? .current
+        let parts = utc.dateComponents([.year, .month, .day], from: lastDay)
+        let day = String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
+        let todayArguments = [ingestd, "today", "--date", day, "--tz", "UTC", "--store", path]
+        _ = try CLIBench.run(todayArguments)
+        var today: [CLIBench.ChildRun] = []
+        for _ in 1...repeats {
+            let run = try CLIBench.run(todayArguments)
+            guard run.status == 0 else { throw BenchError("ingestd today exited \(run.status)") }
+            today.append(run)
+        }
         out.print("query.store_samples", Double(samples), "samples", decimals: 0)
+        out.print("query.today_ms", Measure.median(today.map(\.wall)) * 1000, "ms", decimals: 1)
+        out.print("query.today_cpu_ms", Measure.median(today.map(\.cpu)) * 1000, "ms", decimals: 1)
         out.print("query.status_ms", Measure.median(status.map(\.wall)) * 1000, "ms", decimals: 1)
         out.print("query.status_cpu_ms", Measure.median(status.map(\.cpu)) * 1000, "ms", decimals: 1)
         if !scans.isEmpty {
@@ -118,8 +134,9 @@ enum QueryBench {
         // counts are built from the rows as the schema-14 migration builds them.
         try exec("""
             DELETE FROM sample_counts;
-            INSERT INTO sample_counts(source, type, person, device, count, last_end, last_exact)
-                SELECT source, type, COALESCE(person, 0), COALESCE(device, 0), COUNT(*), MAX(end_time), 1
+            INSERT INTO sample_counts(source, type, person, device, count, last_end, last_exact, longest)
+                SELECT source, type, COALESCE(person, 0), COALESCE(device, 0), COUNT(*), MAX(end_time), 1,
+                       MAX(end_time - start_time)
                 FROM samples GROUP BY 1, 2, 3, 4;
             """)
         try exec("PRAGMA wal_checkpoint(TRUNCATE)")
