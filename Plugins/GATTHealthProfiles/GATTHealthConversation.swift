@@ -213,7 +213,8 @@ final class GATTHealthConversation: GATTConversation {
     /// ``ConsentScaleSteps/userDataCommit`` the scale has is read and written back unchanged, in
     /// order, then the Database Change Increment is written (``ConsentScaleSteps/changeIncrement``).
     /// Nothing of the user's data is changed: what is written is what was read. A characteristic
-    /// that cannot be read is not written; a refused write is noted (`user-data-commit-refused`)
+    /// that cannot be read is noted (`user-data-read-refused`) and not written; a refused write is
+    /// noted (`user-data-commit-refused`)
     /// and the rest goes on, the increment included.
     private func commitUserData(_ scale: ConsentScaleSteps, database: GATTDatabase, over link: any GATTConversationLink,
                                 into output: inout AdapterOutput) async throws(GATTConversationError) {
@@ -224,6 +225,8 @@ final class GATTHealthConversation: GATTConversation {
                 values.append((characteristic, try await link.read(characteristic)))
             } catch {
                 if case .disconnected = error { throw error }
+                output.reject(context.source, reason: "user-data-read-refused",
+                              detail: "\(link.peerAddress): reading \(characteristic): \(error)", time: await link.now())
             }
         }
         var writes = values
