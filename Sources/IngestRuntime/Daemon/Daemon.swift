@@ -63,9 +63,11 @@ public struct Daemon {
         let service = try IngestService(storePath: options.storePath, logger: logger, pendingLimits: options.pendingLimits,
                                         assignTolerance: options.assignTolerance)
         do { try await service.purgeExpiredPending() } catch { logger.error("removing expired held samples failed: \(error)") }
-        logger.notice("ingestd \(IngestdRelease.version) started; store \(options.storePath); backends: \(backends.map(\.name).joined(separator: ", "))")
+        // Watched before the start line: a service manager (or a test) that signals as soon as it
+        // reads that line must not meet the default action, which kills without closing the store.
         let signals = SignalWatcher(signals: [SIGTERM, SIGINT, SIGHUP])
         defer { signals.cancel() }
+        logger.notice("ingestd \(IngestdRelease.version) started; store \(options.storePath); backends: \(backends.map(\.name).joined(separator: ", "))")
         let delivery = DaemonDelivery.start(storePath: options.storePath, logger: logger)
         defer { delivery.stop() }
         let notifier = options.notifier
@@ -75,7 +77,7 @@ public struct Daemon {
         let backendCount = backends.count
         let grace = options.shutdownGrace
         let exitsWhenShutdownHangs = options.exitsWhenShutdownHangs
-        await withTaskGroup(of: Bool.self) { group in
+        let watchdog = await withTaskGroup(of: Bool.self) { group -> ShutdownWatchdog? in
             let once = options.once
             let logger = logger
             for backend in backends {
@@ -135,19 +137,21 @@ public struct Daemon {
                 // Without --once, backends that end (unavailable) leave the daemon idle until a signal.
                 finishedBackends += 1
             }
-            // Sessions get their cancellation; a session stuck in a device call must not hold the
-            // exit past the grace period: every commit is atomic, so exiting then loses nothing acknowledged.
+            // Sessions get their cancellation; a session stuck in a device call, or a store slow to
+            // close on a busy disk, must not hold the exit past the grace period: every commit is
+            // atomic, so exiting then loses nothing acknowledged.
             Self.notify(notifier, [.stopping, .status("stopping sessions")], logger: logger)
             let watchdog = exitsWhenShutdownHangs ? ShutdownWatchdog(grace: grace, logger: logger) : nil
             group.cancelAll()
             signals.finish()
             while await group.next() != nil {}
-            watchdog?.disarm()
+            return watchdog
         }
         await service.close()
         let totals = await service.totals
         Self.notify(notifier, [.status("stopped: \(totals.written) written")], logger: logger)
         logger.notice("stopped: \(totals.written) written, \(totals.duplicate) duplicate, \(totals.replaced) replaced, \(totals.denied) denied, \(totals.invalid) invalid, \(totals.held) held")
+        watchdog?.disarm()
     }
 
 }
@@ -185,7 +189,7 @@ final class ShutdownWatchdog: Sendable {
         Thread.detachNewThread {
             Thread.sleep(forTimeInterval: seconds)
             if !disarmed.isSet {
-                logger.warning("a session did not stop within \(seconds) s; exiting anyway (all commits are complete)")
+                logger.warning("shutdown did not end within \(seconds) s; exiting anyway (all commits are complete)")
                 exit(0)
             }
         }

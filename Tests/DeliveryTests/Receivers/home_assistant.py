@@ -2,13 +2,16 @@
 """A real Home Assistant core (PyPI `homeassistant`, in a venv) on 127.0.0.1, driven only
 through its public APIs, for the MQTT sink's acceptance checks.
 
-    home_assistant.py VENV_PYTHON CONFIG_DIR HTTP_PORT MQTT_PORT OUT_JSON [SECONDS]
+    home_assistant.py VENV_PYTHON CONFIG_DIR HTTP_PORT MQTT_PORT OUT_JSON [SECONDS [ENTITIES]]
 
 Writes configuration.yaml (recorder on SQLite in CONFIG_DIR, http on 127.0.0.1:HTTP_PORT),
 starts `python -m homeassistant`, makes a user and a token through onboarding, adds the MQTT
-integration through the config flow (broker 127.0.0.1:MQTT_PORT), waits SECONDS for the
-retained discovery and states to arrive, writes /api/states to OUT_JSON and stops Home
-Assistant. Exits non-zero with a message on stderr when a step fails. Bounded in time.
+integration through the config flow (broker 127.0.0.1:MQTT_PORT), waits for the retained
+discovery and states to arrive, writes /api/states to OUT_JSON and stops Home Assistant.
+Without ENTITIES (comma-separated entity ids) it waits SECONDS; with them it waits until each
+has a state other than unknown/unavailable (at most SECONDS, a loaded machine is slow), then
+2 s more so that an entity that should not be there has its chance to show up. Exits non-zero
+with a message on stderr when a step fails. Bounded in time.
 """
 import json
 import os
@@ -20,6 +23,7 @@ import ha_harness  # noqa: E402
 
 python, config, http_port, mqtt_port, out = sys.argv[1:6]
 settle = float(sys.argv[6]) if len(sys.argv) > 6 else 10
+expected = [e for e in sys.argv[7].split(",") if e] if len(sys.argv) > 7 else []
 base = f"http://127.0.0.1:{http_port}"
 ha_harness.write_configuration(config, http_port)
 
@@ -56,7 +60,20 @@ try:
         if time.time() > deadline:
             fail("the MQTT integration did not load")
         time.sleep(1)
-    time.sleep(settle)
+    if expected:
+        deadline = time.time() + settle
+        while True:
+            shown = {e["entity_id"]: e["state"] for e in request("GET", "/api/states", token=token)}
+            missing = [e for e in expected if shown.get(e, "unknown") in ("unknown", "unavailable")]
+            if not missing:
+                break
+            if time.time() > deadline:
+                print(f"after {settle:.0f} s still unknown or missing: {missing}", file=sys.stderr)
+                break  # the test names what is wrong
+            time.sleep(1)
+        time.sleep(2)
+    else:
+        time.sleep(settle)
     states = request("GET", "/api/states", token=token)
     with open(out, "w") as f:
         json.dump(states, f)
