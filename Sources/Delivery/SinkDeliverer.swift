@@ -127,6 +127,7 @@ public final class SinkDeliverer {
                 try storeStep(.advanceCursor) { try store.advanceCursor(sink: name, to: batch.throughAnchor) }
                 cursor = batch.throughAnchor
             }
+            try retireWithoutNewRecords()
             return (0, 0)
         }
         let sendContext = try context(records)
@@ -176,6 +177,19 @@ public final class SinkDeliverer {
             cursor = batch.throughAnchor
             onEvent(.deadLettered(sink: name, count: records.count, reason: reason))
             return (0, records.count)
+        }
+    }
+
+    /// A run with nothing new to send still removes the entities that lost their data or their
+    /// grant since the last run (`sinks set --types` narrowed, a type's grant revoked): once per
+    /// run, the same sweep a first batch does, sent as a batch without records.
+    private func retireWithoutNewRecords() throws(SinkDeliveryError) {
+        guard transport.wantsDailyTotals, !sweptPublishedStates else { return }
+        let sendContext = try context([])
+        guard !sendContext.retiredStates.isEmpty else { return }
+        guard case .accepted = try transport.send([], context: sendContext) else { return }
+        try storeStep(.acknowledge) {
+            try store.forgetPublishedStates(sink: name, keys: sendContext.retiredStates.map(DeliveryContext.parts(ofKey:)))
         }
     }
 

@@ -16,11 +16,14 @@ public enum ChangeEntry: Sendable {
 public enum SinkStoreError: Error, Equatable, CustomStringConvertible {
     case sinkExists(String)
     case noSuchSink(String)
+    /// `sinks revoke` named types the sink does not read.
+    case notRead(sink: String, types: [String])
 
     public var description: String {
         switch self {
         case .sinkExists(let name): "a sink named '\(name)' already exists (remove it first)"
         case .noSuchSink(let name): "no sink named '\(name)' (see 'ingestd sinks list')"
+        case .notRead(let sink, let types): "sink '\(sink)' does not read \(types.joined(separator: ", ")) (see 'ingestd sinks list')"
         }
     }
 }

@@ -52,6 +52,44 @@ extension HealthStore {
         }
     }
 
+    /// Stops a sink reading `types` (identifiers); a sink reading every type (`*`) is given the
+    /// rest of the catalogue. Returns the identifiers it no longer reads, sorted; throws
+    /// `SinkStoreError.noSuchSink` when there is no such sink and `.notRead` when it read none of them.
+    @discardableResult
+    public func revokeSinkTypes(sink name: String, types: [String], catalogue: [String], now: Date = Date()) throws -> [String] {
+        try db.transaction(.immediate) {
+            let exists = try db.prepare("SELECT 1 FROM sinks WHERE name = ?")
+            try exists.bind(name, at: 1)
+            guard try exists.firstRow({ _ in true }) != nil else { throw SinkStoreError.noSuchSink(name) }
+            let read = try db.prepare("SELECT type FROM read_grants WHERE sink = ?")
+            try read.bind(name, at: 1)
+            let granted = Set(try read.mapRows { $0.string(at: 0) ?? "" })
+            let wanted = Set(types)
+            if granted.contains("*") {
+                let delete = try db.prepare("DELETE FROM read_grants WHERE sink = ? AND type = '*'")
+                try delete.bind(name, at: 1)
+                try delete.execute()
+                let insert = try db.prepare("INSERT OR IGNORE INTO read_grants(sink, type, granted_at) VALUES (?, ?, ?)")
+                for identifier in catalogue where !wanted.contains(identifier) {
+                    try insert.bind(name, at: 1)
+                    try insert.bind(identifier, at: 2)
+                    try insert.bind(now.timeIntervalSince1970, at: 3)
+                    try insert.execute()
+                }
+                return wanted.intersection(catalogue).sorted()
+            }
+            let revoked = wanted.intersection(granted).sorted()
+            guard !revoked.isEmpty else { throw SinkStoreError.notRead(sink: name, types: types.sorted()) }
+            let delete = try db.prepare("DELETE FROM read_grants WHERE sink = ? AND type = ?")
+            for identifier in revoked {
+                try delete.bind(name, at: 1)
+                try delete.bind(identifier, at: 2)
+                try delete.execute()
+            }
+            return revoked
+        }
+    }
+
     /// Every sink with its state, by name.
     public func sinks() throws -> [SinkState] {
         var grants: [String: [String]] = [:]

@@ -169,6 +169,43 @@ import Testing
         #expect(published == ["me/\(QuantityType.heartRate.identifier)"])
     }
 
+    /// A type the sink stops reading (`ingestd sinks revoke ha heartRate`) loses its entity at
+    /// the next delivery even when nothing new arrived: empty retained config, state and
+    /// attributes; the other entity stays, and revoking a type the sink does not read is refused.
+    @Test func aRevokedTypesEntityGoesAtTheNextDeliveryWithNothingNewToSend() throws {
+        let directory = try TemporaryDirectory("ha-revoke")
+        let broker = try MosquittoBroker()
+        defer { broker.stop() }
+        let fixture = try StoreFixture(directory: directory)
+        try fixture.add(.bodyMass, 71.2, at: Self.in2025)
+        try fixture.add(.heartRate, 75, at: Self.in2025)
+        _ = try fixture.addSink("ha", url: "mqtt://127.0.0.1:\(broker.port)", types: nil, options: options())
+        var deliver = try IngestdBinary.run(["sinks", "deliver", "ha", "--store", fixture.path])
+        #expect(deliver.status == 0, "\(deliver.stderr)")
+        let meWeight = "homeassistant/sensor/ingestd_gw_me/bodyMass/config"
+        let meHeart = "homeassistant/sensor/ingestd_gw_me/heartRate/config"
+        #expect(Set(try retainedMessages(port: broker.port, topic: "homeassistant/sensor/#").keys) == [meWeight, meHeart])
+
+        let revoke = try IngestdBinary.run(["sinks", "revoke", "ha", "heartRate", "--store", fixture.path])
+        #expect(revoke.status == 0, "\(revoke.stderr)")
+        #expect(revoke.stderr.contains("sink ha no longer reads heartRate"), "\(revoke.stderr)")
+        deliver = try IngestdBinary.run(["sinks", "deliver", "ha", "--store", fixture.path])
+        #expect(deliver.status == 0, "\(deliver.stderr)")
+        #expect(Set(try retainedMessages(port: broker.port, topic: "homeassistant/sensor/#").keys) == [meWeight])
+        let states = try retainedMessages(port: broker.port, topic: "ingestd/gw/+/+/+")
+        #expect(states["ingestd/gw/me/heartRate/state"] == nil && states["ingestd/gw/me/heartRate/attributes"] == nil, "\(states)")
+        #expect(states["ingestd/gw/me/bodyMass/state"] == "71.2")
+        let published = try fixture.withStore { try $0.publishedStates(sink: "ha") }.map(\.type)
+        #expect(published == [QuantityType.bodyMass.identifier])
+        let grants = try fixture.withStore { try $0.sink(named: "ha") }.definition.readTypes
+        #expect(!grants.contains("*") && !grants.contains(QuantityType.heartRate.identifier) && grants.contains(QuantityType.bodyMass.identifier))
+
+        let again = try IngestdBinary.run(["sinks", "revoke", "ha", "heartRate", "--store", fixture.path])
+        #expect(again.status == 1 && again.stderr.contains("sink 'ha' does not read \(QuantityType.heartRate.identifier)"), "\(again.stderr)")
+        let unknown = try IngestdBinary.run(["sinks", "revoke", "nope", "heartRate", "--store", fixture.path])
+        #expect(unknown.status == 1 && unknown.stderr.contains("no sink named 'nope'"), "\(unknown.stderr)")
+    }
+
     /// A person who reads US units (`people set P --units us`) gets their entities in lb and °F
     /// (config and state) from the next delivery; the room sensor stays the gateway's, in °C.
     @Test func aPersonsEntitiesFollowTheirUnits() throws {

@@ -123,7 +123,7 @@ struct SinksAddCommand: Command {
     static func hostName() -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "gateway" }
-        let name = String(cString: buffer)
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return name.isEmpty ? "gateway" : name
     }
 

@@ -14,7 +14,7 @@ struct SinksCommand: Command {
             backoff; SIGHUP re-reads the sinks. Records a receiver refuses for good (HTTP 4xx other \
             than 408/429) go to the sink's dead letters.
             """,
-        subcommands: [SinksAddCommand.self, SinksListCommand.self, SinksRemoveCommand.self, SinksDeliverCommand.self,
+        subcommands: [SinksAddCommand.self, SinksListCommand.self, SinksRevokeCommand.self, SinksRemoveCommand.self, SinksDeliverCommand.self,
                       SinksDeadLettersCommand.self, SinksRetryCommand.self],
         examples: [
             "ingestd sinks list",
