@@ -83,4 +83,73 @@ import Testing
         #expect(steps["state_class"] as? String == "total")
         #expect((steps["last_reset"] as? String).flatMap { ISO8601DateTime.date(from: $0) } == today, "\(steps)")
     }
+
+    /// The Home Assistant example of docs/sinks.md, exactly: a household built from real bytes
+    /// through the binary (a Mi scale 2 capture, a Polar H10 broadcast capture, a TEMPer usbmon
+    /// capture, an Apple Health export), one `sinks deliver`, and the entities, friendly names
+    /// and units that a real Home Assistant shows are the table between the document's
+    /// `example-entities` markers, no more and no fewer.
+    @Test func theDocumentedHouseholdsEntitiesAreWhatHomeAssistantShows() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.python),
+                     "no Home Assistant venv at \(Self.python): run scripts/bootstrap-tests")
+        let document = try String(contentsOf: Self.packageRoot.appendingPathComponent("docs/sinks.md"), encoding: .utf8)
+        let documented = try Self.exampleEntities(document)
+        try #require(documented.count >= 5, "the table between the example-entities markers: \(documented)")
+
+        let directory = try TemporaryDirectory("ha-household")
+        let broker = try MosquittoBroker()
+        defer { broker.stop() }
+        let store = directory.path("health.sqlite")
+        let captures = Self.packageRoot.appendingPathComponent("Tests/AdapterTests/Captures")
+        func ingestd(_ arguments: [String]) throws {
+            let result = try IngestdBinary.run(arguments + ["--store", store])
+            try #require(result.status == 0, "ingestd \(arguments.joined(separator: " ")): \(result.stderr)")
+        }
+        for source in ["xiaomi-scale", "heart-rate-strap-broadcast", "temper"] {
+            try ingestd(["auth", "grant", source, "--all"])
+        }
+        try ingestd(["replay", captures.appendingPathComponent("xiaomi-scale/mi-scale-v2.btsnoop").path,
+                     captures.appendingPathComponent("heart-rate-strap-broadcast/polar-h10.btsnoop").path])
+        try ingestd(["replay", captures.appendingPathComponent("temper/temper-v1.4.pcapng").path,
+                     "--adapter-option", "temper-interval=1"])
+        try ingestd(["import", Self.packageRoot.appendingPathComponent("Tests/DeliveryTests/Fixtures/household-export.xml").path, "--grant"])
+        try ingestd(["sinks", "add", "ha", "mqtt://127.0.0.1:\(broker.port)", "--all-types", "--gateway-id", "home", "--home-assistant"])
+        try ingestd(["sinks", "deliver", "ha"])
+
+        let statesFile = directory.path("states.json")
+        let run = try runTool("/usr/bin/timeout", ["420", Self.python, Self.driver, Self.python, directory.path("ha"),
+                                                   String(try freePort()), String(broker.port), statesFile, "90",
+                                                   documented.map(\.id).joined(separator: ",")])
+        let log = (try? String(contentsOfFile: directory.path("ha/ha.log"), encoding: .utf8)) ?? ""
+        try #require(run.status == 0, "Home Assistant run failed: \(run.output) \(log.suffix(2000))")
+        let states = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: statesFile))) as? [[String: Any]])
+        var shown: [String: (name: String, unit: String, state: String)] = [:]
+        for entry in states {
+            guard let id = entry["entity_id"] as? String, id.contains("ingestd") else { continue }
+            let attributes = entry["attributes"] as? [String: Any] ?? [:]
+            shown[id] = (attributes["friendly_name"] as? String ?? "", attributes["unit_of_measurement"] as? String ?? "",
+                         entry["state"] as? String ?? "")
+        }
+        #expect(Set(shown.keys) == Set(documented.map(\.id)), "shown \(shown.keys.sorted()) \(run.output)")
+        for entity in documented {
+            let seen = try #require(shown[entity.id], "\(entity.id) not shown")
+            #expect(seen.name == entity.name && seen.unit == entity.unit, "\(entity.id): shown \(seen), documented \(entity)")
+            #expect(seen.state != "unknown" && seen.state != "unavailable", "\(entity.id): \(seen.state)")
+        }
+    }
+
+    /// The rows of the table between `<!-- example-entities -->` and `<!-- /example-entities -->`:
+    /// entity id (in backticks), friendly name, unit.
+    static func exampleEntities(_ document: String) throws -> [(id: String, name: String, unit: String)] {
+        let lines = document.split(separator: "\n", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        let start = try #require(lines.firstIndex(of: "<!-- example-entities -->"))
+        let end = try #require(lines.firstIndex(of: "<!-- /example-entities -->"))
+        try #require(start < end)
+        return lines[(start + 1)..<end].compactMap { line in
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).dropFirst().dropLast()
+                .map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count == 3, cells[0].hasPrefix("`"), cells[0].hasSuffix("`") else { return nil }
+            return (String(cells[0].dropFirst().dropLast()), cells[1], cells[2])
+        }
+    }
 }
