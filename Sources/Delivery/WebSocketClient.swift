@@ -83,8 +83,18 @@ final class WebSocketClient {
             try serve(until: { $0.established }, timeout: timeout, waitingFor: "WebSocket handshake")
         } catch {
             close()
-            throw error
+            throw Self.explained(error, useTLS: useTLS, caFile: caFile)
         }
+    }
+
+    /// libwebsockets names a failed TLS handshake only as "connect SSL err 1: …"; said in plain
+    /// words with what to do (a certificate nobody vouched for is the usual cause).
+    static func explained(_ error: SinkDeliveryError, useTLS: Bool, caFile: String?) -> SinkDeliveryError {
+        guard useTLS, case .unreachable(let target, let reason) = error, reason.contains("SSL") else { return error }
+        let fix = caFile == nil
+            ? "a self-signed or private CA's certificate needs --ca-file PEM"
+            : "check that --ca-file holds the CA of the server's certificate and that the certificate names this host"
+        return .unreachable(target: target, reason: "the TLS handshake failed: the server's certificate was not accepted, or TLS is not spoken there (\(fix)); libwebsockets said: \(reason)")
     }
 
     private func keep(_ text: String) -> UnsafeMutablePointer<CChar> {

@@ -78,6 +78,8 @@ import Testing
         }
     }
 
+    static let tlsProxy = HomeAssistantAcceptanceTests.packageRoot.appendingPathComponent("Tests/DeliveryTests/Receivers/tls_proxy.py").path
+
     @Test func importedHourlyStatisticsEqualIngestdStatsLateSamplesReimportTheirHourAndReimportIsIdempotent() throws {
         // (and a revised reading, whose old version is deleted, leaves no stale hour behind)
         try #require(FileManager.default.isExecutableFile(atPath: Self.python),
@@ -165,5 +167,57 @@ import Testing
         try Self.expectEqualToIngestd(fourth, store: fixture.path)
         let hours = try Self.rows(fourth, id: "ingestd:gw_me_heart_rate").map(\.start)
         #expect(!hours.contains(hour.addingTimeInterval(3600)) && hours.contains(hour.addingTimeInterval(2 * 3600)), "\(hours)")
+
+        // A token Home Assistant refuses (auth_invalid): the delivery gives up saying so, and
+        // neither token is printed.
+        let wrongToken = directory.path("wrong-token")
+        try Data("not-a-token-\(UUID().uuidString)\n".utf8).write(to: URL(fileURLWithPath: wrongToken))
+        var add = try IngestdBinary.run(["sinks", "add", "refused", "ws://127.0.0.1:\(port)", "--token", "@\(wrongToken)",
+                                         "--all-types", "--gateway-id", "gw", "--store", fixture.path])
+        try #require(add.status == 0, "\(add.stderr)")
+        let refused = try IngestdBinary.run(["sinks", "deliver", "refused", "--retries", "1", "--store", fixture.path])
+        #expect(refused.status == 69 && refused.stderr.contains("the access token was refused"), "\(refused.stderr)")
+        let secret = try String(contentsOfFile: wrongToken, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(!refused.stderr.contains(secret) && !refused.stdout.contains(secret), "the refused token was printed")
+
+        // wss:// through a TLS proxy in front of Home Assistant (as a reverse proxy would be), its
+        // certificate trusted with --ca-file: the same statistics; without --ca-file the
+        // certificate is refused and nothing is imported.
+        let certificate = directory.path("proxy.pem"), key = directory.path("proxy.key")
+        let made = try runTool("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                                                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                                                    "-keyout", key, "-out", certificate])
+        try #require(made.status == 0, "openssl: \(made.output)")
+        let tlsPort = try freePort()
+        let proxy = Process()
+        proxy.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        proxy.arguments = ["300", "/usr/bin/python3", Self.tlsProxy, certificate, key, String(tlsPort), String(port)]
+        let proxyOutput = Pipe(), proxyInput = Pipe()
+        proxy.standardOutput = proxyOutput
+        proxy.standardInput = proxyInput  // closed at the end: the proxy exits
+        try proxy.run()
+        defer {
+            try? proxyInput.fileHandleForWriting.close()
+            proxy.waitUntilExit()
+        }
+        let ready = String(decoding: proxyOutput.fileHandleForReading.availableData, as: UTF8.self)
+        try #require(ready.contains("READY"), "the TLS proxy did not start: \(ready)")
+        add = try IngestdBinary.run(["sinks", "add", "untrusted", "wss://127.0.0.1:\(tlsPort)", "--token", "@\(work)/token",
+                                     "--all-types", "--gateway-id", "gw2", "--store", fixture.path])
+        try #require(add.status == 0, "\(add.stderr)")
+        let untrusted = try IngestdBinary.run(["sinks", "deliver", "untrusted", "--retries", "1", "--store", fixture.path])
+        #expect(untrusted.status == 69, "\(untrusted.stderr)")
+        #expect(untrusted.stderr.contains("the TLS handshake failed") && untrusted.stderr.contains("--ca-file"), "\(untrusted.stderr)")
+        let remove2 = try IngestdBinary.run(["sinks", "remove", "history", "--store", fixture.path])
+        try #require(remove2.status == 0, "\(remove2.stderr)")
+        add = try IngestdBinary.run(["sinks", "add", "history", "wss://127.0.0.1:\(tlsPort)", "--token", "@\(work)/token",
+                                     "--ca-file", certificate, "--all-types", "--gateway-id", "gw", "--store", fixture.path])
+        try #require(add.status == 0, "\(add.stderr)")
+        try deliver()
+        let fifth = try statistics(5)
+        try Self.expectEqualToIngestd(fifth, store: fixture.path)
+        for id in ["ingestd:gw_me_heart_rate", "ingestd:gw_me_step_count"] {
+            #expect(try Self.rows(fifth, id: id) == Self.rows(fourth, id: id), "\(id)")
+        }
     }
 }
