@@ -53,6 +53,8 @@ enum QueryBench {
             guard run.status == 0 else { throw BenchError("ingestd today exited \(run.status)") }
             today.append(run)
         }
+        let streamed = try samplesJSON(ingestd: ingestd, sqlite3: sqlite3, store: path, rows: min(samples / 4, 1_000_000),
+                                       repeats: max(1, min(repeats, 3)), directory: directory)
         out.print("query.store_samples", Double(samples), "samples", decimals: 0)
         out.print("query.today_ms", Measure.median(today.map(\.wall)) * 1000, "ms", decimals: 1)
         out.print("query.today_cpu_ms", Measure.median(today.map(\.cpu)) * 1000, "ms", decimals: 1)
@@ -61,6 +63,65 @@ enum QueryBench {
         if !scans.isEmpty {
             out.print("query.status_scans_sqlite3_ms", Measure.median(scans.map(\.wall)) * 1000, "ms", decimals: 1)
         }
+        if let streamed {
+            out.print("query.samples_json_rows", Double(streamed.rows), "rows", decimals: 0)
+            out.print("query.samples_json_cpu_s", streamed.ours, "s", decimals: 2)
+            out.print("query.samples_json_sqlite3_cpu_s", streamed.sqlite3, "s", decimals: 2)
+            out.print("query.samples_json_vs_sqlite3", streamed.sqlite3 / streamed.ours, "x", decimals: 2)
+            out.print("query.samples_json_peak_mb", streamed.peakMegabytes, "MB", decimals: 1)
+        }
+    }
+
+    /// `ingestd samples heartRate --limit N --json` against the `sqlite3` shell's `-json` mode
+    /// selecting the same rows (the type's first N by start) and the stored columns the lines
+    /// carry (uuid, type, value, times, source, device, metadata; no formatting asked of SQLite),
+    /// CPU time of each whole process, interleaved, medians; nil without a `sqlite3` shell.
+    private static func samplesJSON(ingestd: String, sqlite3: String?, store: String, rows: Int, repeats: Int,
+                                    directory: String) throws -> (rows: Int, ours: Double, sqlite3: Double, peakMegabytes: Double)? {
+        guard let sqlite3, rows > 0 else { return nil }
+        let sql = """
+            SELECT hex(x.uuid) AS uuid, t.identifier AS type, x.value AS value, x.start_time AS start, x.end_time AS "end",
+            s.name AS source, d.name AS device, x.metadata AS metadata FROM samples x JOIN types t ON t.id = x.type
+            JOIN sources s ON s.id = x.source LEFT JOIN devices d ON d.id = x.device
+            WHERE t.identifier = '\(QuantityType.heartRate.identifier)' ORDER BY x.start_time, x.end_time, x.id LIMIT \(rows);
+            """
+        let oursPath = directory + "/query-samples.jsonl", theirsPath = directory + "/query-samples-sqlite3.json"
+        defer {
+            try? FileManager.default.removeItem(atPath: oursPath)
+            try? FileManager.default.removeItem(atPath: theirsPath)
+        }
+        let ours = [ingestd, "samples", "heartRate", "--limit", String(rows), "--json", "--store", store]
+        let theirs = [sqlite3, "-readonly", "-json", store, sql]
+        var oursRuns: [CLIBench.ChildRun] = [], theirRuns: [CLIBench.ChildRun] = []
+        for run in 1...repeats {
+            let mine = try CLIBench.run(ours, stdoutPath: oursPath)
+            guard mine.status == 0 else { throw BenchError("ingestd samples exited \(mine.status)") }
+            let shell = try CLIBench.run(theirs, stdoutPath: theirsPath)
+            guard shell.status == 0 else { throw BenchError("sqlite3 -json exited \(shell.status)") }
+            if run == 1 {
+                let lines = try lineCount(oursPath), objects = try lineCount(theirsPath)
+                guard lines == rows, objects == rows else {
+                    throw BenchError("samples --json wrote \(lines) lines and sqlite3 \(objects) rows, of \(rows)")
+                }
+            }
+            oursRuns.append(mine)
+            theirRuns.append(shell)
+            log(String(format: "query samples --json run %d/%d: %.2f s CPU against sqlite3 -json %.2f s, %.1f MB", run, repeats,
+                       mine.cpu, shell.cpu, mine.peakMegabytes))
+        }
+        return (rows, Measure.median(oursRuns.map(\.cpu)), Measure.median(theirRuns.map(\.cpu)),
+                oursRuns.map(\.peakMegabytes).max() ?? 0)
+    }
+
+    /// Newline-terminated lines of a file, read in chunks.
+    private static func lineCount(_ path: String) throws -> Int {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw BenchError("cannot read \(path)") }
+        defer { try? handle.close() }
+        var count = 0
+        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+            count += chunk.reduce(0) { $0 + ($1 == 10 ? 1 : 0) }
+        }
+        return count
     }
 
     /// What `status` scanned before schema 14.

@@ -52,6 +52,11 @@ public protocol QueryStore: AnyObject {
     /// optionally of one source, in `scope`, sorted by start date, at most `limit` (0: no limit).
     func samples(type: QuantityType, from: Date?, to: Date?, source: String?, scope: QueryScope, limit: Int) throws
         -> [QuantitySample]
+    /// The samples `samples` returns, handed to `body` one at a time in the same order as they
+    /// are read, in memory bounded whatever their number (`samples --json` of years of minute
+    /// data). A throwing `body` stops the read.
+    func forEachSample(type: QuantityType, from: Date?, to: Date?, source: String?, scope: QueryScope, limit: Int,
+                       _ body: (QuantitySample) throws -> Void) throws
     /// The newest `count` samples of `type` (by start date) matching as `samples` does, returned
     /// oldest first: `samples --latest` / `--newest N`.
     func newestSamples(type: QuantityType, from: Date?, to: Date?, source: String?, scope: QueryScope, count: Int) throws

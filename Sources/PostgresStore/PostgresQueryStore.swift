@@ -128,6 +128,39 @@ public final class PostgresQueryStore: QueryStore {
         }
     }
 
+    /// Rows per page of `forEachSample` (a test makes it small to cross pages).
+    public var samplePageSize = 5_000
+
+    /// Pages of `samplePage` rows in `samples`' order, each after the last row of the one before
+    /// (keyset: start, end, gateway, anchor, compared as PostgreSQL's own text of them), so a
+    /// read of any size holds one page.
+    public func forEachSample(type: QuantityType, from: Date?, to: Date?, source: String?, scope: QueryScope, limit: Int,
+                              _ body: (QuantitySample) throws -> Void) throws {
+        let (sql, parameters) = condition(type: type, from: from, to: to, source: source, scope: scope)
+        let decoder = HealthRecordDecoder(defaultSource: "")
+        var after: [String?]?
+        var handed = 0
+        while limit == 0 || handed < limit {
+            let page = limit == 0 ? max(1, samplePageSize) : min(max(1, samplePageSize), limit - handed)
+            var query = "SELECT x.record::text, x.start_time::text, x.end_time::text, x.gateway, x.anchor::text FROM \(schema.table("samples")) x WHERE \(sql)"
+            var values = parameters
+            if let after {
+                let first = values.count + 1
+                query += " AND x.start_time >= $\(first)::timestamptz AND (x.start_time, x.end_time, x.gateway, x.anchor) > ($\(first)::timestamptz, $\(first + 1)::timestamptz, $\(first + 2), $\(first + 3)::bigint)"
+                values += after
+            }
+            query += " ORDER BY x.start_time, x.end_time, x.gateway, x.anchor LIMIT \(page)"
+            let rows = try connection.execute(query, values).rows
+            for row in rows {
+                guard row.count == 5, let text = row[0] else { continue }
+                if case .sample(let sample) = try decoder.decodeLine(text) { try body(sample) }
+                handed += 1
+            }
+            guard rows.count == page, let last = rows.last, last.count == 5 else { return }
+            after = Array(last[1...4])
+        }
+    }
+
     private func extent(_ sql: String, _ parameters: [String?]) throws -> SampleExtent? {
         let samples = schema.table("samples")
         let row = try connection.execute("""

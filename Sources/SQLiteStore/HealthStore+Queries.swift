@@ -69,7 +69,16 @@ extension HealthStore {
 
     private func samples(type: QuantityType, from: Date?, to: Date?, source: String?,
                          person: PersonScope, limit: Int, newestFirst: Bool) throws -> [QuantitySample] {
-        guard let typeID = typeIDs[type.identifier] else { return [] }
+        var result: [QuantitySample] = []
+        try forEachSample(type: type, from: from, to: to, source: source, person: person, limit: limit,
+                          newestFirst: newestFirst) { result.append($0) }
+        return result
+    }
+
+    /// The samples `samples` selects, one at a time from the open statement (nothing gathered).
+    func forEachSample(type: QuantityType, from: Date?, to: Date?, source: String?, person: PersonScope, limit: Int,
+                       newestFirst: Bool, _ body: (QuantitySample) throws -> Void) throws {
+        guard let typeID = typeIDs[type.identifier] else { return }
         var sql = """
             SELECT \(Self.sampleColumns) FROM samples x JOIN sources s ON s.id = x.source
             LEFT JOIN devices d ON d.id = x.device WHERE x.type = ?1
@@ -88,11 +97,9 @@ extension HealthStore {
         if let to { try statement.bind(to.timeIntervalSince1970, at: 3) }
         if let source { try statement.bind(source, at: 4) }
         if let from { try statement.bind(try overlapBound(typeID: typeID, from: from), at: 5) }
-        var result: [QuantitySample] = []
         try statement.forEachRow { row in
-            if let sample = try readSample(row, type: type) { result.append(sample) }
+            if let sample = try readSample(row, type: type) { try body(sample) }
         }
-        return result
     }
 
     /// The raw points of `type` overlapping [from, to), for statistics, sorted by start.

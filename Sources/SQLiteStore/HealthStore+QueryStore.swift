@@ -34,6 +34,12 @@ extension HealthStore: QueryStore {
         try samples(type: type, from: from, to: to, source: source, person: personScope(scope), limit: limit)
     }
 
+    public func forEachSample(type: QuantityType, from: Date?, to: Date?, source: String?, scope: QueryScope, limit: Int,
+                              _ body: (QuantitySample) throws -> Void) throws {
+        try forEachSample(type: type, from: from, to: to, source: source, person: personScope(scope), limit: limit,
+                          newestFirst: false, body)
+    }
+
     /// One read of one person's samples for all `operations` (everyone: each operation as `statistics` computes it).
     public func statistics(_ operations: [StatisticsOperation], type: QuantityType, from: Date?, to: Date?,
                            granularity: BucketGranularity?, zone: TimeZone, scope: QueryScope) throws -> [[StatisticsBucket]] {

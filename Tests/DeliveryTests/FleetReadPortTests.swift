@@ -118,4 +118,68 @@ import Testing
         #expect(number.status == 64)
         #expect(number.stderr.contains("--since"))
     }
+
+    /// `forEachSample` hands over what `samples` returns, in the same order, from both stores:
+    /// on the fleet's database across many small keyset pages, with samples of equal start
+    /// and end from two sources and two gateways (the order's ties), and with limits that end
+    /// inside a page.
+    @Test func streamedSamplesAreTheSamplesInTheirOrderAcrossPages() throws {
+        guard let server = try PostgresDeliveryTests.server() else { return }
+        defer { server.shutDown() }
+        let start = Date(timeIntervalSince1970: 1_780_000_000)
+        var locals: [StoreFixture] = []
+        let directories = try (0..<2).map { try TemporaryDirectory("fleet-stream-\($0)") }
+        for (index, name) in ["ward-1", "ward-2"].enumerated() {
+            let gateway = try StoreFixture(directory: directories[index])
+            _ = try gateway.addSteps(40, start: start)
+            // The same minutes from a second source: equal start and end, other rows.
+            _ = try gateway.withStore { try $0.grant(source: "watch", types: [.stepCount]) }
+            try gateway.ingest((0..<15).map { minute in
+                .sample(QuantitySample(type: .stepCount, quantity: Quantity(value: 7, unit: QuantityType.stepCount.canonicalUnit),
+                                       start: start.addingTimeInterval(Double(minute) * 60),
+                                       end: start.addingTimeInterval(Double(minute) * 60 + 30), source: "watch"))
+            })
+            let sink = try gateway.addSink("fleet", url: server.url(), types: nil, options: FleetChangesTests.options(gateway: name))
+            #expect(try gateway.deliver(sink) == .caughtUp(delivered: 55, deadLettered: 0))
+            locals.append(gateway)
+        }
+        let fleet = try PostgresQueryStore(url: server.url(), schema: try PostgresSchema())
+        defer { fleet.close() }
+        fleet.samplePageSize = 7
+        let encoder = HealthRecordEncoder()
+        func streamed(_ store: any QueryStore, from: Date? = nil, source: String? = nil, scope: QueryScope = QueryScope(),
+                      limit: Int = 0) throws -> [String] {
+            var lines: [String] = []
+            try store.forEachSample(type: .stepCount, from: from, to: nil, source: source, scope: scope, limit: limit) {
+                lines.append(encoder.encode($0))
+            }
+            return lines
+        }
+        func listed(_ store: any QueryStore, from: Date? = nil, source: String? = nil, scope: QueryScope = QueryScope(),
+                    limit: Int = 0) throws -> [String] {
+            try store.samples(type: .stepCount, from: from, to: nil, source: source, scope: scope, limit: limit).map { encoder.encode($0) }
+        }
+        let all = try streamed(fleet)
+        #expect(all.count == 110)
+        #expect(all == (try listed(fleet)))
+        #expect(Set(all).count == 110)
+        for limit in [1, 7, 10, 23, 110, 500] {
+            #expect(try streamed(fleet, limit: limit) == Array(all.prefix(limit)), "limit \(limit)")
+        }
+        let later = start.addingTimeInterval(600)
+        #expect(try streamed(fleet, from: later) == listed(fleet, from: later))
+        #expect(try streamed(fleet, source: "watch") == listed(fleet, source: "watch"))
+        #expect(try streamed(fleet, source: "watch").count == 30)
+        #expect(try streamed(fleet, scope: QueryScope(gateway: "ward-2")).count == 55)
+
+        // The store file: the same as its own list, which is the gateway's part of the fleet's.
+        let local = try HealthStore(path: locals[0].path, readOnly: true)
+        defer { local.close() }
+        let mine = try streamed(local)
+        let localList = try listed(local)
+        #expect(mine.count == 55 && mine == localList)
+        #expect(try streamed(local, limit: 9) == Array(mine.prefix(9)))
+        #expect(try streamed(local, from: later) == listed(local, from: later))
+        #expect(try streamed(fleet, scope: QueryScope(gateway: "ward-1")) == mine)
+    }
 }

@@ -86,18 +86,31 @@ struct SamplesCommand: Command {
         defer { store.close() }
         let scope = try storeFile.scope(person, in: store)
         let system = try units.system(for: scope, in: store)
-        let samples = try newest.map {
-            try store.newestSamples(type: type, from: from, to: to, source: source, scope: scope, count: $0)
-        } ?? store.samples(type: type, from: from, to: to, source: source, scope: scope, limit: limit)
         let encoder = HealthRecordEncoder()
-        let time = PrintedTime(zone: printZone)
         if json {
-            for sample in samples {
+            // Streamed: a line per sample as the store reads it, in memory bounded by none of their number.
+            let write = { (sample: QuantitySample) in
                 let converted = unit == nil ? sample : ((try? sample.converted(to: outputUnit)) ?? sample)
                 context.stdout.writeLine(encoder.encode(converted))
             }
+            if let newest {
+                try store.newestSamples(type: type, from: from, to: to, source: source, scope: scope, count: newest).forEach(write)
+            } else {
+                do {
+                    try store.forEachSample(type: type, from: from, to: to, source: source, scope: scope, limit: limit) { sample in
+                        if context.stdout.isReaderGone { throw SampleStreamEnded() }
+                        write(sample)
+                    }
+                } catch is SampleStreamEnded {
+                    return
+                }
+            }
             return
         }
+        let samples = try newest.map {
+            try store.newestSamples(type: type, from: from, to: to, source: source, scope: scope, count: $0)
+        } ?? store.samples(type: type, from: from, to: to, source: source, scope: scope, limit: limit)
+        let time = PrintedTime(zone: printZone)
         let rows = samples.map { sample -> [String] in
             let value = unit == nil
                 ? DisplayUnits.text(sample.quantity.value, of: type, system: system)
@@ -112,3 +125,6 @@ struct SamplesCommand: Command {
         context.stdout.write(Table(header: ["START", "END", "VALUE", "SOURCE", "DEVICE"], rows: rows).rendered)
     }
 }
+
+/// Ends a streamed read early: the reader of standard output has gone (`samples --json | head`).
+private struct SampleStreamEnded: Error {}
