@@ -156,8 +156,21 @@ extension HealthStore {
     public func changes(since anchor: Int64 = 0, type: QuantityType? = nil, person: PersonScope = .everyone,
                         includeDeletions: Bool = true, limit: Int = 0)
         throws -> (entries: [ChangeEntry], anchor: Int64) {
+        var entries: [ChangeEntry] = []
+        let next = try forEachChange(since: anchor, type: type, person: person, includeDeletions: includeDeletions, limit: limit) {
+            entries.append($0)
+        }
+        return (entries, next)
+    }
+
+    /// The entries `changes` returns, handed to `body` one at a time as the two cursors (samples
+    /// by anchor, tombstones by anchor) are merged: nothing is gathered, so a feed of any length
+    /// is read in bounded memory. At one anchor the deletion comes before the insert that
+    /// replaced it. Returns the anchor to continue from.
+    public func forEachChange(since anchor: Int64 = 0, type: QuantityType? = nil, person: PersonScope = .everyone,
+                              includeDeletions: Bool = true, limit: Int = 0,
+                              _ body: (ChangeEntry) throws -> Void) throws -> Int64 {
         try refreshIDs()
-        var entries: [(anchor: Int64, deleted: Bool, entry: ChangeEntry)] = []
         var sql = """
             SELECT \(Self.sampleColumns), t.identifier FROM samples x JOIN sources s ON s.id = x.source
             JOIN types t ON t.id = x.type LEFT JOIN devices d ON d.id = x.device WHERE x.id > ?1
@@ -168,28 +181,43 @@ extension HealthStore {
         let added = try db.prepare(sql)
         try added.bind(anchor, at: 1)
         if let type { try added.bind(type.identifier, at: 2) }
-        try added.forEachRow { row in
-            guard let identifier = row.string(at: 17), let quantityType = QuantityType.named(identifier),
-                  let sample = try readSample(row, type: quantityType) else { return }
-            let id = row.int64(at: 0)
-            entries.append((id, false, .added(sample, anchor: id)))
-        }
         var tombSQL = "SELECT x.anchor, x.uuid, t.identifier FROM tombstones x JOIN types t ON t.id = x.type WHERE x.anchor > ?1"
         if type != nil { tombSQL += " AND t.identifier = ?2" }
         tombSQL += person.condition("x")
+        tombSQL += " ORDER BY x.anchor"
         let deleted = try db.prepare(tombSQL)
         try deleted.bind(anchor, at: 1)
         if let type { try deleted.bind(type.identifier, at: 2) }
-        if includeDeletions { try deleted.forEachRow { row in
-            guard let uuid = Self.uuid(from: row.bytes(at: 1) ?? []) else { return }
-            let a = row.int64(at: 0)
-            entries.append((a, true, .deleted(uuid: uuid, type: row.string(at: 2) ?? "", anchor: a)))
-        } }
-        // At one anchor the deletion comes before the insert that replaced it.
-        entries.sort { ($0.anchor, $0.deleted ? 0 : 1) < ($1.anchor, $1.deleted ? 0 : 1) }
-        if limit > 0, entries.count > limit { entries = Array(entries.prefix(limit)) }
-        let newAnchor = limit > 0 && !entries.isEmpty ? (entries.last?.anchor ?? anchor) : max(anchor, try currentAnchor())
-        return (entries.map(\.entry), newAnchor)
+        defer {
+            added.reset()
+            deleted.reset()
+        }
+        var hasAdded = try added.step()
+        var hasDeleted = includeDeletions ? try deleted.step() : false
+        var handed = 0
+        var last: Int64?
+        while hasAdded || hasDeleted, limit <= 0 || handed < limit {
+            if hasDeleted, !hasAdded || deleted.int64(at: 0) <= added.int64(at: 0) {
+                let at = deleted.int64(at: 0)
+                if let uuid = Self.uuid(from: deleted.bytes(at: 1) ?? []) {
+                    try body(.deleted(uuid: uuid, type: deleted.string(at: 2) ?? "", anchor: at))
+                    handed += 1
+                    last = at
+                }
+                hasDeleted = try deleted.step()
+            } else {
+                let id = added.int64(at: 0)
+                if let identifier = added.string(at: 17), let quantityType = QuantityType.named(identifier),
+                   let sample = try readSample(added, type: quantityType) {
+                    try body(.added(sample, anchor: id))
+                    handed += 1
+                    last = id
+                }
+                hasAdded = try added.step()
+            }
+        }
+        if limit > 0, let last { return last }
+        return max(anchor, try currentAnchor())
     }
 
     /// Commit events after commit `afterCommit` (for `ingestd watch`) of the people in `person`, oldest first.

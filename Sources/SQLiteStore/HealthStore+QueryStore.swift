@@ -96,9 +96,7 @@ extension HealthStore {
 
     public func changes(since anchor: ChangeAnchor, type: QuantityType?, scope: QueryScope, limit: Int,
                         _ body: (ChangeEntry) throws -> Void) throws -> ChangeAnchor {
-        let (entries, next) = try changes(since: try anchor.sequence(), type: type, person: personScope(scope), limit: limit)
-        for entry in entries { try body(entry) }
-        return .sequence(next)
+        .sequence(try forEachChange(since: try anchor.sequence(), type: type, person: personScope(scope), limit: limit, body))
     }
 
     public func forEachRecord(types: [QuantityType]?, from: Date?, to: Date?, scope: QueryScope,
