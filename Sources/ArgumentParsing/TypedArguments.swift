@@ -49,7 +49,7 @@ public struct TypedFlagGroup: ArgumentDeclaration {
 /// ```
 public struct TypedPositional<Value>: ArgumentDeclaration {
     /// The declaration: value name, key, arity (`.required` or `.optional`), help.
-    public let positional: Positional
+    public private(set) var positional: Positional
     let convert: @Sendable (String) throws -> Value
 
     /// A positional of an `ArgumentValue` type (`String`, `Int`, `Double`).
@@ -68,13 +68,20 @@ public struct TypedPositional<Value>: ArgumentDeclaration {
 
     /// `TYPE` as usage shows it (for error messages).
     public var label: String { positional.label }
+
+    /// The same positional (same key, so the same reads) declared with another help text.
+    public func withHelp(_ help: String) -> TypedPositional {
+        var copy = self
+        copy.positional.help = help
+        return copy
+    }
 }
 
 /// A variadic positional (`FILE...`, `[TYPE...]`), read as `[Value]` through the handle it was
 /// declared with: `try arguments.values(Self.files)`.
 public struct TypedPositionals<Value>: ArgumentDeclaration {
     /// The declaration: value name, key, arity (`.variadic`), help.
-    public let positional: Positional
+    public private(set) var positional: Positional
     let convert: @Sendable (String) throws -> Value
 
     /// Values of an `ArgumentValue` type (`String`, `Int`, `Double`).

@@ -49,10 +49,10 @@ struct ConfigShowCommand: Command {
     )
     static let signature = Signature {
         JSONOption.declared(help: "One JSON object per setting: key, value, origin (commandLine, environment, file, default).")
-        Option("config", valueName: "FILE", help: "Read FILE instead of /etc/ingestd/ingestd.conf and ~/.config/ingestd/config.")
-        Option("store", valueName: "PATH|URL", help: "As the other commands' --store.")
+        ConfigFileOption.file.withHelp("Read FILE instead of /etc/ingestd/ingestd.conf and ~/.config/ingestd/config.")
+        QueryStoreOptions.store.withHelp("As the other commands' --store.")
         TimeZoneOption.self
-        Option("person", valueName: "NAME", help: "As the query commands' --person.")
+        PersonOption.person.withHelp("As the query commands' --person.")
         UnitSystemOption.self
     }
 
@@ -66,7 +66,7 @@ struct ConfigShowCommand: Command {
 
     init(_ arguments: ParsedValues) throws {
         json = try JSONOption(arguments).isOn
-        file = arguments.rawValues("config").last
+        file = arguments.rawValues(ConfigFileOption.file).last
         var given: [ConfigurationKey: String] = [:]
         for key in Self.commandLineKeys {
             guard let value = arguments.rawValues(key.optionName).last else { continue }

@@ -325,11 +325,17 @@ struct Configuration: Equatable, Sendable {
     }
 }
 
+/// `--config FILE` of `run`, `scan`, `doctor` and `config show`: the configuration file to read
+/// instead of the system's and the user's. Each command declares it with its own help text.
+enum ConfigFileOption {
+    static let file = TypedOption<String>(Option("config", valueName: "FILE"))
+}
+
 /// Every command reads the configuration: `run --config FILE` names the file itself.
 extension Ingestd: ArgumentDefaultsProvider {
     public static func supplyDefaults(to values: inout ParsedValues, commandPath: [any Command.Type], context: CommandContext) throws {
         guard let command = commandPath.last else { return }
-        let file: String? = values.declaresOption("config") ? values.rawValues("config").last : nil
+        let file = values.declares(ConfigFileOption.file) ? values.rawValues(ConfigFileOption.file).last : nil
         let configuration = try Configuration(environment: context.environment,
                                               systemDirectory: context.systemConfigurationDirectory, file: file)
         configuration.supply(to: &values, command: command)
