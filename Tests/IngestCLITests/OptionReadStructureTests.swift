@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import IngestCLI
 
 /// Issue 26 item 4: no option is read by a string key. Every option, flag and positional of the
 /// command line is declared once as a static typed handle (`TypedOption`, `TypedFlag`,
@@ -44,5 +45,14 @@ import Testing
             #"IngestCLI/Commands/Example.swift:3: limit = try arguments.count("batch-size", in: 1...10)"#,
             #"IngestCLI/Commands/Example.swift:4: json = values.flag( "json")"#,
         ])
+    }
+}
+
+extension OptionReadStructureTests {
+    /// A configuration key supplies the option of its own name, declared by the command line's handle.
+    @Test func eachConfigurationKeyNamesTheOptionOfItsName() {
+        for key in ConfigurationKey.allCases {
+            #expect(key.optionName == key.rawValue, "\(key)")
+        }
     }
 }

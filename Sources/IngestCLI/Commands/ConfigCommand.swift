@@ -69,9 +69,9 @@ struct ConfigShowCommand: Command {
         file = arguments.rawValues(ConfigFileOption.file).last
         var given: [ConfigurationKey: String] = [:]
         for key in Self.commandLineKeys {
-            guard let value = arguments.rawValues(key.optionName).last else { continue }
+            guard let value = arguments.rawValues(key.option).last else { continue }
             if let reason = key.problem(with: value) {
-                throw UsageError.invalidValue(key.shown(value), argument: "--" + key.optionName, reason: reason)
+                throw UsageError.invalidValue(key.shown(value), argument: key.option.spelling, reason: reason)
             }
             given[key] = value
         }

@@ -19,8 +19,21 @@ enum ConfigurationKey: String, CaseIterable, Sendable {
     /// An adapter option (`KEY=VALUE`, as `--adapter-option`); repeatable.
     case adapterOption = "adapter-option"
 
-    /// The option the key supplies a value for.
-    var optionName: String { rawValue }
+    /// The option the key supplies a value for, as the command line declares it.
+    var option: TypedOption<String> {
+        switch self {
+        case .store: QueryStoreOptions.store
+        case .tz: TimeZoneOption.tz
+        case .person: PersonOption.person
+        case .units: UnitSystemOption.units
+        case .logLevel: TypedOption(CommandLineRunner.logLevelOption)
+        case .adapter: RunCommand.pinOption
+        case .adapterOption: AdapterSettingsOption.setting
+        }
+    }
+
+    /// The name of the option the key supplies a value for (the key's own name).
+    var optionName: String { option.option.name }
 
     /// The environment variable that sets the key (between the command line and the files).
     var environmentVariable: String? {
