@@ -3,15 +3,14 @@
 ///
 /// ```swift
 /// struct StoreOptions: OptionGroup {
-///     static var arguments: [ArgumentElement] {
-///         Option("store", valueName: "PATH", help: "The store file.").element
-///         Flag("json", help: "One JSON object per line.").element
-///     }
+///     static let store = TypedOption<String>(Option("store", valueName: "PATH", help: "The store file."))
+///     static let json = TypedFlag(Flag("json", help: "One JSON object per line."))
+///     static var arguments: [ArgumentElement] { [store.element, json.element] }
 ///     var store: String?
 ///     var json: Bool
 ///     init(_ values: ParsedValues) throws {
-///         store = try values.value("store")
-///         json = values.flag("json")
+///         store = try values.value(Self.store)
+///         json = values.flag(Self.json)
 ///     }
 /// }
 /// static let signature = Signature { StoreOptions.self; Positional("TYPE", help: "…") }

@@ -189,7 +189,7 @@ public struct ParsedValues: Sendable {
         valueLabels[key] ?? key
     }
 
-    private func missing(_ key: String) -> UsageError {
+    func missing(_ key: String) -> UsageError {
         if let valueName = optionValueNames[key] { return .missingOption(label(key), valueName: valueName) }
         return .missingArgument(label(key))
     }

@@ -42,11 +42,16 @@ import Testing
     }
 
     func run(_ arguments: [String]) async -> (status: Int32, stdout: String, stderr: String) {
+        await Self.run(List.self, arguments)
+    }
+
+    /// `root` run with `arguments`: its exit status and what it wrote.
+    static func run(_ root: any Command.Type, _ arguments: [String]) async -> (status: Int32, stdout: String, stderr: String) {
         let stdout = CapturingWriter()
         let stderr = CapturingWriter()
         let context = CommandContext(stdout: stdout, stderr: stderr, environment: [:],
                                      logger: Logger(label: "test", handler: RecordingLogHandler()))
-        let status = await CommandLineRunner.run(root: List.self, arguments: arguments, context: context)
+        let status = await CommandLineRunner.run(root: root, arguments: arguments, context: context)
         return (status, stdout.text, stderr.text)
     }
 

@@ -27,12 +27,15 @@ struct AdaptersCommand: Command {
             "ingestd adapters --markdown",
         ]
     )
+    static let statusOption = TypedOption<String>(Option(
+        "status", valueName: "FILE",
+        help: "The running daemon's adapter status (default: $XDG_RUNTIME_DIR/ingestd/adapters.json, else /run/ingestd/adapters.json)."))
+    static let markdownFlag = TypedFlag(Flag("markdown", help: "The built-in adapters' models as a Markdown table (the README's device table)."))
     static let signature = Signature {
         PluginsOption.self
-        Option("status", valueName: "FILE",
-               help: "The running daemon's adapter status (default: $XDG_RUNTIME_DIR/ingestd/adapters.json, else /run/ingestd/adapters.json).")
+        Self.statusOption
         JSONOption.self
-        Flag("markdown", help: "The built-in adapters' models as a Markdown table (the README's device table).")
+        Self.markdownFlag
     }
 
     let plugins: [String]
@@ -42,9 +45,9 @@ struct AdaptersCommand: Command {
 
     init(_ arguments: ParsedValues) throws {
         plugins = try PluginsOption(arguments).directories
-        statusPath = try arguments.value("status")
+        statusPath = try arguments.value(Self.statusOption)
         json = try JSONOption(arguments).isOn
-        markdown = arguments.flag("markdown")
+        markdown = arguments.flag(Self.markdownFlag)
         if json && markdown { throw UsageError.invalid("--json and --markdown cannot be used together") }
     }
 

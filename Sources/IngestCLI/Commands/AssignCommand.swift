@@ -15,10 +15,13 @@ struct AssignCommand: Command {
             "ingestd assign --all-from 50:FB:19:1B:B5:DC bob",
         ]
     )
+    static let words = TypedPositionals<String>(Positional(
+        "ARGUMENTS", key: "arguments", arity: .oneOrMore, help: "Sample uuids, then the person's name."))
+    static let allFrom = TypedOption<String>(Option(
+        "all-from", valueName: "DEVICE", help: "Every unassigned sample of this device (BLE address, serial number or local identifier)."))
     static let signature = Signature {
-        Positional("ARGUMENTS", key: "arguments", arity: .oneOrMore, help: "Sample uuids, then the person's name.")
-        Option("all-from", valueName: "DEVICE",
-               help: "Every unassigned sample of this device (BLE address, serial number or local identifier).")
+        Self.words
+        Self.allFrom
         StoreOption.self
     }
     let uuids: [UUID]
@@ -27,10 +30,10 @@ struct AssignCommand: Command {
     let storeFile: StoreOption
 
     init(_ arguments: ParsedValues) throws {
-        var words: [String] = try arguments.values("arguments")
+        var words = try arguments.values(Self.words)
         guard let last = words.popLast() else { throw UsageError.missingArgument("PERSON") }
         personName = last
-        device = try arguments.value("all-from")
+        device = try arguments.value(Self.allFrom)
         if device != nil, !words.isEmpty {
             throw UsageError.invalid("give UUID... PERSON or --all-from DEVICE PERSON, not both")
         }

@@ -25,7 +25,7 @@ struct AuthCommand: Command {
     init(_ arguments: ParsedValues) throws {}
 
     static func parseTypes(_ arguments: ParsedValues, all: Bool) throws -> [QuantityType] {
-        let names: [String] = try arguments.values("types")
+        let names = try arguments.values(AuthGrantChange.types)
         if all, !names.isEmpty { throw UsageError.invalid("give TYPE... or --all, not both") }
         if !all, names.isEmpty { throw UsageError.invalid("give at least one TYPE, or --all") }
         return try names.map(CommonArguments.quantityType)
@@ -39,11 +39,18 @@ struct AuthGrantChange {
     let all: Bool
     let storeFile: StoreOption
 
+    /// `SOURCE` (its help is the command's).
+    static let sourceArgument = TypedPositional<String>(Positional("SOURCE"))
+    static let types = TypedPositionals<String>(Positional(
+        "TYPE", key: "types", arity: .zeroOrMore, help: "Quantity types, e.g. stepCount bodyMass."))
+    /// `--all` (its help is the command's).
+    static let allFlag = TypedFlag(Flag("all"))
+
     static func signature(sourceHelp: String, allHelp: String) -> Signature {
         Signature {
-            Positional("SOURCE", help: sourceHelp)
-            Positional("TYPE", key: "types", arity: .zeroOrMore, help: "Quantity types, e.g. stepCount bodyMass.")
-            Flag("all", help: allHelp)
+            sourceArgument.withHelp(sourceHelp)
+            types
+            allFlag.withHelp(allHelp)
             StoreOption.self
         }
     }
@@ -51,8 +58,8 @@ struct AuthGrantChange {
     init(_ arguments: ParsedValues) throws {
         // Control characters are checked against the store's sources in `checkSource`: a source
         // the store has met (an imported name with an ESC in it) is accepted as printed.
-        source = try CommonArguments.sourceID(try arguments.required("source"), argument: "SOURCE", allowingControlCharacters: true)
-        all = arguments.flag("all")
+        source = try CommonArguments.sourceID(try arguments.required(Self.sourceArgument), argument: Self.sourceArgument.label, allowingControlCharacters: true)
+        all = arguments.flag(Self.allFlag)
         types = try AuthCommand.parseTypes(arguments, all: all)
         storeFile = try StoreOption(arguments)
     }

@@ -30,11 +30,15 @@ struct CaptureCommand: Command {
             "ingestd capture --out scale.btsnoop --ble AA:BB:CC:DD:EE:FF --seconds 60",
         ]
     )
+    static let outOption = TypedOption<String>(Option("out", valueName: "FILE", help: "The capture file to write.", required: true))
+    static let bleOption = TypedOption<String>(Option(
+        "ble", valueName: "ADDR", help: "Keep only this device's advertisements and record a GATT session with it."))
+    static let secondsOption = TypedOption<Duration>(Option("seconds", valueName: "N", help: "How long to record.", default: "30"))
     static let signature = Signature {
-        Option("out", valueName: "FILE", help: "The capture file to write.", required: true)
+        Self.outOption
         USBDeviceOption.declared(help: "Record this USB device (hex ids) instead of Bluetooth LE.")
-        Option("ble", valueName: "ADDR", help: "Keep only this device's advertisements and record a GATT session with it.")
-        Option("seconds", valueName: "N", help: "How long to record.", default: "30")
+        Self.bleOption
+        Self.secondsOption
         ControllerOption.self
         TimeZoneOption.self
         AdapterSettingsOption.self
@@ -53,10 +57,10 @@ struct CaptureCommand: Command {
     let pluginDirectories: [String]
 
     init(_ arguments: ParsedValues) throws {
-        out = try arguments.required("out")
+        out = try arguments.required(Self.outOption)
         guard !out.isEmpty else { throw UsageError.invalidValue(out, argument: "--out", reason: "must name a file") }
         usbDevice = try USBDeviceOption(arguments).ids
-        if let text: String = try arguments.value("ble") {
+        if let text = try arguments.value(Self.bleOption) {
             guard let address = BLEAddress(text) else {
                 throw UsageError.invalidValue(text, argument: "--ble", reason: "expected a Bluetooth address such as C8:47:8C:00:11:22")
             }
@@ -64,7 +68,7 @@ struct CaptureCommand: Command {
         } else {
             bleAddress = nil
         }
-        seconds = try arguments.seconds("seconds", in: 0.001...(31 * 86_400)) ?? 30
+        seconds = try arguments.seconds(Self.secondsOption, in: 0.001...(31 * 86_400)) ?? 30
         hci = try ControllerOption(arguments).index
         zone = try TimeZoneOption(arguments).zone
         adapterSettings = try AdapterSettingsOption(arguments).settings

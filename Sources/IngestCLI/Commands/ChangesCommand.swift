@@ -19,10 +19,13 @@ struct ChangesCommand: Command {
             "ingestd changes --since 0 --type bodyMass",
         ]
     )
+    static let since = TypedOption<String>(Option(
+        "since", valueName: "ANCHOR", help: "Only changes after this anchor (default 0: everything); a fleet's is a token.",
+        default: "0"))
+    static let typeOption = TypedOption<String>(Option("type", valueName: "T", help: "Only this quantity type."))
     static let signature = Signature {
-        Option("since", valueName: "ANCHOR", help: "Only changes after this anchor (default 0: everything); a fleet's is a token.",
-               default: "0")
-        Option("type", valueName: "T", help: "Only this quantity type.")
+        Self.since
+        Self.typeOption
         PersonOption.self
         JSONOption.self
         QueryStoreOptions.self
@@ -37,10 +40,10 @@ struct ChangesCommand: Command {
     let person: PersonOption
 
     init(_ arguments: ParsedValues) throws {
-        sinceText = try arguments.value("since") ?? "0"
+        sinceText = try arguments.value(Self.since) ?? "0"
         storeOptions = try QueryStoreOptions(arguments)
         since = try QueryStoreOptions.anchor(sinceText)
-        type = try (try arguments.value("type") as String?).map(CommonArguments.quantityType)
+        type = try arguments.value(Self.typeOption).map(CommonArguments.quantityType)
         json = try JSONOption(arguments).isOn
         person = try PersonOption(arguments)
     }

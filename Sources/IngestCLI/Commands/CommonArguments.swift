@@ -99,11 +99,19 @@ enum CommonArguments {
             text, argument: option, reason: "expected an ISO 8601 date-time with offset or YYYY-MM-DD")
     }
 
+    /// `--date-of-birth YYYY-MM-DD` of `profile set` and `people add`.
+    static let dateOfBirthOption = TypedOption<CalendarDate>(
+        Option("date-of-birth", valueName: "YYYY-MM-DD", help: "Date of birth."), expected: "a date YYYY-MM-DD") { CalendarDate($0) }
+    /// `--biological-sex female|male|other` of `profile set` and `people add`.
+    static let biologicalSexOption = TypedOption<BiologicalSex>(
+        Option("biological-sex", valueName: "female|male|other", help: "Biological sex.", allowedValues: ["female", "male", "other", "notSet"]),
+        expected: "female, male or other") { BiologicalSex(named: $0) }
+
     /// `--date-of-birth YYYY-MM-DD` (of `profile set` and `people add`): a date not in the future.
     static func dateOfBirth(_ arguments: ParsedValues) throws -> CalendarDate? {
-        let dateOfBirth = try arguments.value("date-of-birth", expected: "a date YYYY-MM-DD") { CalendarDate($0) }
+        let dateOfBirth = try arguments.value(dateOfBirthOption)
         if let dateOfBirth, let date = startOfDay(dateOfBirth, in: TimeZone(identifier: "UTC") ?? .current), date > Date() {
-            throw UsageError.invalidValue(dateOfBirth.description, argument: "--date-of-birth", reason: "is in the future")
+            throw UsageError.invalidValue(dateOfBirth.description, argument: dateOfBirthOption.spelling, reason: "is in the future")
         }
         return dateOfBirth
     }

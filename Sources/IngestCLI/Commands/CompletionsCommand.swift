@@ -18,14 +18,15 @@ struct CompletionsCommand: Command {
         ]
     )
 
+    static let shell = TypedPositional<String>(Positional("SHELL", help: "bash, zsh or fish."))
     static let signature = Signature {
-        Positional("SHELL", help: "bash, zsh or fish.")
+        Self.shell
     }
 
     let shell: CompletionShell
 
     init(_ arguments: ParsedValues) throws {
-        let name: String = try arguments.required("shell")
+        let name = try arguments.required(Self.shell)
         guard let shell = CompletionShell(rawValue: name) else {
             throw UsageError.invalidValue(
                 name, argument: "SHELL",

@@ -49,10 +49,10 @@ struct ConfigShowCommand: Command {
     )
     static let signature = Signature {
         JSONOption.declared(help: "One JSON object per setting: key, value, origin (commandLine, environment, file, default).")
-        Option("config", valueName: "FILE", help: "Read FILE instead of /etc/ingestd/ingestd.conf and ~/.config/ingestd/config.")
-        Option("store", valueName: "PATH|URL", help: "As the other commands' --store.")
+        ConfigFileOption.file.withHelp("Read FILE instead of /etc/ingestd/ingestd.conf and ~/.config/ingestd/config.")
+        QueryStoreOptions.store.withHelp("As the other commands' --store.")
         TimeZoneOption.self
-        Option("person", valueName: "NAME", help: "As the query commands' --person.")
+        PersonOption.person.withHelp("As the query commands' --person.")
         UnitSystemOption.self
     }
 
@@ -66,12 +66,12 @@ struct ConfigShowCommand: Command {
 
     init(_ arguments: ParsedValues) throws {
         json = try JSONOption(arguments).isOn
-        file = arguments.rawValues("config").last
+        file = arguments.rawValues(ConfigFileOption.file).last
         var given: [ConfigurationKey: String] = [:]
         for key in Self.commandLineKeys {
-            guard let value = arguments.rawValues(key.optionName).last else { continue }
+            guard let value = arguments.rawValues(key.option).last else { continue }
             if let reason = key.problem(with: value) {
-                throw UsageError.invalidValue(key.shown(value), argument: "--" + key.optionName, reason: reason)
+                throw UsageError.invalidValue(key.shown(value), argument: key.option.spelling, reason: reason)
             }
             given[key] = value
         }

@@ -23,8 +23,9 @@ struct DecodeCommand: Command {
             "ingestd decode btmon.log --json --tz Europe/Berlin",
         ]
     )
+    static let filesArgument = TypedPositionals<String>(Positional("FILE", key: "files", arity: .oneOrMore, help: "Capture files."))
     static let signature = Signature {
-        Positional("FILE", key: "files", arity: .oneOrMore, help: "Capture files.")
+        Self.filesArgument
         CaptureDecodingOptions.self
         JSONOption.self
     }
@@ -34,7 +35,7 @@ struct DecodeCommand: Command {
     let json: Bool
 
     init(_ arguments: ParsedValues) throws {
-        files = try arguments.values("files")
+        files = try arguments.values(Self.filesArgument)
         decoding = try CaptureDecodingOptions(arguments)
         json = try JSONOption(arguments).isOn
     }

@@ -16,9 +16,12 @@ struct DevicesAssignCommand: Command {
             "ingestd devices assign 0c45:7402 alice",
         ]
     )
+    static let deviceArgument = TypedPositional<String>(Positional(
+        "DEVICE", help: "BLE address, USB VID:PID, serial number or local identifier."))
+    static let personArgument = TypedPositional<String>(Positional("PERSON", help: "The owner's name."))
     static let signature = Signature {
-        Positional("DEVICE", help: "BLE address, USB VID:PID, serial number or local identifier.")
-        Positional("PERSON", help: "The owner's name.")
+        Self.deviceArgument
+        Self.personArgument
         StoreOption.self
     }
     let device: String
@@ -26,8 +29,8 @@ struct DevicesAssignCommand: Command {
     let storeFile: StoreOption
 
     init(_ arguments: ParsedValues) throws {
-        device = try arguments.required("device")
-        personName = try arguments.required("person")
+        device = try arguments.required(Self.deviceArgument)
+        personName = try arguments.required(Self.personArgument)
         storeFile = try StoreOption(arguments)
     }
 

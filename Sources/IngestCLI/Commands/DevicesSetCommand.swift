@@ -19,10 +19,13 @@ struct DevicesSetCommand: Command {
             "ingestd devices set C8:47:8C:00:11:22 --body-composition person",
         ]
     )
+    static let deviceArgument = TypedPositional<String>(Positional("DEVICE", help: "BLE address, serial number or local identifier."))
+    static let bodyComposition = TypedOption<String>(Option(
+        "body-composition", valueName: "FORMULA", help: "standard, vendor, estimate, none, or person (the person's choice).",
+        allowedValues: BodyCompositionChoice.allCases.map(\.rawValue) + ["person"]))
     static let signature = Signature {
-        Positional("DEVICE", help: "BLE address, serial number or local identifier.")
-        Option("body-composition", valueName: "FORMULA", help: "standard, vendor, estimate, none, or person (the person's choice).",
-               allowedValues: BodyCompositionChoice.allCases.map(\.rawValue) + ["person"])
+        Self.deviceArgument
+        Self.bodyComposition
         StoreOption.self
     }
     let device: String
@@ -31,8 +34,8 @@ struct DevicesSetCommand: Command {
     let storeFile: StoreOption
 
     init(_ arguments: ParsedValues) throws {
-        device = try arguments.required("device")
-        guard let text: String = try arguments.value("body-composition") else {
+        device = try arguments.required(Self.deviceArgument)
+        guard let text = try arguments.value(Self.bodyComposition) else {
             throw UsageError.invalid("nothing to set: give --body-composition standard|vendor|estimate|none|person")
         }
         if text == "person" {

@@ -28,17 +28,21 @@ struct DoctorCommand: Command {
             "ingestd doctor --only store,sinks",
         ]
     )
+    static let onlyOption = TypedOption<String>(Option(
+        "only", valueName: "GROUPS",
+        help: "Run only these groups, comma-separated: " + DoctorGroup.allCases.map(\.rawValue).joined(separator: ", ") + "."))
+    static let noBLE = TypedFlag(Flag("no-ble", help: "Bluetooth is not wanted here: skip its checks."))
+    static let noUSB = TypedFlag(Flag("no-usb", help: "USB devices are not wanted here: skip their checks."))
     static let signature = Signature {
         StoreOption.self
         ControllerOption.self
         PluginsOption.self
         AdapterSettingsOption.self
-        Option("config", valueName: "FILE",
-               help: "Read the configuration (store, adapter options such as the ANT+ key) from FILE instead of /etc/ingestd/ingestd.conf and ~/.config/ingestd/config, as 'ingestd run --config' does.")
-        Option("only", valueName: "GROUPS",
-               help: "Run only these groups, comma-separated: " + DoctorGroup.allCases.map(\.rawValue).joined(separator: ", ") + ".")
-        Flag("no-ble", help: "Bluetooth is not wanted here: skip its checks.")
-        Flag("no-usb", help: "USB devices are not wanted here: skip their checks.")
+        ConfigFileOption.file.withHelp(
+            "Read the configuration (store, adapter options such as the ANT+ key) from FILE instead of /etc/ingestd/ingestd.conf and ~/.config/ingestd/config, as 'ingestd run --config' does.")
+        Self.onlyOption
+        Self.noBLE
+        Self.noUSB
         JSONOption.declared(help: "One JSON object with every check.")
     }
 
@@ -56,7 +60,7 @@ struct DoctorCommand: Command {
         // The configuration's adapter options come first (ParsedValues.supply): --adapter-option wins.
         adapterOptions = try AdapterSettingsOption(arguments).settings
         var groups = Set(DoctorGroup.allCases)
-        if let only: String = try arguments.value("only") {
+        if let only = try arguments.value(Self.onlyOption) {
             groups = []
             for name in only.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
                 guard let group = DoctorGroup(rawValue: name) else {
@@ -66,8 +70,8 @@ struct DoctorCommand: Command {
                 groups.insert(group)
             }
         }
-        if arguments.flag("no-ble") { groups.remove(.bluetooth) }
-        if arguments.flag("no-usb") {
+        if arguments.flag(Self.noBLE) { groups.remove(.bluetooth) }
+        if arguments.flag(Self.noUSB) {
             groups.remove(.usb)
             groups.remove(.ant)
         }

@@ -25,15 +25,23 @@ struct ExportCommand: Command {
             "ingestd export --format jsonl --store postgresql://gateway@db.example/health --person alice",
         ]
     )
+    static let formatOption = TypedOption<String>(Option(
+        "format", valueName: "fhir|csv|jsonl", help: "Output format.",
+        allowedValues: ExportFormat.allCases.map(\.rawValue), required: true))
+    static let typesOption = TypedOption<String>(Option(
+        "types", valueName: "T,…",
+        help: "Only these types, comma-separated (default: all); bloodPressure or food selects a correlation's members.",
+        repeatable: true))
+    static let layoutOption = TypedOption<String>(Option(
+        "layout", valueName: "long|openscale", help: "CSV layout (csv only).", default: "long", allowedValues: ["long", "openscale"]))
+    static let outOption = TypedOption<String>(Option(
+        "out", valueName: "FILE", help: "Write to FILE (created 0600, replaced only when complete) instead of stdout."))
     static let signature = Signature {
-        Option("format", valueName: "fhir|csv|jsonl", help: "Output format.",
-               allowedValues: ExportFormat.allCases.map(\.rawValue), required: true)
-        Option("types", valueName: "T,…", help: "Only these types, comma-separated (default: all); bloodPressure or food selects a correlation's members.",
-               repeatable: true)
+        Self.formatOption
+        Self.typesOption
         TimeRangeOptions.self
-        Option("layout", valueName: "long|openscale", help: "CSV layout (csv only).", default: "long",
-               allowedValues: ["long", "openscale"])
-        Option("out", valueName: "FILE", help: "Write to FILE (created 0600, replaced only when complete) instead of stdout.")
+        Self.layoutOption
+        Self.outOption
         PersonOption.self
         QueryStoreOptions.self
     }
@@ -51,12 +59,12 @@ struct ExportCommand: Command {
     let person: PersonOption
 
     init(_ arguments: ParsedValues) throws {
-        let formatName: String = try arguments.required("format")
+        let formatName = try arguments.required(Self.formatOption)
         guard let format = ExportFormat(rawValue: formatName) else {
             throw UsageError.invalidValue(formatName, argument: "--format", reason: "expected fhir, csv or jsonl")
         }
         self.format = format
-        let names = try arguments.values("types", as: String.self)
+        let names = try arguments.values(Self.typesOption)
             .flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
             .filter { !$0.isEmpty }
         types = names.isEmpty ? nil : try names.flatMap(Self.selectedTypes)
@@ -65,8 +73,8 @@ struct ExportCommand: Command {
         zoneName = range.zoneName
         from = range.from
         to = range.to
-        layout = try arguments.value("layout") ?? "long"
-        outPath = try arguments.value("out")
+        layout = try arguments.value(Self.layoutOption) ?? "long"
+        outPath = try arguments.value(Self.outOption)
         if let outPath { try OutputFileTarget.check(outPath) }
         storeOptions = try QueryStoreOptions(arguments)
         person = try PersonOption(arguments)

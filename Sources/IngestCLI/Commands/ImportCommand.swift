@@ -35,11 +35,14 @@ struct ImportCommand: Command {
             "ingestd import export.zip --grant",
         ]
     )
+    static let fileArgument = TypedPositional<String>(Positional("FILE", key: "file", help: "export.zip or export.xml."))
+    static let grantFlag = TypedFlag(Flag("grant", help: "Grant every source the types it has in the export (denied pairs stay denied)."))
+    static let batchSizeOption = TypedOption<Int>(Option("batch-size", valueName: "N", help: "Records per transaction.", default: "2000"))
     static let signature = Signature {
-        Positional("FILE", key: "file", help: "export.zip or export.xml.")
+        Self.fileArgument
         StoreOption.self
-        Flag("grant", help: "Grant every source the types it has in the export (denied pairs stay denied).")
-        Option("batch-size", valueName: "N", help: "Records per transaction.", default: "2000")
+        Self.grantFlag
+        Self.batchSizeOption
         PendingLimitOptions.self
         JSONOption.self
     }
@@ -55,10 +58,10 @@ struct ImportCommand: Command {
     static let maximumRememberedGrants = 10_000
 
     init(_ arguments: ParsedValues) throws {
-        file = try arguments.value("file") ?? ""
+        file = try arguments.value(Self.fileArgument) ?? ""
         storePath = try StoreOption(arguments).path
-        grant = arguments.flag("grant")
-        batchSize = try arguments.count("batch-size", in: CommonArguments.batchSizes) ?? 2000
+        grant = arguments.flag(Self.grantFlag)
+        batchSize = try arguments.count(Self.batchSizeOption, in: CommonArguments.batchSizes) ?? 2000
         var limits = try PendingLimitOptions(arguments).limits
         limits.overflow = .refuse
         pendingLimits = limits

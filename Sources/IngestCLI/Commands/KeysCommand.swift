@@ -34,9 +34,11 @@ struct KeysAddCommand: Command {
             "ingestd keys add 8C:D0:B2:F6:BE:EF @s400.key",
         ]
     )
+    static let addressArgument = TypedPositional<String>(Positional("ADDRESS", help: "The device's Bluetooth address, AA:BB:CC:DD:EE:FF."))
+    static let keyArgument = TypedPositional<String>(Positional("KEY", help: "32 hex digits; @PATH or - keep it out of the process arguments."))
     static let signature = Signature {
-        Positional("ADDRESS", help: "The device's Bluetooth address, AA:BB:CC:DD:EE:FF.")
-        Positional("KEY", help: "32 hex digits; @PATH or - keep it out of the process arguments.")
+        Self.addressArgument
+        Self.keyArgument
         StoreOption.self
     }
     let address: BLEAddress
@@ -44,8 +46,8 @@ struct KeysAddCommand: Command {
     let storeFile: StoreOption
 
     init(_ arguments: ParsedValues) throws {
-        address = try AdvertisementKeyArguments.address(try arguments.required("address"), argument: "ADDRESS")
-        keyText = try arguments.required("key")
+        address = try AdvertisementKeyArguments.address(try arguments.required(Self.addressArgument), argument: Self.addressArgument.label)
+        keyText = try arguments.required(Self.keyArgument)
         storeFile = try StoreOption(arguments)
     }
 
@@ -96,15 +98,16 @@ struct KeysRemoveCommand: Command {
             "ingestd keys remove 8C:D0:B2:F6:BE:EF",
         ]
     )
+    static let addressArgument = TypedPositional<String>(Positional("ADDRESS", help: "The device's Bluetooth address."))
     static let signature = Signature {
-        Positional("ADDRESS", help: "The device's Bluetooth address.")
+        Self.addressArgument
         StoreOption.self
     }
     let address: BLEAddress
     let storeFile: StoreOption
 
     init(_ arguments: ParsedValues) throws {
-        address = try AdvertisementKeyArguments.address(try arguments.required("address"), argument: "ADDRESS")
+        address = try AdvertisementKeyArguments.address(try arguments.required(Self.addressArgument), argument: Self.addressArgument.label)
         storeFile = try StoreOption(arguments)
     }
 

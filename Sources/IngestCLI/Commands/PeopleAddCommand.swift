@@ -18,16 +18,22 @@ struct PeopleAddCommand: Command {
             "ingestd people add alice --weight 60 --unit kg --height 165 --unit cm --scale-user-index 1",
         ]
     )
+    static let nameArgument = TypedPositional<String>(Positional("NAME", help: "The person's name (used by --person)."))
+    static let heightOption = TypedOption<Double>(Option("height", valueName: "N", help: "Height (with a length --unit)."))
+    static let weightOption = TypedOption<Double>(Option("weight", valueName: "N", help: "Body mass (with a mass --unit)."))
+    static let unitOption = TypedOption<String>(Option(
+        "unit", valueName: "U", help: "The unit of --height or --weight (once for each).", repeatable: true))
+    static let scaleUserIndexOption = TypedOption<Int>(Option(
+        "scale-user-index", valueName: "N",
+        help: "The person's user slot on multi-user scales (UDS user index, vendor user id), 0...254."))
     static let signature = Signature {
-        Positional("NAME", help: "The person's name (used by --person).")
-        Option("date-of-birth", valueName: "YYYY-MM-DD", help: "Date of birth.")
-        Option("biological-sex", valueName: "female|male|other", help: "Biological sex.",
-               allowedValues: ["female", "male", "other", "notSet"])
-        Option("height", valueName: "N", help: "Height (with a length --unit).")
-        Option("weight", valueName: "N", help: "Body mass (with a mass --unit).")
-        Option("unit", valueName: "U", help: "The unit of --height or --weight (once for each).", repeatable: true)
-        Option("scale-user-index", valueName: "N",
-               help: "The person's user slot on multi-user scales (UDS user index, vendor user id), 0...254.")
+        Self.nameArgument
+        CommonArguments.dateOfBirthOption
+        CommonArguments.biologicalSexOption
+        Self.heightOption
+        Self.weightOption
+        Self.unitOption
+        Self.scaleUserIndexOption
         StoreOption.self
     }
     let name: String
@@ -37,13 +43,13 @@ struct PeopleAddCommand: Command {
     let storeFile: StoreOption
 
     init(_ arguments: ParsedValues) throws {
-        name = try arguments.required("name")
+        name = try arguments.required(Self.nameArgument)
         if let problem = Person.problem(withName: name) {
             throw UsageError.invalidValue(name, argument: "NAME", reason: problem)
         }
-        let units: [String] = try arguments.values("unit")
-        let height: Double? = try arguments.value("height")
-        let weight: Double? = try arguments.value("weight")
+        let units = try arguments.values(Self.unitOption)
+        let height = try arguments.value(Self.heightOption)
+        let weight = try arguments.value(Self.weightOption)
         var lengthUnit: HealthModel.Unit?
         var massUnit: HealthModel.Unit?
         for text in units {
@@ -61,9 +67,7 @@ struct PeopleAddCommand: Command {
         }
         var profile = UserProfile()
         profile.dateOfBirth = try CommonArguments.dateOfBirth(arguments)
-        profile.biologicalSex = try arguments.value("biological-sex", expected: "female, male or other") {
-            BiologicalSex(named: $0)
-        } ?? .notSet
+        profile.biologicalSex = try arguments.value(CommonArguments.biologicalSexOption) ?? .notSet
         if let height {
             guard let lengthUnit else { throw UsageError.invalid("--height needs a length --unit (cm, m, in, ft)") }
             guard let metres = try? lengthUnit.convert(height, to: .meter),
@@ -83,7 +87,7 @@ struct PeopleAddCommand: Command {
             weightKilograms = nil
         }
         self.profile = profile
-        scaleUserIndex = try arguments.value("scale-user-index")
+        scaleUserIndex = try arguments.value(Self.scaleUserIndexOption)
         if let scaleUserIndex, !(0...254).contains(scaleUserIndex) {
             throw UsageError.invalidValue(String(scaleUserIndex), argument: "--scale-user-index", reason: "must be 0...254")
         }

@@ -12,10 +12,14 @@ struct PeopleRemoveCommand: Command {
             "ingestd people remove bob --delete-samples",
         ]
     )
+    static let nameArgument = TypedPositional<String>(Positional("NAME", help: "The person to remove."))
+    static let reassignOption = TypedOption<String>(Option(
+        "reassign", valueName: "OTHER", help: "Move the person's samples to OTHER (delete + add in the change feed)."))
+    static let deleteSamples = TypedFlag(Flag("delete-samples", help: "Delete the person's samples (tombstones in the change feed)."))
     static let signature = Signature {
-        Positional("NAME", help: "The person to remove.")
-        Option("reassign", valueName: "OTHER", help: "Move the person's samples to OTHER (delete + add in the change feed).")
-        Flag("delete-samples", help: "Delete the person's samples (tombstones in the change feed).")
+        Self.nameArgument
+        Self.reassignOption
+        Self.deleteSamples
         StoreOption.self
     }
     let name: String
@@ -23,9 +27,9 @@ struct PeopleRemoveCommand: Command {
     let storeFile: StoreOption
 
     init(_ arguments: ParsedValues) throws {
-        name = try arguments.required("name")
-        let reassign: String? = try arguments.value("reassign")
-        let delete = arguments.flag("delete-samples")
+        name = try arguments.required(Self.nameArgument)
+        let reassign = try arguments.value(Self.reassignOption)
+        let delete = arguments.flag(Self.deleteSamples)
         switch (reassign, delete) {
         case (let other?, false): disposal = .reassign(to: other)
         case (nil, true): disposal = .delete

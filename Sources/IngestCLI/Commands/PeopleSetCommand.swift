@@ -26,12 +26,21 @@ struct PeopleSetCommand: Command {
             "ingestd people set carol --body-composition estimate --units metric",
         ]
     )
-    static let signature = Signature {
-        Positional("NAME", help: "The person.")
+    static let nameArgument = TypedPositional<String>(Positional("NAME", help: "The person."))
+    static let bodyComposition = TypedOption<BodyCompositionChoice>(
         Option("body-composition", valueName: "FORMULA", help: "standard, vendor, estimate or none.",
-               allowedValues: BodyCompositionChoice.allCases.map(\.rawValue))
+               allowedValues: BodyCompositionChoice.allCases.map(\.rawValue)),
+        expected: "standard, vendor, estimate or none") { BodyCompositionChoice(rawValue: $0) }
+    static let unitsOption = TypedOption<UnitsChange>(
         Option("units", valueName: "SYSTEM", help: "metric, us, or default (the configuration's).",
-               allowedValues: UnitSystem.allCases.map(\.rawValue) + ["default"])
+               allowedValues: UnitSystem.allCases.map(\.rawValue) + ["default"]),
+        expected: "metric, us or default") { text in
+            text == "default" ? .followConfiguration : UnitSystem(rawValue: text).map(UnitsChange.system)
+        }
+    static let signature = Signature {
+        Self.nameArgument
+        Self.bodyComposition
+        Self.unitsOption
         StoreOption.self
     }
     /// The person's units: a system, or back to the configuration's.
@@ -46,14 +55,10 @@ struct PeopleSetCommand: Command {
     let storeFile: StoreOption
 
     init(_ arguments: ParsedValues) throws {
-        name = try arguments.required("name")
-        choice = try arguments.value("body-composition", expected: "standard, vendor, estimate or none") { BodyCompositionChoice(rawValue: $0) }
+        name = try arguments.required(Self.nameArgument)
+        choice = try arguments.value(Self.bodyComposition)
         // Only the command line's --units sets the person's (the configuration's is not a change).
-        units = arguments.isPresent("units")
-            ? try arguments.value("units", expected: "metric, us or default") { text -> UnitsChange? in
-                text == "default" ? .followConfiguration : UnitSystem(rawValue: text).map(UnitsChange.system)
-            }
-            : nil
+        units = arguments.isPresent(Self.unitsOption) ? try arguments.value(Self.unitsOption) : nil
         guard choice != nil || units != nil else {
             throw UsageError.invalid("nothing to set: give --body-composition standard|vendor|estimate|none or --units metric|us|default")
         }

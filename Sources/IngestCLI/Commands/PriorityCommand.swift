@@ -11,9 +11,12 @@ struct PriorityCommand: Command {
             "ingestd priority stepCount watch phone",
         ]
     )
+    static let typeArgument = TypedPositional<String>(Positional("TYPE", help: "Quantity type."))
+    static let sourcesArgument = TypedPositionals<String>(Positional(
+        "SOURCE", key: "sources", arity: .zeroOrMore, help: "Sources, highest priority first."))
     static let signature = Signature {
-        Positional("TYPE", help: "Quantity type.")
-        Positional("SOURCE", key: "sources", arity: .zeroOrMore, help: "Sources, highest priority first.")
+        Self.typeArgument
+        Self.sourcesArgument
         StoreOption.self
     }
     let type: QuantityType
@@ -21,8 +24,8 @@ struct PriorityCommand: Command {
     let storeFile: StoreOption
 
     init(_ arguments: ParsedValues) throws {
-        type = try CommonArguments.quantityType(try arguments.required("type"))
-        sources = try (arguments.values("sources") as [String]).map { try CommonArguments.sourceID($0, argument: "SOURCE") }
+        type = try CommonArguments.quantityType(try arguments.required(Self.typeArgument))
+        sources = try arguments.values(Self.sourcesArgument).map { try CommonArguments.sourceID($0, argument: "SOURCE") }
         storeFile = try StoreOption(arguments)
         if Set(sources).count != sources.count { throw UsageError.invalid("a source is listed twice") }
     }

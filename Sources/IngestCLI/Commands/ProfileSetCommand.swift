@@ -9,11 +9,11 @@ struct ProfileSetCommand: Command {
             "ingestd profile set --date-of-birth 1980-02-29 --biological-sex female --height 168 --unit cm",
         ]
     )
+    static let heightOption = TypedOption<Double>(Option("height", valueName: "H", help: "Height (with --unit)."))
     static let signature = Signature {
-        Option("date-of-birth", valueName: "YYYY-MM-DD", help: "Date of birth.")
-        Option("biological-sex", valueName: "female|male|other", help: "Biological sex.",
-               allowedValues: ["female", "male", "other", "notSet"])
-        Option("height", valueName: "H", help: "Height (with --unit).")
+        CommonArguments.dateOfBirthOption
+        CommonArguments.biologicalSexOption
+        Self.heightOption
         UnitOption.self
         PersonOption.self
         StoreOption.self
@@ -26,8 +26,8 @@ struct ProfileSetCommand: Command {
 
     init(_ arguments: ParsedValues) throws {
         dateOfBirth = try CommonArguments.dateOfBirth(arguments)
-        sex = try arguments.value("biological-sex", expected: "female, male or other") { BiologicalSex(named: $0) }
-        let heightValue: Double? = try arguments.value("height")
+        sex = try arguments.value(CommonArguments.biologicalSexOption)
+        let heightValue = try arguments.value(Self.heightOption)
         let unitText = try UnitOption(arguments).text
         if let heightValue {
             guard let unitText else { throw UsageError.invalid("--height needs --unit (cm, m, in, ft)") }

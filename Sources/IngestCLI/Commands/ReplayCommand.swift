@@ -27,11 +27,15 @@ struct ReplayCommand: Command {
             "ingestd replay walk.jsonl",
         ]
     )
+    static let filesArgument = TypedPositionals<String>(Positional(
+        "FILE", key: "files", arity: .oneOrMore, help: "Files to ingest ('-' for stdin)."))
+    static let sourceOption = TypedOption<String>(Option("source", valueName: "ID", help: "Source for records that name none.", default: "replay"))
+    static let batchSizeOption = TypedOption<Int>(Option("batch-size", valueName: "N", help: "Records per transaction.", default: "1000"))
     static let signature = Signature {
-        Positional("FILE", key: "files", arity: .oneOrMore, help: "Files to ingest ('-' for stdin).")
+        Self.filesArgument
         StoreOption.self
-        Option("source", valueName: "ID", help: "Source for records that name none.", default: "replay")
-        Option("batch-size", valueName: "N", help: "Records per transaction.", default: "1000")
+        Self.sourceOption
+        Self.batchSizeOption
         CaptureDecodingOptions.declared(adapterHelp: "For captures: use this adapter for every device.")
         JSONOption.self
         PendingLimitOptions.self
@@ -48,13 +52,13 @@ struct ReplayCommand: Command {
     let assignTolerance: Double
 
     init(_ arguments: ParsedValues) throws {
-        files = try arguments.values("files")
+        files = try arguments.values(Self.filesArgument)
         decoding = try CaptureDecodingOptions(arguments)
         pendingLimits = try PendingLimitOptions(arguments).limits
         assignTolerance = try AssignToleranceOption(arguments).fraction
         storeFile = try StoreOption(arguments)
-        source = try arguments.value("source") ?? "replay"
-        batchSize = try arguments.count("batch-size", in: CommonArguments.batchSizes) ?? 1000
+        source = try arguments.value(Self.sourceOption) ?? "replay"
+        batchSize = try arguments.count(Self.batchSizeOption, in: CommonArguments.batchSizes) ?? 1000
         json = try JSONOption(arguments).isOn
     }
 

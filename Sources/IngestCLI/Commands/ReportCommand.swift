@@ -17,10 +17,15 @@ struct ReportCommand: Command {
             "ingestd report --person ann --from 2026-01-01 --to 2026-03-31 --out report.html",
             "ingestd report --from 2026-03-01 --to 2026-03-31 --tz Europe/Berlin --out march.html",
         ])
+    static let fromOption = TypedOption<CalendarDate>(
+        Option("from", valueName: "YYYY-MM-DD", help: "The first day."), expected: "a date YYYY-MM-DD") { CalendarDate($0) }
+    static let toOption = TypedOption<CalendarDate>(
+        Option("to", valueName: "YYYY-MM-DD", help: "The last day (included)."), expected: "a date YYYY-MM-DD") { CalendarDate($0) }
+    static let outOption = TypedOption<String>(Option("out", valueName: "FILE", help: "Where to write the HTML (mode 0600)."))
     static let signature = Signature {
-        Option("from", valueName: "YYYY-MM-DD", help: "The first day.")
-        Option("to", valueName: "YYYY-MM-DD", help: "The last day (included).")
-        Option("out", valueName: "FILE", help: "Where to write the HTML (mode 0600).")
+        Self.fromOption
+        Self.toOption
+        Self.outOption
         TimeZoneOption.self
         PersonOption.self
         QueryStoreOptions.self
@@ -34,15 +39,15 @@ struct ReportCommand: Command {
     let storeFile: QueryStoreOptions
 
     init(_ arguments: ParsedValues) throws {
-        guard let from = try arguments.value("from", expected: "a date YYYY-MM-DD", parse: { CalendarDate($0) }) else {
+        guard let from = try arguments.value(Self.fromOption) else {
             throw UsageError.missingOption("--from", valueName: "YYYY-MM-DD")
         }
-        guard let to = try arguments.value("to", expected: "a date YYYY-MM-DD", parse: { CalendarDate($0) }) else {
+        guard let to = try arguments.value(Self.toOption) else {
             throw UsageError.missingOption("--to", valueName: "YYYY-MM-DD")
         }
         self.from = from
         self.to = to
-        out = try arguments.required("out")
+        out = try arguments.required(Self.outOption)
         zone = try TimeZoneOption(arguments).zone
         person = try PersonOption(arguments)
         storeFile = try QueryStoreOptions(arguments)

@@ -32,26 +32,37 @@ struct RunCommand: Command {
             "ingestd run --adapter AA:BB:CC:DD:EE:FF=gatt-health",
         ]
     )
+    static let noUSBFlag = TypedFlag(Flag("no-usb", help: "Do not watch USB."))
+    static let noBLEFlag = TypedFlag(Flag("no-ble", help: "Do not use Bluetooth LE."))
+    static let onceFlag = TypedFlag(Flag("once", help: "Ingest what the present devices have, then exit (for cron and tests)."))
+    static let listenOption = TypedOption<Duration>(Option(
+        "listen", valueName: "SECONDS",
+        help: "With --once: how long to listen to broadcasting devices (BLE and USB); a session still running then is stopped and what it gave is kept.",
+        default: "10"))
+    static let pinOption = TypedOption<String>(Option(
+        "adapter", valueName: "DEVICE=ID",
+        help: "Serve one device with one adapter only: a Bluetooth ADDRESS=ID or a USB VID:PID=ID (repeatable).",
+        repeatable: true))
+    static let httpOption = TypedOption<String>(Option(
+        "http", valueName: "ADDR:PORT",
+        help: "Serve the web dashboard too (as 'ingestd serve --listen ADDR:PORT'), e.g. 127.0.0.1:8080."))
     static let signature = Signature {
         StoreOption.self
-        Flag("no-usb", help: "Do not watch USB.")
-        Flag("no-ble", help: "Do not use Bluetooth LE.")
+        Self.noUSBFlag
+        Self.noBLEFlag
         ControllerOption.self
-        Flag("once", help: "Ingest what the present devices have, then exit (for cron and tests).")
-        Option("listen", valueName: "SECONDS", help: "With --once: how long to listen to broadcasting devices (BLE and USB); a session still running then is stopped and what it gave is kept.", default: "10")
+        Self.onceFlag
+        Self.listenOption
         PluginsOption.self
         AdapterSettingsOption.self
         KeyOption.self
-        Option("adapter", valueName: "DEVICE=ID",
-               help: "Serve one device with one adapter only: a Bluetooth ADDRESS=ID or a USB VID:PID=ID (repeatable).",
-               repeatable: true)
-        Option("config", valueName: "FILE",
-               help: "Read the configuration (store, tz, pins: adapter = DEVICE=ID, adapter-option = KEY=VALUE, …) from FILE instead of /etc/ingestd/ingestd.conf and ~/.config/ingestd/config; the command line wins ('ingestd config show').")
+        Self.pinOption
+        ConfigFileOption.file.withHelp(
+            "Read the configuration (store, tz, pins: adapter = DEVICE=ID, adapter-option = KEY=VALUE, …) from FILE instead of /etc/ingestd/ingestd.conf and ~/.config/ingestd/config; the command line wins ('ingestd config show').")
         TimeZoneOption.self
         PendingLimitOptions.self
         AssignToleranceOption.self
-        Option("http", valueName: "ADDR:PORT",
-               help: "Serve the web dashboard too (as 'ingestd serve --listen ADDR:PORT'), e.g. 127.0.0.1:8080.")
+        Self.httpOption
         DashboardTokenOption.self
     }
 
@@ -74,11 +85,11 @@ struct RunCommand: Command {
 
     init(_ arguments: ParsedValues) throws {
         storeFile = try StoreOption(arguments)
-        noUSB = arguments.flag("no-usb")
-        noBLE = arguments.flag("no-ble")
+        noUSB = arguments.flag(Self.noUSBFlag)
+        noBLE = arguments.flag(Self.noBLEFlag)
         hci = try ControllerOption(arguments).index
-        once = arguments.flag("once")
-        listen = try arguments.seconds("listen", in: 0.001...86_400) ?? 10
+        once = arguments.flag(Self.onceFlag)
+        listen = try arguments.seconds(Self.listenOption, in: 0.001...86_400) ?? 10
         plugins = try PluginsOption(arguments).directories
         zone = try TimeZoneOption(arguments).zone
         // The configuration's pins and adapter options come first (ParsedValues.supply), so the
@@ -88,17 +99,17 @@ struct RunCommand: Command {
         assignTolerance = try AssignToleranceOption(arguments).fraction
         keys = try KeyOption(arguments).keys
         httpToken = try DashboardTokenOption(arguments).token
-        if let text: String = try arguments.value("http") {
-            http = try DashboardTokenOption.address(text, argument: "--http", token: httpToken)
+        if let text = try arguments.value(Self.httpOption) {
+            http = try DashboardTokenOption.address(text, argument: Self.httpOption.spelling, token: httpToken)
         } else {
             if httpToken != nil { throw UsageError.invalid("--token is for --http ADDR:PORT") }
             http = nil
         }
-        let pinValues: [String] = try arguments.values("adapter")
+        let pinValues = try arguments.values(Self.pinOption)
         do {
             pins = try AdapterPins(parsing: pinValues)
         } catch {
-            throw UsageError.invalidValue(arguments.rawValues("adapter").joined(separator: " "), argument: "--adapter",
+            throw UsageError.invalidValue(arguments.rawValues(Self.pinOption).joined(separator: " "), argument: Self.pinOption.spelling,
                                           reason: error.description)
         }
     }

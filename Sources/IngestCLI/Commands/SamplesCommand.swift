@@ -20,15 +20,21 @@ struct SamplesCommand: Command {
             "ingestd samples stepCount --from 2026-11-01 --json --tz UTC",
         ]
     )
+    static let typeArgument = TypedPositional<String>(Positional("TYPE", help: "Quantity type: full identifier or short name (stepCount)."))
+    static let sourceOption = TypedOption<String>(Option("source", valueName: "ID", help: "Only samples of this source."))
+    static let limitOption = TypedOption<Int>(Option(
+        "limit", valueName: "N", help: "At most N samples, the oldest (0: no limit).", default: "0"))
+    static let latestFlag = TypedFlag(Flag("latest", help: "Only the newest sample."))
+    static let newestOption = TypedOption<Int>(Option("newest", valueName: "N", help: "The newest N samples, oldest of them first."))
     static let signature = Signature {
-        Positional("TYPE", help: "Quantity type: full identifier or short name (stepCount).")
+        Self.typeArgument
         TimeRangeOptions.self
-        Option("source", valueName: "ID", help: "Only samples of this source.")
+        Self.sourceOption
         UnitOption.self
         UnitSystemOption.self
-        Option("limit", valueName: "N", help: "At most N samples, the oldest (0: no limit).", default: "0")
-        Flag("latest", help: "Only the newest sample.")
-        Option("newest", valueName: "N", help: "The newest N samples, oldest of them first.")
+        Self.limitOption
+        Self.latestFlag
+        Self.newestOption
         PersonOption.self
         JSONOption.self
         QueryStoreOptions.self
@@ -50,15 +56,15 @@ struct SamplesCommand: Command {
     let person: PersonOption
 
     init(_ arguments: ParsedValues) throws {
-        type = try CommonArguments.quantityType(try arguments.required("type"))
+        type = try CommonArguments.quantityType(try arguments.required(Self.typeArgument))
         let range = try TimeRangeOptions(arguments)
         from = range.from
         to = range.to
-        source = try arguments.value("source")
+        source = try arguments.value(Self.sourceOption)
         unit = try UnitOption(arguments).text
-        limit = try arguments.value("limit") ?? 0
-        let newestCount: Int? = try arguments.value("newest")
-        if arguments.flag("latest") {
+        limit = try arguments.value(Self.limitOption) ?? 0
+        let newestCount = try arguments.value(Self.newestOption)
+        if arguments.flag(Self.latestFlag) {
             guard newestCount == nil else {
                 throw UsageError.invalidValue("--newest", argument: "--latest", reason: "give --latest or --newest N, not both")
             }

@@ -28,17 +28,22 @@ struct ScanCommand: Command {
             "ingestd scan --hci 1 --config /etc/ingestd/ingestd.conf",
         ]
     )
+    static let secondsOption = TypedOption<Duration>(Option(
+        "seconds", valueName: "N", help: "How long to listen to Bluetooth LE (0.5 to 600 s).", default: "10"))
+    static let pinOption = TypedOption<String>(Option(
+        "adapter", valueName: "DEVICE=ID", help: "Pin a device to one adapter, as 'ingestd run --adapter' (repeatable).", repeatable: true))
+    static let noUSBFlag = TypedFlag(Flag("no-usb", help: "Do not list USB devices."))
+    static let noBLEFlag = TypedFlag(Flag("no-ble", help: "Do not scan Bluetooth LE."))
     static let signature = Signature {
-        Option("seconds", valueName: "N", help: "How long to listen to Bluetooth LE (0.5 to 600 s).", default: "10")
+        Self.secondsOption
         ControllerOption.self
         PluginsOption.self
         KeyOption.self
-        Option("adapter", valueName: "DEVICE=ID",
-               help: "Pin a device to one adapter, as 'ingestd run --adapter' (repeatable).", repeatable: true)
-        Option("config", valueName: "FILE",
-               help: "Read the configuration (pins: adapter = DEVICE=ID) from FILE instead of /etc/ingestd/ingestd.conf and ~/.config/ingestd/config, as 'ingestd run --config' does; --adapter wins.")
-        Flag("no-usb", help: "Do not list USB devices.")
-        Flag("no-ble", help: "Do not scan Bluetooth LE.")
+        Self.pinOption
+        ConfigFileOption.file.withHelp(
+            "Read the configuration (pins: adapter = DEVICE=ID) from FILE instead of /etc/ingestd/ingestd.conf and ~/.config/ingestd/config, as 'ingestd run --config' does; --adapter wins.")
+        Self.noUSBFlag
+        Self.noBLEFlag
         JSONOption.self
     }
 
@@ -56,19 +61,19 @@ struct ScanCommand: Command {
     let json: Bool
 
     init(_ arguments: ParsedValues) throws {
-        seconds = try arguments.seconds("seconds", in: Self.secondsRange) ?? 10
+        seconds = try arguments.seconds(Self.secondsOption, in: Self.secondsRange) ?? 10
         hci = try ControllerOption(arguments).index
         plugins = try PluginsOption(arguments).directories
         keys = try KeyOption(arguments).keys
         // The configuration's pins come first (ParsedValues.supply), so --adapter wins for the same device.
-        let pinValues: [String] = try arguments.values("adapter")
+        let pinValues = try arguments.values(Self.pinOption)
         do {
             pins = try AdapterPins(parsing: pinValues)
         } catch {
-            throw UsageError.invalidValue(pinValues.joined(separator: " "), argument: "--adapter", reason: error.description)
+            throw UsageError.invalidValue(pinValues.joined(separator: " "), argument: Self.pinOption.spelling, reason: error.description)
         }
-        noUSB = arguments.flag("no-usb")
-        noBLE = arguments.flag("no-ble")
+        noUSB = arguments.flag(Self.noUSBFlag)
+        noBLE = arguments.flag(Self.noBLEFlag)
         json = try JSONOption(arguments).isOn
     }
 

@@ -20,8 +20,9 @@ struct ServeCommand: Command {
             "ingestd serve --listen 127.0.0.1:9090 --tz Europe/Berlin",
             "ingestd serve --listen 0.0.0.0:8080 --token @/etc/ingestd/dashboard.token",
         ])
+    static let listen = TypedOption<String>(Option("listen", valueName: "ADDR:PORT", help: "Where to listen.", default: "127.0.0.1:8080"))
     static let signature = Signature {
-        Option("listen", valueName: "ADDR:PORT", help: "Where to listen.", default: "127.0.0.1:8080")
+        Self.listen
         DashboardTokenOption.self
         TimeZoneOption.self
         QueryStoreOptions.self
@@ -34,7 +35,7 @@ struct ServeCommand: Command {
 
     init(_ arguments: ParsedValues) throws {
         token = try DashboardTokenOption(arguments).token
-        address = try DashboardTokenOption.address(try arguments.required("listen"), argument: "--listen", token: token)
+        address = try DashboardTokenOption.address(try arguments.required(Self.listen), argument: Self.listen.spelling, token: token)
         zone = try TimeZoneOption(arguments).zone
         storeFile = try QueryStoreOptions(arguments)
     }

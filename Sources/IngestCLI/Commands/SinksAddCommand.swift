@@ -24,26 +24,51 @@ struct SinksAddCommand: Command {
             "ingestd sinks add ha-history ws://homeassistant.local:8123 --token @/etc/ingestd/ha-token --all-types --all-people",
         ]
     )
+    static let nameArgument = TypedPositional<String>(Positional("NAME", help: "The sink's name (letters, digits, '-', '_')."))
+    static let urlArgument = TypedPositional<String>(Positional("URL", help: SinkKinds.all.map { $0.urlForm }.joined(separator: ", ") + "."))
+    static let typesOption = TypedOption<String>(Option(
+        "types", valueName: "T,…", help: "Quantity types the sink may read, comma-separated (stepCount,bodyMass)."))
+    static let allTypesFlag = TypedFlag(Flag("all-types", help: "Let the sink read every type."))
+    static let everyOption = TypedOption<Duration>(Option(
+        "every", valueName: "DURATION", help: "Deliver on a schedule (30s, 15m, 1h, 1d) instead of right after commits."))
+    static let batchSizeOption = TypedOption<Int>(Option(
+        "batch-size", valueName: "N",
+        help: "Records per batch (HTTP: per request; PostgreSQL: per transaction, default 10000).", default: "1000"))
+    static let allPeopleFlag = TypedFlag(Flag(
+        "all-people", help: "Deliver every person's samples (MQTT: each person's own topics and Home Assistant device)."))
+
     static let signature = Signature(Signature {
-        Positional("NAME", help: "The sink's name (letters, digits, '-', '_').")
-        Positional("URL", help: SinkKinds.all.map { $0.urlForm }.joined(separator: ", ") + ".")
-        Option("types", valueName: "T,…", help: "Quantity types the sink may read, comma-separated (stepCount,bodyMass).")
-        Flag("all-types", help: "Let the sink read every type.")
-        Option("every", valueName: "DURATION", help: "Deliver on a schedule (30s, 15m, 1h, 1d) instead of right after commits.")
-        Option("batch-size", valueName: "N",
-               help: "Records per batch (HTTP: per request; PostgreSQL: per transaction, default 10000).", default: "1000")
-    }.elements + SinkKinds.commandLineOptions.map(Self.element) + Signature {
-        Option("person", valueName: "NAME",
-               help: "Deliver only this person's samples (default: the only person; required when the store has several, or --all-people).")
-        Flag("all-people", help: "Deliver every person's samples (MQTT: each person's own topics and Home Assistant device).")
+        Self.nameArgument
+        Self.urlArgument
+        Self.typesOption
+        Self.allTypesFlag
+        Self.everyOption
+        Self.batchSizeOption
+    }.elements + SinkKinds.commandLineOptions.map { Self.declaration($0).element } + Signature {
+        PersonOption.person.withHelp(
+            "Deliver only this person's samples (default: the only person; required when the store has several, or --all-people).")
+        Self.allPeopleFlag
         StoreOption.self
     }.elements)
 
-    /// A kind's option as the parser declares it.
-    static func element(_ option: SinkOptionDeclaration) -> ArgumentElement {
-        guard let valueName = option.valueName else { return Flag(option.name, help: option.help).element }
-        return Option(option.name, valueName: valueName, help: option.help, default: option.defaultValue,
-                      allowedValues: option.allowedValues, repeatable: option.repeatable).element
+    /// A kind's option as the parser declares it: a flag, or an option taking a value.
+    enum KindDeclaration {
+        case flag(Flag)
+        case option(Option)
+
+        var element: ArgumentElement {
+            switch self {
+            case .flag(let flag): flag.element
+            case .option(let option): option.element
+            }
+        }
+    }
+
+    /// A kind's option as the parser declares it (and `GivenOptions` reads it: the same declaration).
+    static func declaration(_ option: SinkOptionDeclaration) -> KindDeclaration {
+        guard let valueName = option.valueName else { return .flag(Flag(option.name, help: option.help)) }
+        return .option(Option(option.name, valueName: valueName, help: option.help, default: option.defaultValue,
+                              allowedValues: option.allowedValues, repeatable: option.repeatable))
     }
 
     /// The kind options given on the command line, read through the kinds' typed handles.
@@ -51,7 +76,10 @@ struct SinksAddCommand: Command {
         let arguments: ParsedValues
 
         func given(_ option: SinkOptionDeclaration) -> [String] {
-            option.isFlag ? (arguments.flag(option.name) ? [""] : []) : arguments.rawValues(option.name)
+            switch SinksAddCommand.declaration(option) {
+            case .flag(let flag): arguments.flag(flag) ? [""] : []
+            case .option(let declared): arguments.rawValues(declared)
+            }
         }
 
         var hostName: String { SinksAddCommand.hostName() }
@@ -71,11 +99,11 @@ struct SinksAddCommand: Command {
     let allPeople: Bool
 
     init(_ arguments: ParsedValues) throws {
-        let name: String = try arguments.required("name")
-        let url: String = try arguments.required("url")
+        let name = try arguments.required(Self.nameArgument)
+        let url = try arguments.required(Self.urlArgument)
         storePath = try StoreOption(arguments).path
         person = try PersonOption(arguments)
-        allPeople = arguments.flag("all-people")
+        allPeople = arguments.flag(Self.allPeopleFlag)
         if allPeople, person.name != nil { throw UsageError.invalid("give --person NAME or --all-people, not both") }
         let target: SinkTarget
         do {
@@ -84,13 +112,13 @@ struct SinksAddCommand: Command {
         } catch {
             throw UsageError.invalid(error.description)
         }
-        let typeList: String? = try arguments.value("types")
-        let allTypes = arguments.flag("all-types")
+        let typeList = try arguments.value(Self.typesOption)
+        let allTypes = arguments.flag(Self.allTypesFlag)
         if allTypes == (typeList != nil) { throw UsageError.invalid("give --types T,… or --all-types (exactly one)") }
         var readTypes = ["*"]
         if let typeList {
             readTypes = try typeList.split(separator: ",").map { try CommonArguments.quantityType(String($0)).identifier }
-            if readTypes.isEmpty { throw UsageError.invalidValue(typeList, argument: "--types", reason: "no type named") }
+            if readTypes.isEmpty { throw UsageError.invalidValue(typeList, argument: Self.typesOption.spelling, reason: "no type named") }
         }
         guard let kind = target.kind.descriptor else { throw UsageError.invalid("unsupported sink kind \(target.kind)") }
         let given = GivenOptions(arguments: arguments)
@@ -104,10 +132,10 @@ struct SinksAddCommand: Command {
             throw Self.commandLineError(error)
         }
         // Absent: the kind's default (PostgreSQL's is larger).
-        if arguments.isPresent("batch-size"), let batchSize = try arguments.count("batch-size", in: CommonArguments.batchSizes) {
+        if arguments.isPresent(Self.batchSizeOption), let batchSize = try arguments.count(Self.batchSizeOption, in: CommonArguments.batchSizes) {
             options.batchSize = batchSize
         }
-        let every = try arguments.seconds("every", in: 1...(366 * 86_400))
+        let every = try arguments.seconds(Self.everyOption, in: 1...(366 * 86_400))
         definition = SinkDefinition(name: name, url: url, options: options.encoded(), every: every, readTypes: readTypes)
     }
 

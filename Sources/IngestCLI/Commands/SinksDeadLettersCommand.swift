@@ -9,8 +9,9 @@ struct SinksDeadLettersCommand: Command {
             "ingestd sinks dead-letters alice-server",
         ]
     )
+    static let sinkName = TypedPositional<String>(Positional("NAME", help: "The sink."))
     static let signature = Signature {
-        Positional("NAME", help: "The sink.")
+        Self.sinkName
         JSONOption.self
         StoreOption.self
     }
@@ -19,7 +20,7 @@ struct SinksDeadLettersCommand: Command {
     let storePath: String?
 
     init(_ arguments: ParsedValues) throws {
-        name = try arguments.required("name")
+        name = try arguments.required(Self.sinkName)
         json = try JSONOption(arguments).isOn
         storePath = try StoreOption(arguments).path
     }

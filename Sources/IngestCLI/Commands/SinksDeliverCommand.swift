@@ -12,10 +12,15 @@ struct SinksDeliverCommand: Command {
             "ingestd sinks deliver alice-server",
         ]
     )
+    static let sinkNames = TypedPositionals<String>(Positional(
+        "NAME", key: "names", arity: .zeroOrMore, help: "Sinks to deliver (default: every sink)."))
+    static let retriesOption = TypedOption<Int>(Option("retries", valueName: "N", help: "Attempts per sink before giving up.", default: "5"))
+    static let backoffOption = TypedOption<Duration>(Option(
+        "backoff", valueName: "SECONDS", help: "The first wait after a failure (doubles, with jitter, up to 60 s).", default: "1"))
     static let signature = Signature {
-        Positional("NAME", key: "names", arity: .zeroOrMore, help: "Sinks to deliver (default: every sink).")
-        Option("retries", valueName: "N", help: "Attempts per sink before giving up.", default: "5")
-        Option("backoff", valueName: "SECONDS", help: "The first wait after a failure (doubles, with jitter, up to 60 s).", default: "1")
+        Self.sinkNames
+        Self.retriesOption
+        Self.backoffOption
         StoreOption.self
     }
     let names: [String]
@@ -24,9 +29,9 @@ struct SinksDeliverCommand: Command {
     let storePath: String?
 
     init(_ arguments: ParsedValues) throws {
-        names = try arguments.values("names")
-        retries = try arguments.count("retries", in: 1...1000) ?? 5
-        backoff = try arguments.seconds("backoff", in: 0...60) ?? 1
+        names = try arguments.values(Self.sinkNames)
+        retries = try arguments.count(Self.retriesOption, in: 1...1000) ?? 5
+        backoff = try arguments.seconds(Self.backoffOption, in: 0...60) ?? 1
         storePath = try StoreOption(arguments).path
     }
 

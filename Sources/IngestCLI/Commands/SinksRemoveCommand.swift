@@ -7,15 +7,16 @@ struct SinksRemoveCommand: Command {
             "ingestd sinks remove alice-server",
         ]
     )
+    static let sinkName = TypedPositional<String>(Positional("NAME", help: "The sink."))
     static let signature = Signature {
-        Positional("NAME", help: "The sink.")
+        Self.sinkName
         StoreOption.self
     }
     let name: String
     let storePath: String?
 
     init(_ arguments: ParsedValues) throws {
-        name = try arguments.required("name")
+        name = try arguments.required(Self.sinkName)
         storePath = try StoreOption(arguments).path
     }
 

@@ -8,15 +8,16 @@ struct SinksRetryCommand: Command {
             "ingestd sinks retry alice-server",
         ]
     )
+    static let sinkName = TypedPositional<String>(Positional("NAME", help: "The sink."))
     static let signature = Signature {
-        Positional("NAME", help: "The sink.")
+        Self.sinkName
         StoreOption.self
     }
     let name: String
     let storePath: String?
 
     init(_ arguments: ParsedValues) throws {
-        name = try arguments.required("name")
+        name = try arguments.required(Self.sinkName)
         storePath = try StoreOption(arguments).path
     }
 

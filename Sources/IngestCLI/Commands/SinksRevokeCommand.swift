@@ -18,9 +18,12 @@ struct SinksRevokeCommand: Command {
             "ingestd sinks revoke ha bodyFatPercentage leanBodyMass && ingestd sinks deliver ha",
         ]
     )
+    static let sinkName = TypedPositional<String>(Positional("NAME", help: "The sink."))
+    static let types = TypedPositionals<String>(Positional(
+        "TYPE", key: "types", arity: .oneOrMore, help: "Quantity types, e.g. heartRate bodyMass."))
     static let signature = Signature {
-        Positional("NAME", help: "The sink.")
-        Positional("TYPE", key: "types", arity: .oneOrMore, help: "Quantity types, e.g. heartRate bodyMass.")
+        Self.sinkName
+        Self.types
         StoreOption.self
     }
     let name: String
@@ -28,8 +31,8 @@ struct SinksRevokeCommand: Command {
     let storePath: String?
 
     init(_ arguments: ParsedValues) throws {
-        name = try arguments.required("name")
-        let names: [String] = try arguments.values("types")
+        name = try arguments.required(Self.sinkName)
+        let names = try arguments.values(Self.types)
         types = try names.map(CommonArguments.quantityType)
         storePath = try StoreOption(arguments).path
     }

@@ -20,17 +20,21 @@ struct StatsCommand: Command {
             "ingestd stats heartRate --average --by hour --unit bpm",
         ]
     )
+    static let typeArgument = TypedPositional<String>(Positional("TYPE", help: "Quantity type: full identifier or short name."))
+    static let statisticFlags = TypedFlagGroup(ExclusiveFlags("statistic", required: true, flags: [
+        Flag("sum", help: "Total (cumulative types)."),
+        Flag("average", help: "Mean (discrete types; time-weighted for heart rate)."),
+        Flag("min", help: "Smallest value (discrete types)."),
+        Flag("max", help: "Largest value (discrete types)."),
+        Flag("latest", help: "Most recent value (discrete types)."),
+    ]))
+    static let byOption = TypedOption<String>(Option(
+        "by", valueName: "hour|day|week|month", help: "Bucket size (default: one bucket over the range).",
+        allowedValues: ["hour", "day", "week", "month"]))
     static let signature = Signature {
-        Positional("TYPE", help: "Quantity type: full identifier or short name.")
-        ExclusiveFlags("statistic", required: true, flags: [
-            Flag("sum", help: "Total (cumulative types)."),
-            Flag("average", help: "Mean (discrete types; time-weighted for heart rate)."),
-            Flag("min", help: "Smallest value (discrete types)."),
-            Flag("max", help: "Largest value (discrete types)."),
-            Flag("latest", help: "Most recent value (discrete types)."),
-        ])
-        Option("by", valueName: "hour|day|week|month", help: "Bucket size (default: one bucket over the range).",
-               allowedValues: ["hour", "day", "week", "month"])
+        Self.typeArgument
+        Self.statisticFlags
+        Self.byOption
         TimeRangeOptions.self
         UnitOption.self
         UnitSystemOption.self
@@ -52,9 +56,9 @@ struct StatsCommand: Command {
     let person: PersonOption
 
     init(_ arguments: ParsedValues) throws {
-        type = try CommonArguments.quantityType(try arguments.required("type"))
-        statistic = arguments.choice("statistic") ?? "sum"
-        by = try arguments.value("by").flatMap { BucketGranularity(rawValue: $0) }
+        type = try CommonArguments.quantityType(try arguments.required(Self.typeArgument))
+        statistic = arguments.choice(Self.statisticFlags) ?? "sum"
+        by = try arguments.value(Self.byOption).flatMap { BucketGranularity(rawValue: $0) }
         let range = try TimeRangeOptions(arguments)
         zone = range.zone
         from = range.from

@@ -17,8 +17,11 @@ struct TodayCommand: Command {
             "ingestd today --date 2026-11-30 --json",
         ]
     )
+    static let dateOption = TypedOption<DaySelection>(
+        Option("date", valueName: "DAY", help: "Another day: yesterday, today or YYYY-MM-DD."),
+        expected: "yesterday, today or a date YYYY-MM-DD") { DaySelection($0) }
     static let signature = Signature {
-        Option("date", valueName: "DAY", help: "Another day: yesterday, today or YYYY-MM-DD.")
+        Self.dateOption
         TimeZoneOption.self
         UnitSystemOption.self
         PersonOption.self
@@ -39,7 +42,7 @@ struct TodayCommand: Command {
         let zoneOption = try TimeZoneOption(arguments)
         zone = zoneOption.zone
         zoneName = zoneOption.name ?? zone.identifier
-        date = try arguments.value("date", expected: "yesterday, today or a date YYYY-MM-DD") { DaySelection($0) }
+        date = try arguments.value(Self.dateOption)
         units = try UnitSystemOption(arguments)
         json = try JSONOption(arguments).isOn
         storeFile = try QueryStoreOptions(arguments)

@@ -11,8 +11,9 @@ struct UnassignedCommand: Command {
             "ingestd unassigned --limit 20",
         ]
     )
+    static let limitOption = TypedOption<Int>(Option("limit", valueName: "N", help: "At most N samples (0: no limit).", default: "0"))
     static let signature = Signature {
-        Option("limit", valueName: "N", help: "At most N samples (0: no limit).", default: "0")
+        Self.limitOption
         JSONOption.self
         StoreOption.self
     }
@@ -21,10 +22,10 @@ struct UnassignedCommand: Command {
     let storeFile: StoreOption
 
     init(_ arguments: ParsedValues) throws {
-        limit = try arguments.value("limit") ?? 0
+        limit = try arguments.value(Self.limitOption) ?? 0
         json = try JSONOption(arguments).isOn
         storeFile = try StoreOption(arguments)
-        guard limit >= 0 else { throw UsageError.invalidValue(String(limit), argument: "--limit", reason: "must not be negative") }
+        guard limit >= 0 else { throw UsageError.invalidValue(String(limit), argument: Self.limitOption.spelling, reason: "must not be negative") }
     }
 
     func run(_ context: CommandContext) async throws {

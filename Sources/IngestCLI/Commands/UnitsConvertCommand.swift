@@ -18,10 +18,13 @@ struct UnitsConvertCommand: Command {
             "ingestd units convert 5.5 mmol<180.15588000005408>/L mg/dL",
         ]
     )
+    static let valueArgument = TypedPositional<String>(Positional("VALUE", help: "The number to convert."))
+    static let fromArgument = TypedPositional<String>(Positional("FROM", help: "The unit VALUE is in."))
+    static let toArgument = TypedPositional<String>(Positional("TO", help: "The unit to convert to."))
     static let signature = Signature {
-        Positional("VALUE", help: "The number to convert.")
-        Positional("FROM", help: "The unit VALUE is in.")
-        Positional("TO", help: "The unit to convert to.")
+        Self.valueArgument
+        Self.fromArgument
+        Self.toArgument
     }
 
     let value: String
@@ -29,9 +32,9 @@ struct UnitsConvertCommand: Command {
     let to: String
 
     init(_ arguments: ParsedValues) throws {
-        value = try arguments.required("value")
-        from = try arguments.required("from")
-        to = try arguments.required("to")
+        value = try arguments.required(Self.valueArgument)
+        from = try arguments.required(Self.fromArgument)
+        to = try arguments.required(Self.toArgument)
     }
 
     func run(_ context: CommandContext) async throws {

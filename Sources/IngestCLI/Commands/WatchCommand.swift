@@ -18,11 +18,16 @@ struct WatchCommand: Command {
             "ingestd watch --since 0 --count 10",
         ]
     )
+    static let sinceOption = TypedOption<String>(Option(
+        "since", valueName: "ANCHOR",
+        help: "Also print commits after this anchor (default: only new ones); a fleet's is a token printed by 'changes'."))
+    static let intervalOption = TypedOption<Int>(Option(
+        "interval", valueName: "MS", help: "How often to look for commits, in milliseconds.", default: "250"))
+    static let countOption = TypedOption<Int>(Option("count", valueName: "N", help: "Exit after N lines (for scripts and tests)."))
     static let signature = Signature {
-        Option("since", valueName: "ANCHOR",
-               help: "Also print commits after this anchor (default: only new ones); a fleet's is a token printed by 'changes'.")
-        Option("interval", valueName: "MS", help: "How often to look for commits, in milliseconds.", default: "250")
-        Option("count", valueName: "N", help: "Exit after N lines (for scripts and tests).")
+        Self.sinceOption
+        Self.intervalOption
+        Self.countOption
         PersonOption.self
         QueryStoreOptions.self
     }
@@ -36,10 +41,10 @@ struct WatchCommand: Command {
     let person: PersonOption
 
     init(_ arguments: ParsedValues) throws {
-        sinceText = try arguments.value("since")
+        sinceText = try arguments.value(Self.sinceOption)
         since = try sinceText.map(QueryStoreOptions.anchor)
-        interval = try arguments.count("interval", in: 1...3_600_000) ?? 250
-        count = try arguments.value("count")
+        interval = try arguments.count(Self.intervalOption, in: 1...3_600_000) ?? 250
+        count = try arguments.value(Self.countOption)
         storeOptions = try QueryStoreOptions(arguments)
         person = try PersonOption(arguments)
         if let count, count < 1 {

@@ -19,8 +19,21 @@ enum ConfigurationKey: String, CaseIterable, Sendable {
     /// An adapter option (`KEY=VALUE`, as `--adapter-option`); repeatable.
     case adapterOption = "adapter-option"
 
-    /// The option the key supplies a value for.
-    var optionName: String { rawValue }
+    /// The option the key supplies a value for, as the command line declares it.
+    var option: TypedOption<String> {
+        switch self {
+        case .store: QueryStoreOptions.store
+        case .tz: TimeZoneOption.tz
+        case .person: PersonOption.person
+        case .units: UnitSystemOption.units
+        case .logLevel: TypedOption(CommandLineRunner.logLevelOption)
+        case .adapter: RunCommand.pinOption
+        case .adapterOption: AdapterSettingsOption.setting
+        }
+    }
+
+    /// The name of the option the key supplies a value for (the key's own name).
+    var optionName: String { option.option.name }
 
     /// The environment variable that sets the key (between the command line and the files).
     var environmentVariable: String? {
@@ -325,11 +338,17 @@ struct Configuration: Equatable, Sendable {
     }
 }
 
+/// `--config FILE` of `run`, `scan`, `doctor` and `config show`: the configuration file to read
+/// instead of the system's and the user's. Each command declares it with its own help text.
+enum ConfigFileOption {
+    static let file = TypedOption<String>(Option("config", valueName: "FILE"))
+}
+
 /// Every command reads the configuration: `run --config FILE` names the file itself.
 extension Ingestd: ArgumentDefaultsProvider {
     public static func supplyDefaults(to values: inout ParsedValues, commandPath: [any Command.Type], context: CommandContext) throws {
         guard let command = commandPath.last else { return }
-        let file: String? = values.declaresOption("config") ? values.rawValues("config").last : nil
+        let file = values.declares(ConfigFileOption.file) ? values.rawValues(ConfigFileOption.file).last : nil
         let configuration = try Configuration(environment: context.environment,
                                               systemDirectory: context.systemConfigurationDirectory, file: file)
         configuration.supply(to: &values, command: command)

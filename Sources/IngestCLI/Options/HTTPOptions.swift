@@ -5,15 +5,15 @@ import WebDashboard
 /// `--token @FILE` of `serve` and `run --http`: the dashboard's access token, read from a file so
 /// that it never shows in the process list; required for any address but loopback.
 struct DashboardTokenOption: OptionGroup {
-    static var arguments: [ArgumentElement] {
-        [Option("token", valueName: "@FILE",
-                help: "A file holding the access token (needed to listen on anything but 127.0.0.1/::1).").element]
-    }
+    static let tokenOption = TypedOption<String>(Option(
+        "token", valueName: "@FILE", help: "A file holding the access token (needed to listen on anything but 127.0.0.1/::1)."))
+
+    static var arguments: [ArgumentElement] { [tokenOption.element] }
 
     let token: String?
 
     init(_ values: ParsedValues) throws {
-        guard let text: String = try values.value("token") else {
+        guard let text = try values.value(Self.tokenOption) else {
             token = nil
             return
         }

@@ -9,18 +9,18 @@ import Transport
 /// advertisements, in addition to the store's (`ingestd keys`). A key file keeps the key out of
 /// the process arguments. Errors name the address and what is wrong, never the key.
 struct KeyOption: OptionGroup {
-    static var arguments: [ArgumentElement] {
-        [Option(
-            "key", valueName: "ADDRESS=HEX",
-            help: "A device's key for its encrypted advertisements, 32 hex digits, or ADDRESS=@PATH to read it from a file (repeatable).",
-            repeatable: true).element]
-    }
+    static let key = TypedOption<String>(Option(
+        "key", valueName: "ADDRESS=HEX",
+        help: "A device's key for its encrypted advertisements, 32 hex digits, or ADDRESS=@PATH to read it from a file (repeatable).",
+        repeatable: true))
+
+    static var arguments: [ArgumentElement] { [key.element] }
 
     let keys: AdvertisementKeys
 
     init(_ values: ParsedValues) throws {
         var keys: [BLEAddress: AdvertisementKey] = [:]
-        for pair in try values.values("key") as [String] {
+        for pair in try values.values(Self.key) {
             guard let equals = pair.firstIndex(of: "=") else {
                 throw UsageError.invalidValue("…", argument: "--key", reason: "expected ADDRESS=HEX or ADDRESS=@PATH")
             }

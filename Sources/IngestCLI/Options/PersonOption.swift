@@ -5,10 +5,10 @@ import Pipeline
 /// `--person NAME` of the query commands: whose samples a command reads. Without it, the only
 /// person of the store; with several people, a usage error listing them.
 struct PersonOption: OptionGroup {
-    static var arguments: [ArgumentElement] {
-        [Option("person", valueName: "NAME",
-                help: "Whose samples (default: the only person; required when the store has several).").element]
-    }
+    static let person = TypedOption<String>(Option(
+        "person", valueName: "NAME", help: "Whose samples (default: the only person; required when the store has several)."))
+
+    static var arguments: [ArgumentElement] { [person.element] }
 
     /// The name given, or nil for "the only person".
     let name: String?
@@ -16,8 +16,8 @@ struct PersonOption: OptionGroup {
     let origin: String?
 
     init(_ values: ParsedValues) throws {
-        name = try values.value("person")
-        origin = values.suppliedOrigin("person")
+        name = try values.value(Self.person)
+        origin = values.suppliedOrigin(Self.person)
     }
 
     /// The person named by `--person`, or the only one; a usage error when the name is unknown
@@ -56,19 +56,20 @@ struct PersonOption: OptionGroup {
 /// `--assign-tolerance PERCENT` of `run` and `replay`: how far a shared scale's body mass may be
 /// from a person's recent weight to be theirs (when nobody else's is also that close).
 struct AssignToleranceOption: OptionGroup {
-    static var arguments: [ArgumentElement] {
-        [Option("assign-tolerance", valueName: "PERCENT",
-                help: "A shared scale's weighing goes to the only person whose recent weight is within this many percent.",
-                default: "10").element]
-    }
+    static let tolerance = TypedOption<Double>(Option(
+        "assign-tolerance", valueName: "PERCENT",
+        help: "A shared scale's weighing goes to the only person whose recent weight is within this many percent.",
+        default: "10"))
+
+    static var arguments: [ArgumentElement] { [tolerance.element] }
 
     /// The tolerance as a fraction (10 % = 0.10).
     let fraction: Double
 
     init(_ values: ParsedValues) throws {
-        let percent: Double = try values.value("assign-tolerance") ?? PersonAssigner.defaultTolerance * 100
+        let percent = try values.value(Self.tolerance) ?? PersonAssigner.defaultTolerance * 100
         guard percent.isFinite, percent >= 0, percent <= 50 else {
-            throw UsageError.invalidValue(String(percent), argument: "--assign-tolerance", reason: "must be 0...50 (percent)")
+            throw UsageError.invalidValue(String(percent), argument: Self.tolerance.spelling, reason: "must be 0...50 (percent)")
         }
         fraction = percent / 100
     }

@@ -54,18 +54,20 @@ struct StoreOption: OptionGroup {
 
 /// `--json`: one JSON object per line instead of a table.
 struct JSONOption: OptionGroup {
-    static var arguments: [ArgumentElement] { declared(help: "One JSON object per line.") }
+    static let json = TypedFlag(Flag("json", help: "One JSON object per line."))
+
+    static var arguments: [ArgumentElement] { [json.element] }
 
     /// The flag with another help text (e.g. `types`: "One JSON object per type.").
     static func declared(help: String) -> [ArgumentElement] {
-        [Flag("json", help: help).element]
+        [json.withHelp(help).element]
     }
 
     /// Whether `--json` was given.
     let isOn: Bool
 
     init(_ values: ParsedValues) throws {
-        isOn = values.flag("json")
+        isOn = values.flag(Self.json)
     }
 }
 

@@ -5,9 +5,10 @@ import Pipeline
 
 /// `--tz ZONE`: the IANA time zone for dates and buckets.
 struct TimeZoneOption: OptionGroup {
-    static var arguments: [ArgumentElement] {
-        [Option("tz", valueName: "ZONE", help: "IANA time zone for dates and buckets (default: the system zone).").element]
-    }
+    static let tz = TypedOption<String>(Option(
+        "tz", valueName: "ZONE", help: "IANA time zone for dates and buckets (default: the system zone)."))
+
+    static var arguments: [ArgumentElement] { [tz.element] }
 
     /// The zone named by `--tz`, or the system zone.
     let zone: TimeZone
@@ -15,21 +16,21 @@ struct TimeZoneOption: OptionGroup {
     let name: String?
 
     init(_ values: ParsedValues) throws {
-        name = try values.value("tz")
+        name = try values.value(Self.tz)
         zone = try CommonArguments.timeZone(name)
     }
 }
 
 /// `--from T --to T --tz ZONE`: a time range whose plain dates are read in the zone.
 struct TimeRangeOptions: OptionGroup {
-    static var arguments: [ArgumentElement] {
-        [
-            Option("from", valueName: "T",
-                   help: "Start, inclusive: ISO 8601 date-time with offset, or YYYY-MM-DD (start of that day in --tz).").element,
-            Option("to", valueName: "T",
-                   help: "End, exclusive: ISO 8601 date-time with offset, or YYYY-MM-DD (start of that day in --tz).").element,
-        ] + TimeZoneOption.arguments
-    }
+    static let fromOption = TypedOption<String>(Option(
+        "from", valueName: "T",
+        help: "Start, inclusive: ISO 8601 date-time with offset, or YYYY-MM-DD (start of that day in --tz)."))
+    static let toOption = TypedOption<String>(Option(
+        "to", valueName: "T",
+        help: "End, exclusive: ISO 8601 date-time with offset, or YYYY-MM-DD (start of that day in --tz)."))
+
+    static var arguments: [ArgumentElement] { [fromOption.element, toOption.element] + TimeZoneOption.arguments }
 
     let from: Date?
     let to: Date?
@@ -42,22 +43,23 @@ struct TimeRangeOptions: OptionGroup {
         let zoneOption = try TimeZoneOption(values)
         zone = zoneOption.zone
         zoneName = zoneOption.name
-        from = try CommonArguments.date(try values.value("from"), option: "--from", zone: zone)
-        to = try CommonArguments.date(try values.value("to"), option: "--to", zone: zone)
+        from = try CommonArguments.date(try values.value(Self.fromOption), option: Self.fromOption.spelling, zone: zone)
+        to = try CommonArguments.date(try values.value(Self.toOption), option: Self.toOption.spelling, zone: zone)
     }
 }
 
 /// `--unit U`: the HKUnit values are printed (or given) in.
 struct UnitOption: OptionGroup {
-    static var arguments: [ArgumentElement] {
-        [Option("unit", valueName: "U", help: "Print values in this HKUnit (default: the type's canonical unit).").element]
-    }
+    static let unit = TypedOption<String>(Option(
+        "unit", valueName: "U", help: "Print values in this HKUnit (default: the type's canonical unit)."))
+
+    static var arguments: [ArgumentElement] { [unit.element] }
 
     /// The unit text as given; checked against the quantity type by the command.
     let text: String?
 
     init(_ values: ParsedValues) throws {
-        text = try values.value("unit")
+        text = try values.value(Self.unit)
     }
 }
 
@@ -66,10 +68,11 @@ struct UnitOption: OptionGroup {
 /// own (`people set P --units`), else the configuration's `units`, else metric. JSON output keeps
 /// the stored units.
 struct UnitSystemOption: OptionGroup {
-    static var arguments: [ArgumentElement] {
-        [Option("units", help: "Measurement system of text output (default: the person's, 'people set P --units', else the configuration's, else metric).",
-                allowedValues: UnitSystem.allCases.map(\.rawValue)).element]
-    }
+    static let units = TypedOption<String>(Option(
+        "units", help: "Measurement system of text output (default: the person's, 'people set P --units', else the configuration's, else metric).",
+        allowedValues: UnitSystem.allCases.map(\.rawValue)))
+
+    static var arguments: [ArgumentElement] { [units.element] }
 
     /// The command line's system, else the configuration's, else metric.
     let system: UnitSystem
@@ -77,9 +80,9 @@ struct UnitSystemOption: OptionGroup {
     let isGiven: Bool
 
     init(_ values: ParsedValues) throws {
-        let text: String? = try values.value("units")
+        let text = try values.value(Self.units)
         system = text.flatMap(UnitSystem.init(rawValue:)) ?? .metric
-        isGiven = values.isPresent("units")
+        isGiven = values.isPresent(Self.units)
     }
 
     /// The system for a query in `scope`: `--units` when given, else the person's own when the
