@@ -53,8 +53,8 @@ enum QueryBench {
             guard run.status == 0 else { throw BenchError("ingestd today exited \(run.status)") }
             today.append(run)
         }
-        let streamed = try samplesJSON(ingestd: ingestd, sqlite3: sqlite3, store: path, rows: min(samples / 4, 1_000_000),
-                                       repeats: max(1, min(repeats, 3)), directory: directory)
+        let streamed = try jsonOutput(ingestd: ingestd, sqlite3: sqlite3, store: path, samples: samples,
+                                      repeats: max(1, min(repeats, 3)), directory: directory)
         out.print("query.store_samples", Double(samples), "samples", decimals: 0)
         out.print("query.today_ms", Measure.median(today.map(\.wall)) * 1000, "ms", decimals: 1)
         out.print("query.today_cpu_ms", Measure.median(today.map(\.cpu)) * 1000, "ms", decimals: 1)
@@ -63,54 +63,90 @@ enum QueryBench {
         if !scans.isEmpty {
             out.print("query.status_scans_sqlite3_ms", Measure.median(scans.map(\.wall)) * 1000, "ms", decimals: 1)
         }
-        if let streamed {
-            out.print("query.samples_json_rows", Double(streamed.rows), "rows", decimals: 0)
-            out.print("query.samples_json_cpu_s", streamed.ours, "s", decimals: 2)
-            out.print("query.samples_json_sqlite3_cpu_s", streamed.sqlite3, "s", decimals: 2)
-            out.print("query.samples_json_vs_sqlite3", streamed.sqlite3 / streamed.ours, "x", decimals: 2)
-            out.print("query.samples_json_peak_mb", streamed.peakMegabytes, "MB", decimals: 1)
+        for (name, figures) in streamed {
+            out.print("query.\(name)_json_rows", Double(figures.rows), "rows", decimals: 0)
+            out.print("query.\(name)_json_cpu_s", figures.ours, "s", decimals: 2)
+            out.print("query.\(name)_json_sqlite3_cpu_s", figures.sqlite3, "s", decimals: 2)
+            out.print("query.\(name)_json_vs_sqlite3", figures.sqlite3 / figures.ours, "x", decimals: 2)
+            out.print("query.\(name)_json_peak_mb", figures.peakMegabytes, "MB", decimals: 1)
         }
     }
 
-    /// `ingestd samples heartRate --limit N --json` against the `sqlite3` shell's `-json` mode
-    /// selecting the same rows (the type's first N by start) and the stored columns the lines
-    /// carry (uuid, type, value, times, source, device, metadata; no formatting asked of SQLite),
-    /// CPU time of each whole process, interleaved, medians; nil without a `sqlite3` shell.
-    private static func samplesJSON(ingestd: String, sqlite3: String?, store: String, rows: Int, repeats: Int,
-                                    directory: String) throws -> (rows: Int, ours: Double, sqlite3: Double, peakMegabytes: Double)? {
-        guard let sqlite3, rows > 0 else { return nil }
-        let sql = """
-            SELECT hex(x.uuid) AS uuid, t.identifier AS type, x.value AS value, x.start_time AS start, x.end_time AS "end",
-            s.name AS source, d.name AS device, x.metadata AS metadata FROM samples x JOIN types t ON t.id = x.type
-            JOIN sources s ON s.id = x.source LEFT JOIN devices d ON d.id = x.device
-            WHERE t.identifier = '\(QuantityType.heartRate.identifier)' ORDER BY x.start_time, x.end_time, x.id LIMIT \(rows);
-            """
-        let oursPath = directory + "/query-samples.jsonl", theirsPath = directory + "/query-samples-sqlite3.json"
+    /// One figure of `--only query`'s JSON output against the `sqlite3` shell: CPU time of each
+    /// whole process (ours, then `-json` of `sql` selecting the same rows and the stored columns
+    /// the lines carry, no formatting asked of SQLite), interleaved, medians; the first run checks
+    /// that ours wrote `lines` lines and sqlite3 `rows` rows.
+    private static func jsonArm(_ label: String, ours arguments: [String], writesTo outputPath: String?, lines: Int,
+                                sqlite3: String, store: String, sql: String, rows: Int, repeats: Int,
+                                directory: String) throws -> (rows: Int, ours: Double, sqlite3: Double, peakMegabytes: Double) {
+        let oursPath = outputPath ?? directory + "/query-\(label).jsonl", theirsPath = directory + "/query-\(label)-sqlite3.json"
         defer {
             try? FileManager.default.removeItem(atPath: oursPath)
             try? FileManager.default.removeItem(atPath: theirsPath)
         }
-        let ours = [ingestd, "samples", "heartRate", "--limit", String(rows), "--json", "--store", store]
         let theirs = [sqlite3, "-readonly", "-json", store, sql]
         var oursRuns: [CLIBench.ChildRun] = [], theirRuns: [CLIBench.ChildRun] = []
         for run in 1...repeats {
-            let mine = try CLIBench.run(ours, stdoutPath: oursPath)
-            guard mine.status == 0 else { throw BenchError("ingestd samples exited \(mine.status)") }
+            let mine = try CLIBench.run(arguments, stdoutPath: outputPath == nil ? oursPath : "/dev/null")
+            guard mine.status == 0 else { throw BenchError("ingestd \(label) exited \(mine.status)") }
             let shell = try CLIBench.run(theirs, stdoutPath: theirsPath)
             guard shell.status == 0 else { throw BenchError("sqlite3 -json exited \(shell.status)") }
             if run == 1 {
-                let lines = try lineCount(oursPath), objects = try lineCount(theirsPath)
-                guard lines == rows, objects == rows else {
-                    throw BenchError("samples --json wrote \(lines) lines and sqlite3 \(objects) rows, of \(rows)")
+                let written = try lineCount(oursPath), objects = try lineCount(theirsPath)
+                guard written == lines, objects == rows else {
+                    throw BenchError("\(label): ingestd wrote \(written) lines (of \(lines)) and sqlite3 \(objects) rows (of \(rows))")
                 }
             }
             oursRuns.append(mine)
             theirRuns.append(shell)
-            log(String(format: "query samples --json run %d/%d: %.2f s CPU against sqlite3 -json %.2f s, %.1f MB", run, repeats,
+            log(String(format: "query %@ run %d/%d: %.2f s CPU against sqlite3 -json %.2f s, %.1f MB", label, run, repeats,
                        mine.cpu, shell.cpu, mine.peakMegabytes))
         }
         return (rows, Measure.median(oursRuns.map(\.cpu)), Measure.median(theirRuns.map(\.cpu)),
                 oursRuns.map(\.peakMegabytes).max() ?? 0)
+    }
+
+    /// The stored columns a JSON line of a heart-rate sample carries, `ORDER BY order`, at most `limit` rows.
+    private static func heartRateColumnsSQL(order: String, limit: Int?) -> String {
+        """
+        SELECT hex(x.uuid) AS uuid, t.identifier AS type, x.value AS value, x.start_time AS start, x.end_time AS "end",
+        s.name AS source, d.name AS device, x.metadata AS metadata FROM samples x JOIN types t ON t.id = x.type
+        JOIN sources s ON s.id = x.source LEFT JOIN devices d ON d.id = x.device
+        WHERE t.identifier = '\(QuantityType.heartRate.identifier)' ORDER BY \(order)\(limit.map { " LIMIT \($0)" } ?? "");
+        """
+    }
+
+    /// `samples heartRate --limit N --json` (N = a million, or a quarter of the store), `changes
+    /// --since 0 --type heartRate --json` and `export --format jsonl --types heartRate` (the
+    /// type's every sample: a quarter of the store), each against the `sqlite3` shell.
+    private static func jsonOutput(ingestd: String, sqlite3: String?, store: String, samples: Int, repeats: Int,
+                                   directory: String) throws -> [(name: String, figures: (rows: Int, ours: Double, sqlite3: Double, peakMegabytes: Double))] {
+        guard let sqlite3, samples >= 4 else { return [] }
+        let rows = min(samples / 4, 1_000_000)
+        let everyHeartRate = samples / 4 + (samples % 4 > 1 ? 1 : 0)
+        let count = try CLIBench.run([sqlite3, "-readonly", store,
+                                      "SELECT count(*) FROM samples WHERE type = (SELECT id FROM types WHERE identifier = '\(QuantityType.heartRate.identifier)')"],
+                                     stdoutPath: directory + "/query-count.txt")
+        let counted = count.status == 0
+            ? Int((try? String(contentsOfFile: directory + "/query-count.txt", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? everyHeartRate
+            : everyHeartRate
+        try? FileManager.default.removeItem(atPath: directory + "/query-count.txt")
+        let export = directory + "/query-export.jsonl"
+        return [
+            ("samples", try jsonArm("samples", ours: [ingestd, "samples", "heartRate", "--limit", String(rows), "--json", "--store", store],
+                                    writesTo: nil, lines: rows, sqlite3: sqlite3, store: store,
+                                    sql: heartRateColumnsSQL(order: "x.start_time, x.end_time, x.id", limit: rows), rows: rows,
+                                    repeats: repeats, directory: directory)),
+            // changes ends with its anchor line.
+            ("changes", try jsonArm("changes", ours: [ingestd, "changes", "--since", "0", "--type", "heartRate", "--json", "--store", store],
+                                    writesTo: nil, lines: counted + 1, sqlite3: sqlite3, store: store,
+                                    sql: heartRateColumnsSQL(order: "x.id", limit: nil), rows: counted,
+                                    repeats: repeats, directory: directory)),
+            ("export_jsonl", try jsonArm("export", ours: [ingestd, "export", "--format", "jsonl", "--types", "heartRate", "--out", export, "--store", store],
+                                         writesTo: export, lines: counted, sqlite3: sqlite3, store: store,
+                                         sql: heartRateColumnsSQL(order: "x.start_time, x.id", limit: nil), rows: counted,
+                                         repeats: repeats, directory: directory)),
+        ]
     }
 
     /// Newline-terminated lines of a file, read in chunks.

@@ -219,6 +219,11 @@ extension HealthStore {
         return FeedBatch(entries: entries.map(\.entry), people: people, throughAnchor: through)
     }
 
+    /// How many entries of `types` wait after `cursor` for a sink bound to `person` (nil: everyone).
+    public func backlogCount(after cursor: Int64, types: [String], sinkPerson person: String?) throws -> Int {
+        try backlogCount(after: cursor, types: types, person: try sinkScope(person: person))
+    }
+
     /// How many entries of `types` (and of the people in `person`) wait after `cursor`.
     public func backlogCount(after cursor: Int64, types: [String], person: PersonScope = .everyone) throws -> Int {
         try refreshIDs()
@@ -434,3 +439,6 @@ extension HealthStore: DeliveryFeed {
         try feedBatch(after: cursor, types: types, limit: limit, person: sinkScope(person: person))
     }
 }
+
+/// The local store as the sink commands' port.
+extension HealthStore: SinkAdministrationStore {}

@@ -94,14 +94,14 @@ struct SinksAddCommand: Command {
     }
 
     let definition: SinkDefinition
-    let storePath: String?
+    let storeFile: StoreOption
     let person: PersonOption
     let allPeople: Bool
 
     init(_ arguments: ParsedValues) throws {
         let name = try arguments.required(Self.nameArgument)
         let url = try arguments.required(Self.urlArgument)
-        storePath = try StoreOption(arguments).path
+        storeFile = try StoreOption(arguments)
         person = try PersonOption(arguments)
         allPeople = arguments.flag(Self.allPeopleFlag)
         if allPeople, person.name != nil { throw UsageError.invalid("give --person NAME or --all-people, not both") }
@@ -156,7 +156,7 @@ struct SinksAddCommand: Command {
     }
 
     func run(_ context: CommandContext) async throws {
-        let store = try CommonArguments.openStore(storePath, context: context)
+        let store = try storeFile.openSinks(context)
         defer { store.close() }
         var definition = self.definition
         if !allPeople {

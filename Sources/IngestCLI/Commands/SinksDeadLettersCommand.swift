@@ -17,19 +17,19 @@ struct SinksDeadLettersCommand: Command {
     }
     let name: String
     let json: Bool
-    let storePath: String?
+    let storeFile: StoreOption
 
     init(_ arguments: ParsedValues) throws {
         name = try arguments.required(Self.sinkName)
         json = try JSONOption(arguments).isOn
-        storePath = try StoreOption(arguments).path
+        storeFile = try StoreOption(arguments)
     }
 
     func run(_ context: CommandContext) async throws {
-        let store = try CommonArguments.openStore(storePath, context: context)
+        let store = try storeFile.openSinks(context)
         defer { store.close() }
         _ = try SinksCommand.mapErrors { try store.sink(named: name) }
-        let letters = try store.deadLetters(sink: name)
+        let letters = try store.deadLetters(sink: name, retryingOnly: false, limit: 0)
         if json {
             for letter in letters {
                 context.stdout.writeLine("""

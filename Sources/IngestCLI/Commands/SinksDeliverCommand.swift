@@ -26,17 +26,17 @@ struct SinksDeliverCommand: Command {
     let names: [String]
     let retries: Int
     let backoff: Double
-    let storePath: String?
+    let storeFile: StoreOption
 
     init(_ arguments: ParsedValues) throws {
         names = try arguments.values(Self.sinkNames)
         retries = try arguments.count(Self.retriesOption, in: 1...1000) ?? 5
         backoff = try arguments.seconds(Self.backoffOption, in: 0...60) ?? 1
-        storePath = try StoreOption(arguments).path
+        storeFile = try StoreOption(arguments)
     }
 
     func run(_ context: CommandContext) async throws {
-        let store = try CommonArguments.openStore(storePath, context: context)
+        let store = try storeFile.openSinks(context)
         defer { store.close() }
         let all = try store.sinks()
         let selected = names.isEmpty ? all : try names.map { name in try SinksCommand.mapErrors { try store.sink(named: name) } }
@@ -46,7 +46,8 @@ struct SinksDeliverCommand: Command {
             let configuration = try SinksCommand.mapErrors { try SinkConfiguration(state.definition) }
             let transport = SinkTransports.make(configuration, secrets: SecretResolver(environment: context.environment),
                                                 softwareVersion: Ingestd.version)
-            let backlog = try? store.backlogCount(after: state.cursor, types: configuration.readTypes)
+            let backlog = try? store.backlogCount(after: state.cursor, types: configuration.readTypes,
+                                                  sinkPerson: state.definition.person)
             let progress = ProgressLine(label: "sink \(configuration.name)", measure: .items(name: "records", total: backlog), context: context)
             var done = 0
             let deliverer = try SinkDeliverer(configuration: configuration, store: store, transport: transport) { event in

@@ -19,15 +19,15 @@ struct SinksListCommand: Command {
         StoreOption.self
     }
     let json: Bool
-    let storePath: String?
+    let storeFile: StoreOption
 
     init(_ arguments: ParsedValues) throws {
         json = try JSONOption(arguments).isOn
-        storePath = try StoreOption(arguments).path
+        storeFile = try StoreOption(arguments)
     }
 
     func run(_ context: CommandContext) async throws {
-        let store = try CommonArguments.openStore(storePath, context: context)
+        let store = try storeFile.openSinks(context)
         defer { store.close() }
         let sinks = try store.sinks()
         if sinks.isEmpty, !json {
@@ -41,7 +41,7 @@ struct SinksListCommand: Command {
                 ?? SinkTarget.redacted(definition.url)
             let kind = (try? SinkTarget(url: definition.url).kind.rawValue) ?? "?"
             let backlog = try store.backlogCount(after: sink.cursor, types: definition.readTypes,
-                                                 person: try store.sinkScope(person: definition.person))
+                                                 sinkPerson: definition.person)
             let lastSuccess = sink.lastSuccess.map(ISO8601DateTime.string(from:))
             // Stored redacted; URL credentials of errors stored by older versions are hidden too.
             let lastError = sink.lastError.map(SecretRedactor.redactingCredentials)

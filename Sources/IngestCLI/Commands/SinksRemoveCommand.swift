@@ -13,15 +13,15 @@ struct SinksRemoveCommand: Command {
         StoreOption.self
     }
     let name: String
-    let storePath: String?
+    let storeFile: StoreOption
 
     init(_ arguments: ParsedValues) throws {
         name = try arguments.required(Self.sinkName)
-        storePath = try StoreOption(arguments).path
+        storeFile = try StoreOption(arguments)
     }
 
     func run(_ context: CommandContext) async throws {
-        let store = try CommonArguments.openStore(storePath, context: context)
+        let store = try storeFile.openSinks(context)
         defer { store.close() }
         try SinksCommand.mapErrors { try store.removeSink(named: name) }
         context.stderr.writeLine("removed sink \(name)")

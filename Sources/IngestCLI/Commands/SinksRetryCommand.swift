@@ -14,15 +14,15 @@ struct SinksRetryCommand: Command {
         StoreOption.self
     }
     let name: String
-    let storePath: String?
+    let storeFile: StoreOption
 
     init(_ arguments: ParsedValues) throws {
         name = try arguments.required(Self.sinkName)
-        storePath = try StoreOption(arguments).path
+        storeFile = try StoreOption(arguments)
     }
 
     func run(_ context: CommandContext) async throws {
-        let store = try CommonArguments.openStore(storePath, context: context)
+        let store = try storeFile.openSinks(context)
         defer { store.close() }
         let count = try SinksCommand.mapErrors { try store.retryDeadLetters(sink: name) }
         context.stderr.writeLine("\(count) dead letter(s) of \(name) queued; a running ingestd sends them shortly, or run 'ingestd sinks deliver \(name)'")

@@ -28,17 +28,17 @@ struct SinksRevokeCommand: Command {
     }
     let name: String
     let types: [QuantityType]
-    let storePath: String?
+    let storeFile: StoreOption
 
     init(_ arguments: ParsedValues) throws {
         name = try arguments.required(Self.sinkName)
         let names = try arguments.values(Self.types)
         types = try names.map(CommonArguments.quantityType)
-        storePath = try StoreOption(arguments).path
+        storeFile = try StoreOption(arguments)
     }
 
     func run(_ context: CommandContext) async throws {
-        let store = try CommonArguments.openStore(storePath, context: context)
+        let store = try storeFile.openSinks(context)
         defer { store.close() }
         let revoked = try SinksCommand.mapErrors {
             try store.revokeSinkTypes(sink: name, types: types.map(\.identifier),

@@ -41,6 +41,11 @@ struct StoreOption: OptionGroup {
         try open(context)
     }
 
+    /// The store of `--store` (or the default) as the sink commands see it.
+    func openSinks(_ context: CommandContext) throws -> any SinkAdministrationStore {
+        try open(context)
+    }
+
     /// The store of `--store` (or the default) as `keys add` and `keys remove` see it.
     func openKeys(_ context: CommandContext) throws -> any AdvertisementKeyStore {
         try open(context)
