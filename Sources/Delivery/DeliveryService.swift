@@ -9,6 +9,8 @@ import Synchronization
 public final class DeliveryService: Sendable {
     /// How often an idle worker looks for new commits.
     public static let pollInterval = 0.1
+    /// Seconds between looks for a person's changed measurement system while idle.
+    public static let unitsCheckInterval = 1.0
     private let openFeed: @Sendable () throws -> any DeliveryFeed
     private let secrets: SecretResolver
     private let softwareVersion: String
@@ -127,10 +129,17 @@ final class SinkWorker: Sendable {
         }
         var seenAnchor: Int64 = -1
         var lastRun: Date?
+        var lastUnitsCheck = Date()
         while !shouldStop {
             let latest = (try? store.latestAnchor()) ?? seenAnchor
             let retryQueued = (try? store.hasDeadLettersToRetry(sink: configuration.name)) ?? false
             var due = latest != seenAnchor || retryQueued
+            // A person's new measurement system (`people set P --units`) shows their states again
+            // without waiting for a sample; looked for once a second.
+            if !due, Date().timeIntervalSince(lastUnitsCheck) >= DeliveryService.unitsCheckInterval {
+                lastUnitsCheck = Date()
+                due = deliverer.unitSystemsChanged()
+            }
             if let every = configuration.every, let lastRun, Date().timeIntervalSince(lastRun) < every { due = false }
             if !due {
                 deliverer.idle(milliseconds: 0)

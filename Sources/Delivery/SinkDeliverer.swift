@@ -64,6 +64,12 @@ public final class SinkDeliverer {
     private var readAhead: (cursor: Int64, batch: FeedBatch, records: [OutgoingRecord])?
     /// Whether this run looked for retired states yet (once at its first batch, then after deletions).
     private var sweptPublishedStates = false
+    /// The measurement system each person's states were shown in by this run, once acknowledged;
+    /// nil before the run's first send (a unit may have changed while no run went, so the run
+    /// shows every state again). A person whose system changes has every state shown again.
+    private var shownSystems: [String: UnitSystem]?
+    /// The systems of the context last built, kept as `shownSystems` when its send is acknowledged.
+    private var contextSystems: [String: UnitSystem]?
 
     public init(configuration: SinkConfiguration, store: any DeliveryFeed, transport: any SinkTransport,
                 onEvent: @escaping (DeliveryEvent) -> Void = { _ in }) throws {
@@ -127,7 +133,7 @@ public final class SinkDeliverer {
                 try storeStep(.advanceCursor) { try store.advanceCursor(sink: name, to: batch.throughAnchor) }
                 cursor = batch.throughAnchor
             }
-            try retireWithoutNewRecords()
+            try refreshWithoutNewRecords()
             return (0, 0)
         }
         let sendContext = try context(records)
@@ -165,6 +171,7 @@ public final class SinkDeliverer {
                     try store.forgetPublishedStates(sink: name, keys: sendContext.retiredStates.map(DeliveryContext.parts(ofKey:)))
                 }
             }
+            shownSystems = contextSystems ?? shownSystems
             cursor = batch.throughAnchor
             announce(records, anchor: cursor)
             return (records.count, 0)
@@ -181,16 +188,43 @@ public final class SinkDeliverer {
     }
 
     /// A run with nothing new to send still removes the entities that lost their data or their
-    /// grant since the last run (`sinks set --types` narrowed, a type's grant revoked): once per
-    /// run, the same sweep a first batch does, sent as a batch without records.
-    private func retireWithoutNewRecords() throws(SinkDeliveryError) {
-        guard transport.wantsDailyTotals, !sweptPublishedStates else { return }
+    /// grant since the last run (`sinks set --types` narrowed, a type's grant revoked) and shows
+    /// the states again in a person's new measurement system (`people set P --units us`): once
+    /// per run, the same sweep a first batch does, and whenever a person's system changed; sent
+    /// as a batch without records.
+    private func refreshWithoutNewRecords() throws(SinkDeliveryError) {
+        guard transport.wantsDailyTotals, !sweptPublishedStates || unitSystemsChanged() else { return }
         let sendContext = try context([])
-        guard !sendContext.retiredStates.isEmpty else { return }
+        guard !sendContext.retiredStates.isEmpty || !sendContext.currentReadings.isEmpty else {
+            shownSystems = contextSystems
+            return
+        }
         guard case .accepted = try transport.send([], context: sendContext) else { return }
         try storeStep(.acknowledge) {
-            try store.forgetPublishedStates(sink: name, keys: sendContext.retiredStates.map(DeliveryContext.parts(ofKey:)))
+            try store.acknowledge(sink: name, through: nil, delivered: [:], rejected: [], resolvedDeadLetters: [],
+                                  publishedStates: sendContext.statesToRecord, now: Date())
+            if !sendContext.retiredStates.isEmpty {
+                try store.forgetPublishedStates(sink: name, keys: sendContext.retiredStates.map(DeliveryContext.parts(ofKey:)))
+            }
         }
+        shownSystems = contextSystems
+    }
+
+    /// Whether a person the sink reads chose another measurement system than the one this run
+    /// showed their states in (true before the run showed any). A store error reads as no change.
+    public func unitSystemsChanged() -> Bool {
+        guard transport.wantsDailyTotals else { return false }
+        guard let shownSystems else { return true }
+        return (try? systems(of: try storeStep(.readPeople) { try store.queryPeopleNames() })) != shownSystems
+    }
+
+    /// The measurement system of each of `everybody` the sink reads (metric when none was set).
+    private func systems(of everybody: [String]) throws(SinkDeliveryError) -> [String: UnitSystem] {
+        var systems: [String: UnitSystem] = [:]
+        for person in configuration.person.map({ [$0] }) ?? everybody {
+            systems[person] = try storeStep(.readPeople) { try store.queryUnitSystem(ofPerson: person) } ?? .metric
+        }
+        return systems
     }
 
     /// Moves the cursor past the records an interrupted send had acknowledged in order (the
@@ -244,16 +278,23 @@ public final class SinkDeliverer {
         let start = calendar.startOfDay(for: Date())
         let published = try storeStep(.readPublishedStates) { try store.publishedStates(sink: name) }
         let marks = Dictionary(published.map { (DeliveryContext.key(person: $0.person, type: $0.type), $0.end) }, uniquingKeysWith: max)
-        let current = Self.currentReadings(records, publishedStates: marks, startOfToday: start)
-        struct Pair: Hashable { var person: String; var type: QuantityType }
-        let pairs = Set(records.compactMap { record in
-            record.sample.flatMap { $0.type.aggregationStyle.isCumulative ? Pair(person: record.person, type: $0.type) : nil }
-        })
-        var context = DeliveryContext(people: people, publishedStates: marks, currentReadings: current)
+        var current = Self.currentReadings(records, publishedStates: marks, startOfToday: start)
+        var context = DeliveryContext(people: people, publishedStates: marks)
         context.retiredStates = try retiredStates(marks: marks, records: records, everybody: everybody)
-        for person in people {
-            if let system = try storeStep(.readPeople, { try store.queryUnitSystem(ofPerson: person) }) { context.unitSystems[person] = system }
+        let systems = try systems(of: everybody)
+        context.unitSystems = systems.filter { $0.value != .metric }
+        contextSystems = systems
+        // A state shown in another system than its person's now is shown again: its newest reading.
+        for key in marks.keys.sorted() where current[key] == nil && !context.retiredStates.contains(key) {
+            let (person, identifier) = DeliveryContext.parts(ofKey: key)
+            guard let system = systems[person], shownSystems?[person] != system, let type = QuantityType.named(identifier) else { continue }
+            current[key] = try storeStep(.readNewestSample) { try store.newestSample(person: person, type: type) }
         }
+        context.currentReadings = current
+        struct Pair: Hashable { var person: String; var type: QuantityType }
+        let pairs = Set(current.compactMap { key, sample in
+            sample.type.aggregationStyle.isCumulative ? Pair(person: DeliveryContext.parts(ofKey: key).person, type: sample.type) : nil
+        })
         guard !pairs.isEmpty, let end = calendar.date(byAdding: .day, value: 1, to: start) else { return context }
         var totals: [String: Double] = [:]
         for pair in pairs {

@@ -71,6 +71,7 @@ public enum SinkFeedStep: String, Sendable, Hashable {
     case readPeople = "reading the people"
     case readPublishedStates = "reading the published states"
     case readSampleCounts = "reading the sample counts"
+    case readNewestSample = "reading a type's newest sample"
 }
 
 extension SinkDeliveryError {

@@ -183,6 +183,9 @@ public protocol DeliveryFeed: AnyObject {
     func publishedStates(sink: String) throws -> [PublishedState]
     /// Whether the person named `person` has any stored sample of type `type` (an identifier).
     func holdsSamples(person: String, type: String) throws -> Bool
+    /// The newest stored sample (by start, then end) of `type` of the person named `person`;
+    /// nil when there is none (a Home Assistant sink shows it again in another unit).
+    func newestSample(person: String, type: QuantityType) throws -> QuantitySample?
     /// Forgets the sink's published states of these (person, type identifier) pairs: their
     /// entities were removed from the receiver.
     func forgetPublishedStates(sink: String, keys: [(person: String, type: String)]) throws

@@ -435,6 +435,10 @@ extension HealthStore {
 /// The local store as the delivery port: a sink's feed is read by person name (resolved to the
 /// store's person on each batch; nil reads every person's samples, never the unassigned ones).
 extension HealthStore: DeliveryFeed {
+    public func newestSample(person: String, type: QuantityType) throws -> QuantitySample? {
+        try newestSamples(type: type, person: sinkScope(person: person), count: 1).last
+    }
+
     public func feedBatch(after cursor: Int64, types: [String], limit: Int, person: String?) throws -> FeedBatch {
         try feedBatch(after: cursor, types: types, limit: limit, person: sinkScope(person: person))
     }

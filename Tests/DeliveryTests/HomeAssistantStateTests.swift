@@ -2,6 +2,7 @@ import Delivery
 import Foundation
 import HealthModel
 import Pipeline
+import SQLiteStore
 import Testing
 
 /// What a Home Assistant user sees of the MQTT sink, checked on the retained messages of a real
@@ -207,7 +208,9 @@ import Testing
     }
 
     /// A person who reads US units (`people set P --units us`) gets their entities in lb and °F
-    /// (config and state) from the next delivery; the room sensor stays the gateway's, in °C.
+    /// (config and state) from the next delivery, with or without new samples: a one-shot run
+    /// shows the states again in the new unit, and so does a running daemon within seconds; the
+    /// room sensor stays the gateway's, in °C.
     @Test func aPersonsEntitiesFollowTheirUnits() throws {
         let directory = try TemporaryDirectory("ha-units")
         let broker = try MosquittoBroker()
@@ -230,14 +233,39 @@ import Testing
         #expect(states["ingestd/gw/me/bodyTemperature/state"].flatMap(Double.init).map { abs($0 - 97.88) < 1e-9 } == true)
         #expect(states["ingestd/gw/gateway/ambientTemperature/state"] == "21.5")
 
-        // Back to metric: the next weighing brings kg.
+        // Back to metric with nothing new to send: a one-shot run (`sinks deliver`) shows the
+        // shown readings again, in kg and °C, config and state alike.
         try fixture.withStore { try $0.setUnits(nil, of: try $0.person(named: "me")) }
-        try fixture.add(.bodyMass, 71.0, at: Self.in2025.addingTimeInterval(86_400))
-        #expect(try fixture.deliver(sink) == .caughtUp(delivered: 1, deadLettered: 0))
+        #expect(try fixture.deliver(sink) == .caughtUp(delivered: 0, deadLettered: 0))
         configs = try retainedMessages(port: broker.port, topic: "homeassistant/sensor/#")
         #expect(try json(configs["homeassistant/sensor/ingestd_gw_me/bodyMass/config"])["unit_of_measurement"] as? String == "kg")
+        #expect(try json(configs["homeassistant/sensor/ingestd_gw_me/bodyTemperature/config"])["unit_of_measurement"] as? String == "°C")
+        states = try retainedMessages(port: broker.port, topic: "ingestd/gw/+/+/state")
+        #expect(states["ingestd/gw/me/bodyMass/state"] == "71.2")
+        #expect(states["ingestd/gw/me/bodyTemperature/state"] == "36.6")
+        #expect(states["ingestd/gw/gateway/ambientTemperature/state"] == "21.5")
+
+        // The next weighing brings kg.
+        try fixture.add(.bodyMass, 71.0, at: Self.in2025.addingTimeInterval(86_400))
+        #expect(try fixture.deliver(sink) == .caughtUp(delivered: 1, deadLettered: 0))
         states = try retainedMessages(port: broker.port, topic: "ingestd/gw/+/+/state")
         #expect(states["ingestd/gw/me/bodyMass/state"] == "71")
+
+        // A running daemon's sink sees the change of system by itself, with no sample to send.
+        let service = DeliveryService(openFeed: { [path = fixture.path] in try HealthStore(path: path) }, softwareVersion: "test",
+                                      retry: RetryPolicy(maximumAttempts: nil, initialDelay: 0.1, maximumDelay: 0.5),
+                                      onEvent: { _ in }, onProblem: { Issue.record("delivery problem: \($0)") })
+        #expect(try service.start() == ["ha"])
+        defer { service.stop() }
+        Thread.sleep(forTimeInterval: 1.5)
+        try fixture.withStore { try $0.setUnits(.us, of: try $0.person(named: "me")) }
+        let shownInPounds = waitFor(20) {
+            let weight = (try? retainedMessages(port: broker.port, topic: "ingestd/gw/+/+/state"))?["ingestd/gw/me/bodyMass/state"]
+            return weight.flatMap(Double.init).map { abs($0 - 71.0 / 0.45359237) < 1e-6 } == true
+        }
+        #expect(shownInPounds)
+        configs = try retainedMessages(port: broker.port, topic: "homeassistant/sensor/#")
+        #expect(try json(configs["homeassistant/sensor/ingestd_gw_me/bodyMass/config"])["unit_of_measurement"] as? String == "lb")
     }
 
     @Test func onlyTypesWithDataGetEntitiesWithPlainNamesAndRoomSensorsBelongToTheGateway() throws {

@@ -83,6 +83,7 @@ final class InMemoryFeed: DeliveryFeed {
         }
         return !held.isEmpty
     }
+    func newestSample(person: String, type: QuantityType) throws -> QuantitySample? { nil }
     func forgetPublishedStates(sink: String, keys: [(person: String, type: String)]) throws {
         states.removeAll { state in keys.contains { $0.person == state.person && $0.type == state.type } }
     }
