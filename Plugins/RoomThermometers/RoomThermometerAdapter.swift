@@ -103,6 +103,32 @@ public struct RoomThermometerDecoder: AdvertisementReadingDecoder {
         return .nothing("no-thermometer-frame")
     }
 
+    /// The battery charge of the same frames (README: where each layout keeps it).
+    public func batteryPercent(from advertisement: BLEAdvertisement) -> Int? {
+        if let data = advertisement.serviceData[Self.environmentalSensing] {
+            switch data.count {
+            case Self.atc1441Length: return Int(data[9])
+            case Self.pvvxLength: return Int(data[12])
+            default: return nil
+            }
+        }
+        if let data = advertisement.manufacturerData[Self.goveeCompanyID] {
+            switch data.count {
+            case 6: return Int(data[4])
+            case 7: return Int(data[5])
+            default: return nil
+            }
+        }
+        if let name = advertisement.localName, name.hasPrefix("GVH51"), let data = advertisement.manufacturerData[Self.goveeH510xCompanyID] {
+            return data.count >= 6 ? Int(data[5]) : nil
+        }
+        if let name = advertisement.localName, name == "sps" || name == "tps",
+           let (_, rest) = advertisement.manufacturerData.first, rest.count == 7 {
+            return Int(rest[5])
+        }
+        return nil
+    }
+
     /// Govee's combined number: thousands are tenths of a degree, the top bit says below zero.
     private func goveeCombined(_ number: Int) -> Double {
         let magnitude = number & 0x7F_FFFF

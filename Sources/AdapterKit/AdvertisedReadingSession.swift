@@ -61,6 +61,13 @@ public protocol AdvertisementReadingDecoder: Sendable {
     /// The device's maker, for the samples' device, unless a reading names it.
     var manufacturer: String? { get }
     func reading(from advertisement: BLEAdvertisement) throws(AdvertisementFrameError) -> AdvertisedReading
+    /// The battery charge (percent) the advertisement carries, if its layout has one.
+    func batteryPercent(from advertisement: BLEAdvertisement) -> Int?
+}
+
+extension AdvertisementReadingDecoder {
+    /// Most layouts carry no battery charge.
+    public func batteryPercent(from advertisement: BLEAdvertisement) -> Int? { nil }
 }
 
 /// A session for devices that only broadcast their readings: the decoder reads each advertisement;
@@ -74,6 +81,12 @@ public final class AdvertisedReadingSession: BLEAdapterSession {
     private let address: BLEAddress
     private var name: String?
     private var lastIdentity: [UInt8]?
+    /// The device of the last reading (its model and maker as the frame named them).
+    private var lastDevice: Device?
+    /// The battery charge last handed out, and when.
+    private var lastBattery: (percent: Int, at: Date)?
+    /// A charge said again is handed out again after this many seconds (the devices page shows when).
+    public static let batteryRepeatInterval: TimeInterval = 3600
 
     public init(device: BLEDeviceTraits, context: AdapterContext, decoder: any AdvertisementReadingDecoder) {
         self.context = context
@@ -95,6 +108,7 @@ public final class AdvertisedReadingSession: BLEAdapterSession {
             output.reject(context.source, reason: error.reason, detail: "\(address): \(error.detail)", time: advertisement.time)
             return
         }
+        defer { noteBattery(advertisement, into: &output) }
         switch reading {
         case .settling:
             lastIdentity = nil
@@ -112,6 +126,7 @@ public final class AdvertisedReadingSession: BLEAdapterSession {
             lastIdentity = identity
             let device = Device(name: name, manufacturer: maker ?? decoder.manufacturer, model: model,
                                 localIdentifier: address.description)
+            lastDevice = device
             for value in values {
                 let quantity = Quantity(value: value.value, unit: value.unit)
                 let canonical = try? quantity.doubleValue(for: value.type.canonicalUnit)
@@ -128,6 +143,18 @@ public final class AdvertisedReadingSession: BLEAdapterSession {
                     source: context.source, device: device, metadata: metadata)))
             }
         }
+    }
+}
+
+extension AdvertisedReadingSession {
+    /// Hands out the advertisement's battery charge when it changed, or an hour after it was last said.
+    private func noteBattery(_ advertisement: BLEAdvertisement, into output: inout AdapterOutput) {
+        guard let percent = decoder.batteryPercent(from: advertisement), DeviceBattery.isCharge(percent) else { return }
+        if let lastBattery, lastBattery.percent == percent,
+           advertisement.time.timeIntervalSince(lastBattery.at) < Self.batteryRepeatInterval { return }
+        lastBattery = (percent, advertisement.time)
+        let device = lastDevice ?? Device(name: name, manufacturer: decoder.manufacturer, localIdentifier: address.description)
+        output.batteries.append(DeviceBattery(source: context.source, device: device, percent: percent, at: advertisement.time))
     }
 }
 

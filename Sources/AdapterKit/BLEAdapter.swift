@@ -84,6 +84,9 @@ public struct AdapterOutput: Sendable {
     /// What a user should do about something a session met, said once per device and problem
     /// (a missing or wrong key): replay prints these in its summary, the daemon logs them.
     public var explanations: [String] = []
+    /// Battery charges the devices said, at most one per device and change (not health samples:
+    /// stored beside them for the devices page, only for sources with a grant).
+    public var batteries: [DeviceBattery] = []
 
     public init() {}
 

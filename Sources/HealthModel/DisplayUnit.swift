@@ -130,7 +130,7 @@ public enum DisplayUnits {
         add([.bodyFatPercentage, .oxygenSaturation], Entry(percent))
         add([.bodyMassIndex], Entry(DisplayUnit(unit: .count, fractionDigits: 1, symbol: "kg/m²")))
         add([.height, .waistCircumference], Entry(centimeters, inches))
-        add([.bodyTemperature, .basalBodyTemperature, .appleSleepingWristTemperature], Entry(celsius, fahrenheit))
+        add([.bodyTemperature, .basalBodyTemperature, .appleSleepingWristTemperature, .ambientTemperature], Entry(celsius, fahrenheit))
         add([.heartRate, .restingHeartRate, .walkingHeartRateAverage, .heartRateRecoveryOneMinute], Entry(bpm))
         add([.heartRateVariabilitySDNN], Entry(DisplayUnit(unit: .secondUnit(with: .milli), fractionDigits: 0, symbol: "ms")))
         add([.bloodPressureSystolic, .bloodPressureDiastolic], Entry(mmHg))

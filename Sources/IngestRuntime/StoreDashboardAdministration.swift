@@ -57,6 +57,33 @@ public final class StoreDashboardAdministration: DashboardAdministration {
         return "the reading is \(name)'s now"
     }
 
+    public func deviceStatuses() throws -> [DeviceStatus] {
+        guard FileManager.default.fileExists(atPath: path) else { return [] }
+        let store = try HealthStore(path: path, readOnly: true)
+        defer { store.close() }
+        var statuses: [String: DeviceStatus] = [:]
+        func key(_ source: String, _ device: String) -> String { source + "\u{0}" + device }
+        for reading in try store.lastReadingsByDevice() {
+            let device = HealthStore.deviceText(reading.device)
+            statuses[key(reading.source, device)] = DeviceStatus(
+                source: reading.source, device: device, lastType: QuantityType.named(reading.type), lastValue: reading.value,
+                lastEnd: reading.end)
+        }
+        for battery in try store.deviceBatteries() {
+            let device = HealthStore.deviceText(battery.device)
+            var status = statuses[key(battery.source, device)] ?? DeviceStatus(source: battery.source, device: device)
+            status.batteryPercent = battery.percent
+            status.batteryAt = battery.at
+            statuses[key(battery.source, device)] = status
+        }
+        for group in try store.pendingGroups() {
+            var status = statuses[key(group.source, group.device)] ?? DeviceStatus(source: group.source, device: group.device)
+            status.held[group.type, default: 0] += group.count
+            statuses[key(group.source, group.device)] = status
+        }
+        return statuses.values.sorted { ($0.source, $0.device) < ($1.source, $1.device) }
+    }
+
     public func sinkSummaries() throws -> [SinkSummary] {
         guard FileManager.default.fileExists(atPath: path) else { return [] }
         let store = try HealthStore(path: path, readOnly: true)

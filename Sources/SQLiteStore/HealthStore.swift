@@ -71,6 +71,7 @@ public final class HealthStore {
         CountsMigration.migration,
         Migration(version: 15, name: "each person's measurement system", sql: schemaV15),
         LongestSampleMigration.migration,
+        Migration(version: 17, name: "each device's last battery charge", sql: schemaV17),
     ])
 
     /// `ingestd people set P --units metric|us`: NULL (the configuration's) for everybody so far.

@@ -86,9 +86,7 @@ public final class Dashboard: @unchecked Sendable {
             case ("GET", "/unassigned"): return try page(try unassignedPage(message: nil))
             case ("POST", "/unassigned"): return try assign(request)
             case ("GET", "/sinks"): return try page(try sinksPage())
-            case ("GET", "/devices"):
-                return try page(Self.document(title: "Devices: ingestd",
-                                              body: "<h1>Sources and devices</h1>" + (try PersonPage.devices(store: store, scope: QueryScope()))))
+            case ("GET", "/devices"): return try page(try devicesPage())
             case ("GET", "/metrics"):
                 return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", text: try metrics())
             case ("GET", let path) where path.hasPrefix("/api/v1/"):
@@ -286,6 +284,57 @@ public final class Dashboard: @unchecked Sendable {
         guard people.contains(person) else { throw DashboardError.unknownPerson(person, known: people) }
         guard let administration else { return Self.plain(503, "this server cannot change the store") }
         return try page(try unassignedPage(message: try administration.assign(uuid, to: person)))
+    }
+
+    /// Every device with its newest reading, battery and what it waits for; then the sources
+    /// with their counts.
+    private func devicesPage() throws -> String {
+        var body = "<h1>Devices</h1>"
+        let statuses = try administration?.deviceStatuses() ?? []
+        if statuses.isEmpty {
+            body += "<p>No device has sent samples yet.</p>"
+        } else {
+            let format = ChartFormat(zone: configuration.zone, showsTime: true)
+            body += "<table id=\"device-status\"><thead><tr><th>Device</th><th>Source</th><th>Last reading</th><th>Battery</th><th>Waiting for</th></tr></thead><tbody>"
+            for status in statuses {
+                body += "<tr><th scope=\"row\">\(HTMLText.escaped(status.device.isEmpty ? "(unnamed)" : status.device))</th>"
+                body += "<td>\(HTMLText.escaped(status.source))</td><td>"
+                if let type = status.lastType, let end = status.lastEnd {
+                    let value = status.lastValue.map { " " + DisplayUnits.text($0, of: type, system: .metric) } ?? ""
+                    body += "\(HTMLText.escaped(Self.words(type.shortName) + value)), \(format.dateText(end))"
+                } else {
+                    body += "none stored"
+                }
+                body += "</td><td>"
+                if let percent = status.batteryPercent, let at = status.batteryAt {
+                    body += "<span class=\"battery\(percent <= 15 ? " low" : "")\">\(percent) %</span> <span class=\"muted\">(\(format.dateText(at)))</span>"
+                } else {
+                    body += "<span class=\"muted\">not said</span>"
+                }
+                body += "</td><td>"
+                if status.held.isEmpty {
+                    body += "nothing"
+                } else {
+                    let count = status.held.values.reduce(0, +)
+                    let types = status.held.keys.sorted().map { Self.words(QuantityType.named($0)?.shortName ?? $0) }.joined(separator: ", ")
+                    body += "<a href=\"/decisions\">your decision</a> on \(count) held sample\(count == 1 ? "" : "s") (\(HTMLText.escaped(types)))"
+                }
+                body += "</td></tr>"
+            }
+            body += "</tbody></table>"
+            body += "<p class=\"muted\">Battery: as the device last said it (thermometers that broadcast it); a device that never says one shows none.</p>"
+        }
+        body += "<h2>Sources</h2>" + (try PersonPage.devices(store: store, scope: QueryScope()))
+        return Self.document(title: "Devices: ingestd", body: body)
+    }
+
+    /// A type's short name in words: `ambientTemperature` → "Ambient temperature".
+    static func words(_ shortName: String) -> String {
+        var text = ""
+        for character in shortName {
+            if character.isUppercase, !text.isEmpty { text += " " + character.lowercased() } else { text.append(character) }
+        }
+        return text.prefix(1).uppercased() + text.dropFirst()
     }
 
     private func sinksPage() throws -> String {

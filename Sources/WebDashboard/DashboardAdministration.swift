@@ -44,6 +44,35 @@ public struct SinkSummary: Sendable, Equatable {
     }
 }
 
+/// One device as the devices page shows it: its newest reading, its battery where the device
+/// says one, and what it waits for (a first-contact decision on its held samples).
+public struct DeviceStatus: Sendable, Equatable {
+    public var source: String
+    /// "name (local identifier)", whichever parts the device has.
+    public var device: String
+    /// The newest stored reading's type, value (canonical unit; nil when unknown) and end.
+    public var lastType: QuantityType?
+    public var lastValue: Double?
+    public var lastEnd: Date?
+    /// The battery charge in percent the device last said, and when.
+    public var batteryPercent: Int?
+    public var batteryAt: Date?
+    /// Held samples of the device waiting for a grant or denial of its source, per type identifier.
+    public var held: [String: Int]
+
+    public init(source: String, device: String, lastType: QuantityType? = nil, lastValue: Double? = nil, lastEnd: Date? = nil,
+                batteryPercent: Int? = nil, batteryAt: Date? = nil, held: [String: Int] = [:]) {
+        self.source = source
+        self.device = device
+        self.lastType = lastType
+        self.lastValue = lastValue
+        self.lastEnd = lastEnd
+        self.batteryPercent = batteryPercent
+        self.batteryAt = batteryAt
+        self.held = held
+    }
+}
+
 /// What the dashboard needs beyond the query port: the pending first-contact decisions and
 /// making one, the sinks' state, counts for `/metrics`. Implemented over the store file by the
 /// composition root (IngestRuntime's `StoreDashboardAdministration`).
@@ -58,4 +87,7 @@ public protocol DashboardAdministration: AnyObject {
     func unassignedReadings(limit: Int) throws -> [UnassignedReading]
     /// Gives the reading `uuid` to `person` ("this is mine"); returns what happened, for the page.
     func assign(_ uuid: UUID, to person: String) throws -> String
+    /// Every device that wrote or sent samples, by source and device, with its newest reading,
+    /// battery and held samples.
+    func deviceStatuses() throws -> [DeviceStatus]
 }

@@ -13,6 +13,7 @@ public enum PageStyle {
         .number { border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px; min-width: 180px; }
         .number .value { font-size: 1.6em; font-weight: 600; }
         .number .label, .muted { color: var(--muted); }
+        .battery.low { color: #b00020; font-weight: 600; }
         figure.chart { margin: 16px 0; }
         figcaption { font-weight: 600; }
         .chart-svg { width: 100%; height: auto; max-height: 320px; }

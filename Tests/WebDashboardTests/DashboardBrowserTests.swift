@@ -163,6 +163,40 @@ import TestSupport
         #expect(try Chromium.dom("\(server.base)/unassigned").contains("Every reading belongs to someone."))
     }
 
+    /// The devices page: each device's newest reading, its battery as the device said it (real
+    /// ATC1441/PVVX frames: 81 %, 100 %, 75 %), none for a source that had no grant when its
+    /// device said it (the Govee frames' 100 % was not kept), and the decision a device waits for.
+    @Test func theDevicesPageShowsEachDevicesLastReadingBatteryAndWhatItWaitsFor() throws {
+        let store = try DashboardStore()
+        defer { store.remove() }
+        let tests = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        let thermometers = tests.appendingPathComponent("AdapterTests/Captures/room-thermometer").path
+        let scale = tests.appendingPathComponent("IngestdProcessTests/Captures/household/household-mi-scale.btsnoop").path
+        for arguments in [["replay", thermometers + "/govee.btsnoop"], ["auth", "grant", "room-thermometer", "--all"],
+                          ["replay", thermometers + "/atc-pvvx.btsnoop"], ["replay", scale]] {
+            let result = try store.ingestd(arguments)
+            try #require(result.status == 0, "\(arguments): \(result.stderr)")
+        }
+        let server = try DashboardServer(store: store)
+        defer { server.stop() }
+        let page = try Chromium.dom("\(server.base)/devices")
+        _ = try Chromium.screenshot("\(server.base)/devices", name: "devices.png")
+        let table = try #require(page.components(separatedBy: "<table id=\"device-status\">").dropFirst().first?
+            .components(separatedBy: "</table>").first, "\(page)")
+        let rows = table.components(separatedBy: "<tr").dropFirst().map { String($0) }
+        func row(_ device: String) -> String? { rows.first { $0.contains(device) } }
+        let atc = try #require(row("ATC_800021 (A4:C1:38:D5:D4:98)"))
+        #expect(atc.contains("81 %") && atc.contains("Ambient temperature") && atc.contains("room-thermometer"), "\(atc)")
+        #expect(try #require(row("(A4:C1:38:CF:01:56)")).contains("100 %"))
+        #expect(try #require(row("CGG_1233DC (58:2D:34:12:33:DC)")).contains("75 %"))
+        let govee = try #require(row("GVH5075_1234"))
+        #expect(govee.contains("not said") && govee.contains("Ambient temperature") && govee.contains("26.8"), "\(govee)")
+        #expect(govee.contains("<td>nothing</td>"))
+        let waiting = try #require(rows.first { $0.contains("xiaomi-scale") }, "\(table)")
+        #expect(waiting.contains("your decision</a> on") && waiting.contains("held sample") && waiting.contains("none stored"), "\(waiting)")
+        #expect(page.contains("<h2>Sources</h2>") && page.contains("id=\"device-table\""))
+    }
+
     @Test func aNonLoopbackBindWithoutATokenIsRefusedAndWithOneNeedsIt() throws {
         let store = try DashboardStore()
         defer { store.remove() }

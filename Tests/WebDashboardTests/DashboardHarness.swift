@@ -21,9 +21,11 @@ struct DashboardStore {
     static func exportXML(now: Date = Date(), days: Int = 40) -> String {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC") ?? .current
-        // The export's last day is the UTC day of four hours ago: its samples (the last ends at
-        // 02:31) are then in the past whenever the test runs (the pipeline refuses future ones).
-        let today = calendar.startOfDay(for: now.addingTimeInterval(-4 * 3600))
+        // The export's last day is today (UTC), whatever the hour: its samples are squeezed into
+        // the part of today already past (the pipeline refuses future ones), so "today" always
+        // has steps; `importExport` waits out the first minutes of a UTC day.
+        let today = calendar.startOfDay(for: now)
+        let pastToday = now.timeIntervalSince(today) - 60
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = calendar.timeZone
@@ -32,15 +34,17 @@ struct DashboardStore {
         var records: [String] = []
         for day in 0..<days {
             let base = today.addingTimeInterval(Double(-day) * 86_400)
+            // Three samples an hour apart, early in the day; today's within the part already past.
+            let slot = day == 0 ? min(3600, pastToday / 3) : 3600
             for hour in 0..<3 {
-                // Early hours: the last day's samples are in the past (see `today` above).
-                let start = base.addingTimeInterval(Double(hour) * 3600 + 60), end = start.addingTimeInterval(1800)
+                let start = base.addingTimeInterval(Double(hour) * slot + min(60, slot / 4))
+                let end = start.addingTimeInterval(min(1800, slot / 2))
                 records.append(#"<Record type="HKQuantityTypeIdentifierStepCount" sourceName="Watch" unit="count" startDate="\#(text(start))" endDate="\#(text(end))" value="\#(1000 + day * 13 + hour)"/>"#)
                 records.append(#"<Record type="HKQuantityTypeIdentifierDistanceWalkingRunning" sourceName="Watch" unit="km" startDate="\#(text(start))" endDate="\#(text(end))" value="\#(0.7 + Double(hour) * 0.05)"/>"#)
                 records.append(#"<Record type="HKQuantityTypeIdentifierHeartRate" sourceName="Watch" unit="count/min" startDate="\#(text(start))" endDate="\#(text(start))" value="\#(60 + hour * 20 + day % 5)"/>"#)
             }
             if day % 3 == 0 {
-                let at = text(base.addingTimeInterval(120))
+                let at = text(base.addingTimeInterval(min(120, slot / 3)))
                 records.append(#"<Record type="HKQuantityTypeIdentifierBodyMass" sourceName="Scale" unit="kg" startDate="\#(at)" endDate="\#(at)" value="\#(String(format: "%.2f", 70 + Double(day) * 0.05))"/>"#)
                 records.append(#"<Record type="HKQuantityTypeIdentifierBodyFatPercentage" sourceName="Scale" unit="%" startDate="\#(at)" endDate="\#(at)" value="\#(String(format: "%.3f", 0.2 + Double(day) * 0.001))"/>"#)
                 records.append(#"<Correlation type="HKCorrelationTypeIdentifierBloodPressure" sourceName="Cuff" startDate="\#(at)" endDate="\#(at)"><Record type="HKQuantityTypeIdentifierBloodPressureSystolic" sourceName="Cuff" unit="mmHg" startDate="\#(at)" endDate="\#(at)" value="\#(115 + day)"/><Record type="HKQuantityTypeIdentifierBloodPressureDiastolic" sourceName="Cuff" unit="mmHg" startDate="\#(at)" endDate="\#(at)" value="\#(75 + day / 2)"/></Correlation>"#)
@@ -51,6 +55,9 @@ struct DashboardStore {
 
     /// Imports the export (granting every source unless `grant` is false: then the samples are held).
     func importExport(grant: Bool = true) throws {
+        // Within the first five minutes of a UTC day too little of today is past to hold its samples.
+        let sinceMidnight = Date().timeIntervalSince1970.truncatingRemainder(dividingBy: 86_400)
+        if sinceMidnight < 300 { Thread.sleep(forTimeInterval: 300 - sinceMidnight) }
         let file = directory.appendingPathComponent("export.xml")
         try Self.exportXML().write(to: file, atomically: true, encoding: .utf8)
         let result = try IngestdProcess.runBlocking(["import", file.path, "--store", path] + (grant ? ["--grant"] : []), limit: 120)

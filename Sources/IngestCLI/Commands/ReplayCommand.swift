@@ -96,6 +96,7 @@ struct ReplayCommand: Command {
                                           options: decoding.adapterSettings, deliver: deliver)
                     : try await captures.run(path: readPath) { _ = try deliver($0, []) }
                 for line in summary.lines(path: file) { context.stderr.writeLine(line) }
+                try ingestion.recordBatteries(summary.batteries)
                 continue
             }
             let reader = try LineReader(path: readPath)

@@ -2,6 +2,7 @@ import AdapterKit
 import BLEWire
 import BlueZTransport
 import Foundation
+import HealthModel
 import Logging
 import Synchronization
 import Transport
@@ -250,7 +251,7 @@ public actor EventBatcher {
         let fromConnection = if case .gattValue = event { true } else { false }
         if output.records.count >= Self.maximumBatch || (fromConnection && output.records.count > waiting) {
             await flush(finishing: false)
-        } else if timer == nil, !output.records.isEmpty || !output.rejections.isEmpty {
+        } else if timer == nil, !output.records.isEmpty || !output.rejections.isEmpty || !output.batteries.isEmpty {
             let delay = self.delay
             timer = Task {
                 do { try await Task.sleep(for: delay) } catch { return }
@@ -271,9 +272,11 @@ public actor EventBatcher {
         return await withCheckedContinuation { continuation in
             Thread.detachNewThread {
                 var output = pending
+                var batteries: [DeviceBattery] = []
                 do {
                     try router.router.finish(into: &output, flushingAt: Self.maximumBatch) { batch in
                         Self.log(batch, logger)
+                        batteries += batch.batteries
                         guard !batch.records.isEmpty else { return }
                         do {
                             _ = try service.ingestBlocking(batch.records, origin: "ble")
@@ -284,6 +287,7 @@ public actor EventBatcher {
                 } catch {
                     logger.error("finishing the sessions failed: \(error)")
                 }
+                output.batteries += batteries
                 continuation.resume(returning: output)
             }
         }
@@ -327,7 +331,9 @@ public actor EventBatcher {
         timer = nil
         Self.log(output, logger)
         let records = output.records
+        let batteries = output.batteries
         output = AdapterOutput()
+        await service.recordBatteries(batteries)
         guard !records.isEmpty else { return }
         do {
             _ = try await service.ingest(records, origin: "ble")

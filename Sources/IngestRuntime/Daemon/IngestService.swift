@@ -41,6 +41,17 @@ public actor IngestService {
         self.onCommit = onCommit
     }
 
+    /// Keeps the battery charges the devices said (sources with a grant only); a failure is logged,
+    /// never fatal to the samples.
+    func recordBatteries(_ batteries: [DeviceBattery]) {
+        guard !closed, !batteries.isEmpty else { return }
+        do {
+            try ingestion.recordBatteries(batteries)
+        } catch {
+            logger.error("keeping \(batteries.count) battery charge\(batteries.count == 1 ? "" : "s") failed: \(error)")
+        }
+    }
+
     /// Normalizes, validates, authorizes and commits one batch. Logs counts, never values.
     /// `deviceKeys`: what the transport knows the device by (USB `VID:PID`, serial number), for device owners.
     func ingest(_ records: [HealthRecord], origin: String, deviceKeys: [String] = []) throws -> IngestReport {

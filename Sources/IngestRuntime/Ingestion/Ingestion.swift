@@ -35,6 +35,17 @@ public final class Ingestion {
         }
     }
 
+    /// Keeps the devices' battery charges (not health samples: only for sources with a grant);
+    /// returns how many were kept.
+    @discardableResult
+    public func recordBatteries(_ batteries: [DeviceBattery]) throws -> Int {
+        do {
+            return try store.recordBatteries(batteries)
+        } catch let error as SQLiteError where error.isDiskFull {
+            throw IngestionError.diskFull
+        }
+    }
+
     /// Re-reads grants and priorities (after a grant here or in another process).
     public func reloadAuthorization() throws {
         try pipeline.reloadAuthorization()

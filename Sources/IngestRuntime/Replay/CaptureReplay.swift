@@ -57,6 +57,14 @@ public struct CaptureReplay {
         var isUSB = false
         /// Conversations run against captured connections (``ConversingAdapter``s).
         var conversations: [ConversationReport] = []
+        /// The newest battery charge each device said, by source and device key (one per
+        /// device the router holds, so bounded as the devices are).
+        var batteryByDevice: [String: DeviceBattery] = [:]
+
+        /// The newest battery charge of each device that said one, by source and device.
+        public var batteries: [DeviceBattery] {
+            batteryByDevice.values.sorted { ($0.source, $0.deviceKey) < ($1.source, $1.deviceKey) }
+        }
     }
 
     /// Whether `path` is a usbmon capture (pcap/pcapng with link type 189 or 220).
@@ -186,6 +194,10 @@ public struct CaptureReplay {
         for (reason, count) in output.skipped { summary.skipped[reason, default: 0] += count }
         for explanation in output.explanations where summary.explanations.count < Summary.maximumExplanations {
             summary.explanations.append(explanation)
+        }
+        for battery in output.batteries {
+            let key = battery.source + "\u{0}" + battery.deviceKey
+            if summary.batteryByDevice[key].map({ $0.at <= battery.at }) ?? true { summary.batteryByDevice[key] = battery }
         }
         let records = output.records
         output = AdapterOutput()
