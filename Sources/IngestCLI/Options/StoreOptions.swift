@@ -38,9 +38,14 @@ struct StoreOption: OptionGroup {
     }
 
     /// The store of `--store` (or the default) as the household commands see it: people, device
-    /// owners, whose samples are whose (`people list` and `unassigned` read it `readOnly`).
+    /// owners, whose samples are whose (`people list` reads it `readOnly`).
     func openHousehold(_ context: CommandContext, readOnly: Bool = false) throws -> any HouseholdStore {
         try open(context, readOnly: readOnly)
+    }
+
+    /// The store of `--store` (or the default), read-only, as `unassigned` sees it: the samples nobody was assigned.
+    func openAssignments(_ context: CommandContext) throws -> any SampleAssignmentStore {
+        try open(context, readOnly: true)
     }
 
     /// The store of `--store` (or the default) as the profile commands see it: the people and
