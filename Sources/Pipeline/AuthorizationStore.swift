@@ -1,9 +1,16 @@
 import Foundation
 import HealthModel
 
-/// The write authorization a store keeps, as `auth revoke`, `auth deny` and `auth pending` read
-/// and change it. (A grant goes through the ingestion front door, which brings the held samples in.)
+/// The write authorization a store keeps, as `auth list`, `auth revoke`, `auth deny` and
+/// `auth pending` read and change it (and `import` reads). (A grant goes through the ingestion front door, which brings the held samples in.)
 public protocol AuthorizationStore: StoreConnection {
+    /// Every grant as (source, type identifier or `*`), sorted.
+    func grants() throws -> [(source: String, type: String)]
+    /// Every explicit denial as (source, type identifier or `*`), sorted.
+    func denials() throws -> [(source: String, type: String)]
+    /// Every read grant of a sink as (sink, type identifier or `*`), sorted (`auth list` shows
+    /// them beside the write grants).
+    func readGrants() throws -> [(sink: String, type: String)]
     /// Every source name the store has met (stored, held or rejected samples), sorted.
     func seenSourceNames() throws -> [String]
     /// Denies `types` (or every type with `all`) of `source`, replacing its grants of them, and

@@ -20,9 +20,15 @@ public protocol PeopleStore: StoreConnection {
     func people() throws -> [Person]
     /// The person named `name`; `PeopleError.unknownPerson` when there is none.
     func person(named name: String) throws -> Person
+    /// How many stored samples belong to `person` (`people list`).
+    func sampleCount(of person: Person) throws -> Int
     /// Adds a person; `bodyMassKilograms` is the weight the body-mass rule starts from.
     @discardableResult
     func addPerson(name: String, profile: UserProfile, bodyMassKilograms: Double?, scaleUserIndex: Int?) throws -> Person
+    /// Replaces the characteristics of `person` (`profile set`) and recomputes the body
+    /// composition derived from their weighings.
+    @discardableResult
+    func setProfile(_ profile: UserProfile, of person: Person) throws -> BodyCompositionRecomputation
     /// Sets the measurement system `person` reads values in (nil: the configuration's).
     func setUnits(_ units: UnitSystem?, of person: Person) throws
     /// Sets the formula `person`'s weighings are derived with, and recomputes them.
@@ -34,6 +40,8 @@ public protocol PeopleStore: StoreConnection {
 
 /// The owners of devices and their formulas, as `devices assign` and `devices set` change them.
 public protocol DeviceOwnershipStore: StoreConnection {
+    /// Every device owner, by device (`people list`).
+    func deviceOwners() throws -> [DeviceOwner]
     /// Makes `person` the owner of the device `identifier`: its later samples are theirs.
     func assignDevice(_ identifier: String, to person: Person) throws
     /// Sets (nil: the person's choice again) the formula of the device's weighings, and recomputes them.
@@ -43,6 +51,11 @@ public protocol DeviceOwnershipStore: StoreConnection {
 
 /// Whose stored samples are whose, as `assign` changes it.
 public protocol SampleAssignmentStore: StoreConnection {
+    /// The samples nobody was assigned, oldest first, at most `limit` (0: all): what `assign`
+    /// can move (`ingestd unassigned`).
+    func unassignedSamples(limit: Int) throws -> [QuantitySample]
+    /// How many samples nobody was assigned (`people list` points at them).
+    func unassignedCount() throws -> Int
     /// Gives the samples `uuids` to `person` (those already theirs are left alone); how many moved.
     /// An unknown uuid fails the whole call.
     @discardableResult
@@ -50,6 +63,18 @@ public protocol SampleAssignmentStore: StoreConnection {
     /// Gives the unassigned samples of the device `identifier` to `person`; how many moved.
     @discardableResult
     func assignUnassigned(fromDevice identifier: String, to person: Person) throws -> Int
+}
+
+/// A device owner as `people list` shows it.
+public struct DeviceOwner: Sendable, Equatable {
+    /// The identifier as given to `devices assign`.
+    public var device: String
+    public var person: String
+
+    public init(device: String, person: String) {
+        self.device = device
+        self.person = person
+    }
 }
 
 /// What `PeopleStore.removePerson` does with the person's samples.

@@ -252,3 +252,6 @@ extension HealthStore {
         }
     }
 }
+
+/// The store file keeps each type's source order; `ingestd priority` reaches it through this port.
+extension HealthStore: SourcePriorityStore {}

@@ -2,14 +2,6 @@ import Foundation
 import Pipeline
 
 extension HealthStore {
-    /// A stored key's address, when it was added and the sample sources that have read the device (the adapters
-    /// using it); never the key itself.
-    public struct StoredKeyListing: Sendable, Equatable {
-        public var address: String
-        public var addedAt: Date
-        public var sources: [String]
-    }
-
     /// Every stored key by address (for the runtime's key lookup; nothing else reads the bytes).
     public func advertisementKeys() throws -> [(address: String, key: [UInt8])] {
         let select = try db.cachedStatement("SELECT address, key FROM advertisement_keys ORDER BY address")

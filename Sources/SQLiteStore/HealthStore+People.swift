@@ -25,13 +25,6 @@ public enum PersonScope: Sendable, Equatable {
     }
 }
 
-/// A device owner as `devices owners` lists it.
-public struct DeviceOwner: Sendable, Equatable {
-    /// The identifier as given to `devices assign`.
-    public var device: String
-    public var person: String
-}
-
 /// An unassigned sample with its type (for `ingestd unassigned`).
 public struct UnassignedSample: Sendable {
     public var sample: QuantitySample

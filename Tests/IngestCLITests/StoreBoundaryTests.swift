@@ -30,13 +30,51 @@ import Testing
         #expect(files.count > 100)
         let builders = files.filter { $0.text.contains("Pipeline(store:") }.map(\.path)
         #expect(builders == ["IngestRuntime/Ingestion/Ingestion.swift"])
-        // The daemon, replay, import and the grants (command line and dashboard) all enter through it.
+        // The daemon, the command line (replay, import, grant: through StoreOption.openIngestion)
+        // and the dashboard's grants all enter through it.
         let entering = Set(files.filter { $0.text.contains("Ingestion(store:") }.map(\.path))
-        for path in ["IngestRuntime/Daemon/IngestService.swift", "IngestCLI/Commands/ReplayCommand.swift",
-                     "IngestCLI/Commands/ImportCommand.swift", "IngestCLI/Commands/AuthGrantCommand.swift",
+        for path in ["IngestRuntime/Daemon/IngestService.swift", "IngestCLI/Options/StoreOptions.swift",
                      "IngestRuntime/StoreDashboardAdministration.swift"] {
             #expect(entering.contains(path), "\(path) does not ingest through the front door")
         }
+        let commands = Set(files.filter { $0.text.contains("openIngestion(") }.map(\.path))
+        for command in ["Replay", "Import", "AuthGrant"] {
+            let path = "IngestCLI/Commands/\(command)Command.swift"
+            #expect(commands.contains(path), "\(path) does not ingest through the front door")
+        }
+    }
+
+    /// The names by which a command would see the concrete store file rather than a port.
+    static let concreteStoreNames = ["HealthStore", "CommonArguments.openStore", "import SQLiteStore"]
+
+    /// The lines of `files` that name the concrete store, as `path:line: text`.
+    static func concreteStoreUses(in files: [(path: String, text: String)]) -> [String] {
+        var found: [String] = []
+        for (path, text) in files {
+            for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+            where concreteStoreNames.contains(where: { line.contains($0) }) {
+                found.append("\(path):\(index + 1): \(line.trimmingCharacters(in: .whitespaces))")
+            }
+        }
+        return found
+    }
+
+    /// Issue 26: every command opens its store through `StoreOption`'s or `QueryStoreOptions`'
+    /// port openers and never names the SQLite store (`StoreOption`'s concrete opener is private).
+    @Test func commandsNeverNameTheConcreteStore() throws {
+        let files = try Self.swiftFiles(under: "IngestCLI/Commands")
+        #expect(files.count > 40)
+        let uses = Self.concreteStoreUses(in: files)
+        #expect(uses.isEmpty, "open the store through a port (Sources/IngestCLI/Options/StoreOptions.swift):\n\(uses.joined(separator: "\n"))")
+    }
+
+    @Test func theConcreteStoreScanNamesTheLine() {
+        let text = """
+            let store = try storeFile.openPriorities(context)
+            let other: HealthStore = try CommonArguments.openStore(nil, context: context)
+            """
+        #expect(Self.concreteStoreUses(in: [("IngestCLI/Commands/Example.swift", text)])
+            == ["IngestCLI/Commands/Example.swift:2: let other: HealthStore = try CommonArguments.openStore(nil, context: context)"])
     }
 
     @Test func commandsNeverDowncastTheStoreTheyOpened() throws {

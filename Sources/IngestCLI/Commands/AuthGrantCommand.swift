@@ -22,9 +22,9 @@ struct AuthGrantCommand: Command {
 
     /// Grants, then brings the held samples of the granted types in through the pipeline.
     func run(_ context: CommandContext) async throws {
-        let ingestion = try Ingestion(store: try change.storeFile.open(context))
+        let ingestion = try change.storeFile.openIngestion(context)
         defer { ingestion.close() }
-        try change.checkSource(in: ingestion.store, context: context)
+        try change.checkSource(in: ingestion.authorization, context: context)
         let release = try ingestion.grant(source: change.source, types: change.types, all: change.all)
         context.stderr.writeLine("granted \(PrintableText.escaped(change.source)): \(change.what(allWord: "every type"))")
         if release.derivedFromStoredWeighings > 0 {

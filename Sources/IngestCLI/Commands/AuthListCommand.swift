@@ -13,7 +13,7 @@ struct AuthListCommand: StoreReportCommand {
     let options: StoreReportOptions
 
     func run(_ context: CommandContext) async throws {
-        let store = try options.store.open(context)
+        let store = try options.store.openAuthorization(context)
         defer { store.close() }
         // Read grants of sinks (reading clients) are listed beside the write grants, as "sink:NAME".
         let decisions = try store.grants().map { ($0.source, $0.type, "granted") }

@@ -1,52 +1,14 @@
 import ArgumentParsing
 import Foundation
 import HealthModel
-import SQLiteStore
 
 /// Conversions of command-line text shared by the commands and their option groups (`Options/`):
 /// time zones, dates, USB ids, adapter settings, source ids, quantity types, output units; and
-/// opening the store with clear errors.
+/// why a file cannot be opened (`StoreOption` opens the store with clear errors).
 enum CommonArguments {
     /// `--batch-size` of replay, import and sinks: records held in memory at once (replay
     /// reserves room for them up front), so the value is bounded.
     static let batchSizes = 1...100_000
-
-    /// Opens the store named by `--store` (or the default), mapping open failures to clear errors.
-    static func openStore(_ path: String?, context: CommandContext, readOnly: Bool = false) throws -> HealthStore {
-        let resolved = path ?? HealthStore.defaultPath(environment: context.environment)
-        // A directory where the store file was expected is a missing input (66), as for every file.
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: resolved, isDirectory: &isDirectory), isDirectory.boolValue {
-            throw CommandError.storeIsDirectory(path: resolved)
-        }
-        // A query on a store named with --store that does not exist is most likely a typo; the
-        // default store not existing yet just means nothing was ingested (empty answers).
-        if readOnly, path != nil, !FileManager.default.fileExists(atPath: resolved) {
-            throw CommandError.noSuchStore(path: resolved)
-        }
-        do {
-            // A query opens an existing store read-only (it works in a read-only directory and
-            // cannot change the file); a missing default store is created, and one that needs
-            // migrating is opened for writing, as for every other command.
-            if readOnly, FileManager.default.fileExists(atPath: resolved) {
-                do {
-                    return try HealthStore(path: resolved, readOnly: true)
-                } catch StoreOpenError.needsMigration {
-                    return try HealthStore(path: resolved, readOnly: false)
-                }
-            }
-            return try HealthStore(path: resolved, readOnly: false)
-        } catch let error as StoreOpenError {
-            throw CommandError.storeUnusable(error)
-        } catch let error as StoreFileError {
-            throw CommandError.storeFile(error)
-        } catch let error as SQLiteError {
-            if error.isCannotOpen {
-                throw CommandError.storeUnopenable(path: resolved, reason: accessProblem(resolved, write: !readOnly) ?? error.message)
-            }
-            throw CommandError.store(path: resolved, error: error)
-        }
-    }
 
     /// Why the user may not open `path` (or create it in its directory), in `strerror` words,
     /// e.g. "permission denied"; nil when access(2) sees no problem.

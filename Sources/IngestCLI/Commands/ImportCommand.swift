@@ -48,7 +48,7 @@ struct ImportCommand: Command {
     }
 
     let file: String
-    let storePath: String?
+    let storeFile: StoreOption
     let grant: Bool
     let batchSize: Int
     let pendingLimits: PendingLimits
@@ -59,7 +59,7 @@ struct ImportCommand: Command {
 
     init(_ arguments: ParsedValues) throws {
         file = try arguments.value(Self.fileArgument) ?? ""
-        storePath = try StoreOption(arguments).path
+        storeFile = try StoreOption(arguments)
         grant = arguments.flag(Self.grantFlag)
         batchSize = try arguments.count(Self.batchSizeOption, in: CommonArguments.batchSizes) ?? 2000
         var limits = try PendingLimitOptions(arguments).limits
@@ -78,10 +78,9 @@ struct ImportCommand: Command {
         } catch {
             throw CommandError.unreadableImport(path: file, reason: "\(error)")
         }
-        let ingestion = try Ingestion(store: try CommonArguments.openStore(storePath, context: context),
-                                      pendingLimits: pendingLimits)
+        let ingestion = try storeFile.openIngestion(context, pendingLimits: pendingLimits)
         defer { ingestion.close() }
-        let store = ingestion.store
+        let store = ingestion.authorization
         let denied = Set(try store.denials().map { "\($0.source)\u{1F}\($0.type)" })
         var grantedPairs = Set(try store.grants().map { "\($0.source)\u{1F}\($0.type)" })
         var report = IngestReport()

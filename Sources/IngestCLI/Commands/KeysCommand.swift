@@ -71,7 +71,7 @@ struct KeysListCommand: StoreReportCommand {
     let options: StoreReportOptions
 
     func run(_ context: CommandContext) async throws {
-        let store = try options.store.open(context, readOnly: true)
+        let store = try options.store.openKeys(context, readOnly: true)
         defer { store.close() }
         let listing = try store.advertisementKeyListing()
         if json {

@@ -13,7 +13,7 @@ struct PeopleListCommand: StoreReportCommand {
     let options: StoreReportOptions
 
     func run(_ context: CommandContext) async throws {
-        let store = try options.store.open(context, readOnly: true)
+        let store = try options.store.openHousehold(context, readOnly: true)
         defer { store.close() }
         let owners = try store.deviceOwners()
         var rows: [[String]] = []

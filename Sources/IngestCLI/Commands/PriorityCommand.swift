@@ -31,7 +31,7 @@ struct PriorityCommand: Command {
     }
 
     func run(_ context: CommandContext) async throws {
-        let store = try storeFile.open(context)
+        let store = try storeFile.openPriorities(context)
         defer { store.close() }
         if !sources.isEmpty { try store.setPriority(type: type, sources: sources) }
         for (rank, source) in try store.priority(for: type).enumerated() {

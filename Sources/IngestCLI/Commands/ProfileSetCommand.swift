@@ -50,7 +50,7 @@ struct ProfileSetCommand: Command {
     }
 
     func run(_ context: CommandContext) async throws {
-        let store = try storeFile.open(context)
+        let store = try storeFile.openPeople(context)
         defer { store.close() }
         let owner = try person.resolve(in: store)
         var profile = owner.profile

@@ -24,7 +24,7 @@ struct ProfileShowCommand: Command {
     }
 
     func run(_ context: CommandContext) async throws {
-        let store = try options.store.open(context)
+        let store = try options.store.openPeople(context)
         defer { store.close() }
         let profile = try person.resolve(in: store).profile
         if json {

@@ -69,8 +69,7 @@ struct ReplayCommand: Command {
             file == "-" ? nil : try InputStreamSpool(path: file)
         }
         defer { inputs.forEach { $0?.release() } }
-        let ingestion = try Ingestion(store: try storeFile.open(context), pendingLimits: pendingLimits,
-                                      assignTolerance: assignTolerance)
+        let ingestion = try storeFile.openIngestion(context, pendingLimits: pendingLimits, assignTolerance: assignTolerance)
         defer { ingestion.close() }
         let decoder = HealthRecordDecoder(defaultSource: source)
         var report = IngestReport()
@@ -81,7 +80,7 @@ struct ReplayCommand: Command {
         var captures = CaptureReplay(adapters: ExternalAdapterSupport.bluetoothAdapters(catalogue), forcedAdapterID: decoding.adapter, timeZone: decoding.zone,
                                      batchSize: batchSize)
         captures.options = decoding.adapterSettings
-        captures.keys = try AdvertisementKeyArguments.stored(in: ingestion.store, context: context).merging(decoding.keys)
+        captures.keys = try AdvertisementKeyArguments.stored(in: ingestion.advertisementKeys, context: context).merging(decoding.keys)
         for (file, input) in zip(files, inputs) {
             let readPath = input?.path ?? file
             if file != "-", CaptureReplay.isCapture(path: readPath) {

@@ -117,7 +117,7 @@ struct RunCommand: Command {
     func run(_ context: CommandContext) async throws {
         let path = storeFile.path ?? StoreFile.defaultPath(environment: context.environment)
         // Open once here so a bad store path fails with a clear error before anything starts.
-        let store = try CommonArguments.openStore(path, context: context)
+        let store = try storeFile.openKeys(context)
         let storedKeys = try AdvertisementKeyArguments.stored(in: store, context: context)
         store.close()
         // One daemon per store: a second one says which process holds it and exits 1.
@@ -163,7 +163,7 @@ struct RunCommand: Command {
                             backends: backends, logger: context.logger)
         var dashboard: (server: HTTPServer, store: any QueryStore)?
         if let http {
-            let reader = try CommonArguments.openStore(path, context: context, readOnly: true)
+            let reader = try StoreOption.openQuery(path, context: context)
             do {
                 dashboard = (try DashboardServing.start(store: reader, storePath: path, address: http, token: httpToken, zone: zone,
                                                         context: context), reader)

@@ -29,7 +29,7 @@ struct UnassignedCommand: Command {
     }
 
     func run(_ context: CommandContext) async throws {
-        let store = try storeFile.open(context, readOnly: true)
+        let store = try storeFile.openAssignments(context)
         defer { store.close() }
         let samples = try store.unassignedSamples(limit: limit)
         if json {

@@ -94,7 +94,7 @@ enum AdvertisementKeyArguments {
         let path = StoreFile.defaultPath(environment: context.environment)
         guard FileManager.default.fileExists(atPath: path) else { return AdvertisementKeys() }
         do {
-            let store = try CommonArguments.openStore(path, context: context, readOnly: true)
+            let store = try StoreOption.openKeys(path, context: context)
             defer { store.close() }
             return try stored(in: store, context: context)
         } catch {

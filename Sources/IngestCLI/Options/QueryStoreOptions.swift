@@ -45,7 +45,7 @@ struct QueryStoreOptions: OptionGroup {
     func open(_ context: CommandContext) throws -> any QueryStore {
         let url: String
         switch location {
-        case .file(let path): return try CommonArguments.openStore(path, context: context, readOnly: true)
+        case .file(let path): return try StoreOption.openQuery(path, context: context)
         case .fleet(let fleet): url = fleet
         }
         do {

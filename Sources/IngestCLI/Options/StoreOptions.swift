@@ -1,5 +1,6 @@
 import ArgumentParsing
 import Foundation
+import IngestRuntime
 import Pipeline
 import PostgresStore
 import SQLiteStore
@@ -31,13 +32,30 @@ struct StoreOption: OptionGroup {
     }
 
     /// Opens the store named by `--store` (or the default), mapping open failures to clear errors.
-    func open(_ context: CommandContext, readOnly: Bool = false) throws -> HealthStore {
-        try CommonArguments.openStore(path, context: context, readOnly: readOnly)
+    /// Private: a command sees the store only through the port it works with (the openers below).
+    private func open(_ context: CommandContext, readOnly: Bool = false) throws -> HealthStore {
+        try Self.openFile(path, context: context, readOnly: readOnly)
     }
 
     /// The store of `--store` (or the default) as the household commands see it: people, device
-    /// owners, whose samples are whose.
-    func openHousehold(_ context: CommandContext) throws -> any HouseholdStore {
+    /// owners, whose samples are whose (`people list` reads it `readOnly`).
+    func openHousehold(_ context: CommandContext, readOnly: Bool = false) throws -> any HouseholdStore {
+        try open(context, readOnly: readOnly)
+    }
+
+    /// The store of `--store` (or the default), read-only, as `unassigned` sees it: the samples nobody was assigned.
+    func openAssignments(_ context: CommandContext) throws -> any SampleAssignmentStore {
+        try open(context, readOnly: true)
+    }
+
+    /// The store of `--store` (or the default) as the profile commands see it: the people and
+    /// their characteristics.
+    func openPeople(_ context: CommandContext) throws -> any PeopleStore {
+        try open(context)
+    }
+
+    /// The store of `--store` (or the default) as `priority` sees it: each type's source order.
+    func openPriorities(_ context: CommandContext) throws -> any SourcePriorityStore {
         try open(context)
     }
 
@@ -46,14 +64,68 @@ struct StoreOption: OptionGroup {
         try open(context)
     }
 
-    /// The store of `--store` (or the default) as `keys add` and `keys remove` see it.
-    func openKeys(_ context: CommandContext) throws -> any AdvertisementKeyStore {
-        try open(context)
+    /// The store of `--store` (or the default) as the `keys` commands see it (`keys list` reads it `readOnly`).
+    func openKeys(_ context: CommandContext, readOnly: Bool = false) throws -> any AdvertisementKeyStore {
+        try open(context, readOnly: readOnly)
     }
 
     /// The store of `--store` (or the default) as the authorization commands see it.
     func openAuthorization(_ context: CommandContext, readOnly: Bool = false) throws -> any AuthorizationStore {
         try open(context, readOnly: readOnly)
+    }
+
+    /// The ingestion front door over the store of `--store` (or the default): `replay`, `import`
+    /// and `auth grant` write through it and never hold the store itself.
+    func openIngestion(_ context: CommandContext, pendingLimits: PendingLimits = PendingLimits(),
+                       assignTolerance: Double = PersonAssigner.defaultTolerance) throws -> Ingestion {
+        try Ingestion(store: try open(context), pendingLimits: pendingLimits, assignTolerance: assignTolerance)
+    }
+
+    /// The store file at `path` (nil: the default) opened read-only as the query commands see it.
+    static func openQuery(_ path: String?, context: CommandContext) throws -> any QueryStore {
+        try openFile(path, context: context, readOnly: true)
+    }
+
+    /// The store file at `path` (nil: the default) opened read-only for its advertisement keys.
+    static func openKeys(_ path: String?, context: CommandContext) throws -> any AdvertisementKeyStore {
+        try openFile(path, context: context, readOnly: true)
+    }
+
+    /// Opens the store file at `path` (nil: the default), mapping open failures to clear errors.
+    private static func openFile(_ path: String?, context: CommandContext, readOnly: Bool) throws -> HealthStore {
+        let resolved = path ?? HealthStore.defaultPath(environment: context.environment)
+        // A directory where the store file was expected is a missing input (66), as for every file.
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: resolved, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw CommandError.storeIsDirectory(path: resolved)
+        }
+        // A query on a store named with --store that does not exist is most likely a typo; the
+        // default store not existing yet just means nothing was ingested (empty answers).
+        if readOnly, path != nil, !FileManager.default.fileExists(atPath: resolved) {
+            throw CommandError.noSuchStore(path: resolved)
+        }
+        do {
+            // A query opens an existing store read-only (it works in a read-only directory and
+            // cannot change the file); a missing default store is created, and one that needs
+            // migrating is opened for writing, as for every other command.
+            if readOnly, FileManager.default.fileExists(atPath: resolved) {
+                do {
+                    return try HealthStore(path: resolved, readOnly: true)
+                } catch StoreOpenError.needsMigration {
+                    return try HealthStore(path: resolved, readOnly: false)
+                }
+            }
+            return try HealthStore(path: resolved, readOnly: false)
+        } catch let error as StoreOpenError {
+            throw CommandError.storeUnusable(error)
+        } catch let error as StoreFileError {
+            throw CommandError.storeFile(error)
+        } catch let error as SQLiteError {
+            if error.isCannotOpen {
+                throw CommandError.storeUnopenable(path: resolved, reason: CommonArguments.accessProblem(resolved, write: !readOnly) ?? error.message)
+            }
+            throw CommandError.store(path: resolved, error: error)
+        }
     }
 }
 

@@ -25,6 +25,13 @@ public final class Ingestion {
         pipeline.assignTolerance = assignTolerance
     }
 
+    /// The store's write authorization (grants, denials, the sources it has met), as the
+    /// ingestion commands read it without seeing which store was opened.
+    public var authorization: any AuthorizationStore { store }
+
+    /// The store's advertisement keys, for decoding the encrypted captures being ingested.
+    public var advertisementKeys: any AdvertisementKeyStore { store }
+
     /// Runs one batch through the pipeline and commits it in one transaction. `deviceKeys`: what
     /// the transport knows the device by (USB `VID:PID`, serial number), for device owners.
     public func ingest(_ records: [HealthRecord], deviceKeys: [String] = []) throws -> IngestReport {
