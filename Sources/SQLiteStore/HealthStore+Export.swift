@@ -19,21 +19,32 @@ extension HealthStore {
         try refreshIDs()
         var summary = ExportReadSummary()
         var conditions: [String] = []
+        // Selected types of which no sample belongs to a correlation (the usual case: heart rate,
+        // steps) are read in the type index's order with nothing to merge: the same records in the
+        // same order as the general walk, without sorting the whole selection.
+        var plain = false
         if let types {
             let ids = types.compactMap { typeIDs[$0.identifier] }
             guard !ids.isEmpty else { return summary }
             let list = ids.map(String.init).joined(separator: ",")
-            conditions.append("""
+            plain = try db.prepare("""
+                SELECT 1 FROM samples INDEXED BY samples_by_correlation WHERE correlation IS NOT NULL AND type IN (\(list)) LIMIT 1
+                """)
+                .firstRow { _ in true } == nil
+            conditions.append(plain ? "x.type IN (\(list))" : """
                 (x.type IN (\(list)) OR (x.correlation IS NOT NULL AND x.correlation IN \
                 (SELECT correlation FROM samples WHERE type IN (\(list)) AND correlation IS NOT NULL)))
                 """)
         }
         if from != nil {
-            conditions.append("(COALESCE(c.end_time, x.end_time) > ?1 OR COALESCE(c.start_time, x.start_time) >= ?1)")
+            conditions.append(plain ? "(x.end_time > ?1 OR x.start_time >= ?1)"
+                                    : "(COALESCE(c.end_time, x.end_time) > ?1 OR COALESCE(c.start_time, x.start_time) >= ?1)")
         }
-        if to != nil { conditions.append("COALESCE(c.start_time, x.start_time) < ?2") }
+        if to != nil { conditions.append(plain ? "x.start_time < ?2" : "COALESCE(c.start_time, x.start_time) < ?2") }
         let personCondition = person.condition("x")
         if !personCondition.isEmpty { conditions.append(String(personCondition.dropFirst(" AND ".count))) }
+        let order = plain ? "x.start_time, x.end_time, x.id"
+                          : "COALESCE(c.start_time, x.start_time), COALESCE(c.end_time, x.end_time), COALESCE(x.correlation, 0), x.id"
         let sql = """
             SELECT x.id, x.uuid, x.value, x.start_time, x.end_time, s.name, x.metadata,
                    d.name, d.manufacturer, d.model, d.hardware_version, d.firmware_version, d.software_version,
@@ -47,7 +58,7 @@ extension HealthStore {
             LEFT JOIN sources cs ON cs.id = c.source
             LEFT JOIN devices cd ON cd.id = c.device
             \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
-            ORDER BY COALESCE(c.start_time, x.start_time), COALESCE(c.end_time, x.end_time), COALESCE(x.correlation, 0), x.id
+            ORDER BY \(order)
             """
         try db.execute(sql: "BEGIN")
         defer { try? db.execute(sql: "COMMIT") }

@@ -72,7 +72,14 @@ public final class HealthStore {
         Migration(version: 15, name: "each person's measurement system", sql: schemaV15),
         LongestSampleMigration.migration,
         Migration(version: 17, name: "each device's last battery charge", sql: schemaV17),
+        Migration(version: 18, name: "correlation members indexed", sql: schemaV18),
     ])
+
+    /// The samples that belong to a correlation (blood pressure, food: few), so an export finds
+    /// whether the types it reads have any, and a correlation's members, without a scan.
+    static let schemaV18 = """
+        CREATE INDEX samples_by_correlation ON samples(correlation) WHERE correlation IS NOT NULL;
+        """
 
     /// `ingestd people set P --units metric|us`: NULL (the configuration's) for everybody so far.
     static let schemaV15 = """

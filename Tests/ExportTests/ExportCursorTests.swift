@@ -1,6 +1,7 @@
 import Foundation
+import HealthModel
 import Pipeline
-import SQLiteStore
+@testable import SQLiteStore
 import Testing
 
 /// `HealthStore.forEachRecord`: what the export reads from a store.
@@ -45,6 +46,34 @@ import Testing
         #expect(pressure.objects.count == 2)
         #expect(records.dropFirst().flatMap(\.samples).map(\.type) == [.bodyMass, .bodyMass])
         #expect(try temp.records(types: [.walkingSpeed]).isEmpty, "a type the store never saw selects nothing")
+    }
+
+    /// Types no correlation holds are read in the type index's order (no sort of the whole
+    /// selection): the same records, in the same order, as the general walk filtered to them,
+    /// with and without a date range; and the plan shows it.
+    @Test func typesOutsideEveryCorrelationComeInTheGeneralWalksOrderFromTheTypeIndex() throws {
+        let temp = try mixedStore()
+        let selected: [QuantityType] = [.bodyMass, .heartRate, .stepCount, .bodyTemperature]
+        let all = try temp.records().flatMap { record -> [UUID] in
+            guard case .sample(let sample) = record, selected.contains(sample.type) else { return [] }
+            return [sample.uuid]
+        }
+        #expect(all.count == 5)
+        #expect(try temp.records(types: selected).flatMap(\.samples).map(\.uuid) == all)
+        let from = try date("2026-11-29T06:30:00Z")
+        let ranged = try temp.records(from: from).flatMap { record -> [UUID] in
+            guard case .sample(let sample) = record, selected.contains(sample.type) else { return [] }
+            return [sample.uuid]
+        }
+        #expect(try temp.records(types: selected, from: from).flatMap(\.samples).map(\.uuid) == ranged)
+        func queryPlan(_ sql: String) throws -> [String] {
+            try temp.store.db.prepare("EXPLAIN QUERY PLAN " + sql).mapRows { $0.string(at: 3) ?? "" }
+        }
+        let plan = try queryPlan("SELECT x.id FROM samples x WHERE x.type IN (1) ORDER BY x.start_time, x.end_time, x.id")
+        #expect(plan.contains { $0.contains("samples_by_type_time") } && !plan.contains { $0.contains("USE TEMP B-TREE FOR ORDER BY") },
+                "\(plan)")
+        #expect(try queryPlan("SELECT 1 FROM samples INDEXED BY samples_by_correlation WHERE correlation IS NOT NULL AND type IN (1) LIMIT 1")
+            .contains { $0.contains("samples_by_correlation") })
     }
 
     @Test func dateRangeSelectsOverlappingRecords() throws {
