@@ -53,6 +53,7 @@ public final class BTHomeSession: BLEAdapterSession {
     private var name: String?
     private var firmwareVersion: String?
     private var lastPayload: [UInt8]?
+    private var batteries = BatteryReports()
     private var encryption: EncryptedAdvertisementState
 
     public init(device: BLEDeviceTraits, context: AdapterContext) {
@@ -124,12 +125,22 @@ public final class BTHomeSession: BLEAdapterSession {
         return BTHomeEncryption.clearServiceData(deviceInfo: packet.deviceInfo, plaintext: plaintext)
     }
 
+    /// The device a packet's samples and battery belong to.
+    private func device(_ packet: BTHomePacket) -> Device {
+        Device(name: name, firmwareVersion: firmwareVersion, localIdentifier: (packet.macAddress ?? address).description)
+    }
+
     private func handle(_ object: BTHomeObject, packet: BTHomePacket, time: Date, into output: inout AdapterOutput) {
         let type: QuantityType
         let unit: HealthModel.Unit
         switch object.id {
         case 0x00, 0xF1, 0xF2:
             return  // packet id and firmware version: used above, not measurements
+        case 0x01:
+            // Battery (uint8, %): the device's charge, not a health sample.
+            guard let value = object.value else { return }
+            batteries.note(Int(value), device: device(packet), source: context.source, at: time, into: &output)
+            return
         case 0x06:
             (type, unit) = (.bodyMass, .kilogram)
         case 0x07:
@@ -141,18 +152,13 @@ public final class BTHomeSession: BLEAdapterSession {
             return
         }
         guard let value = object.value else { return }
-        let device = Device(
-            name: name,
-            firmwareVersion: firmwareVersion,
-            localIdentifier: (packet.macAddress ?? address).description
-        )
         let sample = QuantitySample(
             type: type,
             quantity: Quantity(value: value, unit: unit),
             start: time,
             end: time,
             source: context.source,
-            device: device,
+            device: device(packet),
             metadata: Metadata(timeZone: context.timeZone.identifier)
         )
         output.records.append(.sample(sample))

@@ -83,10 +83,7 @@ public final class AdvertisedReadingSession: BLEAdapterSession {
     private var lastIdentity: [UInt8]?
     /// The device of the last reading (its model and maker as the frame named them).
     private var lastDevice: Device?
-    /// The battery charge last handed out, and when.
-    private var lastBattery: (percent: Int, at: Date)?
-    /// A charge said again is handed out again after this many seconds (the devices page shows when).
-    public static let batteryRepeatInterval: TimeInterval = 3600
+    private var batteries = BatteryReports()
 
     public init(device: BLEDeviceTraits, context: AdapterContext, decoder: any AdvertisementReadingDecoder) {
         self.context = context
@@ -147,14 +144,28 @@ public final class AdvertisedReadingSession: BLEAdapterSession {
 }
 
 extension AdvertisedReadingSession {
-    /// Hands out the advertisement's battery charge when it changed, or an hour after it was last said.
+    /// Hands out the advertisement's battery charge (see `BatteryReports`).
     private func noteBattery(_ advertisement: BLEAdvertisement, into output: inout AdapterOutput) {
-        guard let percent = decoder.batteryPercent(from: advertisement), DeviceBattery.isCharge(percent) else { return }
-        if let lastBattery, lastBattery.percent == percent,
-           advertisement.time.timeIntervalSince(lastBattery.at) < Self.batteryRepeatInterval { return }
-        lastBattery = (percent, advertisement.time)
+        guard let percent = decoder.batteryPercent(from: advertisement) else { return }
         let device = lastDevice ?? Device(name: name, manufacturer: decoder.manufacturer, localIdentifier: address.description)
-        output.batteries.append(DeviceBattery(source: context.source, device: device, percent: percent, at: advertisement.time))
+        batteries.note(percent, device: device, source: context.source, at: advertisement.time, into: &output)
+    }
+}
+
+/// One device's battery charges as a session hands them out: a charge when it changed, or
+/// again an hour after it was last said (the devices page shows when), never one outside 0–100.
+public struct BatteryReports: Sendable {
+    /// A charge said again is handed out again after this many seconds.
+    public static let repeatInterval: TimeInterval = 3600
+    private var last: (percent: Int, at: Date)?
+
+    public init() {}
+
+    public mutating func note(_ percent: Int, device: Device, source: String, at time: Date, into output: inout AdapterOutput) {
+        guard DeviceBattery.isCharge(percent) else { return }
+        if let last, last.percent == percent, time.timeIntervalSince(last.at) < Self.repeatInterval { return }
+        last = (percent, time)
+        output.batteries.append(DeviceBattery(source: source, device: device, percent: percent, at: time))
     }
 }
 

@@ -322,7 +322,7 @@ public final class Dashboard: @unchecked Sendable {
                 body += "</td></tr>"
             }
             body += "</tbody></table>"
-            body += "<p class=\"muted\">Battery: as the device last said it (thermometers that broadcast it); a device that never says one shows none.</p>"
+            body += "<p class=\"muted\">Battery: as the device last said it (BTHome devices and room thermometers broadcast it); a device that never says one shows none.</p>"
         }
         body += "<h2>Sources</h2>" + (try PersonPage.devices(store: store, scope: QueryScope()))
         return Self.document(title: "Devices: ingestd", body: body)

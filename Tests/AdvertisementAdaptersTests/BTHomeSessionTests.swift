@@ -49,7 +49,7 @@ struct BTHomeSessionTests {
         #expect(abs(try sample.value(in: .kilogram) - 74.86 * 0.453_592_37) < 1e-9)
     }
 
-    @Test("Temperature is room temperature: ambient, never BodyTemperature; humidity and battery are skipped")
+    @Test("Temperature is room temperature: ambient, never BodyTemperature; humidity is skipped, the battery kept for the device")
     func temperatureIsAmbient() throws {
         let session = try makeSession()
         var output = AdapterOutput()
@@ -60,7 +60,14 @@ struct BTHomeSessionTests {
         #expect(emitted.first?.type == .ambientTemperature)
         #expect(emitted.first?.type.identifier == "IngestQuantityTypeIdentifierAmbientTemperature")
         #expect(emitted.first?.quantity == Quantity(value: 23.97, unit: .degreeCelsius))
-        #expect(output.skipped == ["object-0x01-no-health-type": 1, "object-0x03-no-health-type": 1])
+        #expect(output.skipped == ["object-0x03-no-health-type": 1])
+        // 01 5d: 93 % (bthome-ble's expectation for this frame), with the samples' device.
+        #expect(output.batteries.map(\.percent) == [93])
+        #expect(output.batteries.first?.device == emitted.first?.device && output.batteries.first?.source == emitted.first?.source)
+        // The same charge in the next packet is not said again within the hour.
+        var next = AdapterOutput()
+        session.receive(try event("40 00 0a 01 5d 02 5e 09 03 b7 18"), into: &next)
+        #expect(next.batteries.isEmpty && samples(next).count == 1)
     }
 
     @Test("Every temperature object (0x02, 0x45, 0x57, 0x58) is ambient temperature")

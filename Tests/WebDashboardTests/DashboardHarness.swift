@@ -23,7 +23,7 @@ struct DashboardStore {
         calendar.timeZone = TimeZone(identifier: "UTC") ?? .current
         // The export's last day is today (UTC), whatever the hour: its samples are squeezed into
         // the part of today already past (the pipeline refuses future ones), so "today" always
-        // has steps; `importExport` waits out the first minutes of a UTC day.
+        // has steps; `importExport` waits out the first 90 seconds of a UTC day.
         let today = calendar.startOfDay(for: now)
         let pastToday = now.timeIntervalSince(today) - 60
         let formatter = DateFormatter()
@@ -55,9 +55,9 @@ struct DashboardStore {
 
     /// Imports the export (granting every source unless `grant` is false: then the samples are held).
     func importExport(grant: Bool = true) throws {
-        // Within the first five minutes of a UTC day too little of today is past to hold its samples.
+        // Within the first 90 seconds of a UTC day too little of today is past to hold its samples.
         let sinceMidnight = Date().timeIntervalSince1970.truncatingRemainder(dividingBy: 86_400)
-        if sinceMidnight < 300 { Thread.sleep(forTimeInterval: 300 - sinceMidnight) }
+        if sinceMidnight < 90 { Thread.sleep(forTimeInterval: 90 - sinceMidnight) }
         let file = directory.appendingPathComponent("export.xml")
         try Self.exportXML().write(to: file, atomically: true, encoding: .utf8)
         let result = try IngestdProcess.runBlocking(["import", file.path, "--store", path] + (grant ? ["--grant"] : []), limit: 120)
