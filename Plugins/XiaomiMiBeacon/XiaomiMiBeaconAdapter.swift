@@ -52,6 +52,7 @@ public final class XiaomiMiBeaconSession: BLEAdapterSession {
     private let context: AdapterContext
     private let address: BLEAddress
     private var name: String?
+    private var batteries = BatteryReports()
     /// Counters, refusals and explanations of the encrypted frames.
     private var encryption: EncryptedAdvertisementState
     /// The counter byte and object data of the last clear frame: the same again is a rebroadcast.
@@ -197,9 +198,10 @@ public final class XiaomiMiBeaconSession: BLEAdapterSession {
             }
             emit(.bodyTemperature, Quantity(value: celsius, unit: .degreeCelsius), product: product, time: time,
                  metadata: Metadata(timeZone: context.timeZone.identifier), into: &output)
-        case .babyThermometer(_, _, let body, _):
+        case .babyThermometer(_, _, let body, let battery):
             emit(.bodyTemperature, Quantity(value: body, unit: .degreeCelsius), product: product, time: time,
                  metadata: Metadata(timeZone: context.timeZone.identifier), into: &output)
+            batteries.note(Int(battery), device: device(product), source: context.source, at: time, into: &output)
         }
     }
 
@@ -227,9 +229,12 @@ public final class XiaomiMiBeaconSession: BLEAdapterSession {
                           detail: "\(address): \(type.shortName) \(quantity) is outside the plausible range", time: time)
             return
         }
-        let device = Device(name: name ?? product.name, manufacturer: "Xiaomi", model: product.model,
-                            localIdentifier: address.description)
         output.records.append(.sample(QuantitySample(type: type, quantity: quantity, start: time, end: time,
-                                                     source: context.source, device: device, metadata: metadata)))
+                                                     source: context.source, device: device(product), metadata: metadata)))
+    }
+
+    /// The device a product's samples and battery belong to.
+    private func device(_ product: MiBeaconProduct) -> Device {
+        Device(name: name ?? product.name, manufacturer: "Xiaomi", model: product.model, localIdentifier: address.description)
     }
 }

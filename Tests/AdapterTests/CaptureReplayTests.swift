@@ -100,6 +100,23 @@ import Testing
         #expect(!replayed.summary.unmatched.isEmpty)
     }
 
+    /// The battery charges the real frames carry, as the public decoders' tests expect them
+    /// (theengs: ATC1441 81 %, PVVX 100 %, the Qingping frames 73 then 75 %, Govee 100 %,
+    /// Inkbird 89/48/100/89/89/96 %; xiaomi-ble: the MMC-T201-1 81 %), the newest per device.
+    @Test func replayedCapturesHandOverEachDevicesNewestBatteryCharge() async throws {
+        func charges(_ name: String) async throws -> [String: Int] {
+            let path = Captures.directory.appendingPathComponent(name).path
+            let replayed = try await Replayed(path: path)
+            return Dictionary(replayed.summary.batteries.map { ($0.deviceKey, $0.percent) }, uniquingKeysWith: { _, last in last })
+        }
+        #expect(try await charges("room-thermometer/atc-pvvx.btsnoop")
+                == ["A4:C1:38:D5:D4:98": 81, "A4:C1:38:CF:01:56": 100, "58:2D:34:12:33:DC": 75])
+        let govee = try await charges("room-thermometer/govee.btsnoop")
+        #expect(govee.count == 5 && govee.values.allSatisfy { $0 == 100 }, "\(govee)")
+        #expect(Set(try await charges("room-thermometer/inkbird.btsnoop").values).isSubset(of: [89, 48, 100, 96]))
+        #expect(try await charges("xiaomi-mibeacon/thermometers.btsnoop")["00:81:F9:DD:6F:C1"] == 81)
+    }
+
     @Test func everyUnsupportedCaptureIsListed() throws {
         let listed: Set<String> = [
             "dsd6_btsnoop_hci.log.63758104325217312",
