@@ -29,12 +29,16 @@ public struct SourceSummary: Sendable, Equatable {
     public var sampleCount: Int
     public var countsByType: [String: Int]
     public var devices: [Device]
+    /// The battery charge each device of the source last said (a local store's; a fleet's
+    /// database holds none).
+    public var batteries: [DeviceBattery]
 
-    public init(name: String, sampleCount: Int, countsByType: [String: Int], devices: [Device]) {
+    public init(name: String, sampleCount: Int, countsByType: [String: Int], devices: [Device], batteries: [DeviceBattery] = []) {
         self.name = name
         self.sampleCount = sampleCount
         self.countsByType = countsByType
         self.devices = devices
+        self.batteries = batteries
     }
 }
 

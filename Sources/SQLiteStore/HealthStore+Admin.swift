@@ -200,6 +200,7 @@ extension HealthStore {
                                 udiDeviceIdentifier: row.string(at: 8))
             result[row.string(at: 0) ?? ""]?.devices.append(device)
         }
+        for battery in try deviceBatteries() { result[battery.source]?.batteries.append(battery) }
         return result.values.sorted { $0.name < $1.name }
     }
 

@@ -36,6 +36,24 @@ import TestSupport
         return Set(try lines(text).map { try #require(try json($0)["start"] as? String) })
     }
 
+    /// A device's battery charge is kept only once its source has a grant, and `sources` shows
+    /// it beside the devices (text and JSON): the real ATC1441 frame's 81 %.
+    @Test func sourcesShowTheBatteryADeviceSaidOnlyOnceItsSourceWasGranted() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let capture = Self.captures.deletingLastPathComponent().appendingPathComponent("room-thermometer/atc-pvvx.btsnoop").path
+        #expect(try ingestd(["replay", capture]).status == 0)
+        let before = try json(try #require(lines(try ingestd(["sources", "--json"]).stdout).first))
+        #expect((before["batteries"] as? [Any])?.isEmpty == true, "held samples leave no charge: \(before)")
+        #expect(try ingestd(["auth", "grant", "room-thermometer", "--all"]).status == 0)
+        #expect(try ingestd(["replay", capture]).status == 0)
+        let text = try ingestd(["sources"]).stdout
+        #expect(text.contains("  battery: ATC_800021 A4:C1:38:D5:D4:98 81 % (said 2025-01-15T"), "\(text)")
+        let after = try json(try #require(lines(try ingestd(["sources", "--json"]).stdout).first))
+        let batteries = try #require(after["batteries"] as? [[String: Any]])
+        #expect(batteries.map { $0["percent"] as? Int } == [75, 100, 81])
+        #expect(batteries.allSatisfy { ($0["at"] as? String)?.hasSuffix("Z") == true && $0["device"] is [String: Any] })
+    }
+
     @Test func aCaptureFromAnUngrantedSourceIsHeldAndAGrantBringsItInOnce() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let replay = try ingestd(["replay", Self.capture, "--tz", "Europe/Berlin", "--json"])

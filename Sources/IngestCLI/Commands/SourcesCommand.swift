@@ -31,6 +31,8 @@ struct SourcesCommand: Command {
         let encoder = HealthRecordEncoder()
         let held = try store.heldSampleCounts()
         var summaries = try store.sourceSummaries(scope: QueryScope(gateway: storeOptions.gateway))
+        let utc = PrintedTime(zone: TimeZone(identifier: "UTC") ?? .current)
+        let local = PrintedTime(zone: .current)
         // A source that has only held samples so far is listed too.
         for name in held.keys where !summaries.contains(where: { $0.name == name }) {
             summaries.append(SourceSummary(name: name, sampleCount: 0, countsByType: [:], devices: []))
@@ -40,8 +42,11 @@ struct SourcesCommand: Command {
             if json {
                 let counts = source.countsByType.keys.sorted().map { "\(JSONText.quoted($0)):\(source.countsByType[$0] ?? 0)" }
                 let devices = source.devices.map { encoder.encode($0) }
+                let batteries = source.batteries.map {
+                    "{\"device\":\(encoder.encode($0.device)),\"percent\":\($0.percent),\"at\":\(JSONText.quoted(utc.string($0.at)))}"
+                }
                 context.stdout.writeLine(
-                    "{\"source\":\(JSONText.quoted(source.name)),\"samples\":\(source.sampleCount),\"held\":\(heldCount),\"types\":{\(counts.joined(separator: ","))},\"devices\":[\(devices.joined(separator: ","))]}")
+                    "{\"source\":\(JSONText.quoted(source.name)),\"samples\":\(source.sampleCount),\"held\":\(heldCount),\"types\":{\(counts.joined(separator: ","))},\"devices\":[\(devices.joined(separator: ","))],\"batteries\":[\(batteries.joined(separator: ","))]}")
             } else {
                 let heldText = heldCount > 0 ? ", \(heldCount) held (undecided: ingestd auth pending)" : ""
                 context.stdout.writeLine("\(PrintableText.escaped(source.name)): \(source.sampleCount) samples\(heldText)")
@@ -51,6 +56,10 @@ struct SourcesCommand: Command {
                 for device in source.devices {
                     let parts = [device.manufacturer, device.model, device.name, device.localIdentifier].compactMap { $0 }
                     context.stdout.writeLine("  device: \(PrintableText.escaped(parts.joined(separator: " ")))")
+                }
+                for battery in source.batteries {
+                    let device = [battery.device.name, battery.device.localIdentifier].compactMap { $0 }.joined(separator: " ")
+                    context.stdout.writeLine("  battery: \(PrintableText.escaped(device)) \(battery.percent) % (said \(local.string(battery.at)))")
                 }
             }
         }
