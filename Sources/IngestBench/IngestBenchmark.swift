@@ -81,11 +81,15 @@ final class PipelineArm {
     private let store: HealthStore
     private let pipeline: Ingestion
     private(set) var elapsed = Duration.zero
+    /// CPU seconds of this thread inside the ingest calls.
+    private(set) var cpuSeconds = 0.0
     private var totals = TypeCounts()
 
-    init(path: String) throws {
+    /// A fresh store at `path`; with `keepingItsSamples`, the store already there (a copy of a
+    /// full one) with the generated sources granted on top.
+    init(path: String, keepingItsSamples: Bool = false) throws {
         self.path = path
-        removeDatabase(path)
+        if !keepingItsSamples { removeDatabase(path) }
         if ProcessInfo.processInfo.environment["INGESTBENCH_WITHOUT_COUNT_TRIGGERS"] == "1" {
             // Diagnosis only (the counts go wrong): the store without the triggers that keep its
             // counts, to see what they cost against a run with them.
@@ -102,7 +106,9 @@ final class PipelineArm {
     deinit { store.close() }
 
     func ingest(_ batch: [HealthRecord]) throws {
+        let cpuBefore = Measure.threadCPUSeconds()
         let report = try Measure.timed(&elapsed) { try pipeline.ingest(batch) }
+        cpuSeconds += Measure.threadCPUSeconds() - cpuBefore
         totals += report.totals
     }
 

@@ -17,6 +17,13 @@ enum Measure {
         return result
     }
 
+    /// The calling thread's CPU time so far, in seconds (user and system).
+    static func threadCPUSeconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) * 1e-9
+    }
+
     /// The median of `values` (the mean of the middle two for an even count).
     static func median(_ values: [Double]) -> Double {
         let sorted = values.sorted()

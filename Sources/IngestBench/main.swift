@@ -38,7 +38,7 @@ struct BenchOptions {
           --query-samples N  samples of the store the query part asks (default 10000000; generated
                              once into .build/ingestbench-cache/)
           --dir PATH         where the temporary databases go (default: a new folder in $TMPDIR)
-          --only PART        run only pipeline, raw, ingest, stats, capture, cli, import, daemon, daemon-idle, sink, postgres, serve or query
+          --only PART        run only pipeline, raw, ingest, stats, capture, cli, import, daemon, daemon-idle, sink, postgres, serve, query or scale
           --export-generator PATH  the Apple Health export generator for the import part
                              (default ../shared/tools/gen_apple_health_export.py)
           --healthkit-to-sqlite PATH  also import the 200,000-record export with healthkit-to-sqlite
@@ -72,9 +72,9 @@ struct BenchOptions {
             case "--only":
                 index += 1
                 guard index < arguments.count,
-                    ["pipeline", "raw", "ingest", "stats", "capture", "cli", "import", "daemon", "daemon-idle", "sink", "postgres", "serve", "query"].contains(arguments[index])
+                    ["pipeline", "raw", "ingest", "stats", "capture", "cli", "import", "daemon", "daemon-idle", "sink", "postgres", "serve", "query", "scale"].contains(arguments[index])
                 else {
-                    throw BenchError("--only needs pipeline, raw, ingest, stats, capture, cli, import, daemon, daemon-idle, sink, postgres, serve or query\n\(Self.usage)")
+                    throw BenchError("--only needs pipeline, raw, ingest, stats, capture, cli, import, daemon, daemon-idle, sink, postgres, serve, query or scale\n\(Self.usage)")
                 }
                 only = arguments[index]
             case "--export-generator":
@@ -140,6 +140,10 @@ func runBenchmark(_ options: BenchOptions) throws {
     }
     if options.only == nil || options.only == "query" {
         try QueryBench.run(samples: options.querySamples, repeats: options.queryRepeats, directory: directory)
+    }
+    if options.only == nil || options.only == "scale" {
+        try ScaleBench.run(querySamples: options.querySamples, samples: min(options.samples, 200_000),
+                           batchSize: options.batchSize, repeats: max(1, min(options.repeats, 3)), directory: directory)
     }
     if options.only == nil || options.only == "postgres" {
         do {
