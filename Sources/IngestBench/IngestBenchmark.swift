@@ -42,20 +42,8 @@ struct IngestBenchmark {
             rawArm?.remove()
         }
         var generator = SampleGenerator()
-        var remaining = samples
-        var batchIndex = 0
-        while remaining > 0 {
-            let batch = generator.nextBatch(min(batchSize, remaining))
-            remaining -= batch.count
-            if batchIndex % 2 == 0 {
-                try pipelineArm?.ingest(batch)
-                try rawArm?.ingest(batch)
-            } else {
-                try rawArm?.ingest(batch)
-                try pipelineArm?.ingest(batch)
-            }
-            batchIndex += 1
-        }
+        try feedInTurn(&generator, samples: samples, batchSize: batchSize,
+                       { try pipelineArm?.ingest($0) }, { try rawArm?.ingest($0) })
         let expectedWritten = samples - generator.duplicates
         var result = Result(fingerprints: [])
         if let pipelineArm {
@@ -158,6 +146,26 @@ final class RawArm {
     func fingerprint() throws -> String { try RawInserter.fingerprint(path: path) }
 
     func remove() { removeDatabase(path) }
+}
+
+/// Feeds `samples` generated samples in batches of `batchSize` to both arms, the one going first
+/// alternating from batch to batch, so both see the same background load.
+func feedInTurn(_ generator: inout SampleGenerator, samples: Int, batchSize: Int,
+                _ first: ([HealthRecord]) throws -> Void, _ second: ([HealthRecord]) throws -> Void) throws {
+    var remaining = samples
+    var index = 0
+    while remaining > 0 {
+        let batch = generator.nextBatch(min(batchSize, remaining))
+        remaining -= batch.count
+        if index % 2 == 0 {
+            try first(batch)
+            try second(batch)
+        } else {
+            try second(batch)
+            try first(batch)
+        }
+        index += 1
+    }
 }
 
 /// Deletes a database file and its WAL and shared-memory files.

@@ -35,20 +35,7 @@ enum ScaleBench {
                 empty.remove()
             }
             var generator = SampleGenerator()
-            var remaining = samples
-            var index = 0
-            while remaining > 0 {
-                let batch = generator.nextBatch(min(batchSize, remaining))
-                remaining -= batch.count
-                if index % 2 == 0 {
-                    try full.ingest(batch)
-                    try empty.ingest(batch)
-                } else {
-                    try empty.ingest(batch)
-                    try full.ingest(batch)
-                }
-                index += 1
-            }
+            try feedInTurn(&generator, samples: samples, batchSize: batchSize, full.ingest, empty.ingest)
             let written = samples - generator.duplicates
             try full.check(written: written, duplicates: generator.duplicates)
             try empty.check(written: written, duplicates: generator.duplicates)
