@@ -67,8 +67,33 @@ public struct RoomThermometerDecoder: AdvertisementReadingDecoder {
 
     public var manufacturer: String? { nil }
 
+    /// The layouts this decoder reads, told apart by where the advertisement carries its bytes.
+    private enum Frame {
+        /// Service data 0x181A: the ATC1441 or PVVX firmware by its length.
+        case environmentalSensing([UInt8])
+        /// Manufacturer data 0xEC88: H5072/H5075 (6 bytes), H5074 (7).
+        case govee([UInt8])
+        /// Manufacturer data 0x0001 of a device named `GVH51…`.
+        case goveeH510x([UInt8])
+        /// An Inkbird named `sps` or `tps`: its first two bytes stand where a company id would.
+        case inkbird(company: UInt16, rest: [UInt8])
+    }
+
+    private func frame(of advertisement: BLEAdvertisement) -> Frame? {
+        if let data = advertisement.serviceData[Self.environmentalSensing] { return .environmentalSensing(data) }
+        if let data = advertisement.manufacturerData[Self.goveeCompanyID] { return .govee(data) }
+        if let name = advertisement.localName, name.hasPrefix("GVH51"), let data = advertisement.manufacturerData[Self.goveeH510xCompanyID] {
+            return .goveeH510x(data)
+        }
+        if let name = advertisement.localName, name == "sps" || name == "tps", let (company, rest) = advertisement.manufacturerData.first {
+            return .inkbird(company: company, rest: rest)
+        }
+        return nil
+    }
+
     public func reading(from advertisement: BLEAdvertisement) throws(AdvertisementFrameError) -> AdvertisedReading {
-        if let data = advertisement.serviceData[Self.environmentalSensing] {
+        switch frame(of: advertisement) {
+        case .environmentalSensing(let data):
             switch data.count {
             case Self.atc1441Length:
                 return celsius(Double(FrameBytes.sbe16(data, 6)) / 10, data, model: "ATC1441 firmware")
@@ -77,8 +102,7 @@ public struct RoomThermometerDecoder: AdvertisementReadingDecoder {
             default:
                 return .nothing("environmental-sensing-frame-not-read")
             }
-        }
-        if let data = advertisement.manufacturerData[Self.goveeCompanyID] {
+        case .govee(let data):
             switch data.count {
             case 6: return celsius(goveeCombined(FrameBytes.be24(data, 1)), data, model: nil, maker: "Govee")
             case 7: return celsius(Double(FrameBytes.sle16(data, 1)) / 100, data, model: nil, maker: "Govee")
@@ -86,47 +110,32 @@ public struct RoomThermometerDecoder: AdvertisementReadingDecoder {
                 throw AdvertisementFrameError(reason: "bad-length",
                                               detail: "a Govee frame has 6 or 7 bytes, got \(data.count): \(hexString(data))")
             }
-        }
-        if let name = advertisement.localName, name.hasPrefix("GVH51"), let data = advertisement.manufacturerData[Self.goveeH510xCompanyID] {
+        case .goveeH510x(let data):
             guard data.count >= 6 else { throw .short(data, needs: 6, what: "Govee H510x frame") }
             return celsius(goveeCombined(FrameBytes.be24(data, 2)), data, model: nil, maker: "Govee")
-        }
-        if let name = advertisement.localName, name == "sps" || name == "tps",
-           let (company, rest) = advertisement.manufacturerData.first {
+        case .inkbird(let company, let rest):
             guard rest.count == 7 else {
                 throw AdvertisementFrameError(reason: "bad-length", detail: "an Inkbird frame has 9 bytes, got \(rest.count + 2)")
             }
             if rest[2] == 1 { return .nothing("external-probe-not-read") }
             let bytes = [UInt8(company & 0xFF), UInt8(company >> 8)] + rest
             return celsius(Double(FrameBytes.sle16(bytes, 0)) / 100, bytes, model: nil, maker: "Inkbird")
+        case nil:
+            return .nothing("no-thermometer-frame")
         }
-        return .nothing("no-thermometer-frame")
     }
 
     /// The battery charge of the same frames (README: where each layout keeps it).
     public func batteryPercent(from advertisement: BLEAdvertisement) -> Int? {
-        if let data = advertisement.serviceData[Self.environmentalSensing] {
-            switch data.count {
-            case Self.atc1441Length: return Int(data[9])
-            case Self.pvvxLength: return Int(data[12])
-            default: return nil
-            }
+        switch frame(of: advertisement) {
+        case .environmentalSensing(let data) where data.count == Self.atc1441Length: Int(data[9])
+        case .environmentalSensing(let data) where data.count == Self.pvvxLength: Int(data[12])
+        case .govee(let data) where data.count == 6: Int(data[4])
+        case .govee(let data) where data.count == 7: Int(data[5])
+        case .goveeH510x(let data) where data.count >= 6: Int(data[5])
+        case .inkbird(_, let rest) where rest.count == 7: Int(rest[5])
+        default: nil
         }
-        if let data = advertisement.manufacturerData[Self.goveeCompanyID] {
-            switch data.count {
-            case 6: return Int(data[4])
-            case 7: return Int(data[5])
-            default: return nil
-            }
-        }
-        if let name = advertisement.localName, name.hasPrefix("GVH51"), let data = advertisement.manufacturerData[Self.goveeH510xCompanyID] {
-            return data.count >= 6 ? Int(data[5]) : nil
-        }
-        if let name = advertisement.localName, name == "sps" || name == "tps",
-           let (_, rest) = advertisement.manufacturerData.first, rest.count == 7 {
-            return Int(rest[5])
-        }
-        return nil
     }
 
     /// Govee's combined number: thousands are tenths of a degree, the top bit says below zero.

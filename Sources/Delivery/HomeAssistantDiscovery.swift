@@ -46,7 +46,7 @@ public struct HomeAssistantEntity: Sendable, Equatable {
         isDailyTotal = type.aggregationStyle.isCumulative
         stateClass = isDailyTotal ? "total" : "measurement"
         let row = Self.table[type.shortName]
-        name = row?.name ?? (Self.words(type.shortName) + (isDailyTotal ? " today" : ""))
+        name = row?.name ?? (type.shortNameInWords + (isDailyTotal ? " today" : ""))
         unit = row.map { $0.unit } ?? (type.canonicalUnit.description == "count" ? nil : type.canonicalUnit.description)
         convertTo = row?.convertTo
         scale = row?.scale ?? 1
@@ -119,15 +119,6 @@ public struct HomeAssistantEntity: Sendable, Equatable {
         "visceralFatRating": Row(name: "Visceral fat rating", unit: nil, precision: 0),
         "basalMetabolicRate": Row(name: "Basal metabolic rate", unit: "kcal/d", precision: 0),
     ]
-
-    /// "bodyMassIndex" → "Body mass index".
-    static func words(_ shortName: String) -> String {
-        var result = ""
-        for character in shortName {
-            if character.isUppercase, !result.isEmpty { result += " " + character.lowercased() } else { result.append(character) }
-        }
-        return result.prefix(1).uppercased() + result.dropFirst()
-    }
 
     /// The unit values are published in: `convertTo`, or the canonical unit.
     public var publishedUnit: HealthModel.Unit {

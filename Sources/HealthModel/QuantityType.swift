@@ -34,6 +34,19 @@ public struct QuantityType: Hashable, Sendable, CustomStringConvertible {
         self.isDietary = isDietary
     }
 
+    /// The short name in words, for a page or an entity without a name of its own:
+    /// `bodyMassIndex` → "Body mass index".
+    public var shortNameInWords: String { Self.words(shortName) }
+
+    /// A camel-case name in words: `ambientTemperature` → "Ambient temperature".
+    public static func words(_ camelCase: String) -> String {
+        var result = ""
+        for character in camelCase {
+            if character.isUppercase, !result.isEmpty { result += " " + character.lowercased() } else { result.append(character) }
+        }
+        return result.prefix(1).uppercased() + result.dropFirst()
+    }
+
     /// Looks up a catalogue type by full identifier (exact) or short name (case-insensitive).
     public init?(named name: some StringProtocol) {
         guard let type = Self.named(name) else { return nil }

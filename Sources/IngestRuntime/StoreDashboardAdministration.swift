@@ -71,15 +71,12 @@ public final class StoreDashboardAdministration: DashboardAdministration {
         }
         for battery in try store.deviceBatteries() {
             let device = HealthStore.deviceText(battery.device)
-            var status = statuses[key(battery.source, device)] ?? DeviceStatus(source: battery.source, device: device)
-            status.batteryPercent = battery.percent
-            status.batteryAt = battery.at
-            statuses[key(battery.source, device)] = status
+            statuses[key(battery.source, device), default: DeviceStatus(source: battery.source, device: device)]
+                .battery(battery.percent, at: battery.at)
         }
         for group in try store.pendingGroups() {
-            var status = statuses[key(group.source, group.device)] ?? DeviceStatus(source: group.source, device: group.device)
-            status.held[group.type, default: 0] += group.count
-            statuses[key(group.source, group.device)] = status
+            statuses[key(group.source, group.device), default: DeviceStatus(source: group.source, device: group.device)]
+                .held[group.type, default: 0] += group.count
         }
         return statuses.values.sorted { ($0.source, $0.device) < ($1.source, $1.device) }
     }

@@ -89,10 +89,7 @@ extension HealthStore {
             JOIN devices d ON d.id = c.device
             WHERE c.count > 0 GROUP BY c.source, c.device ORDER BY s.name, d.id
             """).forEachRow { row in
-            let device = Device(name: row.string(at: 6), manufacturer: row.string(at: 7), model: row.string(at: 8),
-                                hardwareVersion: row.string(at: 9), firmwareVersion: row.string(at: 10),
-                                softwareVersion: row.string(at: 11), localIdentifier: row.string(at: 12),
-                                udiDeviceIdentifier: row.string(at: 13))
+            let device = Self.readDevice(row, at: 6) ?? Device()
             readings.append((row.int64(at: 0), row.int64(at: 1), row.int64(at: 2),
                              DeviceLastReading(source: row.string(at: 3) ?? "", device: device, type: row.string(at: 4) ?? "",
                                                value: nil, end: Date(timeIntervalSince1970: row.double(at: 5)))))

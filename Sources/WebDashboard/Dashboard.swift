@@ -301,7 +301,7 @@ public final class Dashboard: @unchecked Sendable {
                 body += "<td>\(HTMLText.escaped(status.source))</td><td>"
                 if let type = status.lastType, let end = status.lastEnd {
                     let value = status.lastValue.map { " " + DisplayUnits.text($0, of: type, system: .metric) } ?? ""
-                    body += "\(HTMLText.escaped(Self.words(type.shortName) + value)), \(format.dateText(end))"
+                    body += "\(HTMLText.escaped(type.shortNameInWords + value)), \(format.dateText(end))"
                 } else {
                     body += "none stored"
                 }
@@ -316,7 +316,7 @@ public final class Dashboard: @unchecked Sendable {
                     body += "nothing"
                 } else {
                     let count = status.held.values.reduce(0, +)
-                    let types = status.held.keys.sorted().map { Self.words(QuantityType.named($0)?.shortName ?? $0) }.joined(separator: ", ")
+                    let types = status.held.keys.sorted().map { QuantityType.words(QuantityType.named($0)?.shortName ?? $0) }.joined(separator: ", ")
                     body += "<a href=\"/decisions\">your decision</a> on \(count) held sample\(count == 1 ? "" : "s") (\(HTMLText.escaped(types)))"
                 }
                 body += "</td></tr>"
@@ -326,15 +326,6 @@ public final class Dashboard: @unchecked Sendable {
         }
         body += "<h2>Sources</h2>" + (try PersonPage.devices(store: store, scope: QueryScope()))
         return Self.document(title: "Devices: ingestd", body: body)
-    }
-
-    /// A type's short name in words: `ambientTemperature` → "Ambient temperature".
-    static func words(_ shortName: String) -> String {
-        var text = ""
-        for character in shortName {
-            if character.isUppercase, !text.isEmpty { text += " " + character.lowercased() } else { text.append(character) }
-        }
-        return text.prefix(1).uppercased() + text.dropFirst()
     }
 
     private func sinksPage() throws -> String {

@@ -71,6 +71,12 @@ public struct DeviceStatus: Sendable, Equatable {
         self.batteryAt = batteryAt
         self.held = held
     }
+
+    /// Sets the charge the device said and when.
+    public mutating func battery(_ percent: Int, at time: Date) {
+        batteryPercent = percent
+        batteryAt = time
+    }
 }
 
 /// What the dashboard needs beyond the query port: the pending first-contact decisions and
