@@ -52,9 +52,12 @@ def request(base, method, path, body=None, token=None, form=False):
 
 
 def start(python, config):
-    """Home Assistant in its own process group, its output in `config`/ha.log."""
+    """Home Assistant in its own process group, its output in `config`/ha.log. --skip-pip: it never
+    installs a package while a test runs (scripts/bootstrap-tests installs what the loaded
+    integrations need); a missing one fails the start with its name instead of a pip download
+    that hangs or reaches the network."""
     log = open(os.path.join(config, "ha.log"), "w")
-    return subprocess.Popen([python, "-m", "homeassistant", "--config", config],
+    return subprocess.Popen([python, "-m", "homeassistant", "--config", config, "--skip-pip"],
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
 
@@ -69,14 +72,51 @@ def stop(process):
             process.wait()
 
 
+def setup_failures(config):
+    """The log lines of integrations that failed to set up, once Home Assistant has given up and
+    activated recovery mode (it then never answers the onboarding API); empty before that."""
+    try:
+        with open(os.path.join(config, "ha.log"), errors="replace") as log:
+            lines = log.read().splitlines()
+    except OSError:
+        return []
+    if not any("Activating recovery mode" in line for line in lines):
+        return []
+    return [line.split("] ", 1)[-1] for line in lines
+            if "Setup failed for" in line or "Error during setup of component" in line
+            or "Unable to import component" in line][:5] or ["(no failed integration named)"]
+
+
+def discovery_errors(config):
+    """What Home Assistant's MQTT integration refused or could not render, from `config`/ha.log:
+    a discovery config that fails its schema ("Error '…' when processing MQTT discovery
+    message"), and every ERROR or WARNING line of the MQTT integration, its sensor platforms or
+    the template engine (a value or attribute template that does not fit the payload)."""
+    try:
+        with open(os.path.join(config, "ha.log"), errors="replace") as log:
+            lines = log.read().splitlines()
+    except OSError:
+        return []
+    loggers = ("[homeassistant.components.mqtt", "[homeassistant.components.sensor",
+               "[homeassistant.components.binary_sensor", "[homeassistant.helpers.template")
+    return [line for line in lines
+            if "when processing MQTT discovery message" in line
+            or ((" ERROR " in line or " WARNING " in line) and any(name in line for name in loggers))]
+
+
 def onboard(base, process, deadline, fail):
     """Waits (until `deadline`) for Home Assistant to answer, makes the test user through
     onboarding and returns its access token; `fail(message)` when it does not start."""
+    config = os.path.dirname(process.args[process.args.index("--config") + 1] + "/")
     while True:
         try:
             request(base, "GET", "/api/onboarding")
             break
         except Exception as error:  # not up yet
+            failed = setup_failures(config)
+            if failed:
+                fail("Home Assistant fell back to recovery mode (a requirement missing from the venv "
+                     "scripts/bootstrap-tests makes?): " + " | ".join(failed))
             if process.poll() is not None or time.time() > deadline:
                 fail(f"Home Assistant did not start: {error}")
             time.sleep(1)
