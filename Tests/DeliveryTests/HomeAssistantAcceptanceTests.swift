@@ -84,7 +84,7 @@ import Testing
         #expect((steps["last_reset"] as? String).flatMap { ISO8601DateTime.date(from: $0) } == today, "\(steps)")
     }
 
-    /// The Home Assistant example of docs/sinks.md, exactly: a household built from real bytes
+    /// The Home Assistant example of the README, exactly: a household built from real bytes
     /// through the binary (a Mi scale 2 capture, a Polar H10 broadcast capture, a TEMPer usbmon
     /// capture, an Apple Health export), one `sinks deliver`, and the entities, friendly names
     /// and units that a real Home Assistant shows are the table between the document's
@@ -92,7 +92,7 @@ import Testing
     @Test func theDocumentedHouseholdsEntitiesAreWhatHomeAssistantShows() throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.python),
                      "no Home Assistant venv at \(Self.python): run scripts/bootstrap-tests")
-        let document = try String(contentsOf: Self.packageRoot.appendingPathComponent("docs/sinks.md"), encoding: .utf8)
+        let document = try String(contentsOf: Self.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
         let documented = try Self.exampleEntities(document)
         try #require(documented.count >= 5, "the table between the example-entities markers: \(documented)")
 

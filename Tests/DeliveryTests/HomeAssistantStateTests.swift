@@ -360,6 +360,35 @@ import Testing
         }
     }
 
+    /// A derived body-composition value names its formula in the state's attributes; a measured
+    /// one does not. The real Mi Body Composition Scale weighing (85.15 kg, 428 Ω) with a profile,
+    /// through the binary: Xiaomi's formula derives 25.44 % body fat.
+    @Test func aDerivedBodyCompositionStateNamesItsFormula() throws {
+        let directory = try TemporaryDirectory("ha-formula")
+        let broker = try MosquittoBroker()
+        defer { broker.stop() }
+        let store = directory.path("health.sqlite")
+        let capture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("AdapterTests/Captures/xiaomi-scale/mi-scale-v2.btsnoop").path
+        for arguments in [["profile", "set", "--date-of-birth", "1994-06-01", "--biological-sex", "male", "--height", "180", "--unit", "cm"],
+                          ["people", "set", "me", "--body-composition", "vendor"],
+                          ["auth", "grant", "xiaomi-scale", "--all"], ["replay", capture],
+                          ["sinks", "add", "ha", "mqtt://127.0.0.1:\(broker.port)", "--types", "bodyMass,bodyFatPercentage",
+                           "--gateway-id", "gw", "--prefix", "ingestd/gw", "--home-assistant"],
+                          ["sinks", "deliver", "ha"]] {
+            let result = try IngestdBinary.run(arguments + ["--store", store])
+            try #require(result.status == 0, "ingestd \(arguments.joined(separator: " ")): \(result.stderr)")
+        }
+        let retained = try retainedMessages(port: broker.port, topic: "ingestd/gw/me/#")
+        #expect(retained["ingestd/gw/me/bodyFatPercentage/state"] == "25.44", "\(retained)")
+        let fat = try json(retained["ingestd/gw/me/bodyFatPercentage/state/attributes"])
+        #expect(fat["formula"] as? String == "xiaomi", "\(fat)")
+        #expect(fat["source"] as? String == "xiaomi-scale")
+        let weight = try json(retained["ingestd/gw/me/bodyMass/state/attributes"])
+        #expect(weight["formula"] == nil, "\(weight)")
+        #expect(retained["ingestd/gw/me/bodyMass/state"] == "85.15")
+    }
+
     @Test func perSampleMessagesCarryValuesInTheEntitysUnitWithoutConversionNoise() throws {
         let directory = try TemporaryDirectory("ha-values")
         let broker = try MosquittoBroker()

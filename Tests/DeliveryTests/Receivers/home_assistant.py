@@ -11,7 +11,9 @@ discovery and states to arrive, writes /api/states to OUT_JSON and stops Home As
 Without ENTITIES (comma-separated entity ids) it waits SECONDS; with them it waits until each
 has a state other than unknown/unavailable (at most SECONDS, a loaded machine is slow), then
 2 s more so that an entity that should not be there has its chance to show up. Exits non-zero
-with a message on stderr when a step fails. Bounded in time.
+with a message on stderr when a step fails, and with Home Assistant's own log lines when it
+refused a discovery config (its schema) or could not render a state or attribute (its
+templates): the validation against Home Assistant's discovery schemas. Bounded in time.
 """
 import json
 import os
@@ -79,3 +81,7 @@ try:
         json.dump(states, f)
 finally:
     stop()
+refused = ha_harness.discovery_errors(config)
+if refused:
+    print("FAILED: Home Assistant refused or could not render what ingestd published:\n" + "\n".join(refused[:10]))
+    sys.exit(1)
