@@ -6,7 +6,8 @@
 # forwards the ACL data of a second simultaneous connection unreliably under emulation.
 ble_bench() {
     bt_start 2 || return 1
-    peripheral_start 1 heart-rate,weight,thermometer,blood-pressure 180d,181d,1809,1810 --name VM-Health \
+    # ADV_DATA: its complete local name (0x09) "VM-Health" in the advertisement, as a scale shows its own.
+    ADV_DATA=0a09564d2d4865616c7468 peripheral_start 1 heart-rate,weight,thermometer,blood-pressure 180d,181d,1809,1810 --name VM-Health \
         --serial VM-1 --bpm 72 --kg 70.5 --celsius 37.2 --systolic 120 --diastolic 80 --pulse 66 || return 1
     note "bench up at $(cut -d' ' -f1 /proc/uptime) s"
 }
@@ -28,6 +29,12 @@ scenario_ble() {
     section "BLE: run --once --listen 25 --no-usb on hci0, a peripheral over L2CAP LE"
     check "ble: bench up (btvirt, 2 controllers, 1 peripheral)" ble_bench || { bt_stop; return; }
     central_ready 0
+    # What a person runs when a device is not seen: scan names it and the adapter that takes it.
+    local scan=$RESULTS/ingestd-scan.txt
+    timeout 60 "$INGESTD_BIN" scan --seconds 6 --no-usb --hci 0 > "$scan" 2>&1
+    check "ble: scan exits 0 on the real controller" [ $? = 0 ]
+    check "ble: scan names the peripheral, what it advertises and its adapter" \
+        log_has "$scan" '^[0-9A-F:]{17} +(-|-?[0-9]+) +VM-Health .*181D.*gatt-health'
     local store=$STORES/ble.sqlite log=$RESULTS/ingestd-ble.log
     fresh_store $store gatt-health
     btmon -w "$RESULTS/ble.btsnoop" > /dev/null 2>&1 & local btmon=$!
