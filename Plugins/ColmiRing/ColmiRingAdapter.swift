@@ -164,7 +164,9 @@ final class ColmiRingConversation: GATTConversation {
     }
 
     /// Asks for today's SpO2 log on the big-data service and takes its hours into `output`; a
-    /// malformed answer is a rejection naming its bytes.
+    /// malformed answer is a rejection naming its bytes. A ring that stays silent (a firmware that
+    /// has the service but keeps no SpO2 log) ends the contact normally: its heart rate and steps
+    /// are already delivered, and the explanation says why no SpO2 arrived.
     private func readOxygenSaturation(today: Date, over link: any GATTConversationLink, withResponse: Bool,
                                       into output: inout AdapterOutput) async throws {
         try await link.subscribe(to: ColmiUUID.bigDataAnswer, mode: .notifications)
@@ -180,7 +182,11 @@ final class ColmiRingConversation: GATTConversation {
             }
             return true
         }
-        if case .silent(let error) = end { throw error }
+        if case .silent = end {
+            output.skip("spo2-not-answered")
+            output.explain("the ring \(address) did not answer the request for its SpO2 log within "
+                           + "\(Int(Self.answerTimeout.components.seconds)) s: no SpO2 was read (its heart rate and steps were)")
+        }
     }
 
     /// The ring's answers to `command` (at most ``maximumPacketsPerAnswer``, each within ``answerTimeout``) handed to

@@ -9,7 +9,7 @@ import Transport
 /// (0x43) for today with `quarters` (quarter hour → steps, metres). On its big-data service
 /// (de5bf728-…) it answers today's SpO2 request (`BC 2A 01 00 BF 40 00`) with `oxygenHours`
 /// (hour → lowest, highest) as one day of 49 bytes, `BC 2A 31 00 <CRC-16/MODBUS LE>` before
-/// it, in 20-byte notifications.
+/// it, in 20-byte notifications; with `answersOxygenSaturation` false it never answers it.
 public final class SimulatedColmiRing: SimulatedResponder {
     public static let rx = BLEUUID(high: 0x6E40_0002_B5A3_F393, low: 0xE0A9_E50E_24DC_CA9E)
     public static let tx = BLEUUID(high: 0x6E40_0003_B5A3_F393, low: 0xE0A9_E50E_24DC_CA9E)
@@ -33,14 +33,16 @@ public final class SimulatedColmiRing: SimulatedResponder {
     private let heartRates: [Int: UInt8]
     private let quarters: [Int: (steps: Int, metres: Int)]
     private let oxygenHours: [Int: (lowest: UInt8, highest: UInt8)]
+    private let answersOxygenSaturation: Bool
     private let received = Mutex<[[UInt8]]>([])
     private let receivedBigData = Mutex<[[UInt8]]>([])
 
     public init(heartRates: [Int: UInt8], quarters: [Int: (steps: Int, metres: Int)],
-                oxygenHours: [Int: (lowest: UInt8, highest: UInt8)] = [:]) {
+                oxygenHours: [Int: (lowest: UInt8, highest: UInt8)] = [:], answersOxygenSaturation: Bool = true) {
         self.heartRates = heartRates
         self.quarters = quarters
         self.oxygenHours = oxygenHours
+        self.answersOxygenSaturation = answersOxygenSaturation
     }
 
     /// The commands written, in order.
@@ -72,7 +74,7 @@ public final class SimulatedColmiRing: SimulatedResponder {
     public func respond(toWriteOf value: [UInt8], characteristic: BLEUUID) -> [SimulatedReply] {
         if characteristic == Self.bigDataRequest {
             receivedBigData.withLock { $0.append(value) }
-            return value == Self.oxygenSaturationRequest ? oxygenAnswer : []
+            return value == Self.oxygenSaturationRequest && answersOxygenSaturation ? oxygenAnswer : []
         }
         guard characteristic == Self.rx, value.count == 16 else { return [] }
         received.withLock { $0.append(value) }

@@ -60,4 +60,24 @@ extension ConversationDaemonTests {
         #expect(try oxygen.map { try $0.quantity.doubleValue(for: .percent) }
                     == expected.map { Double(Int($0.value.lowest) + Int($0.value.highest)) / 200 })
     }
+
+    /// A ring with the big-data service that never answers the SpO2 request: the contact ends
+    /// normally after the 10 s wait, its heart rate is stored, and the log says why no SpO2 came.
+    @Test func aRingThatKeepsNoSpO2LogStillGivesItsDay() async throws {
+        let scenario = try Scenario()
+        await scenario.run(["auth", "grant", "colmi-ring", "heartRate", "stepCount", "distanceWalkingRunning",
+                            "oxygenSaturation"])
+        let ring = SimulatedColmiRing(heartRates: [0: 58], quarters: [:], answersOxygenSaturation: false)
+        let log = RecordingLogHandler()
+        try await runDaemon(store: scenario.store, name: "R02_2C08", profile: SimulatedColmiRing.profile, responder: ring,
+                            log: log) { log.records.contains { $0.message == "disconnected" } }
+        #expect(ring.bigDataRequests == [SimulatedColmiRing.oxygenSaturationRequest])
+        let messages = log.records.map(\.message)
+        #expect(messages.contains { $0.contains("did not answer the request for its SpO2 log") }, "\(messages)")
+        #expect(!log.records.contains { $0.level >= .error }, "\(log.records.filter { $0.level >= .error }.map(\.message))")
+        let store = try HealthStore(path: scenario.store)
+        defer { store.close() }
+        #expect(try store.samples(type: .heartRate).count == 1)
+        #expect(try store.samples(type: .oxygenSaturation).isEmpty)
+    }
 }
