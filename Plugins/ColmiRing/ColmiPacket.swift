@@ -168,17 +168,105 @@ public struct ColmiSteps: Equatable, Sendable {
     }
 }
 
+/// The rings' second ("big data") service: requests written to de5bf72a-…, answers notified on
+/// de5bf729-…, both `BC <kind> <data length, LE u16> <CRC-16/MODBUS of the data, LE u16> <data>`;
+/// a long answer continues over the next notifications until 6 + length bytes have come.
+public enum ColmiBigData {
+    public static let magic: UInt8 = 0xBC
+    /// The hourly blood-oxygen log (the QRing app's data id 42).
+    public static let oxygenSaturation: UInt8 = 0x2A
+    /// The longest data accepted in one answer (the SpO2 log: 49 bytes a day).
+    public static let maximumLength = 49 * 8
+
+    /// A request for `kind` with `data`.
+    public static func request(_ kind: UInt8, _ data: [UInt8]) -> [UInt8] {
+        let crc = crc16(data)
+        return [magic, kind, UInt8(data.count & 0xFF), UInt8(data.count >> 8), UInt8(crc & 0xFF), UInt8(crc >> 8)] + data
+    }
+
+    /// `BC 2A 01 00 BF 40 00`: today's SpO2 log (the data: days before today).
+    public static let oxygenSaturationToday = request(oxygenSaturation, [0x00])
+
+    /// CRC-16/MODBUS (reflected polynomial 0xA001, start 0xFFFF).
+    public static func crc16(_ bytes: some Collection<UInt8>) -> UInt16 {
+        var crc: UInt16 = 0xFFFF
+        for byte in bytes {
+            crc ^= UInt16(byte)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? crc >> 1 ^ 0xA001 : crc >> 1 }
+        }
+        return crc
+    }
+
+    /// Joins the notifications of one answer of `kind` and checks it: the data once whole.
+    public struct Collector: Sendable {
+        /// At most this many notifications in one answer (the longest answer needs 20 of 20 bytes).
+        public static let maximumPieces = 64
+        private let kind: UInt8
+        private var bytes: [UInt8] = []
+        private var pieces = 0
+
+        public init(kind: UInt8) { self.kind = kind }
+
+        /// Takes one notification; the answer's data when it is whole, nil when more is to come.
+        public mutating func take(_ piece: [UInt8]) throws(ColmiError) -> [UInt8]? {
+            bytes += piece
+            pieces += 1
+            guard bytes.first == magic, bytes.count < 2 || bytes[1] == kind else { throw .badPacket(bytes) }
+            let length = bytes.count >= 4 ? Int(bytes[2]) | Int(bytes[3]) << 8 : 0
+            guard length <= ColmiBigData.maximumLength else { throw .badLength(bytes) }
+            if bytes.count < max(6 + length, 4) {
+                guard pieces < Self.maximumPieces else { throw .badLength(bytes) }
+                return nil
+            }
+            guard bytes.count == 6 + length else { throw .badLength(bytes) }
+            let data = Array(bytes[6...])
+            guard crc16(data) == UInt16(bytes[4]) | UInt16(bytes[5]) << 8 else { throw .badChecksum(bytes) }
+            return data
+        }
+    }
+}
+
+/// One hour of the ring's SpO2 log: the lowest and highest saturation it measured in that hour.
+/// The log's data is whole days of 49 bytes: days before today, then 24 pairs for hours 0–23 of
+/// that day by the ring's clock; a pair with a zero is an hour without a reading.
+public struct ColmiOxygenHour: Equatable, Sendable {
+    /// The hour's start.
+    public var start: Date
+    public var lowest: Int
+    public var highest: Int
+
+    /// The hours with a reading in `data`, their days counted back from `today` (the ring's
+    /// midnight, in the clock it was given).
+    public static func hours(_ data: [UInt8], today: Date) throws(ColmiError) -> [ColmiOxygenHour] {
+        guard !data.isEmpty, data.count % 49 == 0 else { throw .badPacket(data) }
+        var hours: [ColmiOxygenHour] = []
+        for dayStart in stride(from: 0, to: data.count, by: 49) {
+            let midnight = today.addingTimeInterval(-Double(data[dayStart]) * 86_400)
+            for hour in 0..<24 {
+                let pair = (Int(data[dayStart + 1 + 2 * hour]), Int(data[dayStart + 2 + 2 * hour]))
+                guard pair.0 > 0, pair.1 > 0 else { continue }
+                guard pair.0 <= 100, pair.1 <= 100 else { throw .badPacket(data) }
+                hours.append(ColmiOxygenHour(start: midnight.addingTimeInterval(Double(hour) * 3_600),
+                                             lowest: min(pair.0, pair.1), highest: max(pair.0, pair.1)))
+            }
+        }
+        return hours
+    }
+}
+
 /// A packet the adapter cannot use; each carries the packet.
 public enum ColmiError: Error, Equatable, Sendable, CustomStringConvertible {
     case badPacket([UInt8])
     case badChecksum([UInt8])
     case outOfOrder([UInt8])
+    case badLength([UInt8])
 
     public var reason: String {
         switch self {
         case .badPacket: "bad-packet"
         case .badChecksum: "bad-checksum"
         case .outOfOrder: "packet-out-of-order"
+        case .badLength: "bad-length"
         }
     }
 
@@ -187,6 +275,7 @@ public enum ColmiError: Error, Equatable, Sendable, CustomStringConvertible {
         case .badPacket(let bytes): "not a packet of this kind: \(hexString(bytes))"
         case .badChecksum(let bytes): "checksum does not match: \(hexString(bytes))"
         case .outOfOrder(let bytes): "packet out of order: \(hexString(bytes))"
+        case .badLength(let bytes): "answer longer or shorter than its length: \(hexString(bytes))"
         }
     }
 }

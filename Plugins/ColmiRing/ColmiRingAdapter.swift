@@ -15,17 +15,19 @@ public struct ColmiRingAdapter: ConversingAdapter {
         id: ColmiRingAdapter.id,
         name: "Colmi / QRing smart rings (R02-R12)",
         version: "1.0.0",
-        summary: "Heart-rate log and step counts of Colmi/QRing rings, their clock set at each contact",
+        summary: "Heart-rate log, step counts and hourly SpO2 of Colmi/QRing rings, their clock set at each contact",
         matches: [.ble(BLEMatch(namePattern: ColmiRingAdapter.namePattern))],
-        produces: [.heartRate, .stepCount, .distanceWalkingRunning],
-        how: "GATT conversation: the ring's clock set, each day's heart-rate log and step details read since the last contact",
+        produces: [.heartRate, .stepCount, .distanceWalkingRunning, .oxygenSaturation],
+        how: "GATT conversation: the ring's clock set, each day's heart-rate log and step details read since the last contact, "
+            + "then today's hourly SpO2 log",
         models: [
             AdapterModel(maker: "Colmi", name: "R02, R03, R06 and kin (QRing app)", offers: "heart-rate log, steps, SpO2, sleep",
-                         reads: [.heartRate, .stepCount, .distanceWalkingRunning],
-                         note: "SpO2 and sleep (the big-data service) not read", capture: "r02-day"),
-            AdapterModel(maker: "Colmi", name: "R10, R12", offers: "heart-rate log, steps, SpO2, sleep",
-                         reads: [.heartRate, .stepCount, .distanceWalkingRunning],
-                         note: "the same protocol; SpO2 and sleep not read", capture: "r02-day"),
+                         reads: [.heartRate, .stepCount, .distanceWalkingRunning, .oxygenSaturation],
+                         note: "SpO2 as today's hourly log, each hour the mean of its lowest and highest; sleep not read",
+                         capture: "r02-day"),
+            AdapterModel(maker: "Colmi", name: "R09, R10, R12", offers: "heart-rate log, steps, SpO2, sleep",
+                         reads: [.heartRate, .stepCount, .distanceWalkingRunning, .oxygenSaturation],
+                         note: "the same protocol; sleep not read", capture: "r09-spo2"),
         ]
     )
 
@@ -41,18 +43,24 @@ public enum ColmiUUID {
     public static let service = BLEUUID(high: 0x6E40_FFF0_B5A3_F393, low: 0xE0A9_E50E_24DC_CA9E)
     public static let rx = BLEUUID(high: 0x6E40_0002_B5A3_F393, low: 0xE0A9_E50E_24DC_CA9E)
     public static let tx = BLEUUID(high: 0x6E40_0003_B5A3_F393, low: 0xE0A9_E50E_24DC_CA9E)
+    /// The big-data service's request characteristic (written).
+    public static let bigDataRequest = BLEUUID(high: 0xDE5B_F72A_D711_4E47, low: 0xAF26_65E3_012A_5DC7)
+    /// The big-data service's answer characteristic (notified).
+    public static let bigDataAnswer = BLEUUID(high: 0xDE5B_F729_D711_4E47, low: 0xAF26_65E3_012A_5DC7)
 }
 
 /// One contact: subscribe, set the ring's clock (UTC, as the public clients do), then for each
 /// day from the last one committed (at first contact today only; at most
 /// ``maximumDays``) through today, read its heart-rate log and its step details and deliver
 /// them; only once a day's records are committed is it remembered, so a dropped link repeats
-/// that day next time (the sync identifiers make the repeat a no-op). The ring keeps its
+/// that day next time (the sync identifiers make the repeat a no-op). Then, when the ring has
+/// the big-data service, today's hourly SpO2 log is asked for and delivered. The ring keeps its
 /// memory: nothing is erased.
 ///
 /// Records: `HeartRate` per measured slot (sync identifier `colmi/<address>/hr/<Unix seconds>`),
 /// `StepCount` and `DistanceWalkingRunning` per quarter hour (`colmi/<address>/steps/<Unix
-/// seconds>`, `…/distance/…`).
+/// seconds>`, `…/distance/…`), `OxygenSaturation` per hour with a reading, at the hour's start,
+/// the mean of its lowest and highest (`colmi/<address>/spo2/<Unix seconds>`).
 final class ColmiRingConversation: GATTConversation {
     static let answerTimeout: Duration = .seconds(10)
     /// Days read at most in one contact (the ring keeps about a week).
@@ -62,7 +70,7 @@ final class ColmiRingConversation: GATTConversation {
     /// Values read at most while waiting for one answer.
     static let maximumPacketsPerAnswer = 128
     var maximumValuesPerContact: Int {
-        Self.maximumDays * 2 * Self.maximumPacketsPerAnswer + Self.maximumPacketsPerAnswer
+        Self.maximumDays * 2 * Self.maximumPacketsPerAnswer + Self.maximumPacketsPerAnswer + ColmiBigData.Collector.maximumPieces
     }
 
     private let device: BLEDeviceTraits
@@ -94,10 +102,19 @@ final class ColmiRingConversation: GATTConversation {
             let complete = try await readDay(Date(timeIntervalSince1970: day), daysAgo: UInt8(((today - day) / 86_400).rounded()),
                                              over: link, withResponse: withResponse, into: &output)
             let receipt = try await deliver(output)
-            guard complete else { break }
+            guard complete else {
+                await link.disconnect()
+                return
+            }
             if receipt.deviceMayForget {
                 try? await context.memory?.remember(String(Int(day)), for: Self.lastDayKey, device: address)
             }
+        }
+        if let request = database.characteristic(ColmiUUID.bigDataRequest), database.characteristic(ColmiUUID.bigDataAnswer) != nil {
+            var output = AdapterOutput()
+            try await readOxygenSaturation(today: Date(timeIntervalSince1970: today), over: link,
+                                           withResponse: request.properties & 0x08 != 0, into: &output)
+            _ = try await deliver(output)
         }
         await link.disconnect()
     }
@@ -146,6 +163,32 @@ final class ColmiRingConversation: GATTConversation {
         return stepDetails == .done && !malformed
     }
 
+    /// Asks for today's SpO2 log on the big-data service and takes its hours into `output`; a
+    /// malformed answer is a rejection naming its bytes. A ring that stays silent (a firmware that
+    /// has the service but keeps no SpO2 log) ends the contact normally: its heart rate and steps
+    /// are already delivered, and the explanation says why no SpO2 arrived.
+    private func readOxygenSaturation(today: Date, over link: any GATTConversationLink, withResponse: Bool,
+                                      into output: inout AdapterOutput) async throws {
+        try await link.subscribe(to: ColmiUUID.bigDataAnswer, mode: .notifications)
+        try await link.write(ColmiBigData.oxygenSaturationToday, to: ColmiUUID.bigDataRequest, withResponse: withResponse)
+        var answer = ColmiBigData.Collector(kind: ColmiBigData.oxygenSaturation)
+        let end = try await link.notifications(matching: { $0.characteristicUUID == ColmiUUID.bigDataAnswer },
+                                               silence: Self.answerTimeout, maximum: ColmiBigData.Collector.maximumPieces) { piece in
+            do {
+                guard let data = try answer.take(piece.value) else { return false }
+                for hour in try ColmiOxygenHour.hours(data, today: today) { take(hour, into: &output) }
+            } catch let error as ColmiError {
+                output.reject(context.source, reason: error.reason, detail: "\(address): \(error.description)", time: piece.time)
+            }
+            return true
+        }
+        if case .silent = end {
+            output.skip("spo2-not-answered")
+            output.explain("the ring \(address) did not answer the request for its SpO2 log within "
+                           + "\(Int(Self.answerTimeout.components.seconds)) s: no SpO2 was read (its heart rate and steps were)")
+        }
+    }
+
     /// The ring's answers to `command` (at most ``maximumPacketsPerAnswer``, each within ``answerTimeout``) handed to
     /// `handle` until it has the whole answer.
     private func answers(_ command: UInt8, over link: any GATTConversationLink,
@@ -169,6 +212,13 @@ final class ColmiRingConversation: GATTConversation {
         output.records.append(.sample(QuantitySample(
             type: .heartRate, quantity: Quantity(value: Double(heartRate), unit: .countPerMinute), start: time, end: time,
             source: context.source, device: ring, metadata: metadata("hr", time))))
+    }
+
+    private func take(_ hour: ColmiOxygenHour, into output: inout AdapterOutput) {
+        let saturation = Double(hour.lowest + hour.highest) / 200
+        output.records.append(.sample(QuantitySample(
+            type: .oxygenSaturation, quantity: Quantity(value: saturation, unit: .percent), start: hour.start, end: hour.start,
+            source: context.source, device: ring, metadata: metadata("spo2", hour.start))))
     }
 
     private func take(_ quarter: ColmiSteps, into output: inout AdapterOutput) {

@@ -23,9 +23,9 @@ public struct OmronBPAdapter: ConversingAdapter {
         produces: [.bloodPressureSystolic, .bloodPressureDiastolic, .heartRate],
         how: "GATT conversation: unlocked (its key programmed in pairing mode, or a token), clock checked and set, each user's stored readings read from the monitor's memory, only the new ones after the first contact; memory left intact unless `omron-erase=true`",
         models: [
-            AdapterModel(maker: "Omron", name: "HEM-7142T2", offers: "blood pressure, pulse, stored readings of 2 users",
+            AdapterModel(maker: "Omron", name: "HEM-7142T2", offers: "blood pressure, pulse, stored readings of 1 user",
                          reads: [.bloodPressureSystolic, .bloodPressureDiastolic, .heartRate], note: "with the user slot", capture: "hem-7142t2"),
-            AdapterModel(maker: "Omron", name: "HEM-7600T", offers: "blood pressure, pulse, stored readings of 2 users",
+            AdapterModel(maker: "Omron", name: "HEM-7600T", offers: "blood pressure, pulse, stored readings of 1 user",
                          reads: [.bloodPressureSystolic, .bloodPressureDiastolic, .heartRate], note: "with the user slot", capture: "hem-7600t"),
             AdapterModel(maker: "Omron", name: "HEM-7155T, HEM-7361T, BP5360 (HEM-7377T1) and regional variants",
                          offers: "blood pressure, pulse, stored readings of 2 users",

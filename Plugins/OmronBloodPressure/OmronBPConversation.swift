@@ -22,8 +22,6 @@ final class OmronBPConversation: GATTConversation {
     static let maximumPieces = 8
     /// Every reading of a contact in its pieces, and the answers around them.
     var maximumValuesPerContact: Int { (Self.maximumRecordsPerContact + 16) * Self.maximumPieces }
-    /// Current Time (0x2A2B), written on models whose clock block the adapter does not know.
-    static let currentTime = BLEUUID(0x2A2B)
     /// The clock is set when it is off by more than this.
     static let clockTolerance: TimeInterval = 60
     /// The key tried when none is remembered for the monitor (monitors paired by an earlier
@@ -90,8 +88,8 @@ final class OmronBPConversation: GATTConversation {
             throw Stop(reason: "short-index", detail: "index of \(model.indexSize) bytes expected: \(hexString(index.data))",
                        time: index.time)
         }
-        if let offset = model.clockOffset, context.options[OmronBPOption.setClock] != "false" {
-            try await checkClock(model, offset: offset, wire: wire, over: link, deliver: deliver)
+        if context.options[OmronBPOption.setClock] != "false" {
+            try await checkClock(model, wire: wire, over: link)
         }
 
         let erase = context.options[OmronBPOption.erase] == "true"
@@ -109,16 +107,6 @@ final class OmronBPConversation: GATTConversation {
             }
         }
         let end = try await wire.exchange(OmronMemoryFrame.endSession, answer: OmronMemoryFrame.endAnswer)
-        // A model whose clock block has another layout: the Current Time characteristic, when the monitor has one.
-        if model.clockOffset == nil, context.options[OmronBPOption.setClock] != "false",
-           let currentTime = database.characteristic(Self.currentTime), currentTime.properties & 0x08 != 0 {
-            let written = try await link.writeCurrentTime(to: Self.currentTime, in: context.timeZone)
-            if let refusal = written.refusal {
-                var output = AdapterOutput()
-                output.reject(context.source, reason: "current-time-refused", detail: "\(address): \(refusal)", time: written.time)
-                _ = try await deliver(output)
-            }
-        }
         if end.answer.data.first != 0 {
             var output = AdapterOutput()
             output.reject(context.source, reason: "session-end-status",
@@ -215,20 +203,19 @@ final class OmronBPConversation: GATTConversation {
 
     /// Reads the clock block; when the monitor's clock is off by more than a minute (or unset),
     /// writes the conversation's clock into it.
-    private func checkClock(_ model: OmronBPModel, offset: Int, wire: MemoryWire, over link: any GATTConversationLink,
-                            deliver: (AdapterOutput) async throws -> DeliveryReceipt) async throws {
-        let readAddress = model.settingsReadAddress + UInt16(offset)
-        let block = try await wire.readBytes(at: readAddress, count: OmronClockBlock.size)
+    private func checkClock(_ model: OmronBPModel, wire: MemoryWire, over link: any GATTConversationLink) async throws {
+        let layout = model.clockLayout
+        let block = try await wire.readBytes(at: model.settingsReadAddress + UInt16(model.clockOffset), count: layout.size)
         let now = await link.now()
-        let monitorTime = OmronClockBlock.time(block.data).flatMap { components -> Date? in
+        let monitorTime = OmronClockBlock.time(block.data, layout: layout).flatMap { components -> Date? in
             var calendar = Calendar(identifier: .gregorian)
             calendar.timeZone = context.timeZone
             return calendar.date(from: components)
         }
         if let monitorTime, abs(monitorTime.timeIntervalSince(now)) <= Self.clockTolerance { return }
-        guard block.data.count >= OmronClockBlock.size else { return }
-        let written = OmronClockBlock.setting(block.data, to: now, in: context.timeZone)
-        try await wire.expectWrite(at: model.settingsWriteAddress + UInt16(offset), data: written)
+        guard block.data.count >= layout.size else { return }
+        let written = OmronClockBlock.setting(block.data, to: now, in: context.timeZone, layout: layout)
+        try await wire.expectWrite(at: model.settingsWriteAddress + UInt16(model.clockOffset), data: written)
     }
 
     // MARK: - Readings

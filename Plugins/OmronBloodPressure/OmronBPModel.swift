@@ -45,10 +45,10 @@ public struct OmronBPModel: Sendable, Hashable {
     public var cursorOffsets: [Int]
     /// The index words' byte order (true: big-endian, the low-order byte second).
     public var indexBigEndian: Bool
-    /// Offset in the settings block of the 16-byte clock block (bytes 8…13 year − 2000, month,
-    /// day, hour, minute, second; byte 14 the sum of bytes 0…13; byte 15 zero), nil when the
-    /// model's clock block has another layout (then the clock is left alone).
-    public var clockOffset: Int?
+    /// Offset in the settings block of the clock block.
+    public var clockOffset: Int
+    /// How the clock block is laid out.
+    public var clockLayout: OmronClockBlock.Layout
     public var unlock: Unlock
 
     /// The number of users.
@@ -60,25 +60,25 @@ public struct OmronBPModel: Sendable, Hashable {
                                                    "HEM-7141T1-AP", "HEM-7140T1-AP"],
                      userStartAddresses: [0x02E8], recordsPerUser: 14, recordSize: 14, recordLayout: .byteAligned,
                      settingsReadAddress: 0x0260, settingsWriteAddress: 0x02A4, indexSize: 0x10, cursorOffsets: [0x00],
-                     indexBigEndian: false, clockOffset: 0x2C, unlock: .token),
+                     indexBigEndian: false, clockOffset: 0x2C, clockLayout: .yearFirst, unlock: .token),
         OmronBPModel(name: "HEM-7155T", aliases: ["HEM-7155T-D", "HEM-7155T-EBK", "HEM-7155T-EBL", "HEM-7155T_ESL",
                                                   "HEM-7340T-Z", "HEM-7341T-Z"],
                      userStartAddresses: [0x0098, 0x0458], recordsPerUser: 60, recordSize: 16, recordLayout: .byteAligned,
                      settingsReadAddress: 0x0010, settingsWriteAddress: 0x0054, indexSize: 0x10, cursorOffsets: [0x00, 0x02],
-                     indexBigEndian: false, clockOffset: 0x2C, unlock: .pairingKey),
+                     indexBigEndian: false, clockOffset: 0x2C, clockLayout: .yearFirst, unlock: .pairingKey),
         OmronBPModel(name: "HEM-7361T", aliases: ["HEM-7361T-D", "HEM-7361T-EBK", "HEM-7361T-AP", "HEM-7361T_ESL",
                                                   "HEM-7342T", "HEM-7343T"],
                      userStartAddresses: [0x0098, 0x06D8], recordsPerUser: 100, recordSize: 16, recordLayout: .byteAligned,
                      settingsReadAddress: 0x0010, settingsWriteAddress: 0x0054, indexSize: 0x10, cursorOffsets: [0x00, 0x02],
-                     indexBigEndian: false, clockOffset: 0x2C, unlock: .pairingKey),
+                     indexBigEndian: false, clockOffset: 0x2C, clockLayout: .yearFirst, unlock: .pairingKey),
         OmronBPModel(name: "HEM-7600T", aliases: ["HEM-7600T-E", "HEM-7600T-Z", "HEM-7600T_W", "HEM-7270C", "HEM-7271T"],
                      userStartAddresses: [0x02AC], recordsPerUser: 100, recordSize: 14, recordLayout: .bitPacked,
                      settingsReadAddress: 0x0260, settingsWriteAddress: 0x0286, indexSize: 0x08, cursorOffsets: [0x00],
-                     indexBigEndian: true, clockOffset: nil, unlock: .pairingKey),
+                     indexBigEndian: true, clockOffset: 0x14, clockLayout: .wordSwapped, unlock: .pairingKey),
         OmronBPModel(name: "HEM-7377T1", aliases: ["BP5360", "HEM-7377T1-ZAZ"],
                      userStartAddresses: [0x080C, 0x0D0C], recordsPerUser: 80, recordSize: 16, recordLayout: .byteAligned,
                      settingsReadAddress: 0x0010, settingsWriteAddress: 0x0058, indexSize: 0x1C, cursorOffsets: [0x00, 0x02],
-                     indexBigEndian: false, clockOffset: 0x30, unlock: .token),
+                     indexBigEndian: false, clockOffset: 0x30, clockLayout: .yearFirst, unlock: .token),
     ]
 
     /// The model named `text` (a model or alias, case and `-`/`_` insensitive), nil when unknown.

@@ -86,31 +86,51 @@ public enum OmronRecordError: Error, Equatable, Sendable, CustomStringConvertibl
     }
 }
 
-/// The monitor's clock block (16 bytes in the settings): bytes 8…13 year − 2000, month, day,
-/// hour, minute, second; byte 14 the low byte of the sum of bytes 0…13; byte 15 zero.
+/// The monitor's clock block in its settings, in one of two layouts (omblepy's
+/// `deviceSpecific/hem-*.py`, `settingsTimeSyncBytes`).
 public enum OmronClockBlock {
-    public static let size = 16
+    /// Where the time and the sum sit in the block.
+    public enum Layout: String, Sendable, Hashable {
+        /// 16 bytes: 8…13 year − 2000, month, day, hour, minute, second; 14 the low byte of the
+        /// sum of bytes 0…13; 15 zero (HEM-7142T2, HEM-7155T, HEM-7361T, HEM-7377T1).
+        case yearFirst
+        /// 10 bytes: 2…7 month, year − 2000, hour, day, second, minute (the same fields as
+        /// big-endian 16-bit words); 8 zero; 9 the low byte of the sum of bytes 0…8 (HEM-7600T).
+        case wordSwapped
+
+        /// The block's length.
+        public var size: Int { self == .yearFirst ? 16 : 10 }
+        /// Where year − 2000, month, day, hour, minute and second sit, in that order.
+        var fieldPositions: [Int] { self == .yearFirst ? [8, 9, 10, 11, 12, 13] : [3, 2, 5, 4, 7, 6] }
+        /// The bytes kept as read (before the time).
+        var keptPrefix: Int { self == .yearFirst ? 8 : 2 }
+        /// Where the low byte of the sum of the bytes before it sits.
+        var sumPosition: Int { self == .yearFirst ? 14 : 9 }
+    }
 
     /// The monitor's clock, nil when the block is short or holds no valid time.
-    public static func time(_ block: [UInt8]) -> DateComponents? {
-        guard block.count >= size else { return nil }
-        let c = DateComponents(year: 2000 + Int(block[8]), month: Int(block[9]), day: Int(block[10]),
-                               hour: Int(block[11]), minute: Int(block[12]), second: Int(block[13]))
-        guard (1...12).contains(c.month ?? 0), (1...31).contains(c.day ?? 0), (c.hour ?? 99) <= 23,
-              (c.minute ?? 99) <= 59, (c.second ?? 99) <= 59 else { return nil }
+    public static func time(_ block: [UInt8], layout: Layout) -> DateComponents? {
+        guard block.count >= layout.size else { return nil }
+        let field = layout.fieldPositions.map { Int(block[$0]) }
+        let c = DateComponents(year: 2000 + field[0], month: field[1], day: field[2], hour: field[3], minute: field[4],
+                               second: field[5])
+        guard (1...12).contains(field[1]), (1...31).contains(field[2]), field[3] <= 23, field[4] <= 59, field[5] <= 59
+        else { return nil }
         return c
     }
 
-    /// `block` with its clock set to `date` read in `zone` (bytes 0…7 kept).
-    public static func setting(_ block: [UInt8], to date: Date, in zone: TimeZone) -> [UInt8] {
+    /// `block` with its clock set to `date` read in `zone`, its sum renewed (the bytes before the
+    /// time kept).
+    public static func setting(_ block: [UInt8], to date: Date, in zone: TimeZone, layout: Layout) -> [UInt8] {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
         let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-        var out = Array(block.prefix(8))
-        out += [UInt8(clamping: (c.year ?? 2000) - 2000), UInt8(clamping: c.month ?? 1), UInt8(clamping: c.day ?? 1),
-                UInt8(clamping: c.hour ?? 0), UInt8(clamping: c.minute ?? 0), UInt8(clamping: c.second ?? 0)]
-        out.append(UInt8(truncatingIfNeeded: out.reduce(0) { $0 + Int($1) }))
-        out.append(0)
+        let fields = [UInt8(clamping: (c.year ?? 2000) - 2000), UInt8(clamping: c.month ?? 1), UInt8(clamping: c.day ?? 1),
+                      UInt8(clamping: c.hour ?? 0), UInt8(clamping: c.minute ?? 0), UInt8(clamping: c.second ?? 0)]
+        var out = Array(block.prefix(layout.keptPrefix))
+        out += [UInt8](repeating: 0, count: layout.size - out.count)
+        for (position, value) in zip(layout.fieldPositions, fields) { out[position] = value }
+        out[layout.sumPosition] = UInt8(truncatingIfNeeded: out[0..<layout.sumPosition].reduce(0) { $0 + Int($1) })
         return out
     }
 }

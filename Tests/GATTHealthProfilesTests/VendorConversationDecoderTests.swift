@@ -65,11 +65,29 @@ import Testing
     @Test func omronClockBlockIsReadAndSetWithItsSum() throws {
         let zone = try #require(TimeZone(identifier: "Europe/Berlin"))
         let date = Date(timeIntervalSince1970: 1_780_000_000)  // 2026-05-28 20:26:40 UTC
-        let block = OmronClockBlock.setting([UInt8](repeating: 7, count: 16), to: date, in: zone)
+        let block = OmronClockBlock.setting([UInt8](repeating: 7, count: 16), to: date, in: zone, layout: .yearFirst)
         #expect(Array(block[8..<14]) == [26, 5, 28, 22, 26, 40])
         #expect(block[14] == UInt8(truncatingIfNeeded: block[0..<14].reduce(0) { $0 + Int($1) }) && block[15] == 0)
-        #expect(OmronClockBlock.time(block) == DateComponents(year: 2026, month: 5, day: 28, hour: 22, minute: 26, second: 40))
-        #expect(OmronClockBlock.time([UInt8](repeating: 0, count: 16)) == nil, "an unset clock")
+        #expect(OmronClockBlock.time(block, layout: .yearFirst)
+                    == DateComponents(year: 2026, month: 5, day: 28, hour: 22, minute: 26, second: 40))
+        #expect(OmronClockBlock.time([UInt8](repeating: 0, count: 16), layout: .yearFirst) == nil, "an unset clock")
+    }
+
+    /// The HEM-7600T's 10-byte block (omblepy `deviceSpecific/hem-7600t.py`, settings bytes
+    /// 0x14…0x1D): month, year − 2000, hour, day, second, minute at 2…7, zero, then the sum.
+    @Test func omronWordSwappedClockBlockIsReadAndSetWithItsSum() throws {
+        let zone = try #require(TimeZone(identifier: "Europe/Berlin"))
+        let date = Date(timeIntervalSince1970: 1_780_000_000)  // 2026-05-28 22:26:40 in Berlin
+        let read: [UInt8] = [0x12, 0x34, 1, 25, 3, 7, 9, 8, 0x55, 0x00]
+        let block = OmronClockBlock.setting(read, to: date, in: zone, layout: .wordSwapped)
+        let expected: [UInt8] = [0x12, 0x34, 5, 26, 22, 28, 40, 26, 0, 0xD9]  // 0xD9: the low byte of the sum of the nine
+        #expect(block == expected)
+        #expect(OmronClockBlock.time(read, layout: .wordSwapped)
+                    == DateComponents(year: 2025, month: 1, day: 7, hour: 3, minute: 8, second: 9))
+        #expect(OmronClockBlock.time(block, layout: .wordSwapped)
+                    == DateComponents(year: 2026, month: 5, day: 28, hour: 22, minute: 26, second: 40))
+        #expect(OmronClockBlock.time(Array(block.prefix(9)), layout: .wordSwapped) == nil, "a short block")
+        #expect(OmronBPModel.named("HEM-7600T")?.clockLayout == .wordSwapped && OmronBPModel.named("HEM-7600T")?.clockOffset == 0x14)
     }
 
     @Test func theRealQNStableFrameDecodes() throws {

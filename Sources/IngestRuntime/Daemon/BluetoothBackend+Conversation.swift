@@ -35,7 +35,7 @@ extension BluetoothBackend {
 
     /// Runs the adapter's conversation over a connected GATT client, handing each batch to
     /// `deliver` (the daemon commits it; `ingestd capture` stores nothing), then disconnects.
-    /// Rejections are logged. Returns whether the conversation ended without an error.
+    /// Rejections and explanations are logged. Returns whether the conversation ended without an error.
     static func converse(over client: GATTClient, adapter: any BLEAdapter, traits: BLEDeviceTraits,
                          context: AdapterContext, logger: Logger,
                          deliver: @escaping (AdapterOutput) async throws -> DeliveryReceipt) async -> Bool {
@@ -56,6 +56,8 @@ extension BluetoothBackend {
                     for rejection in output.rejections {
                         logger.warning("frame rejected by \(rejection.adapter): \(rejection.reason): \(rejection.detail)")
                     }
+                    // What the conversation explains (a device feature that did not answer) is said too.
+                    for explanation in output.explanations { logger.warning("\(explanation)") }
                     return try await deliver(output)
                 }
             } catch {

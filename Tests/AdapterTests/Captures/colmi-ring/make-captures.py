@@ -19,6 +19,9 @@ NAME = "R02_2C08"
 SERVICE = "6E40FFF0-B5A3-F393-E0A9-E50E24DCCA9E"
 RX = "6E400002-B5A3-F393-E0A9-E50E24DCCA9E"
 TX = "6E400003-B5A3-F393-E0A9-E50E24DCCA9E"
+BIG_DATA_SERVICE = "DE5BF728-D711-4E47-AF26-65E3012A5DC7"
+BIG_DATA_REQUEST = "DE5BF72A-D711-4E47-AF26-65E3012A5DC7"
+BIG_DATA_ANSWER = "DE5BF729-D711-4E47-AF26-65E3012A5DC7"
 
 
 def packet(command, data=b""):
@@ -66,6 +69,51 @@ STEPS = [bytes(p) for p in [
 STEP_QUARTERS = [(16, 48, 27), (20, 1194, 873), (24, 225, 149), (28, 108, 72), (76, 99, 68)]
 # The ring's answer to the clock: capabilities (built to the layout: heart rate and SpO2 bits).
 TIME_REPLY = packet(0x01, b"\x00\x00\x00\x02")
+
+# A real SpO2 answer of an R09 (nekodas-neko/TrainingAi_Open, lib/colmi-ble/__tests__/
+# server-decode-archived-sync.test.ts: archived from its sync of 2026-09-02 21:12 UTC, 07:12 by the
+# ring's clock): `BC 2A`, 49 data bytes, CRC-16/MODBUS 0xFA53, today (0) with hours 0-6.
+SPO2_ANSWER = bytes.fromhex("bc2a310053fa00606063636161626261616363636300000000000000000000000000000000000000000000000000000000000000000000")
+# Its hours as (hour, lowest, highest), each the mean of the two stored.
+SPO2_HOURS = [(0, 96, 96), (1, 99, 99), (2, 97, 97), (3, 98, 98), (4, 97, 97), (5, 99, 99), (6, 99, 99)]
+# Today's SpO2 request as that client sends it: data id 0x2A, one data byte 0 (today), CRC 0x40BF.
+SPO2_REQUEST = bytes.fromhex("bc2a0100bf4000")
+R09_ADDRESS, R09_NAME = "C0:1D:2E:3F:09:4A", "R09_094A"
+
+
+def bcd(number):
+    return (number // 10) << 4 | number % 10
+
+
+def spo2_session(capture, at, answer_pieces):
+    """A contact with an R09 at `at` (UTC): clock set, no heart-rate log (15 FF), no steps (43 FF),
+    then today's SpO2 log asked for on the big-data service and answered in `answer_pieces`."""
+    capture.time = int(at.timestamp() * 1_000_000)
+    rx = Characteristic(RX, 0x0C)
+    tx = Characteristic(TX, 0x10, cccd_value=0x0001)
+    request = Characteristic(BIG_DATA_REQUEST, 0x0C)
+    answer = Characteristic(BIG_DATA_ANSWER, 0x10, cccd_value=0x0001)
+    capture.advertising_report(R09_ADDRESS, flags_ad() + name_ad(R09_NAME))
+    capture.advance(120)
+    clock = bytes(bcd(v) for v in [at.year % 100, at.month, at.day, at.hour, at.minute, at.second]) + b"\x01"
+    midnight = int(datetime(at.year, at.month, at.day, tzinfo=timezone.utc).timestamp())
+    steps = [(rx, "write", packet(0x01, clock)), (tx, "notification", TIME_REPLY),
+             (rx, "write", packet(0x15, midnight.to_bytes(4, "little"))), (tx, "notification", packet(0x15, b"\xff")),
+             (rx, "write", packet(0x43, b"\x00\x0f\x00\x5f\x01")), (tx, "notification", packet(0x43, b"\xff")),
+             (request, "write", SPO2_REQUEST)]
+    steps += [(answer, "notification", piece) for piece in answer_pieces]
+    return gatt_services_session(capture, R09_ADDRESS, R09_NAME, [(SERVICE, [rx, tx]), (BIG_DATA_SERVICE, [request, answer])],
+                                 steps, advertise=False)
+
+
+def pieces(frame, size=20):
+    """`frame` in notifications of `size` bytes (ATT MTU 23)."""
+    return [frame[index:index + size] for index in range(0, len(frame), size)]
+
+
+# The R09's clock read 07:12 when it sent the answer: the contact is placed when a ring given UTC
+# (as this adapter gives it) reads the same, so the hours land on the same clock readings.
+SPO2_CONTACT = datetime(2026, 9, 2, 7, 12, 0, tzinfo=timezone.utc)
 
 
 def heart_rates():
@@ -121,9 +169,45 @@ def bad_checksum_case(capture):
     return [SOURCE + ": bad-checksum: %s: checksum does not match: %s" % (ADDRESS, " ".join("%02x" % b for b in broken))]
 
 
+def spo2_case(capture):
+    """A contact with an R09 that has no heart-rate log or steps to give: the real SpO2 answer
+    in 20-byte notifications. Expected: one OxygenSaturation per hour with a reading."""
+    spo2_session(capture, SPO2_CONTACT, pieces(SPO2_ANSWER))
+    device = device_json(name=R09_NAME, manufacturer="Colmi", localIdentifier=R09_ADDRESS)
+    records = []
+    midnight = datetime(2026, 9, 2, tzinfo=timezone.utc)
+    for hour, lowest, highest in SPO2_HOURS:
+        at = midnight + timedelta(hours=hour)
+        metadata = metadata_json(sync_identifier="colmi/%s/spo2/%d" % (R09_ADDRESS, int(at.timestamp())), sync_version=1)
+        records.append(sample("OxygenSaturation", (lowest + highest) / 200, "%", at, source=SOURCE, device=device,
+                              metadata=metadata))
+    return records
+
+
+def bad_spo2_crc_case(capture):
+    """The real SpO2 answer with one hour's reading changed (63 → 60) and the CRC left: one
+    rejection naming the joined answer; no SpO2 stored."""
+    broken = bytearray(SPO2_ANSWER)
+    broken[9] = 0x60
+    spo2_session(capture, SPO2_CONTACT, pieces(bytes(broken)))
+    return [SOURCE + ": bad-checksum: %s: checksum does not match: %s"
+            % (R09_ADDRESS, " ".join("%02x" % b for b in broken))]
+
+
+def bad_spo2_length_case(capture):
+    """An SpO2 answer that announces 49 data bytes and brings 50: one rejection naming it."""
+    longer = SPO2_ANSWER + b"\x00"
+    spo2_session(capture, SPO2_CONTACT, pieces(longer))
+    return [SOURCE + ": bad-length: %s: answer longer or shorter than its length: %s"
+            % (R09_ADDRESS, " ".join("%02x" % b for b in longer))]
+
+
 CASES = [
     Case("r02-day", day_case, fragmented=True),
     Case("bad-checksum", bad_checksum_case),
+    Case("r09-spo2", spo2_case, fragmented=True),
+    Case("bad-spo2-crc", bad_spo2_crc_case),
+    Case("bad-spo2-length", bad_spo2_length_case),
 ]
 
 

@@ -7,7 +7,7 @@ every generated file in this folder). Shared parts: scripts/ble_capture_kit.py.
 
 import os
 import sys
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 sys.dont_write_bytecode = True  # no __pycache__ among the captures
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..", "scripts"))
@@ -83,6 +83,16 @@ class Monitor:
     def read(self, address, data):
         self.exchange(read_command(address, len(data)), read_answer(address, data))
 
+    def write_of_moment(self, frame_at):
+        """Writes `frame_at(moment)`, moment being when the value before it arrived (the capture
+        kit sends each value a second after the one before): a frame holding the writer's clock."""
+        pieces = 1 if len(self.tx) == 1 else (len(frame_at(datetime(2000, 1, 1, tzinfo=timezone.utc))) + 15) // 16
+        for index in range(pieces):
+            def piece(at, index=index):
+                frame = frame_at(at - timedelta(seconds=index + 1))
+                return frame if len(self.tx) == 1 else frame[index * 16:index * 16 + 16]
+            self.steps.append((self.tx[index], "write", piece))
+
     def unlock_step(self, value, answer):
         self.steps.append((self.unlock, "write", value))
         self.steps.append((self.unlock, "notification", answer))
@@ -133,6 +143,20 @@ def hem_7142t2_case(capture):
 
 
 HEM7600T_ADDRESS, HEM7600T_NAME = "28:FF:B2:10:76:00", "BLESmart_000000A828FFB2107600"
+HEM7600T_CLOCK_READ, HEM7600T_CLOCK_WRITE = 0x0260 + 0x14, 0x0286 + 0x14
+
+
+def word_swapped_clock_block(moment, kept=b"\x00\x00"):
+    """The HEM-7600T's 10-byte clock block: two kept bytes, month, year - 2000, hour, day, second,
+    minute, zero, the low byte of the sum of the nine before."""
+    local_time = moment.astimezone(ZONE)
+    body = kept + bytes([local_time.month, local_time.year - 2000, local_time.hour, local_time.day,
+                         local_time.second, local_time.minute, 0x00])
+    return body + bytes([sum(body) & 0xFF])
+
+
+def write_command(address, data):
+    return sealed(bytes([len(data) + 8, 0x01, 0xC0, address >> 8, address & 0xFF, len(data)]) + data)
 
 
 def hem_7600t_monitor(unlocked=True):
@@ -145,6 +169,11 @@ def hem_7600t_monitor(unlocked=True):
         return monitor
     monitor.exchange(START, START_ANSWER)
     monitor.read(0x0260, bytes([0x00, 0x01, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00]))
+    # Its clock stopped at 2026-01-01 00:00:00 (a battery change): the adapter writes its own.
+    stopped = datetime(2026, 1, 1, 0, 0, 0, tzinfo=ZONE)
+    monitor.read(HEM7600T_CLOCK_READ, word_swapped_clock_block(stopped, kept=b"\x01\x02"))
+    monitor.write_of_moment(lambda now: write_command(HEM7600T_CLOCK_WRITE, word_swapped_clock_block(now, kept=b"\x01\x02")))
+    monitor.answer(sealed(h("08 81 c0") + bytes([HEM7600T_CLOCK_WRITE >> 8, HEM7600T_CLOCK_WRITE & 0xFF, 0x0a])))
     return monitor
 
 
