@@ -191,7 +191,7 @@ let package = Package(
         // The commands in-process (the CLI's own tests), and the runtime end to end through them.
         .testTarget(name: "IngestCLITests", dependencies: [
             "IngestCLI", "IngestRuntime", "ArgumentParsing", "Logging", "BLEWire", "HealthModel", "AdapterKit", "BuiltinAdapters",
-            "BLESimulators", "BlueZTransport", "SQLiteStore", "Transport", "CaptureFormats", "ExternalAdapters", "TestSupport",
+            "BLESimulators", "BlueZTransport", "SQLiteStore", "Transport", "CaptureFormats", "ExternalAdapters", "TestSupport", "WebDashboard",
         ]),
         .testTarget(
             name: "AdvertisementAdaptersTests",

@@ -33,11 +33,6 @@ public struct BerryMedOximeterAdapter: ConversingAdapter {
 
     public init() {}
 
-    /// Advertisements carry no readings.
-    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any BLEAdapterSession {
-        NothingAdvertisedSession()
-    }
-
     public func makeConversation(for device: BLEDeviceTraits, context: AdapterContext) -> any GATTConversation {
         BerryMedConversation(device: device, context: context)
     }

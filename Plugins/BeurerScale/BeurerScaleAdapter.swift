@@ -42,11 +42,6 @@ public struct BeurerScaleAdapter: ConversingAdapter {
         return BeurerProtocol(family: isF7 ? 0xF0 : 0xE0)
     }
 
-    /// Advertisements carry nothing the adapter uses.
-    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any BLEAdapterSession {
-        NothingAdvertisedSession()
-    }
-
     public func makeConversation(for device: BLEDeviceTraits, context: AdapterContext) -> any GATTConversation {
         BeurerConversation(device: device, context: context)
     }

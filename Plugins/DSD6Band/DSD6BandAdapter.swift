@@ -29,11 +29,6 @@ public struct DSD6BandAdapter: ConversingAdapter {
 
     public init() {}
 
-    /// Advertisements carry nothing: the session only notes the band.
-    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any BLEAdapterSession {
-        NothingAdvertisedSession()
-    }
-
     public func makeConversation(for device: BLEDeviceTraits, context: AdapterContext) -> any GATTConversation {
         DSD6Conversation(device: device, context: context)
     }

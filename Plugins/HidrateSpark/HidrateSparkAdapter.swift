@@ -33,11 +33,6 @@ public struct HidrateSparkAdapter: ConversingAdapter {
 
     public init() {}
 
-    /// The bottle's advertisements carry no sips.
-    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any BLEAdapterSession {
-        NothingAdvertisedSession()
-    }
-
     public func makeConversation(for device: BLEDeviceTraits, context: AdapterContext) -> any GATTConversation {
         HidrateConversation(device: device, context: context)
     }

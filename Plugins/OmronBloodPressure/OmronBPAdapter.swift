@@ -36,11 +36,6 @@ public struct OmronBPAdapter: ConversingAdapter {
 
     public init() {}
 
-    /// Advertisements carry no readings.
-    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any BLEAdapterSession {
-        NothingAdvertisedSession()
-    }
-
     public func makeConversation(for device: BLEDeviceTraits, context: AdapterContext) -> any GATTConversation {
         OmronBPConversation(device: device, context: context)
     }

@@ -32,11 +32,6 @@ public struct QNGATTScaleAdapter: ConversingAdapter {
 
     public init() {}
 
-    /// Advertisements carry nothing this adapter uses (the broadcast dialect is another adapter's).
-    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any BLEAdapterSession {
-        NothingAdvertisedSession()
-    }
-
     public func makeConversation(for device: BLEDeviceTraits, context: AdapterContext) -> any GATTConversation {
         QNGATTConversation(device: device, context: context)
     }

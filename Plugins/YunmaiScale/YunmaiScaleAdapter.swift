@@ -33,11 +33,6 @@ public struct YunmaiScaleAdapter: ConversingAdapter {
 
     public init() {}
 
-    /// Advertisements carry nothing the adapter uses.
-    public func makeSession(for device: BLEDeviceTraits, context: AdapterContext) -> any BLEAdapterSession {
-        NothingAdvertisedSession()
-    }
-
     public func makeConversation(for device: BLEDeviceTraits, context: AdapterContext) -> any GATTConversation {
         YunmaiConversation(device: device, context: context)
     }

@@ -24,6 +24,8 @@ public struct ExitCode: Error, RawRepresentable, Hashable, Sendable, CustomStrin
     public static let dataError = ExitCode(65)
     /// An input file did not exist or could not be read (`EX_NOINPUT`).
     public static let noInput = ExitCode(66)
+    /// A service the command needs stayed unreachable (`EX_UNAVAILABLE`).
+    public static let unavailable = ExitCode(69)
     /// 71 (`EX_OSERR`): the operating system lacks something the program needs (no /proc).
     public static let osError = ExitCode(71)
     /// A configuration file or variable held a bad setting (`EX_CONFIG`).

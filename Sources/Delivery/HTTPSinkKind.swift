@@ -7,6 +7,7 @@ public enum HTTPSinkKind: SinkKindDescriptor {
     public static let name = "http"
     public static var schemes: [SinkScheme] { [SinkScheme("http", defaultPort: 80), SinkScheme("https", defaultPort: 443, usesTLS: true)] }
     public static let urlForm = "http(s)://host[:port]/path"
+    public static let batchUnit = "request"
 
     /// `--format samples|health-auto-export`.
     public static let format = SinkOption<HTTPBodyFormat>(choice: "format", help: "HTTP body format.")

@@ -8,6 +8,12 @@ public enum HomeAssistantStatisticsSinkKind: SinkKindDescriptor {
     public static let name = "home-assistant-statistics"
     public static var schemes: [SinkScheme] { [SinkScheme("ws", defaultPort: 80), SinkScheme("wss", defaultPort: 443, usesTLS: true)] }
     public static let urlForm = "ws(s)://home-assistant[:port]"
+    public static let notes = """
+        A ws:// or wss:// sink imports hourly history into Home Assistant's long-term statistics \
+        (ingestd:<gateway id>_<person>_<type>) through its WebSocket API with --token, a long-lived \
+        access token of an administrator (give it as @/path).
+        """
+    public static let batchUnit = "WebSocket connection"
 
     /// `--token SECRET`: a long-lived access token of an administrator.
     public static let token = SinkOption<String>(SinkOptionDeclaration(

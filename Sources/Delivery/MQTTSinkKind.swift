@@ -8,6 +8,11 @@ public enum MQTTSinkKind: SinkKindDescriptor {
     public static let name = "mqtt"
     public static var schemes: [SinkScheme] { [SinkScheme("mqtt", defaultPort: 1883), SinkScheme("mqtts", defaultPort: 8883, usesTLS: true)] }
     public static let urlForm = "mqtt://host[:port], mqtts://host[:port]"
+    public static let notes = """
+        An mqtt:// or mqtts:// sink publishes one QoS 1 message per sample under --prefix; with --all-people each \
+        person has their own topics and Home Assistant device.
+        """
+    public static let batchUnit = "cursor move once all are acknowledged"
 
     /// `--mqtt-version 3.1.1|5`.
     public static let protocolVersion = SinkOption<MQTTProtocolVersion>(choice: "mqtt-version", help: "MQTT protocol level.")
@@ -61,6 +66,10 @@ public enum MQTTSinkKind: SinkKindDescriptor {
         text += " prefix \(options.resolvedPrefix)"
         if options.homeAssistant { text += " +home-assistant" }
         return text
+    }
+
+    public static func confirmation(_ options: MQTTSinkOptions, target: SinkTarget) -> String {
+        " (topics \(options.resolvedPrefix)/…)"
     }
 
     public static func makeTransport(_ configuration: SinkConfiguration, options: MQTTSinkOptions, secrets: SecretResolver,

@@ -9,6 +9,11 @@ public enum PostgresSinkKind: SinkKindDescriptor {
     public static let name = "postgresql"
     public static var schemes: [SinkScheme] { [SinkScheme("postgresql", defaultPort: 5432), SinkScheme("postgres", defaultPort: 5432, isAlias: true)] }
     public static let urlForm = "postgresql://[user@]host[:port]/db"
+    public static let notes = """
+        A postgresql:// sink creates or migrates its schema (--schema, default ingestd) on first contact \
+        and upserts samples by (gateway id, uuid) with --gateway-id and the person, one transaction per batch.
+        """
+    public static let batchUnit = "transaction"
 
     /// `--schema NAME`.
     public static let schema = SinkOption<String>(SinkOptionDeclaration(

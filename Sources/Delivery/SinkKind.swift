@@ -21,6 +21,14 @@ public protocol SinkKindDescriptor {
     static func target(url: String, components: URLComponents, scheme: SinkScheme) throws(SinkConfigurationError) -> SinkTarget
     /// What `sinks list` shows after the target URL (` prefix ingestd/gw +home-assistant`).
     static func describe(_ options: Options, target: SinkTarget) -> String
+    /// What `sinks add` says after the target URL of a sink it added (` (topics ingestd/gw/…)`);
+    /// the default says nothing more.
+    static func confirmation(_ options: Options, target: SinkTarget) -> String
+    /// The kind's paragraph in `sinks add`'s help: what a sink of this kind does and needs (the
+    /// default: none).
+    static var notes: String { get }
+    /// What one batch is for this kind, read after "per" (`request`), for `--batch-size`'s help.
+    static var batchUnit: String { get }
     /// The connection to the receiver.
     static func makeTransport(_ configuration: SinkConfiguration, options: Options, secrets: SecretResolver,
                               softwareVersion: String) -> any SinkTransport
@@ -33,6 +41,13 @@ extension SinkKindDescriptor {
     public static func target(url: String, components: URLComponents, scheme: SinkScheme) throws(SinkConfigurationError) -> SinkTarget {
         try SinkTarget(hostRequired: url, components: components, scheme: scheme, kind: kind)
     }
+
+    public static func confirmation(_ options: Options, target: SinkTarget) -> String { "" }
+
+    public static var notes: String { "" }
+
+    /// The batch size of a sink added without `--batch-size`.
+    public static var defaultBatchSize: Int { Options().batchSize }
 
     /// The stored options text read as this kind's options.
     static func decodedOptions(_ text: String) throws(SinkConfigurationError) -> any SinkKindOptions {
@@ -82,8 +97,7 @@ public protocol SinkKindOptions: Codable, Sendable, Equatable {
     associatedtype Kind: SinkKindDescriptor where Kind.Options == Self
     /// The options of a sink added without any.
     init()
-    /// Records per batch (HTTP: per request; MQTT: messages acknowledged before the cursor moves;
-    /// PostgreSQL: per transaction).
+    /// Records per batch (what a batch is: the kind's `batchUnit`).
     var batchSize: Int { get set }
     /// Secret references (`@/path`, `env:NAME`, literal) the transport resolves: passwords.
     var secretReferences: [String] { get }
@@ -126,6 +140,9 @@ extension SinkKindOptions {
     /// What `sinks list` shows after the target URL.
     public func describe(target: SinkTarget) -> String { Kind.describe(self, target: target) }
 
+    /// What `sinks add` says after the target URL of the sink it added.
+    public func confirmation(target: SinkTarget) -> String { Kind.confirmation(self, target: target) }
+
     /// The transport of a sink with these options.
     func makeTransport(_ configuration: SinkConfiguration, secrets: SecretResolver, softwareVersion: String) -> any SinkTransport {
         Kind.makeTransport(configuration, options: self, secrets: secrets, softwareVersion: softwareVersion)
@@ -158,6 +175,16 @@ public enum SinkKinds {
     public static var commandLineOptions: [SinkOptionDeclaration] {
         var seen: Set<String> = []
         return all.flatMap { $0.commandLineOptions }.filter { seen.insert($0.name).inserted }
+    }
+
+    /// Every kind's paragraph for `sinks add`'s help, in the kinds' order.
+    public static var notes: String {
+        all.map { $0.notes }.filter { !$0.isEmpty }.joined(separator: "\n\n")
+    }
+
+    /// `--batch-size`'s help: each kind's batch and its default.
+    public static var batchSizeHelp: String {
+        "Records per batch (" + all.map { "\($0.name): \($0.defaultBatchSize) per \($0.batchUnit)" }.joined(separator: "; ") + ")."
     }
 
     /// The kinds that accept `option`, for messages.
@@ -288,7 +315,7 @@ extension SinkOptionValues {
 public enum SharedSinkOptions {
     /// A password or other secret: `@/path`, `env:NAME` or the value.
     public static let password = SinkOption<String>(SinkOptionDeclaration(
-        "password", valueName: "SECRET", help: "MQTT or PostgreSQL password: @/path, env:NAME or the value."))
+        "password", valueName: "SECRET", help: "The receiver's password: @/path, env:NAME or the value."))
     /// CA certificates a TLS server is verified with; must be readable when the sink is added.
     public static let caFile = SinkOption<String>(SinkOptionDeclaration(
         "ca-file", valueName: "PATH", help: "CA certificates (PEM) to verify the TLS server with.")) { path throws(SinkConfigurationError) in
@@ -299,12 +326,12 @@ public enum SharedSinkOptions {
     }
     /// Seconds a receiver may take to answer (read with `SinkOptionValues.seconds(_:in:)`).
     public static let timeout = SinkOption<String>(SinkOptionDeclaration(
-        "timeout", valueName: "SECONDS", help: "HTTP request or PostgreSQL connection timeout.", default: "30"))
+        "timeout", valueName: "SECONDS", help: "Seconds to wait for the receiver.", default: "30"))
     /// The range of `timeout`.
     public static let timeoutRange: ClosedRange<Double> = 0.001...3600
     /// This gateway's id (default: the host name), checked to be usable in MQTT topics.
     public static let gatewayID = SinkOption<String>(SinkOptionDeclaration(
-        "gateway-id", valueName: "ID", help: "This gateway's id in topics, Home Assistant and PostgreSQL rows (default: the host name)."))
+        "gateway-id", valueName: "ID", help: "This gateway's id in what its sinks write (default: the host name)."))
 
     /// The gateway id given, else the host name; refused when a topic level cannot hold it.
     public static func gatewayID(from values: some SinkOptionValues) throws(SinkConfigurationError) -> String {

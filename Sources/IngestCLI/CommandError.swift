@@ -1,3 +1,4 @@
+import AdapterKit
 import ArgumentParsing
 import Delivery
 import HealthModel
@@ -5,10 +6,10 @@ import IngestRuntime
 import Pipeline
 import PostgresStore
 import SQLiteStore
+import WebDashboard
 
 /// Why a command failed, each case carrying what failed. The message is `description`; the exit
-/// status is chosen here for every case, the one place (`RuntimeExitCodes.swift` does the same for
-/// the runtime's errors).
+/// status of each case is chosen in `ExitCodes.swift`, with the runtime's and the configuration's.
 enum CommandError: CLIError {
     /// A directory where the store file was expected.
     case storeIsDirectory(path: String)
@@ -62,6 +63,10 @@ enum CommandError: CLIError {
     case unit(UnitError)
     /// libusb cannot list the USB devices.
     case usbUnlistable(reason: String)
+    /// `--adapter` pins an adapter id the survey's router does not know.
+    case adapterChoice(AdapterRouterError)
+    /// The dashboard's HTTP server did not start.
+    case dashboardNotServed(HTTPServerError)
 
     var description: String {
         switch self {
@@ -92,19 +97,8 @@ enum CommandError: CLIError {
         case .notAFiniteNumber(let text): "\"\(text)\" is not a finite number"
         case .unit(let error): error.description
         case .usbUnlistable(let reason): "cannot list USB devices: \(reason)"
-        }
-    }
-
-    var exitCode: ExitCode {
-        switch self {
-        case .storeFile, .storeUnopenable, .store, .sharedStore, .sinkStore, .unwritable, .unreplaceable, .diskFull,
-             .unknownToday, .uncomputableDay, .uncomputableDays, .noWeighing, .usbUnlistable:
-            .failure
-        case .storeUnusable, .sinkConfiguration, .oversizedKeyFile, .unreadableImport, .exportRead, .noKey,
-             .notAFiniteNumber, .unit:
-            .dataError
-        case .storeIsDirectory, .noSuchStore, .unreadable: .noInput
-        case .unknownQuantityType, .unknownAdapter: .usage
+        case .adapterChoice(let error): "--adapter: \(error)"
+        case .dashboardNotServed(let error): error.description
         }
     }
 }

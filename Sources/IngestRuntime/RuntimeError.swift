@@ -5,7 +5,7 @@ import Foundation
 
 /// A failure of the runtime (replay, capture, the daemon, input files), each case carrying what
 /// failed; `description` is the one-line message, and the command line maps each case to its exit
-/// status in one place (`RuntimeExitCodes.swift`).
+/// status in one place (`ExitCodes.swift`).
 public enum RuntimeError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The Bluetooth controller cannot be used (no kernel support, no controller, no permission).
     case bluetoothUnavailable(BluetoothUnavailable)

@@ -1,6 +1,7 @@
 import Foundation
+import Pipeline
 
-extension HealthStore {
+extension HealthStore: DeviceMemoryStore {
     /// The value an adapter keeps for a device under `key`, nil when none.
     public func deviceMemory(adapter: String, device: String, key: String) throws -> String? {
         let find = try db.cachedStatement("SELECT value FROM device_memory WHERE adapter = ? AND device = ? AND key = ?")

@@ -127,6 +127,52 @@ import Testing
         #expect(SinkKinds.kinds(accepting: SharedSinkOptions.password.declaration) == ["mqtt", "postgresql"])
     }
 
+    /// The words that name a kind: its name (also with spaces), its schemes as URLs, and Home
+    /// Assistant, which more than one kind speaks to.
+    static let kindWords: Set<String> = Set(SinkKinds.all.flatMap { kind in
+        [kind.name, kind.name.replacingOccurrences(of: "-", with: " ")] + kind.schemes.map { $0.name + "://" }
+    } + ["postgres", "home assistant"])
+
+    /// Text shared by kinds names none of them, and the command line names no kind's types: a
+    /// kind's own words (its notes, what `sinks add` confirms, its batch) live in its descriptor,
+    /// so adding a kind is its file plus one line in `SinkKinds.all`.
+    @Test func sharedTextAndTheCommandLineNameNoKind() throws {
+        let shared = SinkKinds.commandLineOptions.filter { SinkKinds.kinds(accepting: $0).count > 1 }
+        #expect(Set(shared.map(\.name)).isSuperset(of: ["password", "timeout", "gateway-id", "ca-file"]))
+        for option in shared {
+            let leaked = Self.kindWords.filter { option.help.lowercased().contains($0) }.sorted()
+            #expect(leaked.isEmpty, "--\(option.name) is shared by \(SinkKinds.kinds(accepting: option)) but its help names \(leaked): \(option.help)")
+        }
+        // The `sinks add` and `sinks list` commands reach a kind only through the registry.
+        let commands = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Sources/IngestCLI")
+        let files = try #require(FileManager.default.subpathsOfDirectory(atPath: commands.path).filter { $0.hasSuffix(".swift") })
+        #expect(files.count > 20)
+        let kindTypes = SinkKinds.all.flatMap { kind -> [String] in
+            let descriptor = String(describing: kind)
+            return [descriptor, descriptor.replacingOccurrences(of: "SinkKind", with: "SinkOptions")]
+        }
+        #expect(kindTypes.contains("MQTTSinkOptions") && kindTypes.contains("PostgresSinkKind"))
+        for file in files {
+            let text = try String(contentsOf: commands.appendingPathComponent(file), encoding: .utf8)
+            let named = kindTypes.filter { text.contains($0) }
+            #expect(named.isEmpty, "Sources/IngestCLI/\(file) names \(named)")
+        }
+        // Each kind's own words reach the help through the registry.
+        let help = try IngestdBinary.run(["help", "sinks", "add"])
+        let flat = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        for kind in SinkKinds.all {
+            #expect(kind.notes.isEmpty || flat.contains(kind.notes.split(whereSeparator: \.isWhitespace).joined(separator: " ")),
+                    "the help of sinks add lacks \(kind.name)'s notes:\n\(help.stdout)")
+            #expect(flat.contains("\(kind.name): \(kind.defaultBatchSize) per \(kind.batchUnit)"), "\(help.stdout)")
+        }
+        // What `sinks add` confirms is the kind's: MQTT names its topics, HTTP adds nothing.
+        var mqtt = MQTTSinkOptions()
+        mqtt.gatewayID = "pi"
+        #expect(mqtt.confirmation(target: try SinkTarget(url: "mqtt://b")) == " (topics ingestd/pi/…)")
+        #expect(HTTPSinkOptions().confirmation(target: try SinkTarget(url: "http://h/x")) == "")
+    }
+
     @Test func sinksAddRefusesAnotherKindsOptionsAndBadValuesNamingThem() throws {
         let directory = try TemporaryDirectory("sinks-add-kinds")
         let fixture = try StoreFixture(directory: directory)

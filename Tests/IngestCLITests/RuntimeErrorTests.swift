@@ -3,6 +3,7 @@ import BlueZTransport
 @testable import IngestCLI
 import IngestRuntime
 import Testing
+import WebDashboard
 
 /// The runtime's errors carry what failed, read as the messages users see, and end a command with
 /// the status of their case (mapped in one place).
@@ -45,9 +46,31 @@ import Testing
         (.noWeighing(person: nil), .failure, "no weighing stored"),
         (.notAFiniteNumber("inf"), .dataError, "\"inf\" is not a finite number"),
         (.unreadable(path: "k.hex", reason: "cannot read the token file"), .noInput, "cannot open 'k.hex': cannot read the token file"),
+        (.adapterChoice(.unknownAdapter("nope", known: ["bthome", "xiaomi"])), .usage,
+         "--adapter: no adapter \"nope\" (known: bthome, xiaomi)"),
+        (.dashboardNotServed(.cannotListen("127.0.0.1:80")), .failure,
+         "cannot listen on 127.0.0.1:80 (is the port in use, or the address not on this machine?)"),
     ])
     func eachCaseReadsAndExitsAsItShould(_ error: CommandError, _ status: ExitCode, _ message: String) {
         #expect(error.description == message)
         #expect(error.exitCode == status)
+    }
+}
+
+/// The configuration's errors and a second daemon's lock end with the status of their case.
+@Suite struct ConfigurationExitCodeTests {
+    @Test(arguments: [
+        (ConfigurationError.missing(path: "/etc/x.conf", namedBy: "--config"), ExitCode.noInput),
+        (.malformedLine(path: "c", line: 1, text: "x"), .configuration),
+        (.unknownKey(path: "c", line: 2, key: "stroe", suggestion: "store"), .configuration),
+        (.badEnvironment(variable: "INGESTD_STORE", value: "", reason: "empty"), .configuration),
+        (.unreadable(path: "c", reason: "is a directory"), .configuration),
+    ])
+    func eachCaseExitsAsItShould(_ error: ConfigurationError, _ status: ExitCode) {
+        #expect(error.exitCode == status)
+    }
+
+    @Test func aSecondDaemonEndsWithStatusOne() {
+        #expect(StoreLock.LockError.heldByAnotherProcess(lockPath: "/x.lock", pid: 7).exitCode == .failure)
     }
 }

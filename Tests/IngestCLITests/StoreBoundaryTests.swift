@@ -44,6 +44,17 @@ import Testing
         }
     }
 
+    /// The front door is given the SQLite store by the composition root and hands out ports only
+    /// (authorization, advertisement keys, device memory), never the store itself.
+    @Test func theFrontDoorHandsOutPortsOnly() throws {
+        let path = "IngestRuntime/Ingestion/Ingestion.swift"
+        let text = try #require(try Self.swiftFiles(under: "IngestRuntime/Ingestion").first { $0.path == path }?.text)
+        let exposing = text.split(separator: "\n").filter { $0.contains("public ") && $0.contains("HealthStore") }
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.hasPrefix("public init(store: HealthStore") }
+        #expect(exposing.isEmpty, "\(path) exposes the concrete store:\n\(exposing.joined(separator: "\n"))")
+        #expect(text.contains("public var deviceMemory: any DeviceMemoryStore"))
+    }
+
     /// The names by which a command would see the concrete store file rather than a port.
     static let concreteStoreNames = ["HealthStore", "CommonArguments.openStore", "import SQLiteStore"]
 
@@ -96,8 +107,15 @@ import Testing
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ingestd-front-door-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let ingestion = try Ingestion(store: try HealthStore(path: directory.appendingPathComponent("health.sqlite").path))
+        let path = directory.appendingPathComponent("health.sqlite").path
+        let ingestion = try Ingestion(store: try HealthStore(path: path))
         defer { ingestion.close() }
+        // What is held, read as another process would (Ingestion hands out no store).
+        func pendingCounts() throws -> [String: Int] {
+            let store = try HealthStore(path: path)
+            defer { store.close() }
+            return try store.pendingCounts()
+        }
         let start = Date(timeIntervalSince1970: 1_780_000_000)
         func steps(_ source: String, _ count: Int) -> [HealthRecord] {
             (0..<count).map { index in
@@ -109,18 +127,18 @@ import Testing
         // An undecided source is held, never written.
         let held = try ingestion.ingest(steps("band", 4))
         #expect(held.totals.held == 4 && held.totals.written == 0)
-        #expect(try ingestion.store.pendingCounts() == ["band": 4])
+        #expect(try pendingCounts() == ["band": 4])
         // The grant brings them in through the same pipeline (deduplicated, in the store).
         let release = try ingestion.grant(source: "band", types: [.stepCount])
         #expect(release.released == 4)
         #expect(release.report.totals.written == 4)
-        #expect(try ingestion.store.pendingCounts().isEmpty)
+        #expect(try pendingCounts().isEmpty)
         // Later batches of the granted source are written at once; a repeat is a duplicate.
         #expect(try ingestion.ingest(steps("band", 5)).totals.written == 1)
         // An import's grant lets the next batch through without touching what another source holds.
         #expect(try ingestion.ingest(steps("scale", 2)).totals.held == 2)
         try ingestion.grantWithoutReleasing([(source: "phone", type: .stepCount)])
         #expect(try ingestion.ingest(steps("phone", 2)).totals.written == 2)
-        #expect(try ingestion.store.pendingCounts() == ["scale": 2])
+        #expect(try pendingCounts() == ["scale": 2])
     }
 }

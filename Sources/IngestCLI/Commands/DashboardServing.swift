@@ -15,7 +15,7 @@ enum DashboardServing {
         do {
             server = try HTTPServer(address: address) { dashboard.respond($0) }
         } catch {
-            throw CommandFailure.failure(error.description)
+            throw CommandError.dashboardNotServed(error)
         }
         let shown = address.isIPv6 ? "[\(address.host)]:\(server.port)" : "\(address.host):\(server.port)"
         context.stderr.writeLine("serving the dashboard on http://\(shown)/"

@@ -91,7 +91,7 @@ struct ScanCommand: Command {
                     link: .controller(UInt16(hci)), duration: .milliseconds(Int64((seconds * 1000).rounded())),
                     log: { record in logger.log(level: record.level, "\(record.message)") }))
             } catch let error as AdapterRouterError {
-                throw CommandFailure("--adapter: \(error)", exitCode: .usage)
+                throw CommandError.adapterChoice(error)
             } catch {
                 report.bluetooth = .unavailable("\(error)")
             }

@@ -12,13 +12,8 @@ struct SinksAddCommand: Command {
         discussion: """
             Secrets (--password, header values) may be written as @/path (read from that file when \
             connecting) or env:NAME (an environment variable of the delivering process); they are \
-            never printed. The sink starts with the whole stored feed of its types as backlog. A \
-            postgresql:// sink creates or migrates its schema (--schema, default ingestd) on first contact \
-            and upserts samples by (gateway id, uuid) with --gateway-id and the person, one transaction per batch. \
-            A ws:// or wss:// sink imports hourly history into Home Assistant's long-term statistics \
-            (ingestd:<gateway id>_<person>_<type>) through its WebSocket API with --token, a long-lived \
-            access token of an administrator (give it as @/path).
-            """,
+            never printed. The sink starts with the whole stored feed of its types as backlog.
+            """ + "\n\n" + SinkKinds.notes,
         examples: [
             "ingestd sinks add alice-server https://health.example/alice --types stepCount,bodyMass --person alice",
             "ingestd sinks add ha-history ws://homeassistant.local:8123 --token @/etc/ingestd/ha-token --all-types --all-people",
@@ -31,11 +26,8 @@ struct SinksAddCommand: Command {
     static let allTypesFlag = TypedFlag(Flag("all-types", help: "Let the sink read every type."))
     static let everyOption = TypedOption<Duration>(Option(
         "every", valueName: "DURATION", help: "Deliver on a schedule (30s, 15m, 1h, 1d) instead of right after commits."))
-    static let batchSizeOption = TypedOption<Int>(Option(
-        "batch-size", valueName: "N",
-        help: "Records per batch (HTTP: per request; PostgreSQL: per transaction, default 10000).", default: "1000"))
-    static let allPeopleFlag = TypedFlag(Flag(
-        "all-people", help: "Deliver every person's samples (MQTT: each person's own topics and Home Assistant device)."))
+    static let batchSizeOption = TypedOption<Int>(Option("batch-size", valueName: "N", help: SinkKinds.batchSizeHelp))
+    static let allPeopleFlag = TypedFlag(Flag("all-people", help: "Deliver every person's samples."))
 
     static let signature = Signature(Signature {
         Self.nameArgument
@@ -131,7 +123,7 @@ struct SinksAddCommand: Command {
         } catch {
             throw Self.commandLineError(error)
         }
-        // Absent: the kind's default (PostgreSQL's is larger).
+        // Absent: the kind's default.
         if arguments.isPresent(Self.batchSizeOption), let batchSize = try arguments.count(Self.batchSizeOption, in: CommonArguments.batchSizes) {
             options.batchSize = batchSize
         }
@@ -168,10 +160,7 @@ struct SinksAddCommand: Command {
         }
         try SinksCommand.mapErrors { try store.addSink(definition) }
         let parsed = try? SinkConfiguration(definition)
-        var target = parsed?.target.displayURL ?? ""
-        if let options = parsed?.options as? MQTTSinkOptions {
-            target += " (topics \(options.resolvedPrefix)/…)"
-        }
+        let target = parsed.map { $0.target.displayURL + $0.options.confirmation(target: $0.target) } ?? ""
         let types = definition.readsAllTypes ? "every type" : definition.readTypes.compactMap { QuantityType.named($0)?.shortName }.joined(separator: ", ")
         let whose = definition.person.map { "\($0)'s" } ?? "every person's"
         context.stderr.writeLine("added sink \(definition.name) → \(target), reading \(whose) \(types); a running ingestd picks it up on SIGHUP, or run 'ingestd sinks deliver \(definition.name)'")

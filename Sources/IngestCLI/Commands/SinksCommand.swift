@@ -34,7 +34,4 @@ struct SinksCommand: Command {
             throw CommandError.sinkConfiguration(error)
         }
     }
-
-    /// The exit status of `sinks deliver` when a sink stays unreachable (`EX_UNAVAILABLE`).
-    static let unavailable = ExitCode(69)
 }

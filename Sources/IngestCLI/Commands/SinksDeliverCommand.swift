@@ -76,6 +76,6 @@ struct SinksDeliverCommand: Command {
                 break
             }
         }
-        if !unreachable.isEmpty { throw SinksCommand.unavailable }
+        if !unreachable.isEmpty { throw ExitCode.unavailable }
     }
 }

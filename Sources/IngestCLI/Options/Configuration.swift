@@ -182,11 +182,6 @@ enum ConfigurationError: Error, Equatable, CLIError {
             "cannot open '\(path)' (named by \(namedBy)): no such file or directory"
         }
     }
-
-    var exitCode: ExitCode {
-        if case .missing = self { return .noInput }
-        return .configuration
-    }
 }
 
 /// A configuration file parsed: one `KEY = VALUE` a line, `#` comment lines, blank lines skipped.

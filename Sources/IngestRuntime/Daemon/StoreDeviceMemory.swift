@@ -3,11 +3,11 @@ import Foundation
 
 extension IngestService {
     func deviceMemory(adapter: String, device: String, key: String) -> String? {
-        try? ingestion.store.deviceMemory(adapter: adapter, device: device, key: key)
+        try? ingestion.deviceMemory.deviceMemory(adapter: adapter, device: device, key: key)
     }
 
     func setDeviceMemory(_ value: String, adapter: String, device: String, key: String) throws {
-        try ingestion.store.setDeviceMemory(value, adapter: adapter, device: device, key: key)
+        try ingestion.deviceMemory.setDeviceMemory(value, adapter: adapter, device: device, key: key, now: Date())
     }
 }
 

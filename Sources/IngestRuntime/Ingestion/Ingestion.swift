@@ -11,8 +11,8 @@ import SQLiteStore
 ///
 /// Callers hand it records and print (or log) the reports it returns; it never prints.
 public final class Ingestion {
-    /// The store written (the composition root opened it).
-    public let store: HealthStore
+    /// The store written (the composition root opened it; only its ports are handed out).
+    private let store: HealthStore
     private let pipeline: Pipeline
 
     /// Ingestion into `store`: the pending area bounded by `pendingLimits`, shared scales' weighings
@@ -31,6 +31,9 @@ public final class Ingestion {
 
     /// The store's advertisement keys, for decoding the encrypted captures being ingested.
     public var advertisementKeys: any AdvertisementKeyStore { store }
+
+    /// The store's device memory, what the daemon's conversations keep per device between contacts.
+    public var deviceMemory: any DeviceMemoryStore { store }
 
     /// Runs one batch through the pipeline and commits it in one transaction. `deviceKeys`: what
     /// the transport knows the device by (USB `VID:PID`, serial number), for device owners.
