@@ -3,12 +3,17 @@ import Foundation
 import HealthModel
 import Pipeline
 
-/// `/api/v1/…`: the JSON of `ingestd today`, `stats` (JSON lines, one bucket a line), `sources`
-/// and the people, from the query port; every parameter checked, unknown ones refused (400).
+/// `/api/v1/…`: the JSON of `ingestd today`, `stats` (JSON lines, one bucket a line), `samples`,
+/// `changes`, `status`, `sources` and the people, from the query port; every parameter checked,
+/// unknown ones refused (400). Samples and changes come a page at a time (at most
+/// `maximumPerRequest` each), so that an answer's size does not grow with the store.
 struct DashboardAPI {
     let store: any QueryStore
     let zone: TimeZone
     let now: Date
+
+    /// The most samples (or changes) one answer holds, and the page size when no limit is given.
+    static let maximumPerRequest = 5000
 
     func answer(_ endpoint: String, query: [String: String]) throws -> HTTPResponse {
         switch endpoint {
@@ -18,8 +23,12 @@ struct DashboardAPI {
             return json("[" + names.map(JSONText.quoted).joined(separator: ",") + "]\n")
         case "today": return try today(query)
         case "stats": return try stats(query)
+        case "samples": return try samples(query)
+        case "changes": return try changes(query)
+        case "status": return try status(query)
         case "sources": return try sources(query)
-        default: return Dashboard.plain(404, "no API endpoint \(PrintableText.escaped(endpoint)); try today, stats, sources or people")
+        default:
+            return Dashboard.plain(404, "no API endpoint \(PrintableText.escaped(endpoint)); try today, stats, samples, changes, status, sources or people")
         }
     }
 
@@ -100,12 +109,7 @@ struct DashboardAPI {
     private func stats(_ query: [String: String]) throws -> HTTPResponse {
         try Self.allow(query, ["type", "statistic", "by", "from", "to", "person", "tz"])
         let (zone, _) = try zone(query)
-        guard let typeName = query["type"] else {
-            throw DashboardError.invalidParameter(name: "type", value: "", expected: "a quantity type such as stepCount")
-        }
-        guard let type = QuantityType.named(typeName) else {
-            throw DashboardError.invalidParameter(name: "type", value: typeName, expected: "a quantity type such as stepCount or heartRate")
-        }
+        let type = try Self.quantityType(query["type"])
         let statistic = query["statistic"] ?? (type.aggregationStyle.isCumulative ? "sum" : "average")
         let operation: StatisticsOperation
         switch statistic {
@@ -155,6 +159,118 @@ struct DashboardAPI {
             text += "}\n"
         }
         return json(text, lines: true)
+    }
+
+    /// The quantity type named by the `type` parameter (required).
+    static func quantityType(_ name: String?) throws -> QuantityType {
+        guard let name else {
+            throw DashboardError.invalidParameter(name: "type", value: "", expected: "a quantity type such as stepCount")
+        }
+        guard let type = QuantityType.named(name) else {
+            throw DashboardError.invalidParameter(name: "type", value: name, expected: "a quantity type such as stepCount or heartRate")
+        }
+        return type
+    }
+
+    /// A whole number from 1 to `maximumPerRequest`, or nil when the parameter is not given.
+    static func count(_ name: String, _ query: [String: String]) throws -> Int? {
+        guard let text = query[name] else { return nil }
+        guard let count = Int(text), (1...maximumPerRequest).contains(count) else {
+            throw DashboardError.invalidParameter(name: name, value: text, expected: "a whole number from 1 to \(maximumPerRequest)")
+        }
+        return count
+    }
+
+    /// `samples TYPE --json` with the command's options as parameters: `from`, `to` (read in `tz`),
+    /// `source`, `unit`, `limit`, `latest=true` or `newest`, `person`. Without `limit` or `newest`,
+    /// the first `maximumPerRequest`; when more match, the header `X-Ingestd-Truncated` says so.
+    private func samples(_ query: [String: String]) throws -> HTTPResponse {
+        try Self.allow(query, ["type", "from", "to", "tz", "source", "unit", "limit", "latest", "newest", "person"])
+        let type = try Self.quantityType(query["type"])
+        let (zone, _) = try zone(query)
+        let from = try query["from"].map { try Self.date("from", $0, zone: zone) }
+        let to = try query["to"].map { try Self.date("to", $0, zone: zone) }
+        if let from, let to, from >= to { throw DashboardError.badRange("'from' must be before 'to'") }
+        var unit: HealthModel.Unit?
+        if let text = query["unit"] {
+            guard let named = try? UnitAliases.unit(typed: text), named.isCompatible(with: type.canonicalUnit) else {
+                throw DashboardError.invalidParameter(
+                    name: "unit", value: text,
+                    expected: "a unit of \(type.shortName) such as \(DisplayUnits.displayUnit(for: type, system: .metric).unit.unitString)")
+            }
+            unit = named
+        }
+        var latest = false
+        if let text = query["latest"] {
+            guard let flag = Bool(text) else { throw DashboardError.invalidParameter(name: "latest", value: text, expected: "true or false") }
+            latest = flag
+        }
+        let limit = try Self.count("limit", query)
+        let newest = try Self.count("newest", query)
+        // Without a limit, one more than the page size: it tells whether more match.
+        let pageLimit = limit ?? (latest || newest != nil ? 0 : Self.maximumPerRequest + 1)
+        let selection: SampleSelection
+        do {
+            selection = try SampleSelection(type: type, from: from, to: to, source: query["source"], limit: pageLimit,
+                                            latest: latest, newest: newest)
+        } catch {
+            throw DashboardError.conflictingParameters(error.description)
+        }
+        let scope = try scope(query)
+        let encoder = HealthRecordEncoder()
+        var text = ""
+        var listed = 0
+        var truncated = false
+        try selection.forEach(in: store, scope: scope) { sample in
+            guard listed < Self.maximumPerRequest else {
+                truncated = true
+                return
+            }
+            listed += 1
+            let converted = unit.flatMap { try? sample.converted(to: $0) } ?? sample
+            encoder.append(converted, to: &text)
+            text += "\n"
+        }
+        var response = json(text, lines: true)
+        if truncated {
+            response.headers.append(("X-Ingestd-Truncated", "more than \(Self.maximumPerRequest) samples match; narrow from and to"))
+        }
+        return response
+    }
+
+    /// `changes --json`: parameters `since` (an anchor `changes` printed), `type`, `person`, and
+    /// `limit` (the page size, at most `maximumPerRequest`, a few more to finish an anchor); the
+    /// last line is the anchor to pass as `since` for the next page.
+    private func changes(_ query: [String: String]) throws -> HTTPResponse {
+        try Self.allow(query, ["since", "type", "person", "limit"])
+        let sinceText = query["since"] ?? "0"
+        let since: ChangeAnchor
+        do {
+            since = try ChangeAnchor(text: sinceText)
+        } catch {
+            throw DashboardError.invalidParameter(name: "since", value: sinceText, expected: "an anchor 'changes' printed (\(error.reason))")
+        }
+        let type = try query["type"].map { try Self.quantityType($0) }
+        let limit = try Self.count("limit", query) ?? Self.maximumPerRequest
+        let scope = try scope(query)
+        let encoder = HealthRecordEncoder()
+        var text = ""
+        let next: ChangeAnchor
+        do {
+            next = try store.changes(since: since, type: type, scope: scope, limit: limit) { entry in
+                text += QueryAnswerJSON.line(entry, encoder: encoder) + "\n"
+            }
+        } catch ChangeAnchorError.ofAnotherStore(_, let reason) {
+            throw DashboardError.invalidParameter(name: "since", value: sinceText, expected: "an anchor of this store (\(reason))")
+        }
+        return json(text + QueryAnswerJSON.anchorLine(next) + "\n", lines: true)
+    }
+
+    /// `status --json`: per source and type, held, unassigned, and the rejections of the last 24 hours.
+    private func status(_ query: [String: String]) throws -> HTTPResponse {
+        try Self.allow(query, [])
+        let status = try store.status(scope: QueryScope(), rejectionsSince: now.addingTimeInterval(-86_400))
+        return json(QueryAnswerJSON.statusLines(status).map { $0 + "\n" }.joined(), lines: true)
     }
 
     private func sources(_ query: [String: String]) throws -> HTTPResponse {
