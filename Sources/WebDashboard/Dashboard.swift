@@ -9,11 +9,15 @@ public struct DashboardConfiguration: Sendable {
     /// The access token (bearer header or login form); nil on loopback only.
     public var token: String?
     public var zone: TimeZone
+    /// The zone's name as it was given (`--tz UTC`, whose identifier Foundation may call "GMT"),
+    /// printed where the CLI prints it (`today`'s `tz`).
+    public var zoneName: String
     public var now: @Sendable () -> Date
 
-    public init(token: String?, zone: TimeZone, now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(token: String?, zone: TimeZone, zoneName: String? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
         self.token = token
         self.zone = zone
+        self.zoneName = zoneName ?? zone.identifier
         self.now = now
     }
 }
@@ -90,7 +94,7 @@ public final class Dashboard: @unchecked Sendable {
             case ("GET", "/metrics"):
                 return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", text: try metrics())
             case ("GET", let path) where path.hasPrefix("/api/v1/"):
-                return try DashboardAPI(store: store, zone: configuration.zone, now: configuration.now())
+                return try DashboardAPI(store: store, zone: configuration.zone, zoneName: configuration.zoneName, now: configuration.now())
                     .answer(String(path.dropFirst("/api/v1/".count)), query: request.query)
             default:
                 return Self.plain(404, "no page at \(PrintableText.escaped(request.path))")

@@ -10,6 +10,7 @@ import Pipeline
 struct DashboardAPI {
     let store: any QueryStore
     let zone: TimeZone
+    let zoneName: String
     let now: Date
 
     /// The most samples (or changes) one answer holds, and the page size when no limit is given.
@@ -56,7 +57,7 @@ struct DashboardAPI {
     }
 
     private func zone(_ query: [String: String]) throws -> (TimeZone, String) {
-        guard let name = query["tz"] else { return (zone, zone.identifier) }
+        guard let name = query["tz"] else { return (zone, zoneName) }
         guard let zone = TimeZone(identifier: name) else {
             throw DashboardError.invalidParameter(name: "tz", value: name, expected: "an IANA time zone such as Europe/Berlin")
         }
