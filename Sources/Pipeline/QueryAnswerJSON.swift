@@ -2,9 +2,51 @@ import Foundation
 import HealthModel
 
 /// The JSON lines of the query answers that are not samples (those are `HealthRecordEncoder`'s):
-/// `status --json` and `changes --json`. The command line and the dashboard's API (`/api/v1/status`,
-/// `/api/v1/changes`) both print them from here, so their bytes are the same.
+/// `status --json`, `changes --json`, `sources --json` and `stats --json`. The command line and the
+/// dashboard's API (`/api/v1/…`) both print them from here, so their bytes are the same.
 public enum QueryAnswerJSON {
+    /// `stats --json`: a bucket a line, its times with the offset of a zone, its value in a unit.
+    public struct StatisticsLines {
+        private let type: QuantityType
+        private let unit: HealthModel.Unit
+        private let formatter = ISO8601DateFormatter()
+
+        public init(type: QuantityType, unit: HealthModel.Unit, zone: TimeZone) {
+            self.type = type
+            self.unit = unit
+            formatter.timeZone = zone
+            formatter.formatOptions = [.withInternetDateTime]
+        }
+
+        /// An ISO 8601 date-time in the zone with its offset, e.g. `2026-03-29T00:00:00+01:00`.
+        public func time(_ date: Date) -> String { formatter.string(from: date) }
+
+        /// The value converted from the type's canonical unit (compatibility is the caller's check).
+        public func value(_ canonical: Double) -> Double { (try? type.canonicalUnit.convert(canonical, to: unit)) ?? canonical }
+
+        /// `{"start":…,"end":…,"value":…,"unit":…}`, with `sampleStart` and `sampleEnd` for `latest`.
+        public func line(_ bucket: StatisticsBucket) -> String {
+            var line = "{\"start\":\(JSONText.quoted(time(bucket.start))),\"end\":\(JSONText.quoted(time(bucket.end)))"
+            line += ",\"value\":" + (bucket.value.map { JSONNumber.format(value($0)) } ?? "null")
+            line += ",\"unit\":\(JSONText.quoted(unit.unitString))"
+            if let interval = bucket.latestInterval {
+                line += ",\"sampleStart\":\(JSONText.quoted(time(interval.start))),\"sampleEnd\":\(JSONText.quoted(time(interval.end)))"
+            }
+            return line + "}"
+        }
+    }
+
+    /// A `sources --json` line: the source's samples and held samples, counts per type, devices,
+    /// and the battery charge each device last said (UTC times).
+    public static func sourceLine(_ source: SourceSummary, held: Int, encoder: HealthRecordEncoder) -> String {
+        let counts = source.countsByType.keys.sorted().map { "\(JSONText.quoted($0)):\(source.countsByType[$0] ?? 0)" }
+        let devices = source.devices.map { encoder.encode($0) }
+        let batteries = source.batteries.map {
+            "{\"device\":\(encoder.encode($0.device)),\"percent\":\($0.percent),\"at\":\(JSONText.quoted(ISO8601DateTime.string(from: $0.at)))}"
+        }
+        return "{\"source\":\(JSONText.quoted(source.name)),\"samples\":\(source.sampleCount),\"held\":\(held),\"types\":{\(counts.joined(separator: ","))},\"devices\":[\(devices.joined(separator: ","))],\"batteries\":[\(batteries.joined(separator: ","))]}"
+    }
+
     /// `status --json`: a store file's lines per source and type, held per source, the unassigned
     /// count and the rejections; a fleet's database's schema, gateways, and per gateway, source and
     /// type its live samples. No line tells where the store is.

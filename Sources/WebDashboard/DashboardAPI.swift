@@ -3,10 +3,10 @@ import Foundation
 import HealthModel
 import Pipeline
 
-/// `/api/v1/…`: the JSON of `ingestd today`, `stats` (JSON lines, one bucket a line), `samples`,
-/// `changes`, `status`, `sources` and the people, from the query port; every parameter checked,
-/// unknown ones refused (400). Samples and changes come a page at a time (at most
-/// `maximumPerRequest` each), so that an answer's size does not grow with the store.
+/// `/api/v1/…`: the JSON of `ingestd today`, `stats`, `samples`, `changes`, `status` and `sources`
+/// (JSON lines, written by the CLI's own encoders) and the people, from the query port; every
+/// parameter checked, unknown ones refused (400). Samples and changes come a page at a time (at
+/// most `maximumPerRequest` each), so that an answer's size does not grow with the store.
 struct DashboardAPI {
     let store: any QueryStore
     let zone: TimeZone
@@ -108,27 +108,16 @@ struct DashboardAPI {
     }
 
     private func stats(_ query: [String: String]) throws -> HTTPResponse {
-        try Self.allow(query, ["type", "statistic", "by", "from", "to", "person", "tz"])
+        try Self.allow(query, ["type", "statistic", "by", "from", "to", "unit", "person", "tz"])
         let (zone, _) = try zone(query)
         let type = try Self.quantityType(query["type"])
         let statistic = query["statistic"] ?? (type.aggregationStyle.isCumulative ? "sum" : "average")
-        let operation: StatisticsOperation
-        switch statistic {
-        case "sum" where type.aggregationStyle.isCumulative: operation = .sum
-        case "min" where !type.aggregationStyle.isCumulative: operation = .minimum
-        case "max" where !type.aggregationStyle.isCumulative: operation = .maximum
-        case "latest" where !type.aggregationStyle.isCumulative: operation = .latest
-        case "average" where !type.aggregationStyle.isCumulative:
-            switch type.aggregationStyle {
-            case .discreteTemporallyWeighted: operation = .average(.temporal)
-            case .discreteEquivalentContinuousLevel: operation = .average(.equivalentContinuousLevel)
-            default: operation = .average(.arithmetic)
-            }
-        default:
+        guard let operation = StatisticsOperation(statistic: statistic, for: type) else {
             throw DashboardError.invalidParameter(
                 name: "statistic", value: statistic,
                 expected: type.aggregationStyle.isCumulative ? "sum (\(type.shortName) is cumulative)" : "average, min, max or latest")
         }
+        let unit = try Self.unit(query, of: type)
         var granularity: BucketGranularity?
         if let by = query["by"] {
             guard let value = BucketGranularity(rawValue: by) else {
@@ -146,20 +135,8 @@ struct DashboardAPI {
         } catch StatisticsError.tooManyBuckets(let limit) {
             throw DashboardError.badRange("the range makes more than \(limit) buckets; narrow it or use longer buckets")
         }
-        let formatter = ISO8601DateFormatter()
-        formatter.timeZone = zone
-        formatter.formatOptions = [.withInternetDateTime]
-        var text = ""
-        for bucket in buckets {
-            text += "{\"start\":\(JSONText.quoted(formatter.string(from: bucket.start))),\"end\":\(JSONText.quoted(formatter.string(from: bucket.end)))"
-            text += ",\"value\":" + (bucket.value.map(JSONNumber.format) ?? "null") + ",\"unit\":\(JSONText.quoted(type.canonicalUnit.unitString))"
-            if let interval = bucket.latestInterval {
-                text += ",\"sampleStart\":\(JSONText.quoted(formatter.string(from: interval.start)))"
-                text += ",\"sampleEnd\":\(JSONText.quoted(formatter.string(from: interval.end)))"
-            }
-            text += "}\n"
-        }
-        return json(text, lines: true)
+        let lines = QueryAnswerJSON.StatisticsLines(type: type, unit: unit, zone: zone)
+        return json(buckets.map { lines.line($0) + "\n" }.joined(), lines: true)
     }
 
     /// The quantity type named by the `type` parameter (required).
@@ -171,6 +148,18 @@ struct DashboardAPI {
             throw DashboardError.invalidParameter(name: "type", value: name, expected: "a quantity type such as stepCount or heartRate")
         }
         return type
+    }
+
+    /// The unit of the `unit` parameter (aliases people type, such as bpm or lbs, included), which
+    /// must suit `type`; the type's canonical unit when the parameter is not given.
+    static func unit(_ query: [String: String], of type: QuantityType) throws -> HealthModel.Unit {
+        guard let text = query["unit"] else { return type.canonicalUnit }
+        guard let unit = try? UnitAliases.unit(typed: text), unit.isCompatible(with: type.canonicalUnit) else {
+            throw DashboardError.invalidParameter(
+                name: "unit", value: text,
+                expected: "a unit of \(type.shortName) such as \(DisplayUnits.displayUnit(for: type, system: .metric).unit.unitString)")
+        }
+        return unit
     }
 
     /// A whole number from 1 to `maximumPerRequest`, or nil when the parameter is not given.
@@ -192,15 +181,7 @@ struct DashboardAPI {
         let from = try query["from"].map { try Self.date("from", $0, zone: zone) }
         let to = try query["to"].map { try Self.date("to", $0, zone: zone) }
         if let from, let to, from >= to { throw DashboardError.badRange("'from' must be before 'to'") }
-        var unit: HealthModel.Unit?
-        if let text = query["unit"] {
-            guard let named = try? UnitAliases.unit(typed: text), named.isCompatible(with: type.canonicalUnit) else {
-                throw DashboardError.invalidParameter(
-                    name: "unit", value: text,
-                    expected: "a unit of \(type.shortName) such as \(DisplayUnits.displayUnit(for: type, system: .metric).unit.unitString)")
-            }
-            unit = named
-        }
+        let unit = try Self.unit(query, of: type)
         var latest = false
         if let text = query["latest"] {
             guard let flag = Bool(text) else { throw DashboardError.invalidParameter(name: "latest", value: text, expected: "true or false") }
@@ -228,7 +209,7 @@ struct DashboardAPI {
                 return
             }
             listed += 1
-            let converted = unit.flatMap { try? sample.converted(to: $0) } ?? sample
+            let converted = query["unit"] == nil ? sample : ((try? sample.converted(to: unit)) ?? sample)
             encoder.append(converted, to: &text)
             text += "\n"
         }
@@ -274,14 +255,12 @@ struct DashboardAPI {
         return json(QueryAnswerJSON.statusLines(status).map { $0 + "\n" }.joined(), lines: true)
     }
 
+    /// `sources --json`; `person` narrows the sample counts to one person's.
     private func sources(_ query: [String: String]) throws -> HTTPResponse {
         try Self.allow(query, ["person"])
         let scope = query["person"] == nil ? QueryScope() : try scope(query)
-        var text = ""
-        for summary in try store.sourceSummaries(scope: scope).sorted(by: { $0.name < $1.name }) {
-            let counts = summary.countsByType.sorted { $0.key < $1.key }.map { "\(JSONText.quoted($0.key)):\($0.value)" }
-            text += "{\"source\":\(JSONText.quoted(summary.name)),\"samples\":\(summary.sampleCount),\"types\":{\(counts.joined(separator: ","))}}\n"
-        }
-        return json(text, lines: true)
+        let encoder = HealthRecordEncoder()
+        return json(try store.sourcesWithHeld(scope: scope).map { QueryAnswerJSON.sourceLine($0.summary, held: $0.held, encoder: encoder) + "\n" }
+            .joined(), lines: true)
     }
 }

@@ -2,15 +2,17 @@ import Foundation
 import Testing
 import TestSupport
 
-/// `/api/v1/samples`, `/changes` and `/status` of a real `ingestd serve`: their bodies are the
-/// bytes `samples --json`, `changes --json` and `status --json` print for the same store and
-/// options; they come a page at a time; malformed parameters get a 400 saying what is wrong.
+/// The JSON API of a real `ingestd serve`: the bodies of `/api/v1/samples`, `changes`, `status`,
+/// `sources`, `today` and `stats` are the bytes the commands print with `--json` for the same store
+/// and options; samples and changes come a page at a time; malformed parameters get a 400 saying
+/// what is wrong.
 @Suite(.serialized, .offCooperativePool) struct DashboardAPITests {
-    /// The body of `GET target`, after checking that it was answered 200 as JSON lines.
+    /// The body of `GET target`, after checking that it was answered 200 as JSON (lines, but for `today`).
     static func body(_ http: RawHTTP, _ target: String) -> String {
         let answer = http.get(target)
         #expect(RawHTTP.status(answer) == 200, "\(target): \(answer.prefix(400))")
-        #expect(answer.contains("Content-Type: application/x-ndjson"), "\(target)")
+        #expect(answer.contains(target.hasPrefix("/api/v1/today") ? "Content-Type: application/json\r\n" : "Content-Type: application/x-ndjson"),
+                "\(target)")
         return RawHTTP.body(answer)
     }
 
@@ -38,6 +40,13 @@ import TestSupport
             (["changes", "--since", "100", "--type", "bodyMass"], "/api/v1/changes?since=100&type=bodyMass"),
             (["changes", "--since", "99999", "--person", "me"], "/api/v1/changes?since=99999&person=me"),
             (["status"], "/api/v1/status"),
+            (["sources"], "/api/v1/sources"),
+            (["today", "--tz", "UTC"], "/api/v1/today"),
+            (["stats", "stepCount", "--sum", "--by", "day", "--from", from, "--to", to, "--tz", "UTC"],
+             "/api/v1/stats?type=stepCount&statistic=sum&by=day&from=\(from)&to=\(to)&tz=UTC"),
+            (["stats", "heartRate", "--average", "--by", "week", "--unit", "bpm", "--from", from, "--tz", "Europe/Berlin"],
+             "/api/v1/stats?type=heartRate&by=week&unit=bpm&from=\(from)&tz=Europe/Berlin"),
+            (["stats", "bodyMass", "--latest", "--unit", "lbs", "--tz", "UTC"], "/api/v1/stats?type=bodyMass&statistic=latest&unit=lbs"),
         ]
         for (arguments, target) in pairs {
             let cli = try store.ingestd(arguments + ["--json"])
@@ -133,6 +142,7 @@ import TestSupport
             ("/api/v1/changes?type=nosuchtype", "parameter 'type' is 'nosuchtype'"),
             ("/api/v1/changes?limit=100000", "parameter 'limit' is '100000'"),
             ("/api/v1/status?person=me", "parameter 'person' is 'me', expected no parameters"),
+            ("/api/v1/stats?type=stepCount&unit=bpm", "parameter 'unit' is 'bpm', expected a unit of stepCount"),
         ])
         #expect(RawHTTP.status(http.get("/api/v1/nothing")) == 404)
         #expect(RawHTTP.status(http.get("/api/v1/status")) == 200)

@@ -100,7 +100,12 @@ struct PrometheusExposition {
         let finished = Date().timeIntervalSince1970
         let server = try DashboardServer(store: store)
         defer { server.stop() }
-        let answer = RawHTTP(port: server.port).get("/metrics")
+        let http = RawHTTP(port: server.port)
+        // The sources with their devices' batteries (ATC/PVVX) and held samples (the scale), as the CLI prints them.
+        let sources = try store.ingestd(["sources", "--json"]).stdout
+        #expect(sources.contains("\"batteries\":[{") && sources.contains("\"held\":"))
+        #expect(RawHTTP.body(http.get("/api/v1/sources")) == sources)
+        let answer = http.get("/metrics")
         #expect(RawHTTP.status(answer) == 200)
         #expect(answer.contains("Content-Type: text/plain; version=0.0.4"))
         let metrics = try PrometheusExposition(RawHTTP.body(answer))
