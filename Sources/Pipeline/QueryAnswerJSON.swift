@@ -36,6 +36,13 @@ public enum QueryAnswerJSON {
         }
     }
 
+    /// The `today --json` line: the day, the zone's name, the steps (whole) and the distance in
+    /// kilometres (to the metre) of the day.
+    public static func todayLine(day: String, zoneName: String, steps: Double, meters: Double) -> String {
+        let kilometres = (meters / 1000 * 1000).rounded() / 1000
+        return "{\"date\":\(JSONText.quoted(day)),\"tz\":\(JSONText.quoted(zoneName)),\"steps\":\(JSONNumber.format(steps.rounded())),\"distanceKm\":\(JSONNumber.format(kilometres))}"
+    }
+
     /// A `sources --json` line: the source's samples and held samples, counts per type, devices,
     /// and the battery charge each device last said (UTC times).
     public static func sourceLine(_ source: SourceSummary, held: Int, encoder: HealthRecordEncoder) -> String {

@@ -90,21 +90,22 @@ struct DashboardAPI {
         let (zone, zoneName) = try zone(query)
         let scope = try scope(query)
         let sections = HealthSections(store: store, scope: scope, zone: zone)
+        let today = sections.startOfDay(now)
         let start: Date
-        if let text = query["date"] {
+        switch query["date"]?.lowercased() {
+        case nil, "today": start = today
+        case "yesterday": start = sections.adding(days: -1, to: today)
+        case let text?:
             guard let day = Self.day(text, zone: zone) else {
-                throw DashboardError.invalidParameter(name: "date", value: text, expected: "a date YYYY-MM-DD")
+                throw DashboardError.invalidParameter(name: "date", value: text, expected: "yesterday, today or a date YYYY-MM-DD")
             }
             start = day
-        } else {
-            start = sections.startOfDay(now)
         }
         let end = sections.adding(days: 1, to: start)
-        let steps = try sections.sum(.stepCount, from: start, to: end)
-        let meters = try sections.sum(.distanceWalkingRunning, from: start, to: end)
-        let kilometres = (meters / 1000 * 1000).rounded() / 1000
-        let day = ChartFormat(zone: zone).dateText(start)
-        return json("{\"date\":\"\(day)\",\"tz\":\(JSONText.quoted(zoneName)),\"steps\":\(JSONNumber.format(steps.rounded())),\"distanceKm\":\(JSONNumber.format(kilometres))}\n")
+        let line = QueryAnswerJSON.todayLine(day: ChartFormat(zone: zone).dateText(start), zoneName: zoneName,
+                                             steps: try sections.sum(.stepCount, from: start, to: end),
+                                             meters: try sections.sum(.distanceWalkingRunning, from: start, to: end))
+        return json(line + "\n")
     }
 
     private func stats(_ query: [String: String]) throws -> HTTPResponse {

@@ -42,6 +42,8 @@ import TestSupport
             (["status"], "/api/v1/status"),
             (["sources"], "/api/v1/sources"),
             (["today", "--tz", "UTC"], "/api/v1/today"),
+            (["today", "--date", "yesterday", "--tz", "Europe/Berlin", "--person", "me"], "/api/v1/today?date=yesterday&tz=Europe/Berlin&person=me"),
+            (["today", "--date", from, "--tz", "UTC"], "/api/v1/today?date=\(from)"),
             (["stats", "stepCount", "--sum", "--by", "day", "--from", from, "--to", to, "--tz", "UTC"],
              "/api/v1/stats?type=stepCount&statistic=sum&by=day&from=\(from)&to=\(to)&tz=UTC"),
             (["stats", "heartRate", "--average", "--by", "week", "--unit", "bpm", "--from", from, "--tz", "Europe/Berlin"],
