@@ -22,7 +22,7 @@ public enum QueryAnswerJSON {
         public func time(_ date: Date) -> String { formatter.string(from: date) }
 
         /// The value converted from the type's canonical unit (compatibility is the caller's check).
-        public func value(_ canonical: Double) -> Double { (try? type.canonicalUnit.convert(canonical, to: unit)) ?? canonical }
+        private func value(_ canonical: Double) -> Double { (try? type.canonicalUnit.convert(canonical, to: unit)) ?? canonical }
 
         /// `{"start":…,"end":…,"value":…,"unit":…}`, with `sampleStart` and `sampleEnd` for `latest`.
         public func line(_ bucket: StatisticsBucket) -> String {
