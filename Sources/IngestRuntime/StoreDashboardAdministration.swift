@@ -15,10 +15,7 @@ public final class StoreDashboardAdministration: DashboardAdministration {
     public init(path: String) { self.path = path }
 
     public func pendingDecisions() throws -> [PendingDecision] {
-        guard FileManager.default.fileExists(atPath: path) else { return [] }
-        let store = try HealthStore(path: path, readOnly: true)
-        defer { store.close() }
-        return try store.pendingGroups()
+        try reading(or: []) { try $0.pendingGroups() }
     }
 
     public func decide(source: String, grant: Bool) throws -> String {
@@ -38,12 +35,11 @@ public final class StoreDashboardAdministration: DashboardAdministration {
     }
 
     public func unassignedReadings(limit: Int) throws -> [UnassignedReading] {
-        guard FileManager.default.fileExists(atPath: path) else { return [] }
-        let store = try HealthStore(path: path, readOnly: true)
-        defer { store.close() }
-        return try store.unassignedSamples(limit: limit).map {
-            UnassignedReading(uuid: $0.uuid, type: $0.type, value: $0.quantity.value, start: $0.start,
-                              device: HealthStore.deviceText($0.device))
+        try reading(or: []) { store in
+            try store.unassignedSamples(limit: limit).map {
+                UnassignedReading(uuid: $0.uuid, type: $0.type, value: $0.quantity.value, start: $0.start,
+                                  device: HealthStore.deviceText($0.device))
+            }
         }
     }
 
@@ -58,9 +54,10 @@ public final class StoreDashboardAdministration: DashboardAdministration {
     }
 
     public func deviceStatuses() throws -> [DeviceStatus] {
-        guard FileManager.default.fileExists(atPath: path) else { return [] }
-        let store = try HealthStore(path: path, readOnly: true)
-        defer { store.close() }
+        try reading(or: []) { store in try Self.deviceStatuses(store) }
+    }
+
+    private static func deviceStatuses(_ store: HealthStore) throws -> [DeviceStatus] {
         var statuses: [String: DeviceStatus] = [:]
         func key(_ source: String, _ device: String) -> String { source + "\u{0}" + device }
         for reading in try store.lastReadingsByDevice() {
@@ -81,11 +78,20 @@ public final class StoreDashboardAdministration: DashboardAdministration {
         return statuses.values.sorted { ($0.source, $0.device) < ($1.source, $1.device) }
     }
 
+    public func rejectionCounts() throws -> [RejectionKey: Int] {
+        try reading(or: [:]) { try $0.rejections(since: .distantPast) }
+    }
+
+    public func lastCommitTime() throws -> Date? {
+        try reading(or: nil) { try $0.lastCommitTime() }
+    }
+
     public func sinkSummaries() throws -> [SinkSummary] {
-        guard FileManager.default.fileExists(atPath: path) else { return [] }
-        let store = try HealthStore(path: path, readOnly: true)
-        defer { store.close() }
-        return try store.sinks().map { sink in
+        try reading(or: []) { store in try Self.sinkSummaries(store) }
+    }
+
+    private static func sinkSummaries(_ store: HealthStore) throws -> [SinkSummary] {
+        try store.sinks().map { sink in
             let definition = sink.definition
             let backlog = try store.backlogCount(after: sink.cursor, types: definition.readTypes,
                                                  person: try store.sinkScope(person: definition.person))
@@ -93,5 +99,13 @@ public final class StoreDashboardAdministration: DashboardAdministration {
                                backlog: backlog, lastSuccess: sink.lastSuccess,
                                lastError: sink.lastError.map(SecretRedactor.redactingCredentials), deadLetters: sink.deadLetters)
         }
+    }
+
+    /// `body`'s answer from the store file opened read-only; `empty` while the file does not exist yet.
+    private func reading<T>(or empty: T, _ body: (HealthStore) throws -> T) throws -> T {
+        guard FileManager.default.fileExists(atPath: path) else { return empty }
+        let store = try HealthStore(path: path, readOnly: true)
+        defer { store.close() }
+        return try body(store)
     }
 }

@@ -117,6 +117,17 @@ extension QueryStore {
         return try queryUnitSystem(ofPerson: name)
     }
 
+    /// The sources of `scope`'s gateway sorted by name, each with its held samples (`sources`): a
+    /// source that has only held samples so far is listed too, with no samples.
+    public func sourcesWithHeld(scope: QueryScope) throws -> [(summary: SourceSummary, held: Int)] {
+        let held = try heldSampleCounts()
+        var summaries = try sourceSummaries(scope: scope)
+        for name in held.keys where !summaries.contains(where: { $0.name == name }) {
+            summaries.append(SourceSummary(name: name, sampleCount: 0, countsByType: [:], devices: []))
+        }
+        return summaries.sorted { $0.name < $1.name }.map { ($0, held[$0.name] ?? 0) }
+    }
+
     /// `statistics` asked once per operation.
     public func statistics(_ operations: [StatisticsOperation], type: QuantityType, from: Date?, to: Date?,
                            granularity: BucketGranularity?, zone: TimeZone, scope: QueryScope) throws -> [[StatisticsBucket]] {

@@ -219,6 +219,12 @@ extension HealthStore {
         try setProfile(profile, of: first)
     }
 
+    /// When the newest commit of samples was made (the commit log's last row); nil before the first.
+    public func lastCommitTime() throws -> Date? {
+        let statement = try db.prepare("SELECT committed_at FROM commits ORDER BY id DESC LIMIT 1")
+        return try statement.firstRow { Date(timeIntervalSince1970: $0.double(at: 0)) }
+    }
+
     // MARK: Rejections
 
     /// Rejection counts per (source, type, reason) since `since`.

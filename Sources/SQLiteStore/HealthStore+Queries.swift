@@ -166,7 +166,8 @@ extension HealthStore {
     /// The entries `changes` returns, handed to `body` one at a time as the two cursors (samples
     /// by anchor, tombstones by anchor) are merged: nothing is gathered, so a feed of any length
     /// is read in bounded memory. At one anchor the deletion comes before the insert that
-    /// replaced it. Returns the anchor to continue from.
+    /// replaced it. Returns the anchor to continue from: after the last change handed when
+    /// `limit` stopped the read, else the store's newest.
     public func forEachChange(since anchor: Int64 = 0, type: QuantityType? = nil, person: PersonScope = .everyone,
                               includeDeletions: Bool = true, limit: Int = 0,
                               _ body: (ChangeEntry) throws -> Void) throws -> Int64 {
@@ -216,7 +217,9 @@ extension HealthStore {
                 hasAdded = try added.step()
             }
         }
-        if limit > 0, let last { return last }
+        // Stopped by the limit: continue after the last change handed. Read to the end: the store's
+        // anchor, as without a limit (changes of other types or people after the last one are passed).
+        if hasAdded || hasDeleted, let last { return last }
         return max(anchor, try currentAnchor())
     }
 

@@ -9,11 +9,15 @@ public struct DashboardConfiguration: Sendable {
     /// The access token (bearer header or login form); nil on loopback only.
     public var token: String?
     public var zone: TimeZone
+    /// The zone's name as it was given (`--tz UTC`, whose identifier Foundation may call "GMT"),
+    /// printed where the CLI prints it (`today`'s `tz`).
+    public var zoneName: String
     public var now: @Sendable () -> Date
 
-    public init(token: String?, zone: TimeZone, now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(token: String?, zone: TimeZone, zoneName: String? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
         self.token = token
         self.zone = zone
+        self.zoneName = zoneName ?? zone.identifier
         self.now = now
     }
 }
@@ -90,7 +94,7 @@ public final class Dashboard: @unchecked Sendable {
             case ("GET", "/metrics"):
                 return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", text: try metrics())
             case ("GET", let path) where path.hasPrefix("/api/v1/"):
-                return try DashboardAPI(store: store, zone: configuration.zone, now: configuration.now())
+                return try DashboardAPI(store: store, zone: configuration.zone, zoneName: configuration.zoneName, now: configuration.now())
                     .answer(String(path.dropFirst("/api/v1/".count)), query: request.query)
             default:
                 return Self.plain(404, "no page at \(PrintableText.escaped(request.path))")
@@ -357,14 +361,31 @@ public final class Dashboard: @unchecked Sendable {
             devices.formUnion(summary.devices)
         }
         out += "# HELP ingestd_held_samples Samples held for a first-contact decision by source and type.\n# TYPE ingestd_held_samples gauge\n"
+        // Summed over devices: one series per source and type.
+        var held: [String: [String: Int]] = [:]
         for decision in try administration?.pendingDecisions() ?? [] {
-            out += "ingestd_held_samples{source=\"\(Self.label(decision.source))\",type=\"\(Self.label(decision.type))\"} \(decision.count)\n"
+            held[decision.source, default: [:]][decision.type, default: 0] += decision.count
+        }
+        for (source, types) in held.sorted(by: { $0.key < $1.key }) {
+            for (type, count) in types.sorted(by: { $0.key < $1.key }) {
+                out += "ingestd_held_samples{source=\"\(Self.label(source))\",type=\"\(Self.label(type))\"} \(count)\n"
+            }
         }
         out += "# HELP ingestd_sink_backlog Changes a sink has not delivered yet.\n# TYPE ingestd_sink_backlog gauge\n"
         for sink in try administration?.sinkSummaries() ?? [] {
             out += "ingestd_sink_backlog{sink=\"\(Self.label(sink.name))\"} \(sink.backlog)\n"
         }
         out += "# HELP ingestd_devices_seen Devices that wrote samples.\n# TYPE ingestd_devices_seen gauge\ningestd_devices_seen \(devices.count)\n"
+        out += "# HELP ingestd_samples_rejected_total Samples refused by the pipeline (invalid, denied, ...) by source, type and reason, since the store was created.\n"
+        out += "# TYPE ingestd_samples_rejected_total counter\n"
+        for (key, count) in try administration?.rejectionCounts().sorted(by: { $0.key < $1.key }) ?? [] {
+            out += "ingestd_samples_rejected_total{source=\"\(Self.label(key.source))\",type=\"\(Self.label(key.type))\",reason=\"\(Self.label(key.reason))\"} \(count)\n"
+        }
+        out += "# HELP ingestd_last_commit_timestamp_seconds When the store last committed samples, in seconds since 1970 (absent before the first commit).\n"
+        out += "# TYPE ingestd_last_commit_timestamp_seconds gauge\n"
+        if let last = try administration?.lastCommitTime() {
+            out += "ingestd_last_commit_timestamp_seconds \(JSONNumber.format(last.timeIntervalSince1970))\n"
+        }
         return out
     }
 

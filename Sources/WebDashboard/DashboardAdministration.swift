@@ -80,7 +80,7 @@ public struct DeviceStatus: Sendable, Equatable {
 }
 
 /// What the dashboard needs beyond the query port: the pending first-contact decisions and
-/// making one, the sinks' state, counts for `/metrics`. Implemented over the store file by the
+/// making one, the sinks' state, the rejections and the last commit for `/metrics`. Implemented over the store file by the
 /// composition root (IngestRuntime's `StoreDashboardAdministration`).
 public protocol DashboardAdministration: AnyObject {
     /// The held samples waiting for a decision, per source and type.
@@ -96,4 +96,8 @@ public protocol DashboardAdministration: AnyObject {
     /// Every device that wrote or sent samples, by source and device, with its newest reading,
     /// battery and held samples.
     func deviceStatuses() throws -> [DeviceStatus]
+    /// Every rejection the store counted, per source, type and reason (the store keeps them all).
+    func rejectionCounts() throws -> [RejectionKey: Int]
+    /// When the store last committed samples; nil before its first commit.
+    func lastCommitTime() throws -> Date?
 }

@@ -64,6 +64,8 @@ public enum DashboardError: Error, Equatable, CustomStringConvertible {
     case unknownPerson(String, known: [String])
     case invalidParameter(name: String, value: String, expected: String)
     case badRange(String)
+    /// Parameters that cannot be given together (`latest` with `newest`), and why.
+    case conflictingParameters(String)
 
     public var description: String {
         switch self {
@@ -71,7 +73,7 @@ public enum DashboardError: Error, Equatable, CustomStringConvertible {
             "no person named '\(PrintableText.escaped(name))'" + (known.isEmpty ? "" : "; known: " + known.joined(separator: ", "))
         case .invalidParameter(let name, let value, let expected):
             "query parameter '\(PrintableText.escaped(name))' is '\(PrintableText.escaped(value))', expected \(expected)"
-        case .badRange(let reason): reason
+        case .badRange(let reason), .conflictingParameters(let reason): reason
         }
     }
 }

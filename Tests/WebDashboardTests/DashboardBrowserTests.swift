@@ -125,14 +125,11 @@ import TestSupport
         defer { store.remove() }
         let capture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("IngestdProcessTests/Captures/household/household-mi-scale.btsnoop").path
-        for arguments in [["people", "add", "alice", "--weight", "60", "--unit", "kg", "--height", "165", "--unit", "cm",
-                           "--scale-user-index", "1"],
-                          ["people", "add", "bob", "--weight", "85", "--unit", "kg", "--scale-user-index", "2"],
-                          ["people", "remove", "me"], ["auth", "grant", "xiaomi-scale", "--all"],
-                          ["replay", capture, "--tz", "Europe/Berlin"]] {
-            let result = try store.ingestd(arguments)
-            try #require(result.status == 0, "\(arguments): \(result.stderr)")
-        }
+        try store.ingestd(steps: [["people", "add", "alice", "--weight", "60", "--unit", "kg", "--height", "165", "--unit", "cm",
+                                   "--scale-user-index", "1"],
+                                  ["people", "add", "bob", "--weight", "85", "--unit", "kg", "--scale-user-index", "2"],
+                                  ["people", "remove", "me"], ["auth", "grant", "xiaomi-scale", "--all"],
+                                  ["replay", capture, "--tz", "Europe/Berlin"]])
         func masses(_ person: String) throws -> [Double] {
             try store.ingestd(["samples", "bodyMass", "--person", person, "--json"]).lines.compactMap {
                 (try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["value"] as? Double
@@ -172,17 +169,13 @@ import TestSupport
         let tests = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         let thermometers = tests.appendingPathComponent("AdapterTests/Captures/room-thermometer").path
         let scale = tests.appendingPathComponent("IngestdProcessTests/Captures/household/household-mi-scale.btsnoop").path
-        for arguments in [["replay", thermometers + "/govee.btsnoop"], ["auth", "grant", "room-thermometer", "--all"],
-                          ["replay", thermometers + "/atc-pvvx.btsnoop"], ["replay", scale]] {
-            let result = try store.ingestd(arguments)
-            try #require(result.status == 0, "\(arguments): \(result.stderr)")
-        }
+        try store.ingestd(steps: [["replay", thermometers + "/govee.btsnoop"], ["auth", "grant", "room-thermometer", "--all"],
+                                  ["replay", thermometers + "/atc-pvvx.btsnoop"], ["replay", scale]])
         let server = try DashboardServer(store: store)
         defer { server.stop() }
         let page = try Chromium.dom("\(server.base)/devices")
         _ = try Chromium.screenshot("\(server.base)/devices", name: "devices.png")
-        let table = try #require(page.components(separatedBy: "<table id=\"device-status\">").dropFirst().first?
-            .components(separatedBy: "</table>").first, "\(page)")
+        let table = try #require(HTMLProbe.table(id: "device-status", in: page), "\(page)")
         let rows = table.components(separatedBy: "<tr").dropFirst().map { String($0) }
         func row(_ device: String) -> String? { rows.first { $0.contains(device) } }
         let atc = try #require(row("ATC_800021 (A4:C1:38:D5:D4:98)"))

@@ -67,28 +67,62 @@ struct DashboardStore {
     func ingestd(_ arguments: [String]) throws -> IngestdProcess.Output {
         try IngestdProcess.runBlocking(arguments + ["--store", path], limit: 60)
     }
+
+    /// Runs each command on the store in turn; one that fails ends the test.
+    func ingestd(steps: [[String]]) throws {
+        for arguments in steps {
+            let result = try ingestd(arguments)
+            try #require(result.status == 0, "\(arguments): \(result.stderr)")
+        }
+    }
 }
 
-/// `ingestd serve` started on 127.0.0.1 with the port the system chose, stopped with SIGTERM.
+/// A store with the test export imported and `ingestd serve` over it; `close` stops the server
+/// and removes the store.
+struct ServedExport {
+    let store: DashboardStore
+    let server: DashboardServer
+    var http: RawHTTP { RawHTTP(port: server.port) }
+
+    init() throws {
+        store = try DashboardStore()
+        try store.importExport()
+        server = try DashboardServer(store: store)
+    }
+
+    func close() {
+        server.stop()
+        store.remove()
+    }
+}
+
+/// `ingestd serve` (or `ingestd run --http`) started on 127.0.0.1 with the port the system chose,
+/// stopped with SIGTERM.
 final class DashboardServer {
     let running: IngestdProcess.Running
     let port: Int
     var base: String { "http://127.0.0.1:\(port)" }
     var pid: Int32 { running.process.processIdentifier }
 
-    init(store: DashboardStore, extra: [String] = []) throws {
-        running = try IngestdProcess.start(["serve", "--store", store.path, "--listen", "127.0.0.1:0", "--tz", "UTC"] + extra)
+    convenience init(store: DashboardStore, extra: [String] = []) throws {
+        try self.init(arguments: ["serve", "--store", store.path, "--listen", "127.0.0.1:0", "--tz", "UTC"] + extra)
+    }
+
+    /// Starts `ingestd ARGUMENTS` and reads its standard error until it says where it serves the dashboard.
+    init(arguments: [String]) throws {
+        running = try IngestdProcess.start(arguments)
+        let announcement = "serving the dashboard on http://127.0.0.1:"
         var seen = ""
         let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline, !seen.contains("\n") {
+        while Date() < deadline, !(seen.range(of: announcement).map { seen[$0.upperBound...].contains("/") } ?? false) {
             let data = running.err.fileHandleForReading.availableData
             if data.isEmpty { break }
             seen += String(decoding: data, as: UTF8.self)
         }
-        guard let range = seen.range(of: "http://127.0.0.1:"),
+        guard let range = seen.range(of: announcement),
               let port = Int(seen[range.upperBound...].prefix { $0.isNumber }) else {
             running.process.terminate()
-            throw HarnessError("ingestd serve did not say where it listens: \(seen)")
+            throw HarnessError("ingestd \(arguments.first ?? "") did not say where it serves the dashboard: \(seen)")
         }
         self.port = port
     }
@@ -212,6 +246,17 @@ struct RawHTTP {
     static func body(_ answer: String) -> String {
         answer.range(of: "\r\n\r\n").map { String(answer[$0.upperBound...]) } ?? ""
     }
+
+    /// Each target is answered 400 in plain text (never HTML: no reflected markup) with a body
+    /// holding its message.
+    func expectBadRequests(_ cases: [(target: String, message: String)]) {
+        for (target, message) in cases {
+            let answer = get(target)
+            #expect(Self.status(answer) == 400, "\(target): \(answer.prefix(300))")
+            #expect(Self.body(answer).contains(message), "\(target): \(Self.body(answer))")
+            #expect(answer.contains("Content-Type: text/plain"), "\(target): an error is never HTML")
+        }
+    }
 }
 
 /// Small readers of the served HTML.
@@ -220,6 +265,11 @@ enum HTMLProbe {
     static func text(ofID id: String, in html: String) -> String? {
         guard let range = html.range(of: "id=\"\(id)\">") else { return nil }
         return String(html[range.upperBound...].prefix { $0 != "<" })
+    }
+
+    /// The table with `id="ID"`, up to its end.
+    static func table(id: String, in html: String) -> String? {
+        html.components(separatedBy: "<table id=\"\(id)\">").dropFirst().first?.components(separatedBy: "</table>").first
     }
 
     /// The `<figure class="chart" …>…</figure>` elements.

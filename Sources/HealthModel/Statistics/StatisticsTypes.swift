@@ -66,6 +66,28 @@ public enum StatisticsOperation: Hashable, Sendable {
     case latest
 }
 
+extension StatisticsOperation {
+    /// The operation `statistic` names for `type` (`sum` for cumulative types; `average`, `min`,
+    /// `max` or `latest` for discrete ones, averages weighted as the type's aggregation style says);
+    /// nil when the name is unknown or does not apply to the type.
+    public init?(statistic: String, for type: QuantityType) {
+        let cumulative = type.aggregationStyle.isCumulative
+        switch statistic {
+        case "sum" where cumulative: self = .sum
+        case "min" where !cumulative: self = .minimum
+        case "max" where !cumulative: self = .maximum
+        case "latest" where !cumulative: self = .latest
+        case "average" where !cumulative:
+            switch type.aggregationStyle {
+            case .discreteTemporallyWeighted: self = .average(.temporal)
+            case .discreteEquivalentContinuousLevel: self = .average(.equivalentContinuousLevel)
+            default: self = .average(.arithmetic)
+            }
+        default: return nil
+        }
+    }
+}
+
 /// The result for one bucket `[start, end)`.
 public struct StatisticsBucket: Hashable, Sendable {
     /// Where the bucket begins (inclusive).

@@ -56,14 +56,9 @@ struct ChangesCommand: Command {
         let scope = try storeOptions.scope(person, in: store)
         let next = try storeOptions.answering(since: sinceText) {
             try store.changes(since: since, type: type, scope: scope, limit: 0) { entry in
-                switch entry {
-                case .added(let sample, _):
-                    context.stdout.writeLine(encoder.encode(sample))
-                case .deleted(let uuid, let type, _):
-                    context.stdout.writeLine("{\"deleted\":\"\(uuid.uuidString.lowercased())\",\"type\":\(JSONText.quoted(type))}")
-                }
+                context.stdout.writeLine(QueryAnswerJSON.line(entry, encoder: encoder))
             }
         }
-        context.stdout.writeLine("{\"anchor\":\(next.json)}")
+        context.stdout.writeLine(QueryAnswerJSON.anchorLine(next))
     }
 }

@@ -7,10 +7,10 @@ import WebDashboard
 
 /// Starts the dashboard's HTTP server over a store (shared by `serve` and `run --http`).
 enum DashboardServing {
-    static func start(store: any QueryStore, storePath: String?, address: ListenAddress, token: String?, zone: TimeZone,
+    static func start(store: any QueryStore, storePath: String?, address: ListenAddress, token: String?, zone: TimeZoneOption,
                       context: CommandContext) throws -> HTTPServer {
         let dashboard = Dashboard(store: store, administration: storePath.map(StoreDashboardAdministration.init(path:)),
-                                  configuration: DashboardConfiguration(token: token, zone: zone))
+                                  configuration: DashboardConfiguration(token: token, zone: zone.zone, zoneName: zone.name))
         let server: HTTPServer
         do {
             server = try HTTPServer(address: address) { dashboard.respond($0) }

@@ -76,7 +76,9 @@ struct RunCommand: Command {
     let adapterOptions: [String: String]
     let keys: AdvertisementKeys
     let pins: AdapterPins
-    let zone: TimeZone
+    /// `--tz`: the zone devices' local times are read in, and the dashboard's.
+    let zoneOption: TimeZoneOption
+    var zone: TimeZone { zoneOption.zone }
     let pendingLimits: PendingLimits
     let assignTolerance: Double
     /// Where `--http` serves the dashboard, and its token.
@@ -91,7 +93,7 @@ struct RunCommand: Command {
         once = arguments.flag(Self.onceFlag)
         listen = try arguments.seconds(Self.listenOption, in: 0.001...86_400) ?? 10
         plugins = try PluginsOption(arguments).directories
-        zone = try TimeZoneOption(arguments).zone
+        zoneOption = try TimeZoneOption(arguments)
         // The configuration's pins and adapter options come first (ParsedValues.supply), so the
         // command line's win where both name the same device or option.
         adapterOptions = try AdapterSettingsOption(arguments).settings
@@ -165,7 +167,7 @@ struct RunCommand: Command {
         if let http {
             let reader = try StoreOption.openQuery(path, context: context)
             do {
-                dashboard = (try DashboardServing.start(store: reader, storePath: path, address: http, token: httpToken, zone: zone,
+                dashboard = (try DashboardServing.start(store: reader, storePath: path, address: http, token: httpToken, zone: zoneOption,
                                                         context: context), reader)
             } catch {
                 reader.close()

@@ -1,6 +1,7 @@
 import ArgumentParsing
 import Foundation
 import HealthModel
+import Pipeline
 
 /// `ingestd samples TYPE`: HealthKit's sample query.
 struct SamplesCommand: Command {
@@ -40,14 +41,9 @@ struct SamplesCommand: Command {
         QueryStoreOptions.self
     }
 
-    let type: QuantityType
-    let from: Date?
-    let to: Date?
-    let source: String?
+    /// The type, range, source and `--limit`, `--latest` or `--newest N`.
+    let selection: SampleSelection
     let unit: String?
-    let limit: Int
-    /// `--latest` (1) or `--newest N`; nil lists from the oldest.
-    let newest: Int?
     let units: UnitSystemOption
     /// The zone times are printed in.
     let printZone: TimeZone
@@ -56,66 +52,57 @@ struct SamplesCommand: Command {
     let person: PersonOption
 
     init(_ arguments: ParsedValues) throws {
-        type = try CommonArguments.quantityType(try arguments.required(Self.typeArgument))
+        let type = try CommonArguments.quantityType(try arguments.required(Self.typeArgument))
         let range = try TimeRangeOptions(arguments)
-        from = range.from
-        to = range.to
-        source = try arguments.value(Self.sourceOption)
         unit = try UnitOption(arguments).text
-        limit = try arguments.value(Self.limitOption) ?? 0
-        let newestCount = try arguments.value(Self.newestOption)
-        if arguments.flag(Self.latestFlag) {
-            guard newestCount == nil else {
+        let source = try arguments.value(Self.sourceOption)
+        let limit = try arguments.value(Self.limitOption) ?? 0
+        let newest = try arguments.value(Self.newestOption)
+        do {
+            selection = try SampleSelection(type: type, from: range.from, to: range.to, source: source, limit: limit,
+                                            latest: arguments.flag(Self.latestFlag), newest: newest)
+        } catch {
+            switch error {
+            case .latestAndNewest:
                 throw UsageError.invalidValue("--newest", argument: "--latest", reason: "give --latest or --newest N, not both")
+            case .newestBelowOne(let count):
+                throw UsageError.invalidValue(String(count), argument: "--newest", reason: "must be at least 1")
+            case .limitWithNewest:
+                throw UsageError.invalidValue(String(limit), argument: "--limit", reason: "--limit lists the oldest; use --newest N alone")
+            case .negativeLimit:
+                throw UsageError.invalidValue(String(limit), argument: "--limit", reason: "must not be negative")
             }
-            newest = 1
-        } else {
-            newest = newestCount
-        }
-        if let newest, newest < 1 {
-            throw UsageError.invalidValue(String(newest), argument: "--newest", reason: "must be at least 1")
-        }
-        if newest != nil, limit != 0 {
-            throw UsageError.invalidValue(String(limit), argument: "--limit", reason: "--limit lists the oldest; use --newest N alone")
         }
         units = try UnitSystemOption(arguments)
         json = try JSONOption(arguments).isOn
         printZone = PrintedTime.zone(named: range.zoneName, zone: range.zone, json: json)
         storeFile = try QueryStoreOptions(arguments)
         person = try PersonOption(arguments)
-        guard limit >= 0 else { throw UsageError.invalidValue(String(limit), argument: "--limit", reason: "must not be negative") }
     }
 
     func run(_ context: CommandContext) async throws {
+        let type = selection.type
         let outputUnit = try CommonArguments.outputUnit(unit, for: type)
         let store = try storeFile.open(context)
         defer { store.close() }
         let scope = try storeFile.scope(person, in: store)
         let system = try units.system(for: scope, in: store)
-        let encoder = HealthRecordEncoder()
         if json {
             // Streamed: a line per sample as the store reads it, in memory bounded by none of their number.
-            let write = { (sample: QuantitySample) in
-                let converted = unit == nil ? sample : ((try? sample.converted(to: outputUnit)) ?? sample)
-                context.stdout.writeLine(encoder.encode(converted))
-            }
-            if let newest {
-                try store.newestSamples(type: type, from: from, to: to, source: source, scope: scope, count: newest).forEach(write)
-            } else {
-                do {
-                    try store.forEachSample(type: type, from: from, to: to, source: source, scope: scope, limit: limit) { sample in
-                        if context.stdout.isReaderGone { throw SampleStreamEnded() }
-                        write(sample)
-                    }
-                } catch is SampleStreamEnded {
-                    return
+            let encoder = HealthRecordEncoder()
+            do {
+                try selection.forEach(in: store, scope: scope) { sample in
+                    if context.stdout.isReaderGone { throw SampleStreamEnded() }
+                    let converted = unit == nil ? sample : ((try? sample.converted(to: outputUnit)) ?? sample)
+                    context.stdout.writeLine(encoder.encode(converted))
                 }
+            } catch is SampleStreamEnded {
+                return
             }
             return
         }
-        let samples = try newest.map {
-            try store.newestSamples(type: type, from: from, to: to, source: source, scope: scope, count: $0)
-        } ?? store.samples(type: type, from: from, to: to, source: source, scope: scope, limit: limit)
+        var samples: [QuantitySample] = []
+        try selection.forEach(in: store, scope: scope) { samples.append($0) }
         let time = PrintedTime(zone: printZone)
         let rows = samples.map { sample -> [String] in
             let value = unit == nil
@@ -125,7 +112,7 @@ struct SamplesCommand: Command {
                     sample.device?.name ?? sample.device?.localIdentifier ?? ""]
         }
         if rows.isEmpty {
-            context.stdout.writeLine("No \(type.shortName) samples" + (from != nil || to != nil ? " in this range." : "."))
+            context.stdout.writeLine("No \(type.shortName) samples" + (selection.from != nil || selection.to != nil ? " in this range." : "."))
             return
         }
         context.stdout.write(Table(header: ["START", "END", "VALUE", "SOURCE", "DEVICE"], rows: rows).rendered)

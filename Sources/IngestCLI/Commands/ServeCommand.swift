@@ -30,13 +30,13 @@ struct ServeCommand: Command {
 
     let address: ListenAddress
     let token: String?
-    let zone: TimeZone
+    let zone: TimeZoneOption
     let storeFile: QueryStoreOptions
 
     init(_ arguments: ParsedValues) throws {
         token = try DashboardTokenOption(arguments).token
         address = try DashboardTokenOption.address(try arguments.required(Self.listen), argument: Self.listen.spelling, token: token)
-        zone = try TimeZoneOption(arguments).zone
+        zone = try TimeZoneOption(arguments)
         storeFile = try QueryStoreOptions(arguments)
     }
 

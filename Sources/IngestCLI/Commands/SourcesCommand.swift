@@ -29,24 +29,11 @@ struct SourcesCommand: Command {
         let store = try storeOptions.open(context)
         defer { store.close() }
         let encoder = HealthRecordEncoder()
-        let held = try store.heldSampleCounts()
-        var summaries = try store.sourceSummaries(scope: QueryScope(gateway: storeOptions.gateway))
-        let utc = PrintedTime(zone: TimeZone(identifier: "UTC") ?? .current)
+        let sources = try store.sourcesWithHeld(scope: QueryScope(gateway: storeOptions.gateway))
         let local = PrintedTime(zone: .current)
-        // A source that has only held samples so far is listed too.
-        for name in held.keys where !summaries.contains(where: { $0.name == name }) {
-            summaries.append(SourceSummary(name: name, sampleCount: 0, countsByType: [:], devices: []))
-        }
-        for source in summaries.sorted(by: { $0.name < $1.name }) {
-            let heldCount = held[source.name] ?? 0
+        for (source, heldCount) in sources {
             if json {
-                let counts = source.countsByType.keys.sorted().map { "\(JSONText.quoted($0)):\(source.countsByType[$0] ?? 0)" }
-                let devices = source.devices.map { encoder.encode($0) }
-                let batteries = source.batteries.map {
-                    "{\"device\":\(encoder.encode($0.device)),\"percent\":\($0.percent),\"at\":\(JSONText.quoted(utc.string($0.at)))}"
-                }
-                context.stdout.writeLine(
-                    "{\"source\":\(JSONText.quoted(source.name)),\"samples\":\(source.sampleCount),\"held\":\(heldCount),\"types\":{\(counts.joined(separator: ","))},\"devices\":[\(devices.joined(separator: ","))],\"batteries\":[\(batteries.joined(separator: ","))]}")
+                context.stdout.writeLine(QueryAnswerJSON.sourceLine(source, held: heldCount, encoder: encoder))
             } else {
                 let heldText = heldCount > 0 ? ", \(heldCount) held (undecided: ingestd auth pending)" : ""
                 context.stdout.writeLine("\(PrintableText.escaped(source.name)): \(source.sampleCount) samples\(heldText)")
@@ -63,7 +50,7 @@ struct SourcesCommand: Command {
                 }
             }
         }
-        Self.warnAboutLookAlikes(summaries.map(\.name), context: context)
+        Self.warnAboutLookAlikes(sources.map(\.summary.name), context: context)
     }
 
     /// `warning: sources "Jana's Apple Watch" and "Jana's\u00A0Apple Watch" look alike …` on

@@ -1,6 +1,7 @@
 import ArgumentParsing
 import Foundation
 import HealthModel
+import Pipeline
 
 /// `ingestd stats TYPE --sum|--average|…`: HealthKit's statistics collection query.
 struct StatsCommand: Command {
@@ -99,20 +100,8 @@ struct StatsCommand: Command {
         }
     }
 
-    var operation: StatisticsOperation {
-        switch statistic {
-        case "sum": .sum
-        case "min": .minimum
-        case "max": .maximum
-        case "latest": .latest
-        default:
-            switch type.aggregationStyle {
-            case .discreteTemporallyWeighted: .average(.temporal)
-            case .discreteEquivalentContinuousLevel: .average(.equivalentContinuousLevel)
-            default: .average(.arithmetic)
-            }
-        }
-    }
+    /// The statistic asked for (its fit to the type is checked by `init`).
+    var operation: StatisticsOperation { StatisticsOperation(statistic: statistic, for: type) ?? .sum }
 
     func run(_ context: CommandContext) async throws {
         let outputUnit = try CommonArguments.outputUnit(unit, for: type)
@@ -127,20 +116,9 @@ struct StatsCommand: Command {
         } catch StatisticsError.tooManyBuckets(let limit) {
             throw UsageError.invalid("the range makes more than \(limit) buckets; narrow it or use longer buckets")
         }
+        let lines = QueryAnswerJSON.StatisticsLines(type: type, unit: outputUnit, zone: zone)
         if json {
-            for bucket in buckets {
-                let value = bucket.value.map { CommonArguments.convert($0, from: type.canonicalUnit, to: outputUnit) }
-                var line = "{\"start\":\(JSONText.quoted(Self.localString(bucket.start, zone)))"
-                line += ",\"end\":\(JSONText.quoted(Self.localString(bucket.end, zone)))"
-                line += ",\"value\":" + (value.map(JSONNumber.format) ?? "null")
-                line += ",\"unit\":\(JSONText.quoted(outputUnit.unitString))"
-                if let interval = bucket.latestInterval {
-                    line += ",\"sampleStart\":\(JSONText.quoted(Self.localString(interval.start, zone)))"
-                    line += ",\"sampleEnd\":\(JSONText.quoted(Self.localString(interval.end, zone)))"
-                }
-                line += "}"
-                context.stdout.writeLine(line)
-            }
+            buckets.map(lines.line).forEach(context.stdout.writeLine)
             return
         }
         guard buckets.contains(where: { $0.value != nil }) else {
@@ -153,16 +131,8 @@ struct StatsCommand: Command {
                     ? DisplayUnits.text($0, of: type, system: system)
                     : DisplayUnits.text($0, of: type, in: outputUnit, system: system)
             } ?? "-"
-            return [Self.localString(bucket.start, zone), Self.localString(bucket.end, zone), text]
+            return [lines.time(bucket.start), lines.time(bucket.end), text]
         }
         context.stdout.write(Table(header: ["START", "END", statistic.uppercased()], rows: rows).rendered)
-    }
-
-    /// An ISO 8601 date-time in `zone` with its offset, e.g. `2026-03-29T00:00:00+01:00`.
-    static func localString(_ date: Date, _ zone: TimeZone) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.timeZone = zone
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.string(from: date)
     }
 }

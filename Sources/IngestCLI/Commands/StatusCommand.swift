@@ -38,6 +38,10 @@ struct StatusCommand: Command {
         let status = try storeOptions.answering {
             try store.status(scope: QueryScope(gateway: storeOptions.gateway), rejectionsSince: Date().addingTimeInterval(-86_400))
         }
+        if json {
+            QueryAnswerJSON.statusLines(status).forEach(context.stdout.writeLine)
+            return
+        }
         if let schema = status.schema {
             report(status, schema: schema, context)
             return
@@ -46,21 +50,6 @@ struct StatusCommand: Command {
         let held = status.held
         let unassigned = status.unassigned
         let rejections = status.rejections
-        if json {
-            for row in rows {
-                context.stdout.writeLine(
-                    "{\"source\":\(JSONText.quoted(row.source)),\"type\":\(JSONText.quoted(row.type)),\"count\":\(row.count),\"last\":\(JSONText.quoted(ISO8601DateTime.string(from: row.lastSampleEnd)))}")
-            }
-            for (source, count) in held.sorted(by: { $0.key < $1.key }) {
-                context.stdout.writeLine("{\"held\":\(count),\"source\":\(JSONText.quoted(source))}")
-            }
-            if unassigned > 0 { context.stdout.writeLine("{\"unassigned\":\(unassigned)}") }
-            for (key, count) in rejections.sorted(by: { $0.key < $1.key }) {
-                context.stdout.writeLine(
-                    "{\"rejected\":\(count),\"source\":\(JSONText.quoted(key.source)),\"type\":\(JSONText.quoted(key.type)),\"reason\":\(JSONText.quoted(key.reason))}")
-            }
-            return
-        }
         context.stdout.writeLine("store: \(status.location)")
         if rows.isEmpty {
             context.stdout.writeLine("no samples yet")
@@ -98,18 +87,6 @@ struct StatusCommand: Command {
         let gateways = status.gateways
         let sources = status.sourceTypes
         let time = ISO8601DateTime.string(from:)
-        if json {
-            context.stdout.writeLine("{\"schema\":\(JSONText.quoted(schema.name)),\"version\":\(schema.version)}")
-            for gateway in gateways {
-                context.stdout.writeLine(
-                    "{\"gateway\":\(JSONText.quoted(gateway.gateway)),\"firstDelivery\":\(JSONText.quoted(time(gateway.firstDelivery))),\"lastDelivery\":\(JSONText.quoted(time(gateway.lastDelivery))),\"anchor\":\(gateway.lastAnchor),\"samples\":\(gateway.liveSamples),\"deleted\":\(gateway.deletedSamples)}")
-            }
-            for row in sources {
-                context.stdout.writeLine(
-                    "{\"gateway\":\(JSONText.quoted(row.gateway ?? "")),\"source\":\(JSONText.quoted(row.source)),\"type\":\(JSONText.quoted(row.type)),\"count\":\(row.count),\"last\":\(JSONText.quoted(time(row.lastSampleEnd)))}")
-            }
-            return
-        }
         context.stdout.writeLine("store: \(status.location) schema \(schema.name) (version \(schema.version))")
         if gateways.isEmpty {
             context.stdout.writeLine(storeOptions.gateway.map { "no deliveries from gateway \($0)" } ?? "no gateway has delivered yet")

@@ -1,6 +1,7 @@
 import ArgumentParsing
 import Foundation
 import HealthModel
+import Pipeline
 
 /// `ingestd today`: the seed's two numbers, merged across sources.
 struct TodayCommand: Command {
@@ -81,14 +82,11 @@ struct TodayCommand: Command {
             meters = try store.statistics(.sum, type: .distanceWalkingRunning, from: start, to: end, granularity: nil,
                                           zone: zone, scope: scope).first?.value ?? 0
         }
-        let stepsText = JSONNumber.format(steps.rounded())
-        let kilometres = (meters / 1000 * 1000).rounded() / 1000
         if json {
-            context.stdout.writeLine(
-                "{\"date\":\"\(day)\",\"tz\":\(JSONText.quoted(zoneName)),\"steps\":\(stepsText),\"distanceKm\":\(JSONNumber.format(kilometres))}")
+            context.stdout.writeLine(QueryAnswerJSON.todayLine(day: "\(day)", zoneName: zoneName, steps: steps, meters: meters))
         } else {
             let distance = DisplayUnits.text(meters, of: .distanceWalkingRunning, system: system)
-            context.stdout.writeLine("\(day) (\(zoneName)): \(stepsText) steps, \(distance)")
+            context.stdout.writeLine("\(day) (\(zoneName)): \(JSONNumber.format(steps.rounded())) steps, \(distance)")
         }
     }
 }
