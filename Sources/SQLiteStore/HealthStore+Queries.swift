@@ -167,11 +167,22 @@ extension HealthStore {
     /// by anchor, tombstones by anchor) are merged: nothing is gathered, so a feed of any length
     /// is read in bounded memory. At one anchor the deletion comes before the insert that
     /// replaced it. Returns the anchor to continue from: after the last change handed when
-    /// `limit` stopped the read, else the store's newest.
+    /// `limit` stopped the read, else the store's newest. Both cursors and that newest anchor
+    /// are read in one read transaction (one snapshot): a commit another connection makes while
+    /// the feed is walked is after the returned anchor, so the next call hands it out.
     public func forEachChange(since anchor: Int64 = 0, type: QuantityType? = nil, person: PersonScope = .everyone,
                               includeDeletions: Bool = true, limit: Int = 0,
                               _ body: (ChangeEntry) throws -> Void) throws -> Int64 {
         try refreshIDs()
+        return try db.savepoint {
+            try forEachChangeInSnapshot(since: anchor, type: type, person: person, includeDeletions: includeDeletions,
+                                        limit: limit, body)
+        }
+    }
+
+    private func forEachChangeInSnapshot(since anchor: Int64, type: QuantityType?, person: PersonScope,
+                                         includeDeletions: Bool, limit: Int,
+                                         _ body: (ChangeEntry) throws -> Void) throws -> Int64 {
         var sql = """
             SELECT \(Self.sampleColumns), t.identifier FROM samples x JOIN sources s ON s.id = x.source
             JOIN types t ON t.id = x.type LEFT JOIN devices d ON d.id = x.device WHERE x.id > ?1
