@@ -60,7 +60,11 @@ struct ChangesCommand: Command {
                 case .added(let sample, _):
                     context.stdout.writeLine(encoder.encode(sample))
                 case .deleted(let uuid, let type, _):
-                    context.stdout.writeLine("{\"deleted\":\"\(uuid.uuidString.lowercased())\",\"type\":\(JSONText.quoted(type))}")
+                    var line = "{\"deleted\":\""
+                    UUIDText.append(uuid, .lower, to: &line)
+                    line += "\",\"type\":"
+                    JSONText.appendQuoted(type, to: &line)
+                    context.stdout.writeLine(line + "}")
                 }
             }
         }
