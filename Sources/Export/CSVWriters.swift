@@ -67,21 +67,18 @@ public struct CSVLongWriter: ExportWriter {
     ]
 
     public private(set) var summary = ExportSummary()
-    /// Formats times in the chosen zone; nil for UTC.
-    private let zoned: ISO8601DateFormatter?
+    /// The zone times are printed in, to the whole second with its offset; nil for UTC with the
+    /// fraction of the second.
+    private let timeZone: TimeZone?
 
     /// A writer printing times in UTC, or in `timeZone` with its offset.
     public init(timeZone: TimeZone? = nil) {
-        zoned = timeZone.map { zone in
-            let formatter = ISO8601DateFormatter()
-            formatter.timeZone = zone
-            formatter.formatOptions = [.withInternetDateTime]
-            return formatter
-        }
+        self.timeZone = timeZone
     }
 
     private func time(_ date: Date) -> String {
-        zoned?.string(from: date) ?? ISO8601DateTime.string(from: date)
+        guard let timeZone else { return ISO8601DateTime.string(from: date) }
+        return ISO8601DateTime.string(from: date, wholeSecondsIn: timeZone)
     }
 
     public mutating func writeHeader(to output: inout String) {
@@ -102,12 +99,12 @@ public struct CSVLongWriter: ExportWriter {
     private mutating func write(_ sample: QuantitySample, correlation: Correlation?, to output: inout String) {
         let device = sample.device ?? correlation?.device
         CSVField.appendRow([
-            .text(sample.uuid.uuidString), .text(sample.type.identifier), .number(JSONNumber.format(sample.quantity.value)),
+            .text(UUIDText.string(sample.uuid)), .text(sample.type.identifier), .number(JSONNumber.format(sample.quantity.value)),
             .text(sample.quantity.unit.unitString), .text(time(sample.start)),
             .text(time(sample.end)), .text(sample.source),
             .text(device?.name ?? ""), .text(device?.manufacturer ?? ""), .text(device?.model ?? ""),
             .text(device?.localIdentifier ?? ""),
-            .text(correlation?.type.identifier ?? ""), .text(correlation?.uuid.uuidString ?? ""),
+            .text(correlation?.type.identifier ?? ""), .text(correlation.map { UUIDText.string($0.uuid) } ?? ""),
         ], to: &output)
         summary.written += 1
     }
@@ -148,16 +145,25 @@ public struct OpenScaleCSVWriter: ExportWriter {
     }()
 
     public private(set) var summary = ExportSummary()
-    private let dateFormatter: DateFormatter
+    /// The zone of the `dateTime` column's local times.
+    private let timeZone: TimeZone
     private var open: [Reading] = []
 
     /// A writer whose `dateTime` column is local time in `timeZone`.
     public init(timeZone: TimeZone) {
-        dateFormatter = DateFormatter()
-        dateFormatter.locale = Locale(identifier: "en_US_POSIX")
-        dateFormatter.calendar = Calendar(identifier: .gregorian)
-        dateFormatter.timeZone = timeZone
-        dateFormatter.dateFormat = "dd.MM.yyyy HH:mm"
+        self.timeZone = timeZone
+    }
+
+    /// `dd.MM.yyyy HH:mm` of `date` in `zone`, as a `DateFormatter` with that pattern (POSIX
+    /// locale, Gregorian calendar) writes it, for years 1583 to 9999 (before, the proleptic
+    /// Gregorian calendar, where Foundation's is the Julian one).
+    static func dateTime(_ date: Date, in zone: TimeZone) -> String {
+        let time = WallClockTime(date, in: zone)
+        return ASCIIBuffer.text(capacity: 16) { out in
+            out.put(time.day, digits: 2); out.put("."); out.put(time.month, digits: 2); out.put(".")
+            out.put(time.year, digits: 4); out.put(" ")
+            out.put(time.hour, digits: 2); out.put(":"); out.put(time.minute, digits: 2)
+        }
     }
 
     public mutating func writeHeader(to output: inout String) {
@@ -205,7 +211,7 @@ public struct OpenScaleCSVWriter: ExportWriter {
             values["muscle"] = values["muscle"].map { $0 / weight * 100 }
             func field(_ column: String) -> CSVCell { .number(values[column].map { JSONNumber.format(Self.rounded($0)) } ?? "") }
             CSVField.appendRow([
-                .text(dateFormatter.string(from: reading.start)), .number(JSONNumber.format(Self.rounded(weight))),
+                .text(Self.dateTime(reading.start, in: timeZone)), .number(JSONNumber.format(Self.rounded(weight))),
                 field("fat"), field("water"), field("muscle"), field("lbm"), field("bone"), field("visceralFat"),
                 field("waist"), .text("ingestd " + reading.source),
             ], to: &output)

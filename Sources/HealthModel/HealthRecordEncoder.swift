@@ -56,7 +56,7 @@ public struct HealthRecordEncoder: Sendable {
 
     public func append(_ sample: QuantitySample, to text: inout String) {
         text += "{\"uuid\":\""
-        Self.appendUUID(sample.uuid, to: &text)
+        UUIDText.append(sample.uuid, to: &text)
         text += "\",\"type\":"
         JSONText.appendQuoted(sample.type.identifier, to: &text)
         text += ",\"value\":"
@@ -72,7 +72,7 @@ public struct HealthRecordEncoder: Sendable {
         text += "{\"correlation\":"
         JSONText.appendQuoted(correlation.type.identifier, to: &text)
         text += ",\"uuid\":\""
-        Self.appendUUID(correlation.uuid, to: &text)
+        UUIDText.append(correlation.uuid, to: &text)
         text += "\""
         appendCommonFields(start: correlation.start, end: correlation.end, source: correlation.source,
                            device: correlation.device, metadata: correlation.metadata, to: &text)
@@ -82,27 +82,6 @@ public struct HealthRecordEncoder: Sendable {
             append(sample, to: &text)
         }
         text += "]}"
-    }
-
-    /// Appends `uuid` as `UUID.uuidString` spells it (upper-case hex, 8-4-4-4-12), from its bytes.
-    static func appendUUID(_ uuid: UUID, to text: inout String) {
-        let hexDigits: StaticString = "0123456789ABCDEF"
-        let formatted = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { buffer -> String in
-            withUnsafeBytes(of: uuid.uuid) { bytes in
-                var count = 0
-                for (position, byte) in bytes.enumerated() {
-                    if position == 4 || position == 6 || position == 8 || position == 10 {
-                        buffer[count] = UInt8(ascii: "-")
-                        count += 1
-                    }
-                    buffer[count] = hexDigits.utf8Start[Int(byte >> 4)]
-                    buffer[count + 1] = hexDigits.utf8Start[Int(byte & 0x0F)]
-                    count += 2
-                }
-            }
-            return String(decoding: UnsafeBufferPointer(buffer), as: UTF8.self)
-        }
-        text += formatted
     }
 
     /// `,"start":…,"end":…,"source":…[,"device":…][,"metadata":…]`

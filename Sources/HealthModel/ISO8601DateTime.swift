@@ -26,43 +26,52 @@ public enum ISO8601DateTime {
         let micros = microsecondsSince1970(date)
         let seconds = micros >= 0 ? micros / 1_000_000 : (micros - 999_999) / 1_000_000
         var fraction = Int(micros - seconds * 1_000_000)
-        let days = Int(seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400)
-        let secondOfDay = Int(seconds) - days * 86_400
-        let (year, month, day) = CalendarMath.date(days: days)
-        // The text is made inside and appended outside the closure: capturing `text` there could
-        // copy the whole string per call.
-        let formatted = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 27) { buffer -> String in
-            var count = 0
-            func put(_ value: Int, digits: Int) {
-                var remaining = value
-                for position in stride(from: count + digits - 1, through: count, by: -1) {
-                    buffer[position] = UInt8(ascii: "0") + UInt8(remaining % 10)
-                    remaining /= 10
-                }
-                count += digits
-            }
-            func put(_ byte: Unicode.Scalar) {
-                buffer[count] = UInt8(ascii: byte)
-                count += 1
-            }
-            put(year, digits: 4)  // clamped to 1...9999 by microsecondsSince1970
-            put("-"); put(month, digits: 2)
-            put("-"); put(day, digits: 2)
-            put("T"); put(secondOfDay / 3600, digits: 2)
-            put(":"); put(secondOfDay / 60 % 60, digits: 2)
-            put(":"); put(secondOfDay % 60, digits: 2)
+        let time = WallClockTime(secondsSince1970: seconds, offset: 0)
+        // Made in a buffer and appended once: capturing `text` in the closure could copy it per call.
+        text += ASCIIBuffer.text(capacity: 27) { out in
+            putDateTime(time, to: &out)
             if fraction != 0 {
                 var digits = 6
                 while fraction % 10 == 0 {
                     fraction /= 10
                     digits -= 1
                 }
-                put("."); put(fraction, digits: digits)
+                out.put("."); out.put(fraction, digits: digits)
             }
-            put("Z")
-            return String(decoding: UnsafeBufferPointer(rebasing: buffer[0..<count]), as: UTF8.self)
+            out.put("Z")
         }
-        text += formatted
+    }
+
+    /// Formats `date` on the wall clock of `zone`, to the whole second, with the zone's offset at
+    /// that moment: `2026-05-28T22:26:40+02:00`; `Z` where the offset is zero; the offset's seconds
+    /// only where it has some (`+00:53:28`, a local mean time before the zones were standardised).
+    /// Byte for byte what Foundation's `ISO8601DateFormatter` with `.withInternetDateTime` writes
+    /// (it rounds to the millisecond, half up, then drops the fraction) for years 1583 to 9999;
+    /// before 1583 Foundation counts in the Julian calendar, this (as `string(from:)`) in the
+    /// proleptic Gregorian one ISO 8601 prescribes. Dates outside years 1...9999 are clamped.
+    public static func string(from date: Date, wholeSecondsIn zone: TimeZone) -> String {
+        let time = WallClockTime(date, in: zone)
+        return ASCIIBuffer.text(capacity: 28) { out in
+            putDateTime(time, to: &out)
+            guard time.offset != 0 else {
+                out.put("Z")
+                return
+            }
+            let magnitude = abs(time.offset)
+            out.put(time.offset < 0 ? "-" : "+")
+            out.put(magnitude / 3600, digits: 2); out.put(":"); out.put(magnitude / 60 % 60, digits: 2)
+            if magnitude % 60 != 0 { out.put(":"); out.put(magnitude % 60, digits: 2) }
+        }
+    }
+
+    /// `yyyy-MM-ddTHH:mm:ss` of `time`.
+    private static func putDateTime(_ time: WallClockTime, to out: inout ASCIIBuffer) {
+        out.put(time.year, digits: 4)  // 1...9999: WallClockTime clamps
+        out.put("-"); out.put(time.month, digits: 2)
+        out.put("-"); out.put(time.day, digits: 2)
+        out.put("T"); out.put(time.hour, digits: 2)
+        out.put(":"); out.put(time.minute, digits: 2)
+        out.put(":"); out.put(time.second, digits: 2)
     }
 
     private static func microsecondsSince1970(_ date: Date) -> Int64 {
@@ -148,5 +157,78 @@ public enum ISO8601DateTime {
         }
         guard let fraction = TimeInterval("0.\(fractionText)") else { return nil }
         return Date(timeIntervalSince1970: TimeInterval(seconds) + fraction)
+    }
+}
+
+/// A moment's calendar fields on the wall clock of a time zone, to the whole second (proleptic
+/// Gregorian calendar, `CalendarMath`).
+public struct WallClockTime: Sendable, Equatable {
+    public var year, month, day, hour, minute, second: Int
+    /// The zone's offset from UTC at that moment, in seconds.
+    public var offset: Int
+
+    /// The first and last second of years 1...9999 (seconds from 1970-01-01T00:00:00): what the
+    /// fields can show.
+    private static let representable: ClosedRange<Int64> = -62_135_596_800...253_402_300_799
+
+    /// The whole second `seconds` after 1970-01-01T00:00:00Z, `offset` seconds ahead of UTC. A
+    /// local time outside years 1...9999 is clamped to that range.
+    public init(secondsSince1970 seconds: Int64, offset: Int) {
+        let local = min(max(seconds + Int64(offset), Self.representable.lowerBound), Self.representable.upperBound)
+        let days = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
+        let secondOfDay = Int(local - days * 86_400)
+        (year, month, day) = CalendarMath.date(days: Int(days))
+        hour = secondOfDay / 3600
+        minute = secondOfDay / 60 % 60
+        second = secondOfDay % 60
+        self.offset = offset
+    }
+
+    /// `date` in `zone` (its offset then, daylight saving time included) as Foundation's date
+    /// formatters show it: rounded to the millisecond, half up, then to the second below.
+    public init(_ date: Date, in zone: TimeZone) {
+        let limit = Double(Self.representable.upperBound + 86_400) * 1000
+        let milliseconds = min(max((date.timeIntervalSince1970 * 1000 + 0.5).rounded(.down), -limit), limit)
+        let whole = Int64(milliseconds.isNaN ? 0 : milliseconds)
+        let seconds = whole >= 0 ? whole / 1000 : (whole - 999) / 1000
+        self.init(secondsSince1970: seconds, offset: zone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(seconds))))
+    }
+}
+
+/// ASCII text written byte by byte into one small buffer: digits zero-padded to a width, and
+/// single characters. What does not fit the capacity is dropped.
+public struct ASCIIBuffer: ~Copyable {
+    private let buffer: UnsafeMutableBufferPointer<UInt8>
+    private var count = 0
+
+    /// The text `body` writes (at most `capacity` bytes).
+    public static func text(capacity: Int, _ body: (inout ASCIIBuffer) -> Void) -> String {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
+            var out = ASCIIBuffer(buffer: buffer)
+            body(&out)
+            return String(decoding: UnsafeBufferPointer(rebasing: buffer[0..<out.count]), as: UTF8.self)
+        }
+    }
+
+    private init(buffer: UnsafeMutableBufferPointer<UInt8>) {
+        self.buffer = buffer
+    }
+
+    /// The magnitude of `value` in decimal, left-padded with zeros to `digits` (higher digits are dropped).
+    public mutating func put(_ value: Int, digits: Int) {
+        guard digits > 0, count + digits <= buffer.count else { return }
+        var remaining = value.magnitude
+        for position in stride(from: count + digits - 1, through: count, by: -1) {
+            buffer[position] = UInt8(ascii: "0") + UInt8(remaining % 10)
+            remaining /= 10
+        }
+        count += digits
+    }
+
+    /// One ASCII character.
+    public mutating func put(_ character: Unicode.Scalar) {
+        guard count < buffer.count else { return }
+        buffer[count] = UInt8(ascii: character)
+        count += 1
     }
 }

@@ -51,9 +51,9 @@ public protocol DeviceOwnershipStore: StoreConnection {
 
 /// Whose stored samples are whose, as `assign` changes it.
 public protocol SampleAssignmentStore: StoreConnection {
-    /// The samples nobody was assigned, oldest first, at most `limit` (0: all): what `assign`
-    /// can move (`ingestd unassigned`).
-    func unassignedSamples(limit: Int) throws -> [QuantitySample]
+    /// Hands `body` the samples nobody was assigned, oldest first, at most `limit` (0: all), one
+    /// at a time as they are read (nothing gathered): what `assign` can move (`ingestd unassigned`).
+    func forEachUnassignedSample(limit: Int, _ body: (QuantitySample) throws -> Void) throws
     /// How many samples nobody was assigned (`people list` points at them).
     func unassignedCount() throws -> Int
     /// Gives the samples `uuids` to `person` (those already theirs are left alone); how many moved.
@@ -63,6 +63,15 @@ public protocol SampleAssignmentStore: StoreConnection {
     /// Gives the unassigned samples of the device `identifier` to `person`; how many moved.
     @discardableResult
     func assignUnassigned(fromDevice identifier: String, to person: Person) throws -> Int
+}
+
+extension SampleAssignmentStore {
+    /// The samples nobody was assigned, oldest first, at most `limit` (0: all), gathered.
+    public func unassignedSamples(limit: Int = 0) throws -> [QuantitySample] {
+        var samples: [QuantitySample] = []
+        try forEachUnassignedSample(limit: limit) { samples.append($0) }
+        return samples
+    }
 }
 
 /// A device owner as `people list` shows it.

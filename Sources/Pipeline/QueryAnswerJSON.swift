@@ -89,7 +89,8 @@ public enum QueryAnswerJSON {
     public static func line(_ entry: ChangeEntry, encoder: HealthRecordEncoder) -> String {
         switch entry {
         case .added(let sample, _): encoder.encode(sample)
-        case .deleted(let uuid, let type, _): "{\"deleted\":\"\(uuid.uuidString.lowercased())\",\"type\":\(JSONText.quoted(type))}"
+        case .deleted(let uuid, let type, _):
+            "{\"deleted\":\"" + UUIDText.string(uuid, .lower) + "\",\"type\":" + JSONText.quoted(type) + "}"
         }
     }
 

@@ -394,10 +394,11 @@ extension HealthStore {
         _ = try recomputeBodyComposition(ofSampleIDs: moved, person: person)
     }
 
-    /// The unassigned samples, oldest first, at most `limit` (0: all).
-    public func unassignedSamples(limit: Int = 0) throws -> [QuantitySample] {
-        try changes(since: 0, person: .unassigned, includeDeletions: false, limit: limit).entries.compactMap {
-            if case .added(let sample, _) = $0 { sample } else { nil }
+    /// The unassigned samples, oldest first, at most `limit` (0: all), one at a time from the
+    /// change feed's cursor.
+    public func forEachUnassignedSample(limit: Int = 0, _ body: (QuantitySample) throws -> Void) throws {
+        _ = try forEachChange(since: 0, person: .unassigned, includeDeletions: false, limit: limit) { entry in
+            if case .added(let sample, _) = entry { try body(sample) }
         }
     }
 

@@ -140,9 +140,8 @@ import TestSupport
     @Test func uuidsPrintAsFoundationSpellsThem() {
         let generator = SampleIdentifierGenerator(seed: 7)
         for uuid in [UUID(), Self.fixedUUID, generator.next(), UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255))] {
-            var text = ""
-            HealthRecordEncoder.appendUUID(uuid, to: &text)
-            #expect(text == uuid.uuidString)
+            #expect(UUIDText.string(uuid) == uuid.uuidString)
+            #expect(UUIDText.string(uuid, .lower) == uuid.uuidString.lowercased())
         }
     }
 

@@ -64,10 +64,22 @@ import TestSupport
         let anchor = try #require(try json(anchorLine)["anchor"] as? Int)
         let unassignedLine = try #require(unassigned.lines.first)
         let uuid = try #require(try json(unassignedLine)["uuid"] as? String)
+        // The table is streamed too (a first read measures the columns): the header's columns
+        // line up with the row's, the uuid in lower case.
+        let table = try ingestd(["unassigned"]).lines
+        try #require(table.count == 2, "\(table)")
+        #expect(table[0].hasPrefix("UUID" + String(repeating: " ", count: 34) + "TYPE      START"), "\(table)")
+        #expect(table[1].hasPrefix(uuid.lowercased() + "  bodyMass  "), "\(table)")
+        let row = Array(table[1])
+        for column in ["START", "VALUE", "SOURCE", "DEVICE"] {
+            let at = table[0].distance(from: table[0].startIndex, to: try #require(table[0].range(of: column)).lowerBound)
+            #expect(row.count > at && row[at] != " " && row[at - 1] == " ", "\(column) starts a cell: \(table)")
+        }
         let assign = try ingestd(["assign", uuid, "alice"])
         #expect(assign.status == 0, "\(assign.stderr)")
         #expect(try values(ingestd(["samples", "bodyMass", "--person", "alice", "--json"])) == [61.2, 72.0])
         #expect(try ingestd(["unassigned", "--json"]).stdout.isEmpty)
+        #expect(try ingestd(["unassigned"]).lines == ["no unassigned samples"])
         // Alice's feed gains the sample; a move between people is a deletion in one feed and an
         // addition in the other.
         let alicesFeed = try ingestd(["changes", "--since", String(anchor), "--person", "alice", "--json"]).lines

@@ -204,6 +204,23 @@ struct ConnectionTests {
         #expect(connection.totalChanges == 8)
     }
 
+    // MARK: Tracing
+
+    @Test("traceStatements hands over each statement as prepared, never a bound value, until it is stopped")
+    func tracesStatementsWithoutTheirValues() throws {
+        let connection = try Connection.inMemory()
+        final class Seen { var statements: [String] = [] }
+        let seen = Seen()
+        connection.traceStatements { seen.statements.append($0) }
+        try connection.execute(sql: "CREATE TABLE t(a TEXT);CREATE INDEX t_by_a ON t(a);")
+        let insert = try connection.prepare("INSERT INTO t(a) VALUES (?)")
+        try insert.bind("a secret value", at: 1)
+        try insert.execute()
+        connection.traceStatements(nil)
+        try connection.execute(sql: "DELETE FROM t")
+        #expect(seen.statements == ["CREATE TABLE t(a TEXT);", "CREATE INDEX t_by_a ON t(a);", "INSERT INTO t(a) VALUES (?)"])
+    }
+
     // MARK: Transactions
 
     struct Expected: Error, Equatable {}

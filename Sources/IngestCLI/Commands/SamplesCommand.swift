@@ -120,4 +120,4 @@ struct SamplesCommand: Command {
 }
 
 /// Ends a streamed read early: the reader of standard output has gone (`samples --json | head`).
-private struct SampleStreamEnded: Error {}
+struct SampleStreamEnded: Error {}

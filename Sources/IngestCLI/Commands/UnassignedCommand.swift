@@ -1,5 +1,6 @@
 import ArgumentParsing
 import HealthModel
+import Pipeline
 
 /// `ingestd unassigned`: the samples no rule could give to one person.
 struct UnassignedCommand: Command {
@@ -28,24 +29,55 @@ struct UnassignedCommand: Command {
         guard limit >= 0 else { throw UsageError.invalidValue(String(limit), argument: Self.limitOption.spelling, reason: "must not be negative") }
     }
 
+    /// Streamed: the JSON lines as the store reads them; the table in two reads of the feed (the
+    /// column widths, then the rows), so memory is bounded by none of their number.
     func run(_ context: CommandContext) async throws {
         let store = try storeFile.openAssignments(context)
         defer { store.close() }
-        let samples = try store.unassignedSamples(limit: limit)
-        if json {
-            let encoder = HealthRecordEncoder()
-            for sample in samples { context.stdout.writeLine(encoder.encode(sample)) }
+        let printed: Int
+        do {
+            printed = json ? try writeLines(store, context) : try writeTable(store, context)
+        } catch is SampleStreamEnded {
             return
         }
-        if samples.isEmpty {
-            context.stdout.writeLine("no unassigned samples")
-            return
+        if printed == 0, !json { context.stdout.writeLine("no unassigned samples") }
+    }
+
+    /// One JSON line per sample; returns how many.
+    private func writeLines(_ store: any SampleAssignmentStore, _ context: CommandContext) throws -> Int {
+        let encoder = HealthRecordEncoder()
+        var count = 0
+        try store.forEachUnassignedSample(limit: limit) { sample in
+            if context.stdout.isReaderGone { throw SampleStreamEnded() }
+            context.stdout.writeLine(encoder.encode(sample))
+            count += 1
         }
-        let rows = samples.map { sample -> [String] in
-            [sample.uuid.uuidString.lowercased(), sample.type.shortName, ISO8601DateTime.string(from: sample.start),
-             JSONNumber.format(sample.quantity.value) + " " + sample.quantity.unit.unitString, sample.source,
-             sample.device?.localIdentifier ?? sample.device?.name ?? ""]
+        return count
+    }
+
+    /// The table: a first read measures the columns, a second prints the rows; returns how many
+    /// rows the first read found (none: nothing printed).
+    private func writeTable(_ store: any SampleAssignmentStore, _ context: CommandContext) throws -> Int {
+        var layout = TableLayout(header: Self.header)
+        var count = 0
+        try store.forEachUnassignedSample(limit: limit) { sample in
+            layout.measure(Self.row(sample))
+            count += 1
         }
-        context.stdout.write(Table(header: ["UUID", "TYPE", "START", "VALUE", "SOURCE", "DEVICE"], rows: rows).rendered)
+        guard count > 0 else { return 0 }
+        context.stdout.write(layout.line(Self.header, escaping: false))
+        try store.forEachUnassignedSample(limit: limit) { sample in
+            if context.stdout.isReaderGone { throw SampleStreamEnded() }
+            context.stdout.write(layout.line(Self.row(sample)))
+        }
+        return count
+    }
+
+    static let header = ["UUID", "TYPE", "START", "VALUE", "SOURCE", "DEVICE"]
+
+    static func row(_ sample: QuantitySample) -> [String] {
+        [UUIDText.string(sample.uuid, .lower), sample.type.shortName, ISO8601DateTime.string(from: sample.start),
+         JSONNumber.format(sample.quantity.value) + " " + sample.quantity.unit.unitString, sample.source,
+         sample.device?.localIdentifier ?? sample.device?.name ?? ""]
     }
 }

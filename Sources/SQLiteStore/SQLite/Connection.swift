@@ -98,6 +98,8 @@ public final class Connection {
     public let configuration: Configuration
     private var statementCache: [String: Statement] = [:]
     private var savepointDepth = 0
+    /// The body `traceStatements` installed, kept alive while SQLite holds a pointer to it.
+    private var statementTracer: StatementTracer?
 
     /// Opens (and with `.createIfMissing` creates, mode 0600) the database at `path`, then applies
     /// `configuration`. `":memory:"` opens a private in-memory database.
@@ -159,6 +161,11 @@ public final class Connection {
         statementCache.removeAll()
         guard let db = handle else { return }
         handle = nil
+        if statementTracer != nil {
+            // Statements held elsewhere outlive the handle: none of them may call a released tracer.
+            sqlite3_trace_v2(db, 0, nil, nil)
+            statementTracer = nil
+        }
         sqlite3_close_v2(db)
     }
 
@@ -400,6 +407,29 @@ public final class Connection {
         try execute(sql: "PRAGMA \(name) = \(value)")
     }
 
+    // MARK: Tracing
+
+    /// Hands `body` the SQL text of every statement as it starts running on this connection
+    /// (`SQLITE_TRACE_STMT`), as it was prepared: parameters stay `?`, never their values. The
+    /// statements of `execute(sql:)` scripts are included; a trigger's statements are not (its
+    /// firing statement is). nil stops. For tests and diagnostics: it costs a call per statement.
+    public func traceStatements(_ body: ((String) -> Void)?) {
+        guard let db = handle else { return }
+        guard let body else {
+            sqlite3_trace_v2(db, 0, nil, nil)
+            statementTracer = nil
+            return
+        }
+        let tracer = StatementTracer(body: body)
+        statementTracer = tracer
+        sqlite3_trace_v2(db, UInt32(SQLITE_TRACE_STMT), { event, context, statement, _ in
+            guard event == UInt32(SQLITE_TRACE_STMT), let context, let statement,
+                  let text = sqlite3_sql(OpaquePointer(statement)) else { return 0 }
+            Unmanaged<StatementTracer>.fromOpaque(context).takeUnretainedValue().body(String(cString: text))
+            return 0
+        }, Unmanaged.passUnretained(tracer).toOpaque())
+    }
+
     // MARK: Transactions
 
     /// Runs `body` in a transaction: commits if it returns, rolls back if it (or the commit)
@@ -452,5 +482,14 @@ public final class Connection {
             throw error
         }
         return result
+    }
+}
+
+/// The body of `Connection.traceStatements`, passed to SQLite as the trace callback's context.
+private final class StatementTracer {
+    let body: (String) -> Void
+
+    init(body: @escaping (String) -> Void) {
+        self.body = body
     }
 }
