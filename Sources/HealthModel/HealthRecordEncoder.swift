@@ -5,14 +5,20 @@ import Foundation
 /// Keys come in a fixed order: `uuid, type, value, unit, start, end, source, device, metadata`
 /// for a sample; `correlation, uuid, start, end, source, device, metadata, objects` for a
 /// correlation. `device` is left out when nil (and lists only its non-nil fields), `metadata`
-/// when empty. Dates are UTC ISO 8601 (see `ISO8601DateTime`); values are the shortest text
-/// that reads back exactly. The returned line has no trailing newline.
+/// when empty. Dates are ISO 8601 (see `ISO8601DateTime`), in UTC unless the encoder was given a
+/// zone (`samples --json --tz`); values are the shortest text that reads back exactly. The
+/// returned line has no trailing newline.
 public struct HealthRecordEncoder: Sendable {
     /// The longest JSON line ingestd reads back (`replay`), newline excluded: whatever is stored
     /// must encode within it, so that `export --format jsonl` → `replay` carries every record.
     public static let maximumLineBytes = 1 << 20
 
-    public init() {}
+    /// The zone dates are written in, with its offset; nil: UTC (`Z`).
+    public let timeZone: TimeZone?
+
+    public init(timeZone: TimeZone? = nil) {
+        self.timeZone = timeZone
+    }
 
     public func encode(_ record: HealthRecord) -> String {
         var text = ""
@@ -84,14 +90,22 @@ public struct HealthRecordEncoder: Sendable {
         text += "]}"
     }
 
+    private func appendDate(_ date: Date, to text: inout String) {
+        if let timeZone {
+            ISO8601DateTime.append(date, in: timeZone, to: &text)
+        } else {
+            ISO8601DateTime.append(date, to: &text)
+        }
+    }
+
     /// `,"start":…,"end":…,"source":…[,"device":…][,"metadata":…]`
     private func appendCommonFields(
         start: Date, end: Date, source: String, device: Device?, metadata: Metadata, to text: inout String
     ) {
         text += ",\"start\":\""
-        ISO8601DateTime.append(start, to: &text)
+        appendDate(start, to: &text)
         text += "\",\"end\":\""
-        ISO8601DateTime.append(end, to: &text)
+        appendDate(end, to: &text)
         text += "\",\"source\":"
         JSONText.appendQuoted(source, to: &text)
         if let device {

@@ -23,12 +23,24 @@ public enum ISO8601DateTime {
     /// Appends the formatted `date` to `text` (written as bytes into one small buffer: this runs
     /// twice per JSON line).
     public static func append(_ date: Date, to text: inout String) {
+        append(date, offset: { _ in 0 }, to: &text)
+    }
+
+    /// Appends `date` on the wall clock of `zone` with the zone's offset at that moment and the
+    /// same microsecond fraction as `append(_:to:)`: `2026-05-28T22:26:40.5+02:00`; `Z` where
+    /// the offset is zero, so in UTC the text is `append(_:to:)`'s. `date(from:)` reads it back
+    /// to the same instant.
+    public static func append(_ date: Date, in zone: TimeZone, to text: inout String) {
+        append(date, offset: { zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double($0))) }, to: &text)
+    }
+
+    private static func append(_ date: Date, offset: (Int64) -> Int, to text: inout String) {
         let micros = microsecondsSince1970(date)
         let seconds = micros >= 0 ? micros / 1_000_000 : (micros - 999_999) / 1_000_000
         var fraction = Int(micros - seconds * 1_000_000)
-        let time = WallClockTime(secondsSince1970: seconds, offset: 0)
+        let time = WallClockTime(secondsSince1970: seconds, offset: offset(seconds))
         // Made in a buffer and appended once: capturing `text` in the closure could copy it per call.
-        text += ASCIIBuffer.text(capacity: 27) { out in
+        text += ASCIIBuffer.text(capacity: 36) { out in
             putDateTime(time, to: &out)
             if fraction != 0 {
                 var digits = 6
@@ -38,7 +50,7 @@ public enum ISO8601DateTime {
                 }
                 out.put("."); out.put(fraction, digits: digits)
             }
-            out.put("Z")
+            putOffset(time.offset, to: &out)
         }
     }
 
@@ -53,15 +65,20 @@ public enum ISO8601DateTime {
         let time = WallClockTime(date, in: zone)
         return ASCIIBuffer.text(capacity: 28) { out in
             putDateTime(time, to: &out)
-            guard time.offset != 0 else {
-                out.put("Z")
-                return
-            }
-            let magnitude = abs(time.offset)
-            out.put(time.offset < 0 ? "-" : "+")
-            out.put(magnitude / 3600, digits: 2); out.put(":"); out.put(magnitude / 60 % 60, digits: 2)
-            if magnitude % 60 != 0 { out.put(":"); out.put(magnitude % 60, digits: 2) }
+            putOffset(time.offset, to: &out)
         }
+    }
+
+    /// `Z` for a zero offset, else `±HH:MM` (`±HH:MM:SS` when it has seconds).
+    private static func putOffset(_ offset: Int, to out: inout ASCIIBuffer) {
+        guard offset != 0 else {
+            out.put("Z")
+            return
+        }
+        let magnitude = abs(offset)
+        out.put(offset < 0 ? "-" : "+")
+        out.put(magnitude / 3600, digits: 2); out.put(":"); out.put(magnitude / 60 % 60, digits: 2)
+        if magnitude % 60 != 0 { out.put(":"); out.put(magnitude % 60, digits: 2) }
     }
 
     /// `yyyy-MM-ddTHH:mm:ss` of `time`.

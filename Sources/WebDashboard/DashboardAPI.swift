@@ -200,7 +200,8 @@ struct DashboardAPI {
             throw DashboardError.conflictingParameters(error.description)
         }
         let scope = try scope(query)
-        let encoder = HealthRecordEncoder()
+        // As `samples --json`: UTC unless `tz` is given.
+        let encoder = HealthRecordEncoder(timeZone: query["tz"] == nil ? nil : zone)
         var text = ""
         var listed = 0
         var truncated = false

@@ -20,6 +20,25 @@ fileprivate typealias Unit = HealthModel.Unit
         #expect(ISO8601DateTime.string(from: Date(timeIntervalSince1970: -0.25)) == "1969-12-31T23:59:59.75Z")
     }
 
+    /// `samples --json --tz`: the same microsecond text on the zone's wall clock with the offset
+    /// it had then (either side of Berlin's and New York's clock changes, a half-hour zone, a
+    /// fraction before 1970), `Z` in UTC, and each reads back to the same instant.
+    @Test func formatsOnAZonesClockWithItsOffset() throws {
+        func zoned(_ seconds: Double, _ zone: String) throws -> String {
+            var text = ""
+            ISO8601DateTime.append(Date(timeIntervalSince1970: seconds), in: try #require(TimeZone(identifier: zone)), to: &text)
+            #expect(ISO8601DateTime.date(from: text) == Date(timeIntervalSince1970: seconds), "\(text)")
+            return text
+        }
+        #expect(try zoned(1_767_254_400.123, "Europe/Berlin") == "2026-01-01T09:00:00.123+01:00")
+        #expect(try zoned(1_774_746_000, "Europe/Berlin") == "2026-03-29T03:00:00+02:00")      // 01:00Z, just after the change
+        #expect(try zoned(1_774_745_999, "Europe/Berlin") == "2026-03-29T01:59:59+01:00")      // a second before it
+        #expect(try zoned(1_762_066_800.5, "America/New_York") == "2025-11-02T02:00:00.5-05:00")
+        #expect(try zoned(1_767_254_400, "Asia/Kolkata") == "2026-01-01T13:30:00+05:30")
+        #expect(try zoned(-0.25, "UTC") == "1969-12-31T23:59:59.75Z")
+        #expect(try zoned(1_767_254_400.000123, "UTC") == ISO8601DateTime.string(from: Date(timeIntervalSince1970: 1_767_254_400.000123)))
+    }
+
     @Test func parsesZuluAndOffsets() {
         let expected = Date(timeIntervalSince1970: 1_767_254_400)
         for text in [

@@ -314,6 +314,12 @@ final class Scenario {
         // JSON keeps the stored value and unit, in UTC.
         let json = await scenario.run(["samples", "bodyMass", "--latest", "--json"])
         #expect(json.stdout.first?.contains(#""value":63.2,"unit":"kg","start":"2026-11-30T07:00:00Z""#) == true)
+        // With --tz, the same instants on that zone's clock with its offset (summer and winter).
+        let berlin = await scenario.run(["samples", "bodyMass", "--latest", "--json", "--tz", "Europe/Berlin"])
+        #expect(berlin.stdout.first?.contains(#""start":"2026-11-30T08:00:00+01:00","end":"2026-11-30T08:00:00+01:00""#) == true,
+                "\(berlin.stdout)")
+        let newYork = await scenario.run(["samples", "bodyMass", "--json", "--tz", "America/New_York"])
+        #expect(newYork.stdout.first?.contains("-05:00\"") == true, "\(newYork.stdout)")
     }
 
     /// A person's own units (`people set P --units us`) print their values in pounds and miles;

@@ -89,7 +89,7 @@ struct SamplesCommand: Command {
         let system = try units.system(for: scope, in: store)
         if json {
             // Streamed: a line per sample as the store reads it, in memory bounded by none of their number.
-            let encoder = HealthRecordEncoder()
+            let encoder = HealthRecordEncoder(timeZone: printZone)
             do {
                 try selection.forEach(in: store, scope: scope) { sample in
                     if context.stdout.isReaderGone { throw SampleStreamEnded() }
