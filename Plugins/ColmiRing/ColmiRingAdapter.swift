@@ -67,6 +67,10 @@ final class ColmiRingConversation: GATTConversation {
     static let maximumDays = 7
     /// The memory key of the last day (UTC midnight, Unix seconds) whose records were committed.
     static let lastDayKey = "last-day"
+    /// The memory key that holds `silent` while the ring has left its SpO2 request unanswered
+    /// since it last answered one (`answered` after): the explanation is logged once, not at
+    /// every contact.
+    static let oxygenSaturationSilenceKey = "spo2-silent"
     /// Values read at most while waiting for one answer.
     static let maximumPacketsPerAnswer = 128
     var maximumValuesPerContact: Int {
@@ -182,11 +186,17 @@ final class ColmiRingConversation: GATTConversation {
             }
             return true
         }
-        if case .silent = end {
-            output.skip("spo2-not-answered")
-            output.explain("the ring \(address) did not answer the request for its SpO2 log within "
-                           + "\(Int(Self.answerTimeout.components.seconds)) s: no SpO2 was read (its heart rate and steps were)")
+        let saidBefore = await context.memory?.recall(Self.oxygenSaturationSilenceKey, device: address) == "silent"
+        guard case .silent = end else {
+            if saidBefore { try? await context.memory?.remember("answered", for: Self.oxygenSaturationSilenceKey, device: address) }
+            return
         }
+        output.skip("spo2-not-answered")
+        guard !saidBefore else { return }
+        output.explain("the ring \(address) did not answer the request for its SpO2 log within "
+                       + "\(Int(Self.answerTimeout.components.seconds)) s: no SpO2 was read (its heart rate and steps were); "
+                       + "this is said once until it answers")
+        try? await context.memory?.remember("silent", for: Self.oxygenSaturationSilenceKey, device: address)
     }
 
     /// The ring's answers to `command` (at most ``maximumPacketsPerAnswer``, each within ``answerTimeout``) handed to

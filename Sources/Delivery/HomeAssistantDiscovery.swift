@@ -327,9 +327,6 @@ public struct HomeAssistantDiscovery: Sendable {
 
     /// `date` as ISO 8601 with the offset `zone` has then (`2025-06-15T17:06:40+02:00`, `Z` in UTC).
     static func localTime(_ date: Date, zone: TimeZone) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.timeZone = zone
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.string(from: date)
+        ISO8601DateTime.string(from: date, wholeSecondsIn: zone)
     }
 }

@@ -9,17 +9,17 @@ public enum QueryAnswerJSON {
     public struct StatisticsLines {
         private let type: QuantityType
         private let unit: HealthModel.Unit
-        private let formatter = ISO8601DateFormatter()
+        private let zone: TimeZone
 
         public init(type: QuantityType, unit: HealthModel.Unit, zone: TimeZone) {
             self.type = type
             self.unit = unit
-            formatter.timeZone = zone
-            formatter.formatOptions = [.withInternetDateTime]
+            self.zone = zone
         }
 
-        /// An ISO 8601 date-time in the zone with its offset, e.g. `2026-03-29T00:00:00+01:00`.
-        public func time(_ date: Date) -> String { formatter.string(from: date) }
+        /// An ISO 8601 date-time in the zone with its offset, to the whole second, e.g.
+        /// `2026-03-29T00:00:00+01:00`.
+        public func time(_ date: Date) -> String { ISO8601DateTime.string(from: date, wholeSecondsIn: zone) }
 
         /// The value converted from the type's canonical unit (compatibility is the caller's check).
         private func value(_ canonical: Double) -> Double { (try? type.canonicalUnit.convert(canonical, to: unit)) ?? canonical }
@@ -39,7 +39,7 @@ public enum QueryAnswerJSON {
     /// The `today --json` line: the day, the zone's name, the steps (whole) and the distance in
     /// kilometres (to the metre) of the day.
     public static func todayLine(day: String, zoneName: String, steps: Double, meters: Double) -> String {
-        let kilometres = (meters / 1000 * 1000).rounded() / 1000
+        let kilometres = meters.rounded() / 1000
         return "{\"date\":\(JSONText.quoted(day)),\"tz\":\(JSONText.quoted(zoneName)),\"steps\":\(JSONNumber.format(steps.rounded())),\"distanceKm\":\(JSONNumber.format(kilometres))}"
     }
 

@@ -67,8 +67,7 @@ struct DashboardAPI {
     /// A `YYYY-MM-DD` day's start in `zone`, or an ISO 8601 time with offset.
     static func date(_ name: String, _ text: String, zone: TimeZone) throws -> Date {
         if let day = Self.day(text, zone: zone) { return day }
-        let formatter = ISO8601DateFormatter()
-        if let date = formatter.date(from: text) { return date }
+        if let date = ISO8601DateTime.date(from: text) { return date }
         throw DashboardError.invalidParameter(name: name, value: text, expected: "a date YYYY-MM-DD or an ISO 8601 time like 2026-03-01T08:00:00Z")
     }
 

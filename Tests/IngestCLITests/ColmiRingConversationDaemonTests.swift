@@ -76,8 +76,15 @@ extension ConversationDaemonTests {
         #expect(messages.contains { $0.contains("did not answer the request for its SpO2 log") }, "\(messages)")
         #expect(!log.records.contains { $0.level >= .error }, "\(log.records.filter { $0.level >= .error }.map(\.message))")
         let store = try HealthStore(path: scenario.store)
-        defer { store.close() }
         #expect(try store.samples(type: .heartRate).count == 1)
         #expect(try store.samples(type: .oxygenSaturation).isEmpty)
+        store.close()
+
+        // The next contact asks again, but the log does not repeat what it said.
+        let secondLog = RecordingLogHandler()
+        try await runDaemon(store: scenario.store, name: "R02_2C08", profile: SimulatedColmiRing.profile, responder: ring,
+                            log: secondLog) { secondLog.records.contains { $0.message == "disconnected" } }
+        #expect(ring.bigDataRequests.count == 2)
+        #expect(!secondLog.records.contains { $0.message.contains("SpO2") }, "\(secondLog.records.map(\.message))")
     }
 }
