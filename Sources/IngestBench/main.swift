@@ -220,11 +220,16 @@ func runStats(_ options: BenchOptions, directory: String) throws {
 
 do {
     let options = try BenchOptions(arguments: Array(CommandLine.arguments.dropFirst()))
+    let started = ContinuousClock.now
     try runBenchmark(options)
     if options.only == nil || options.only == "daemon" || options.only == "daemon-idle" {
         // Needs the release `ingestd` next to IngestBench for the idle figures.
         await daemonBenchmarks(idleOnly: options.only == "daemon-idle")
     }
+    // The whole run's wall time: a full run must stay under 15 minutes (the 10M-sample store cached).
+    let elapsed = ContinuousClock.now - started
+    FigurePrinter().print("bench.wall_minutes", Double(elapsed.components.seconds) / 60
+                          + Double(elapsed.components.attoseconds) / 6e19, "min", decimals: 1)
 } catch {
     FileHandle.standardError.write(Data("error: \(error)\n".utf8))
     exit(1)
