@@ -211,13 +211,17 @@ public final class AdapterRouter {
         }
         var entries = sessions[address] ?? []
         if entries.count < candidates.count {
+            // A new device's sessions are made in precedence order; added ones are sorted in.
+            let added = !entries.isEmpty
             for (adapter, id) in candidates where !entries.contains(where: { $0.id == id }) {
                 entries.append(Entry(adapter: adapter, id: id,
                                      session: adapter.makeSession(for: known, context: AdapterContext(
                                         timeZone: timeZone, source: id, keys: keys, run: runState, clockTimes: clockTimes))))
             }
-            let order = candidates.map(\.id)
-            entries.sort { (order.firstIndex(of: $0.id) ?? 0) < (order.firstIndex(of: $1.id) ?? 0) }
+            if added {
+                let order = candidates.map(\.id)
+                entries.sort { (order.firstIndex(of: $0.id) ?? 0) < (order.firstIndex(of: $1.id) ?? 0) }
+            }
             if sessions.updateValue(entries, forKey: address) == nil {
                 matchedOrder.append(address)
                 if sessions.count > maximumMatchedDevices { forgetOldestMatched(sparing: address, into: &output) }
