@@ -1,5 +1,6 @@
 import AdapterKit
 import Foundation
+import HealthModel
 
 /// The two Xiaomi advertisement layouts: which service-data UUID carries the frame and how long it is.
 public enum MiScaleModel: String, Sendable, Hashable, CaseIterable {
@@ -81,19 +82,26 @@ public struct MiScaleClock: Hashable, Sendable, CustomStringConvertible {
     /// real date (e.g. 31 February).
     public func date(in timeZone: TimeZone) -> Date? {
         guard isValid else { return nil }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        let components = DateComponents(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
-        guard let date = calendar.date(from: components) else { return nil }
-        // Calendar rolls 31 February over into March; refuse that instead.
-        let back = calendar.dateComponents([.year, .month, .day], from: date)
-        guard back.year == year, back.month == month, back.day == day else { return nil }
-        return date
+        return LocalClockTimes.calendarDate(year: year, month: month, day: day, hour: hour, minute: minute, second: second,
+                                            in: timeZone)
+    }
+
+    /// The same instant as `date(in: times.timeZone)`, from the run's shared conversion.
+    public func date(using times: LocalClockTimes) -> Date? {
+        guard isValid else { return nil }
+        return times.date(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
     }
 
     /// `2021-04-11T16:19:01`: the clock as the scale shows it, no zone.
     public var description: String {
-        // Built by hand: `String(format:)` costs microseconds, and this runs for every broadcast.
+        // Built by hand: `String(format:)` costs microseconds, and this runs for every new reading.
+        if (0...9999).contains(year), [month, day, hour, minute, second].allSatisfy({ (0...99).contains($0) }) {
+            return ASCIIBuffer.text(capacity: 19) { out in
+                out.put(year, digits: 4); out.put("-"); out.put(month, digits: 2); out.put("-"); out.put(day, digits: 2)
+                out.put("T"); out.put(hour, digits: 2); out.put(":"); out.put(minute, digits: 2); out.put(":")
+                out.put(second, digits: 2)
+            }
+        }
         func padded(_ value: Int, _ width: Int) -> String {
             let digits = String(value.magnitude)
             let sign = value < 0 ? "-" : ""

@@ -72,11 +72,14 @@ public final class XiaomiScaleSession: BLEAdapterSession {
     private var name: String?
     /// The reading emitted last: its clock and raw weight (the sync identity) and sync version.
     private var lastEmitted: (clock: MiScaleClock, rawWeight: UInt16, version: Int)?
+    /// Scale clocks to instants in the context's zone (the router's, shared by every scale it serves).
+    private let clockTimes: LocalClockTimes
 
     public init(device: BLEDeviceTraits, context: AdapterContext) {
         self.context = context
         self.address = device.address
         self.name = device.name
+        clockTimes = context.clockTimes.timeZone == context.timeZone ? context.clockTimes : LocalClockTimes(timeZone: context.timeZone)
     }
 
     public func receive(_ event: TransportEvent, into output: inout AdapterOutput) {
@@ -119,7 +122,7 @@ public final class XiaomiScaleSession: BLEAdapterSession {
         }
         lastEmitted = (reading.clock, reading.rawWeight, version)
         let sample = MiScaleSample.make(from: reading, address: address, name: name, receivedAt: advertisement.time,
-                                        context: context)
+                                        context: context, clockTimes: clockTimes)
         output.records.append(.sample(sample))
     }
 }
@@ -128,12 +131,19 @@ public final class XiaomiScaleSession: BLEAdapterSession {
 /// history: the same reading gives the same sample (sync identifier and version) either way.
 enum MiScaleSample {
     static func make(from reading: MiScaleReading, address: BLEAddress, name: String?, receivedAt: Date,
-                     context: AdapterContext) -> QuantitySample {
+                     context: AdapterContext, clockTimes: LocalClockTimes? = nil) -> QuantitySample {
         let version = reading.impedanceOhms == nil ? 1 : 2
-        var metadata = Metadata(syncIdentifier: "\(address)/\(reading.clock)/\(reading.rawWeight)", syncVersion: version,
-                                timeZone: context.timeZone.identifier)
+        let addressText = address.description
+        var syncIdentifier = addressText
+        syncIdentifier.reserveCapacity(48)
+        syncIdentifier += "/"
+        syncIdentifier += reading.clock.description
+        syncIdentifier += "/"
+        syncIdentifier += String(reading.rawWeight)
+        var metadata = Metadata(syncIdentifier: syncIdentifier, syncVersion: version, timeZone: context.timeZone.identifier)
         let time: Date
-        if reading.clock.isPlausible, let scaleTime = reading.clock.date(in: context.timeZone) {
+        if reading.clock.isPlausible,
+           let scaleTime = clockTimes.map({ reading.clock.date(using: $0) }) ?? reading.clock.date(in: context.timeZone) {
             time = scaleTime
         } else {
             time = receivedAt
@@ -143,7 +153,7 @@ enum MiScaleSample {
             metadata.entries[XiaomiScaleAdapter.impedanceMetadataKey] = .number(Double(ohms))
         }
         let device = Device(name: name, manufacturer: "Xiaomi", model: reading.model.modelNumbers,
-                            localIdentifier: address.description)
+                            localIdentifier: addressText)
         return QuantitySample(type: .bodyMass, quantity: Quantity(value: reading.weightKilograms, unit: .kilogram),
                               start: time, end: time, source: context.source, device: device, metadata: metadata)
     }

@@ -15,13 +15,26 @@ import Transport
 public final class AdapterRouter {
     private struct Entry {
         var adapter: any BLEAdapter
+        /// The adapter's id (its descriptor's, read once).
+        var id: String
         var session: any BLEAdapterSession
     }
 
     private let adapters: [any BLEAdapter]
-    private let forced: (any BLEAdapter)?
+    /// The adapters' ids and Bluetooth matches, read from their descriptors once: adapters build
+    /// descriptors on every access, and a crowd of new addresses asks on every report.
+    private let ids: [String]
+    private let bleMatches: [[BLEMatch]]
+    /// The adapters (indices) matching devices of given traits, the address aside: a crowd of
+    /// devices alike (a shop's scales, ever new random addresses) is matched once. Bounded: past
+    /// ``maximumMatchShapes`` kinds of traits it starts over.
+    private var candidatesByShape: [BLEDeviceTraits: [Int]] = [:]
+    private static let maximumMatchShapes = 1_024
+    private let forced: (adapter: any BLEAdapter, id: String)?
     private let pins: [BLEAddress: String]
     private let timeZone: TimeZone
+    /// Device clock times in `timeZone`, shared by every session the router makes.
+    private let clockTimes: LocalClockTimes
     private var traits: [BLEAddress: BLEDeviceTraits] = [:]
     /// Devices whose matching adapters were found with their traits as they are now: the
     /// adapters are matched again only after a device's traits changed, not for every report.
@@ -66,18 +79,24 @@ public final class AdapterRouter {
                 timeZone: TimeZone, maximumUnmatchedDevices: Int = defaultMaximumDevices, maximumMatchedDevices: Int = defaultMaximumDevices,
                 keys: AdvertisementKeys = AdvertisementKeys(), runState: AdapterRunState = AdapterRunState()) throws(AdapterRouterError) {
         self.adapters = adapters
+        let descriptors = adapters.map(\.descriptor)
+        self.ids = descriptors.map(\.id)
+        self.bleMatches = descriptors.map { descriptor in
+            descriptor.matches.compactMap { match in if case .ble(let ble) = match { ble } else { nil } }
+        }
         self.runState = runState
         self.maximumUnmatchedDevices = max(1, maximumUnmatchedDevices)
         self.maximumMatchedDevices = max(1, maximumMatchedDevices)
         self.keys = keys
         self.timeZone = timeZone
+        self.clockTimes = LocalClockTimes(timeZone: timeZone)
         self.pins = pins
-        let known = adapters.map(\.descriptor.id)
+        let known = ids
         if let forcedAdapterID {
-            guard let adapter = adapters.first(where: { $0.descriptor.id == forcedAdapterID }) else {
+            guard let index = known.firstIndex(of: forcedAdapterID) else {
                 throw .unknownAdapter(forcedAdapterID, known: known)
             }
-            forced = adapter
+            forced = (adapters[index], forcedAdapterID)
         } else {
             forced = nil
         }
@@ -149,11 +168,11 @@ public final class AdapterRouter {
 
     /// The adapter id serving each matched device (the one its connections go to).
     public var matchedDevices: [BLEAddress: String] {
-        sessions.compactMapValues { entries in primary(of: entries)?.adapter.descriptor.id }
+        sessions.compactMapValues { entries in primary(of: entries)?.id }
     }
 
     /// Every adapter matching each device, in precedence order (more than one: overlapping claims).
-    public var matchingAdapters: [BLEAddress: [String]] { sessions.mapValues { $0.map(\.adapter.descriptor.id) } }
+    public var matchingAdapters: [BLEAddress: [String]] { sessions.mapValues { $0.map(\.id) } }
 
     /// The adapter that gets `address`'s connections, once one matched it.
     public func adapter(for address: BLEAddress) -> (any BLEAdapter)? {
@@ -181,24 +200,28 @@ public final class AdapterRouter {
         guard let known = traits[address] else { return sessions[address] ?? [] }
         guard !matchedWithCurrentTraits.contains(address) else { return sessions[address] ?? [] }
         matchedWithCurrentTraits.insert(address)
-        let candidates: [any BLEAdapter]
+        // Candidates as (adapter, id) in precedence order.
+        let candidates: [(adapter: any BLEAdapter, id: String)]
         if let forced {
             candidates = [forced]
         } else if let pinned = pins[address] {
-            candidates = adapters.filter { $0.descriptor.id == pinned }
+            candidates = adapters.indices.filter { ids[$0] == pinned }.map { (adapters[$0], ids[$0]) }
         } else {
-            candidates = adapters.filter { $0.descriptor.matches(known) }
+            candidates = matchingAdapters(known).map { (adapters[$0], ids[$0]) }
         }
         var entries = sessions[address] ?? []
         if entries.count < candidates.count {
-            for adapter in candidates where !entries.contains(where: { $0.adapter.descriptor.id == adapter.descriptor.id }) {
-                let id = adapter.descriptor.id
-                entries.append(Entry(adapter: adapter,
+            // A new device's sessions are made in precedence order; added ones are sorted in.
+            let added = !entries.isEmpty
+            for (adapter, id) in candidates where !entries.contains(where: { $0.id == id }) {
+                entries.append(Entry(adapter: adapter, id: id,
                                      session: adapter.makeSession(for: known, context: AdapterContext(
-                                        timeZone: timeZone, source: id, keys: keys, run: runState))))
+                                        timeZone: timeZone, source: id, keys: keys, run: runState, clockTimes: clockTimes))))
             }
-            let order = candidates.map(\.descriptor.id)
-            entries.sort { (order.firstIndex(of: $0.adapter.descriptor.id) ?? 0) < (order.firstIndex(of: $1.adapter.descriptor.id) ?? 0) }
+            if added {
+                let order = candidates.map(\.id)
+                entries.sort { (order.firstIndex(of: $0.id) ?? 0) < (order.firstIndex(of: $1.id) ?? 0) }
+            }
             if sessions.updateValue(entries, forKey: address) == nil {
                 matchedOrder.append(address)
                 if sessions.count > maximumMatchedDevices { forgetOldestMatched(sparing: address, into: &output) }
@@ -215,10 +238,22 @@ public final class AdapterRouter {
         return entries
     }
 
+    /// The indices of the adapters whose descriptors match `traits` (`AdapterDescriptor.matches(_:)`
+    /// on the matches read once), remembered per shape of traits.
+    private func matchingAdapters(_ traits: BLEDeviceTraits) -> [Int] {
+        var shape = traits
+        shape.address = BLEAddress(truncatingIfNeeded: 0)
+        if let known = candidatesByShape[shape] { return known }
+        let matching = adapters.indices.filter { bleMatches[$0].contains { $0.matches(traits) } }
+        if candidatesByShape.count >= Self.maximumMatchShapes { candidatesByShape.removeAll(keepingCapacity: true) }
+        candidatesByShape[shape] = matching
+        return matching
+    }
+
     /// Ends and forgets the sessions of the device matched longest ago (not `sparing`, the one
     /// just matched, nor a device with an open connection); what they still had goes into `output`.
     private func forgetOldestMatched(sparing: BLEAddress, into output: inout AdapterOutput) {
-        let connected = Set(connections.values)
+        let connected = connections.isEmpty ? [] : Set(connections.values)
         var kept: [BLEAddress] = []
         while matchedOrderStart < matchedOrder.count {
             let address = matchedOrder[matchedOrderStart]

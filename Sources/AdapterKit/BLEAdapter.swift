@@ -61,10 +61,14 @@ public struct AdapterContext: Sendable {
     /// What the sessions and conversations of this run share (``AdapterRunState``); the daemon,
     /// a replay and a capture give every context of the run the same one.
     public var run: AdapterRunState
+    /// Device clock times read in `timeZone` (``LocalClockTimes``); a router gives every session it
+    /// makes the same one.
+    public var clockTimes: LocalClockTimes
 
     public init(timeZone: TimeZone, source: String, now: @escaping @Sendable () -> Date = { Date() },
                 memory: (any DeviceMemory)? = nil, options: [String: String] = [:], keys: AdvertisementKeys = AdvertisementKeys(),
-                run: AdapterRunState = AdapterRunState()) {
+                run: AdapterRunState = AdapterRunState(), clockTimes: LocalClockTimes? = nil) {
+        self.clockTimes = clockTimes ?? LocalClockTimes(timeZone: timeZone)
         self.timeZone = timeZone
         self.source = source
         self.now = now

@@ -21,132 +21,191 @@ public struct HealthRecordEncoder: Sendable {
     }
 
     public func encode(_ record: HealthRecord) -> String {
-        var text = ""
-        append(record, to: &text)
-        return text
+        Self.text { append(record, to: &$0) }
     }
 
     public func encode(_ sample: QuantitySample) -> String {
-        var text = ""
-        text.reserveCapacity(256)
-        append(sample, to: &text)
-        return text
+        Self.text { append(sample, to: &$0) }
     }
 
     public func encode(_ correlation: Correlation) -> String {
-        var text = ""
-        append(correlation, to: &text)
-        return text
+        Self.text { append(correlation, to: &$0) }
     }
 
     /// `{"name":…,…}` with only the non-nil fields.
     public func encode(_ device: Device) -> String {
-        var text = ""
-        appendDevice(device, to: &text)
-        return text
+        Self.text { appendDevice(device, to: &$0) }
     }
 
     /// `{"HKMetadataKeySyncIdentifier":…,…}` in `Metadata.orderedEntries` order.
     public func encode(_ metadata: Metadata) -> String {
-        var text = ""
-        appendMetadata(metadata, to: &text)
-        return text
+        Self.text { appendMetadata(metadata, to: &$0) }
     }
 
     public func append(_ record: HealthRecord, to text: inout String) {
-        switch record {
-        case .sample(let sample): append(sample, to: &text)
-        case .correlation(let correlation): append(correlation, to: &text)
-        }
+        text += Self.text { append(record, to: &$0) }
     }
 
     public func append(_ sample: QuantitySample, to text: inout String) {
-        text += "{\"uuid\":\""
-        UUIDText.append(sample.uuid, to: &text)
-        text += "\",\"type\":"
-        JSONText.appendQuoted(sample.type.identifier, to: &text)
-        text += ",\"value\":"
-        text += JSONNumber.format(sample.quantity.value)
-        text += ",\"unit\":"
-        JSONText.appendQuoted(sample.quantity.unit.unitString, to: &text)
-        appendCommonFields(start: sample.start, end: sample.end, source: sample.source,
-                           device: sample.device, metadata: sample.metadata, to: &text)
-        text += "}"
+        text += Self.text { append(sample, to: &$0) }
     }
 
     public func append(_ correlation: Correlation, to text: inout String) {
-        text += "{\"correlation\":"
-        JSONText.appendQuoted(correlation.type.identifier, to: &text)
-        text += ",\"uuid\":\""
-        UUIDText.append(correlation.uuid, to: &text)
-        text += "\""
-        appendCommonFields(start: correlation.start, end: correlation.end, source: correlation.source,
-                           device: correlation.device, metadata: correlation.metadata, to: &text)
-        text += ",\"objects\":["
-        for (position, sample) in correlation.objects.enumerated() {
-            if position > 0 { text += "," }
-            append(sample, to: &text)
-        }
-        text += "]}"
+        text += Self.text { append(correlation, to: &$0) }
     }
 
-    private func appendDate(_ date: Date, to text: inout String) {
+    /// The text of what `body` writes as bytes.
+    private static func text(_ body: (inout [UInt8]) -> Void) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(512)
+        body(&bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    // MARK: Bytes (the one implementation; the text above is made from it)
+
+    /// Appends the record's JSON line (no newline) as UTF-8 to `bytes`: what `decode --json`
+    /// prints, many lines to one buffer.
+    public func append(_ record: HealthRecord, to bytes: inout [UInt8]) {
+        switch record {
+        case .sample(let sample): append(sample, to: &bytes)
+        case .correlation(let correlation): append(correlation, to: &bytes)
+        }
+    }
+
+    public func append(_ sample: QuantitySample, to bytes: inout [UInt8]) {
+        Self.put("{\"uuid\":\"", to: &bytes)
+        UUIDText.append(sample.uuid, to: &bytes)
+        Self.put("\",\"type\":", to: &bytes)
+        JSONText.appendQuoted(sample.type.identifier, to: &bytes)
+        Self.put(",\"value\":", to: &bytes)
+        bytes.append(contentsOf: JSONNumber.format(sample.quantity.value).utf8)
+        Self.put(",\"unit\":", to: &bytes)
+        JSONText.appendQuoted(sample.quantity.unit.unitString, to: &bytes)
+        appendCommonFields(start: sample.start, end: sample.end, source: sample.source,
+                           device: sample.device, metadata: sample.metadata, to: &bytes)
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    public func append(_ correlation: Correlation, to bytes: inout [UInt8]) {
+        Self.put("{\"correlation\":", to: &bytes)
+        JSONText.appendQuoted(correlation.type.identifier, to: &bytes)
+        Self.put(",\"uuid\":\"", to: &bytes)
+        UUIDText.append(correlation.uuid, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+        appendCommonFields(start: correlation.start, end: correlation.end, source: correlation.source,
+                           device: correlation.device, metadata: correlation.metadata, to: &bytes)
+        Self.put(",\"objects\":[", to: &bytes)
+        for (position, sample) in correlation.objects.enumerated() {
+            if position > 0 { bytes.append(UInt8(ascii: ",")) }
+            append(sample, to: &bytes)
+        }
+        Self.put("]}", to: &bytes)
+    }
+
+    /// Appends ASCII literal text.
+    private static func put(_ literal: StaticString, to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
+    private func appendDate(_ date: Date, to bytes: inout [UInt8]) {
         if let timeZone {
-            ISO8601DateTime.append(date, in: timeZone, to: &text)
+            ISO8601DateTime.append(date, in: timeZone, to: &bytes)
         } else {
-            ISO8601DateTime.append(date, to: &text)
+            ISO8601DateTime.append(date, to: &bytes)
         }
     }
 
     /// `,"start":…,"end":…,"source":…[,"device":…][,"metadata":…]`
     private func appendCommonFields(
-        start: Date, end: Date, source: String, device: Device?, metadata: Metadata, to text: inout String
+        start: Date, end: Date, source: String, device: Device?, metadata: Metadata, to bytes: inout [UInt8]
     ) {
-        text += ",\"start\":\""
-        appendDate(start, to: &text)
-        text += "\",\"end\":\""
-        appendDate(end, to: &text)
-        text += "\",\"source\":"
-        JSONText.appendQuoted(source, to: &text)
+        Self.put(",\"start\":\"", to: &bytes)
+        appendDate(start, to: &bytes)
+        Self.put("\",\"end\":\"", to: &bytes)
+        appendDate(end, to: &bytes)
+        Self.put("\",\"source\":", to: &bytes)
+        JSONText.appendQuoted(source, to: &bytes)
         if let device {
-            text += ",\"device\":"
-            appendDevice(device, to: &text)
+            Self.put(",\"device\":", to: &bytes)
+            appendDevice(device, to: &bytes)
         }
         if !metadata.isEmpty {
-            text += ",\"metadata\":"
-            appendMetadata(metadata, to: &text)
+            Self.put(",\"metadata\":", to: &bytes)
+            appendMetadata(metadata, to: &bytes)
         }
     }
 
-    private func appendDevice(_ device: Device, to text: inout String) {
-        text += "{"
+    /// `{"name":…,…}` with the non-nil fields in `Device.fields` order.
+    private func appendDevice(_ device: Device, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "{"))
         var first = true
-        for (key, value) in device.fields {
-            guard let value else { continue }
-            if !first { text += "," }
+        func field(_ key: StaticString, _ value: String?) {
+            guard let value else { return }
+            Self.put(first ? "\"" : ",\"", to: &bytes)
             first = false
-            JSONText.appendQuoted(key, to: &text)
-            text += ":"
-            JSONText.appendQuoted(value, to: &text)
+            Self.put(key, to: &bytes)
+            Self.put("\":", to: &bytes)
+            JSONText.appendQuoted(value, to: &bytes)
         }
-        text += "}"
+        field("name", device.name)
+        field("manufacturer", device.manufacturer)
+        field("model", device.model)
+        field("hardwareVersion", device.hardwareVersion)
+        field("firmwareVersion", device.firmwareVersion)
+        field("softwareVersion", device.softwareVersion)
+        field("localIdentifier", device.localIdentifier)
+        field("udiDeviceIdentifier", device.udiDeviceIdentifier)
+        bytes.append(UInt8(ascii: "}"))
     }
 
-    private func appendMetadata(_ metadata: Metadata, to text: inout String) {
-        text += "{"
-        for (position, entry) in metadata.orderedEntries.enumerated() {
-            if position > 0 { text += "," }
-            JSONText.appendQuoted(entry.key, to: &text)
-            text += ":"
-            switch entry.value {
-            case .string(let string): JSONText.appendQuoted(string, to: &text)
-            // The sync version is an integer: written exactly, not through a Double (2^63 - 1).
-            case .number where entry.key == MetadataKey.syncVersion && metadata.syncVersion != nil:
-                text += String(metadata.syncVersion ?? 0)
-            case .number(let number): text += JSONNumber.format(number)
-            case .bool(let bool): text += bool ? "true" : "false"
+    /// `{…}` in `Metadata.orderedEntries` order, the sync version an exact integer (2^63 - 1).
+    private func appendMetadata(_ metadata: Metadata, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "{"))
+        var first = true
+        func key(_ key: String) {
+            if !first { bytes.append(UInt8(ascii: ",")) }
+            first = false
+            JSONText.appendQuoted(key, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+        }
+        func value(_ value: MetadataValue) {
+            switch value {
+            case .string(let string): JSONText.appendQuoted(string, to: &bytes)
+            case .number(let number): bytes.append(contentsOf: JSONNumber.format(number).utf8)
+            case .bool(let bool): Self.put(bool ? "true" : "false", to: &bytes)
             }
         }
-        text += "}"
+        if let syncIdentifier = metadata.syncIdentifier {
+            key(MetadataKey.syncIdentifier)
+            JSONText.appendQuoted(syncIdentifier, to: &bytes)
+        }
+        if let syncVersion = metadata.syncVersion {
+            key(MetadataKey.syncVersion)
+            bytes.append(contentsOf: String(syncVersion).utf8)
+        }
+        if let externalUUID = metadata.externalUUID {
+            key(MetadataKey.externalUUID)
+            JSONText.appendQuoted(externalUUID, to: &bytes)
+        }
+        if let wasUserEntered = metadata.wasUserEntered {
+            key(MetadataKey.wasUserEntered)
+            Self.put(wasUserEntered ? "true" : "false", to: &bytes)
+        }
+        if let timeZone = metadata.timeZone {
+            key(MetadataKey.timeZone)
+            JSONText.appendQuoted(timeZone, to: &bytes)
+        }
+        if let deviceSerialNumber = metadata.deviceSerialNumber {
+            key(MetadataKey.deviceSerialNumber)
+            JSONText.appendQuoted(deviceSerialNumber, to: &bytes)
+        }
+        if !metadata.entries.isEmpty {
+            for (entryKey, entry) in metadata.untypedEntries {
+                key(entryKey)
+                value(entry)
+            }
+        }
+        bytes.append(UInt8(ascii: "}"))
     }
 }

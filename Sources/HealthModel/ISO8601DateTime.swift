@@ -34,24 +34,38 @@ public enum ISO8601DateTime {
         append(date, offset: { zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double($0))) }, to: &text)
     }
 
+    /// Appends the formatted `date` (UTC) to `bytes` as UTF-8.
+    public static func append(_ date: Date, to bytes: inout [UInt8]) {
+        ASCIIBuffer.append(capacity: 36, to: &bytes) { put(date, offset: { _ in 0 }, to: &$0) }
+    }
+
+    /// Appends `date` on the wall clock of `zone` (as `append(_:in:to:)` writes it to text) to `bytes`.
+    public static func append(_ date: Date, in zone: TimeZone, to bytes: inout [UInt8]) {
+        ASCIIBuffer.append(capacity: 36, to: &bytes) {
+            put(date, offset: { zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double($0))) }, to: &$0)
+        }
+    }
+
     private static func append(_ date: Date, offset: (Int64) -> Int, to text: inout String) {
+        // Made in a buffer and appended once: capturing `text` in the closure could copy it per call.
+        text += ASCIIBuffer.text(capacity: 36) { put(date, offset: offset, to: &$0) }
+    }
+
+    private static func put(_ date: Date, offset: (Int64) -> Int, to out: inout ASCIIBuffer) {
         let micros = microsecondsSince1970(date)
         let seconds = micros >= 0 ? micros / 1_000_000 : (micros - 999_999) / 1_000_000
         var fraction = Int(micros - seconds * 1_000_000)
         let time = WallClockTime(secondsSince1970: seconds, offset: offset(seconds))
-        // Made in a buffer and appended once: capturing `text` in the closure could copy it per call.
-        text += ASCIIBuffer.text(capacity: 36) { out in
-            putDateTime(time, to: &out)
-            if fraction != 0 {
-                var digits = 6
-                while fraction % 10 == 0 {
-                    fraction /= 10
-                    digits -= 1
-                }
-                out.put("."); out.put(fraction, digits: digits)
+        putDateTime(time, to: &out)
+        if fraction != 0 {
+            var digits = 6
+            while fraction % 10 == 0 {
+                fraction /= 10
+                digits -= 1
             }
-            putOffset(time.offset, to: &out)
+            out.put("."); out.put(fraction, digits: digits)
         }
+        putOffset(time.offset, to: &out)
     }
 
     /// Formats `date` on the wall clock of `zone`, to the whole second, with the zone's offset at
@@ -224,6 +238,15 @@ public struct ASCIIBuffer: ~Copyable {
             var out = ASCIIBuffer(buffer: buffer)
             body(&out)
             return String(decoding: UnsafeBufferPointer(rebasing: buffer[0..<out.count]), as: UTF8.self)
+        }
+    }
+
+    /// Appends the bytes `body` writes (at most `capacity`) to `bytes`.
+    public static func append(capacity: Int, to bytes: inout [UInt8], _ body: (inout ASCIIBuffer) -> Void) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
+            var out = ASCIIBuffer(buffer: buffer)
+            body(&out)
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[0..<out.count]))
         }
     }
 

@@ -7,6 +7,21 @@ public enum JSONText {
         return text
     }
 
+    /// Appends `string` as a JSON string literal in UTF-8 to `bytes`, as `appendQuoted(_:to:)`
+    /// writes it to text.
+    public static func appendQuoted(_ string: String, to bytes: inout [UInt8]) {
+        var string = string
+        // Most strings need no escape: their bytes are copied whole.
+        let plain = string.withUTF8 { utf8 in
+            if utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) { return false }
+            bytes.append(UInt8(ascii: "\""))
+            bytes.append(contentsOf: utf8)
+            bytes.append(UInt8(ascii: "\""))
+            return true
+        }
+        if !plain { bytes.append(contentsOf: quoted(string).utf8) }
+    }
+
     /// Appends `string` as a JSON string literal: `"` and `\` escaped, control characters as
     /// `\n`, `\t`... or `\u00XX`; everything else (including non-ASCII) written as UTF-8.
     public static func appendQuoted(_ string: String, to text: inout String) {

@@ -62,6 +62,12 @@ public struct Metadata: Hashable, Sendable {
         if let wasUserEntered { result.append((MetadataKey.wasUserEntered, .bool(wasUserEntered))) }
         if let timeZone { result.append((MetadataKey.timeZone, .string(timeZone))) }
         if let deviceSerialNumber { result.append((MetadataKey.deviceSerialNumber, .string(deviceSerialNumber))) }
+        return result + untypedEntries
+    }
+
+    /// The entries no typed field shadows (in any spelling), sorted by key: the tail of `orderedEntries`.
+    var untypedEntries: [(key: String, value: MetadataValue)] {
+        var result: [(key: String, value: MetadataValue)] = []
         for key in entries.keys.sorted() where !Self.typedKeys.contains(MetadataKey.canonical(key)) {
             if let value = entries[key] { result.append((key, value)) }
         }

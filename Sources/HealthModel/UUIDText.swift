@@ -18,8 +18,19 @@ public enum UUIDText {
 
     /// Appends the text of `uuid` to `text`.
     public static func append(_ uuid: UUID, _ letterCase: LetterCase = .upper, to text: inout String) {
+        text += withText(uuid, letterCase) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Appends the text of `uuid` to `bytes` (UTF-8).
+    public static func append(_ uuid: UUID, _ letterCase: LetterCase = .upper, to bytes: inout [UInt8]) {
+        withText(uuid, letterCase) { bytes.append(contentsOf: $0) }
+    }
+
+    /// Calls `body` with the 36 bytes of the uuid's text.
+    private static func withText<Result>(_ uuid: UUID, _ letterCase: LetterCase,
+                                         _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
         let hexDigits: StaticString = letterCase == .upper ? "0123456789ABCDEF" : "0123456789abcdef"
-        let formatted = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { buffer -> String in
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { buffer -> Result in
             withUnsafeBytes(of: uuid.uuid) { bytes in
                 var count = 0
                 for (position, byte) in bytes.enumerated() {
@@ -32,8 +43,7 @@ public enum UUIDText {
                     count += 2
                 }
             }
-            return String(decoding: UnsafeBufferPointer(buffer), as: UTF8.self)
+            return body(UnsafeBufferPointer(buffer))
         }
-        text += formatted
     }
 }

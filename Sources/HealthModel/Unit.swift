@@ -33,6 +33,8 @@ public struct Unit: Hashable, Sendable, CustomStringConvertible {
 
     /// The canonical unit string; `Unit(from: u.unitString) == u` for every unit.
     public var unitString: String {
+        // Most units are one factor (kg, count/min is two): printed at once.
+        if factors.count == 1, factors[0].exponent == 1 { return factors[0].printed(exponent: 1) }
         let numerator = factors.filter { $0.exponent > 0 }
         let denominator = factors.filter { $0.exponent < 0 }
         if numerator.isEmpty {

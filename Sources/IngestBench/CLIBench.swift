@@ -7,6 +7,13 @@ import SQLiteStore
 /// - `cli.decode_json_reports_per_s`: `ingestd decode CAPTURE --json > /dev/null` on the capture
 ///   benchmark's mixed advertising capture (300,000 reports), reports per second of the child's
 ///   CPU time (user + system); `cli.decode_text_reports_per_s` the same printing text.
+/// - `cli.decode_json_samples_per_s`: `ingestd decode CAPTURE --json > FILE` on a capture of Mi
+///   Smart Scale broadcasts from 10 scales in which every report is a new weighing (150,000
+///   reports), samples printed per second of the child's CPU time (user + system); the printed
+///   lines are counted and must be one per report. `cli.decode_json_samples_per_s_65536` the same
+///   from 65,536 scales (each device's state made, matched and forgotten as the router's bound of
+///   devices passes). `cli.decode_json_peak_rss_mb` / `_4x` / `_65536`: the child's peak resident
+///   set on the 10-scale capture, on one four times its size, and on the 65,536-scale capture.
 /// - `cli.replay_jsonl_vs_raw_insert`: `ingestd replay` of 200,000 generated JSON sample lines
 ///   (the ingest benchmark's stream, sources granted beforehand) against the sqlite3 C API
 ///   inserting the same rows into the same schema in this process (one transaction per 1,000
@@ -83,6 +90,53 @@ struct CLIBench {
         log(String(format: "cli: decode --json %.2f s CPU (%.2f s wall), text %.2f s CPU", json.cpu, json.wall, text.cpu))
         out.print("cli.decode_json_reports_per_s", Double(reports) / json.cpu, "1/s", decimals: 0)
         out.print("cli.decode_text_reports_per_s", Double(reports) / text.cpu, "1/s", decimals: 0)
+    }
+
+    /// `decode --json` on Mi scale captures where every report is a new reading (see the type's comment).
+    func decodeJSONSamples(reports: Int) throws {
+        struct Arm {
+            var devices: Int
+            var reports: Int
+        }
+        let arms = [Arm(devices: 10, reports: reports), Arm(devices: 65_536, reports: reports),
+                    Arm(devices: 10, reports: 4 * reports)]
+        var results: [ChildRun] = []
+        for arm in arms {
+            let capture = directory + "/cli-mi-scales.btsnoop"
+            let printed = directory + "/cli-mi-scales.jsonl"
+            defer {
+                try? FileManager.default.removeItem(atPath: capture)
+                try? FileManager.default.removeItem(atPath: printed)
+            }
+            log("cli: writing a \(arm.reports)-report capture of \(arm.devices) Mi scales, every report a new weighing")
+            try CaptureDecodeBench(reports: arm.reports, repeats: 1, devicesPerKind: arm.devices, repeatsPerReading: 1,
+                                   miScaleOnly: true).writeCapture(to: capture)
+            let run = try Self.run([ingestd, "decode", capture, "--json"], stdoutPath: printed)
+            guard run.status == 0 else { throw BenchError("ingestd decode --json exited \(run.status)") }
+            let lines = try Self.countLines(path: printed)
+            guard lines == arm.reports else {
+                throw BenchError("decode --json printed \(lines) samples for \(arm.reports) reports of \(arm.devices) scales")
+            }
+            log(String(format: "cli: decode --json of %d reports from %d scales: %d samples, %.2f s CPU (%.2f s wall), %.0f samples/s CPU, peak RSS %.1f MB",
+                       arm.reports, arm.devices, lines, run.cpu, run.wall, Double(lines) / run.cpu, run.peakMegabytes))
+            results.append(run)
+        }
+        out.print("cli.decode_json_samples_per_s", Double(arms[0].reports) / results[0].cpu, "1/s", decimals: 0)
+        out.print("cli.decode_json_samples_per_s_65536", Double(arms[1].reports) / results[1].cpu, "1/s", decimals: 0)
+        out.print("cli.decode_json_peak_rss_mb", results[0].peakMegabytes, "MB", decimals: 1)
+        out.print("cli.decode_json_peak_rss_mb_4x", results[2].peakMegabytes, "MB", decimals: 1)
+        out.print("cli.decode_json_peak_rss_mb_65536", results[1].peakMegabytes, "MB", decimals: 1)
+    }
+
+    /// The newline bytes in a file, read in blocks.
+    static func countLines(path: String) throws -> Int {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw BenchError("cannot read \(path)") }
+        defer { try? handle.close() }
+        var lines = 0
+        while let block = try handle.read(upToCount: 1 << 20), !block.isEmpty {
+            lines += block.withUnsafeBytes { bytes in bytes.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) } }
+        }
+        return lines
     }
 
     func replayJSONLines(samples: Int) throws {
@@ -181,6 +235,7 @@ func cliBenchmarks(_ options: BenchOptions, directory: String, parts: Set<String
                          healthkitToSQLite: options.healthkitToSQLite)
     if parts.contains("cli") {
         try bench.decodeJSON(reports: options.samples >= 1_000_000 ? 300_000 : 30_000)
+        try bench.decodeJSONSamples(reports: options.samples >= 1_000_000 ? 150_000 : 15_000)
         try bench.replayJSONLines(samples: options.samples >= 1_000_000 ? 200_000 : 20_000)
     }
     if parts.contains("import") {

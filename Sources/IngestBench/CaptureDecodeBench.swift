@@ -37,9 +37,21 @@ func captureDecodeBenchmark(reports: Int = 1_000_000, repeats: Int = 3) {
 struct CaptureDecodeBench {
     var reports: Int
     var repeats: Int
-
     /// Devices per kind of advertiser.
-    static let devicesPerKind = 16
+    var devicesPerKind = 16
+    /// Broadcasts of one reading before the device has a new one (1: every report is a new reading).
+    var repeatsPerReading = 20
+    /// Mi Smart Scale broadcasts alone (`cli.decode_json_samples_per_s`) rather than the mix of three kinds.
+    var miScaleOnly = false
+
+    init(reports: Int, repeats: Int, devicesPerKind: Int = 16, repeatsPerReading: Int = 20, miScaleOnly: Bool = false) {
+        self.reports = reports
+        self.repeats = repeats
+        self.devicesPerKind = devicesPerKind
+        self.repeatsPerReading = repeatsPerReading
+        self.miScaleOnly = miScaleOnly
+    }
+
     /// The adapters the capture's three kinds of device are for (Mi scale broadcasts, BTHome
     /// sensors, standard Weight Scale service advertisers).
     static let adaptersInCapture: Set<String> = ["xiaomi-scale", "bthome", "gatt-health"]
@@ -48,9 +60,6 @@ struct CaptureDecodeBench {
     static let earlierRegistry: Set<String> = [
         "xiaomi-scale", "bthome", "dsd6-band", "yunmai-scale", "beurer-sanitas", "hidrate-spark", "gatt-health",
     ]
-    /// Broadcasts of one reading before the device has a new one.
-    static let repeatsPerReading = 20
-
     /// What one decode pass saw.
     struct Counts: Equatable {
         var records = 0
@@ -145,12 +154,13 @@ struct CaptureDecodeBench {
     func writeCapture(to path: String) throws {
         let writer = try BTSnoopWriter(path: path)
         let start: Int64 = 1_736_931_600_000_000  // 2025-01-15T09:00:00Z
+        let kinds = miScaleOnly ? 1 : 3
         for index in 0..<reports {
-            let device = (index / 3) % Self.devicesPerKind
-            let reading = index / (3 * Self.devicesPerKind * Self.repeatsPerReading)
+            let device = (index / kinds) % devicesPerKind
+            let reading = index / (kinds * devicesPerKind * repeatsPerReading)
             let data: [UInt8]
             let address: UInt64
-            switch index % 3 {
+            switch miScaleOnly ? 0 : index % 3 {
             case 0:
                 address = 0x50FB_191B_0000 + UInt64(device)
                 data = Self.miScaleAdvertisement(reading: reading, device: device)
@@ -162,7 +172,7 @@ struct CaptureDecodeBench {
                 data = Self.weightScaleAdvertisement()
             }
             try writer.write(type: .event, direction: .received, timestamp: start + Int64(index) * 1000,
-                             packet: Self.advertisingReport(address: address, data: data, eventType: index % 3 == 2 ? 0x00 : 0x03))
+                             packet: Self.advertisingReport(address: address, data: data, eventType: !miScaleOnly && index % 3 == 2 ? 0x00 : 0x03))
         }
         try writer.close()
     }
@@ -178,7 +188,8 @@ struct CaptureDecodeBench {
     }
 
     /// Flags, the name `MI_SCALE` and 0x181D service data: a stabilized kilogram reading
-    /// (layout of the Mi Smart Scale), new weight and clock second per reading.
+    /// (layout of the Mi Smart Scale), new weight and clock second per reading (consecutive
+    /// readings of one device always differ in weight, so each is a new weighing).
     static func miScaleAdvertisement(reading: Int, device: Int) -> [UInt8] {
         let weight = UInt16(14_000 + (reading * 7 + device * 131) % 6_000)  // 70.0 … 100.0 kg
         let second = UInt8(reading % 60)

@@ -21,6 +21,8 @@ private func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count
 public protocol TextWriter: Sendable {
     /// Appends `text` to the output.
     func write(_ text: String)
+    /// Appends UTF-8 bytes to the output (many JSON lines at once, made as bytes).
+    func write(utf8 bytes: [UInt8])
     /// Pushes buffered output to its destination.
     func flush()
     /// True once the destination's reader has gone (a closed pipe): a command whose only
@@ -33,6 +35,11 @@ public protocol TextWriter: Sendable {
 }
 
 extension TextWriter {
+    /// Writes the bytes as text; writers that buffer bytes take them as they are.
+    public func write(utf8 bytes: [UInt8]) {
+        write(String(decoding: bytes, as: UTF8.self))
+    }
+
     public var isReaderGone: Bool { false }
     public var writeError: OutputWriteError? { nil }
 }
@@ -125,20 +132,37 @@ public final class FileDescriptorWriter: TextWriter {
     public func write(_ text: String) {
         pending.withLock { buffer in
             buffer.append(contentsOf: text.utf8)
-            switch buffering {
-            case .none:
+            pass(&buffer)
+        }
+    }
+
+    public func write(utf8 bytes: [UInt8]) {
+        pending.withLock { buffer in
+            // A large block with nothing pending goes out as it is, not copied into the buffer first.
+            if buffering == .full, buffer.isEmpty, bytes.count >= Self.fullBufferLimit {
+                writeAll(bytes[...])
+                return
+            }
+            buffer.append(contentsOf: bytes)
+            pass(&buffer)
+        }
+    }
+
+    /// Writes what the buffering policy says is due of `buffer` and keeps the rest.
+    private func pass(_ buffer: inout [UInt8]) {
+        switch buffering {
+        case .none:
+            writeAll(buffer[...])
+            buffer.removeAll(keepingCapacity: true)
+        case .line:
+            if let lastNewline = buffer.lastIndex(of: UInt8(ascii: "\n")) {
+                writeAll(buffer[...lastNewline])
+                buffer.removeSubrange(...lastNewline)
+            }
+        case .full:
+            if buffer.count >= Self.fullBufferLimit {
                 writeAll(buffer[...])
                 buffer.removeAll(keepingCapacity: true)
-            case .line:
-                if let lastNewline = buffer.lastIndex(of: UInt8(ascii: "\n")) {
-                    writeAll(buffer[...lastNewline])
-                    buffer.removeSubrange(...lastNewline)
-                }
-            case .full:
-                if buffer.count >= Self.fullBufferLimit {
-                    writeAll(buffer[...])
-                    buffer.removeAll(keepingCapacity: true)
-                }
             }
         }
     }

@@ -62,15 +62,16 @@ public struct BLEAddress: Hashable, Comparable, Sendable, CustomStringConvertibl
     }
 
     public var description: String {
-        let digits: [UInt8] = Array("0123456789ABCDEF".utf8)
-        var text = [UInt8]()
-        text.reserveCapacity(17)
-        for (index, byte) in bytes.enumerated() {
-            if index > 0 { text.append(UInt8(ascii: ":")) }
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
+        let digits: StaticString = "0123456789ABCDEF"
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 17) { text in
+            for index in 0..<6 {
+                let byte = Int(truncatingIfNeeded: rawValue >> UInt64(40 - 8 * index)) & 0xFF
+                if index > 0 { text[3 * index - 1] = UInt8(ascii: ":") }
+                text[3 * index] = digits.utf8Start[byte >> 4]
+                text[3 * index + 1] = digits.utf8Start[byte & 0x0F]
+            }
+            return String(decoding: UnsafeBufferPointer(text), as: UTF8.self)
         }
-        return String(decoding: text, as: UTF8.self)
     }
 
     public static func < (lhs: BLEAddress, rhs: BLEAddress) -> Bool { lhs.rawValue < rhs.rawValue }

@@ -12,6 +12,15 @@ import Testing
         let replayed = try await Replayed(fixture)
         let expected = try fixture.expectedRecords()
         try expectSameRecords(replayed.lines, expected, fixture.testDescription)
+        // The summary's samples per type are the printed samples counted (types mixed within a batch too).
+        var counted: [String: Int] = [:]
+        for line in replayed.lines {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            for member in (object["objects"] as? [[String: Any]]) ?? [object] {
+                counted[try #require(member["type"] as? String), default: 0] += 1
+            }
+        }
+        #expect(replayed.summary.samplesPerType == counted, "\(fixture.testDescription)")
         if expected.isEmpty {
             // A capture that must give nothing (ant-plus/scale-unmeasured) says why: what the adapter skipped.
             #expect(!replayed.summary.skipped.isEmpty, "\(fixture.testDescription): nothing decoded and nothing skipped")

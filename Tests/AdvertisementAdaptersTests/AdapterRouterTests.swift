@@ -139,4 +139,28 @@ struct AdapterRouterTests {
         #expect(router.forgottenUnmatched == 16)
         #expect(router.unmatched[try #require(BLEAddress(stranger(15)))] == nil)
     }
+
+    @Test("A crowd of scales past the bound of devices: each matched alike, each report a sample, the oldest forgotten")
+    func crowdOfAlikeDevices() throws {
+        let router = try AdapterRouter(adapters: [XiaomiScaleAdapter(), GenericWeightScaleStub()],
+                                       timeZone: try #require(TimeZone(identifier: "Europe/Berlin")), maximumMatchedDevices: 8)
+        let time = Date(timeIntervalSince1970: 1_700_000_000)
+        func scale(_ index: Int) -> String { String(format: "50:FB:19:1B:%02X:%02X", index / 256, index % 256) }
+        var output = AdapterOutput()
+        for index in 0..<20 {
+            // The same shape of advertisement from every scale but the last, a standard scale only the stub takes.
+            let frame = index == 19 ? hex("00 8c 3c") : hex("22 9e 43 e5 07 04 0b 10 13 01")
+            router.route(.advertisement(try makeAdvertisement(address: scale(index), name: index == 19 ? "Scale" : "MI SCALE2",
+                                                              serviceData: [(0x181D, frame)], time: time)), into: &output)
+        }
+        #expect(router.forgottenMatched == 12)
+        #expect(router.matchedDevices.count == 8)
+        #expect(router.matchingAdapters[try #require(BLEAddress(scale(18)))] == ["xiaomi-scale", "gatt-weight-scale-stub"])
+        #expect(router.matchingAdapters[try #require(BLEAddress(scale(19)))] == ["gatt-weight-scale-stub"])
+        let weighings = samples(output)
+        #expect(weighings.count == 19)
+        #expect(Set(weighings.compactMap(\.device?.localIdentifier)) == Set((0..<19).map(scale)))
+        // The scale's clock (2021-04-11 16:19:01) read in Berlin, as the calendar reads it.
+        #expect(weighings.allSatisfy { $0.start == Date(timeIntervalSince1970: 1_618_150_741) })
+    }
 }

@@ -1,3 +1,4 @@
+import AdapterKit
 import Foundation
 import TestSupport
 import Testing
@@ -161,5 +162,44 @@ struct MiScaleDecoderTests {
         let clock = MiScaleClock(year: 2021, month: 4, day: 11, hour: 16, minute: 19, second: 1)
         #expect(clock.date(in: try #require(TimeZone(identifier: "Europe/Berlin"))) == (try utc(2021, 4, 11, 14, 19, 1)))
         #expect(clock.date(in: try #require(TimeZone(identifier: "America/New_York"))) == (try utc(2021, 4, 11, 20, 19, 1)))
+    }
+
+    @Test("Clock: the run's shared conversion gives the calendar's instant, across changes of offset too")
+    func sharedClockConversion() throws {
+        for zoneName in ["UTC", "Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "Asia/Kathmandu"] {
+            let zone = try #require(TimeZone(identifier: zoneName))
+            let times = LocalClockTimes(timeZone: zone)
+            // Every 37 minutes through 2021 (both changes of offset, the skipped and the repeated hour,
+            // Lord Howe's half hour), then back in time, so the span learned last is often the wrong one.
+            var clocks: [MiScaleClock] = []
+            var day = (year: 2021, month: 1, day: 1)
+            var minuteOfDay = 0
+            while day.year == 2021 {
+                clocks.append(MiScaleClock(year: day.year, month: day.month, day: day.day, hour: minuteOfDay / 60,
+                                           minute: minuteOfDay % 60, second: minuteOfDay % 60))
+                minuteOfDay += 37
+                if minuteOfDay >= 1440 {
+                    minuteOfDay -= 1440
+                    day.day += 1
+                    if day.day > [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][day.month - 1] { (day.month, day.day) = (day.month + 1, 1) }
+                    if day.month > 12 { (day.year, day.month) = (day.year + 1, 1) }
+                }
+            }
+            clocks += clocks.reversed()
+            clocks.append(MiScaleClock(year: 2022, month: 2, day: 31, hour: 8, minute: 0, second: 0))
+            clocks.append(MiScaleClock(year: 1969, month: 12, day: 31, hour: 23, minute: 59, second: 59))
+            for clock in clocks {
+                let expected = clock.date(in: zone)
+                #expect(clock.date(using: times) == expected, "\(clock) in \(zoneName)")
+            }
+            #expect(clocks.count > 28_000)
+        }
+        let berlin = LocalClockTimes(timeZone: try #require(TimeZone(identifier: "Europe/Berlin")))
+        // 02:30 on 28 March 2021 did not happen in Berlin; 02:30 on 31 October happened twice.
+        for clock in [MiScaleClock(year: 2021, month: 3, day: 28, hour: 2, minute: 30, second: 0),
+                      MiScaleClock(year: 2021, month: 10, day: 31, hour: 2, minute: 30, second: 0)] {
+            #expect(clock.date(using: berlin) == clock.date(in: berlin.timeZone))
+            #expect(clock.date(using: berlin) != nil)
+        }
     }
 }

@@ -41,6 +41,22 @@ import Testing
         }
     }
 
+    @Test func bytesShareTheBufferWithText() throws {
+        try withTemporaryFile { descriptor, contents in
+            let writer = FileDescriptorWriter(fileDescriptor: descriptor, buffering: .line)
+            writer.write("a")
+            writer.write(utf8: Array("b\u{00E9}\nc".utf8))
+            #expect(contents() == "ab\u{00E9}\n")
+            writer.write(utf8: Array("d\n".utf8))
+            #expect(contents() == "ab\u{00E9}\ncd\n")
+            let full = FileDescriptorWriter(fileDescriptor: descriptor, buffering: .full)
+            full.write(utf8: Array("e".utf8))
+            #expect(contents() == "ab\u{00E9}\ncd\n")
+            full.flush()
+            #expect(contents() == "ab\u{00E9}\ncd\ne")
+        }
+    }
+
     @Test func noBufferingWritesAtOnce() throws {
         try withTemporaryFile { descriptor, contents in
             let writer = FileDescriptorWriter(fileDescriptor: descriptor, buffering: .none)

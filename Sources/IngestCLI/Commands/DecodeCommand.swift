@@ -52,18 +52,25 @@ struct DecodeCommand: Command {
         replay.options = decoding.adapterSettings
         // The default store's keys (decode opens no store otherwise), then --key.
         replay.keys = AdvertisementKeyArguments.storedInDefaultStore(context: context).merging(decoding.keys)
+        // A batch's JSON lines are made in one reused buffer and written at once.
+        var lines: [UInt8] = []
         for (file, input) in zip(files, inputs) {
             var emitted = 0
             let emit: ([HealthRecord]) throws -> Void = { records in
                 emitted += records.count
+                if json {
+                    lines.removeAll(keepingCapacity: true)
+                    for record in records {
+                        encoder.append(record, to: &lines)
+                        lines.append(UInt8(ascii: "\n"))
+                    }
+                    context.stdout.write(utf8: lines)
+                    return
+                }
                 for record in records {
-                    if json {
-                        context.stdout.writeLine(encoder.encode(record))
-                    } else {
-                        for sample in record.samples {
-                            context.stdout.writeLine(
-                                "\(ISO8601DateTime.string(from: sample.start))  \(sample.type.shortName)  \(sample.quantity)  \(PrintableText.escaped(sample.source))  \(PrintableText.escaped(sample.device?.localIdentifier ?? ""))")
-                        }
+                    for sample in record.samples {
+                        context.stdout.writeLine(
+                            "\(ISO8601DateTime.string(from: sample.start))  \(sample.type.shortName)  \(sample.quantity)  \(PrintableText.escaped(sample.source))  \(PrintableText.escaped(sample.device?.localIdentifier ?? ""))")
                     }
                 }
             }

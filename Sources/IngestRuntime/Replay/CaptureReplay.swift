@@ -177,14 +177,26 @@ public struct CaptureReplay {
     /// Counts what an adapter output holds and hands its records on; returns what became of them.
     private func absorb(_ output: inout AdapterOutput, into summary: inout Summary,
                         deliver: ([HealthRecord]) throws -> DeliveryReceipt) throws -> DeliveryReceipt {
+        // Counted per run of one type (a batch is mostly one): the table is keyed by long identifiers.
+        var runType: String?
+        var runLength = 0
+        func count(_ type: String) {
+            if type == runType {
+                runLength += 1
+                return
+            }
+            if let runType { summary.samplesPerType[runType, default: 0] += runLength }
+            (runType, runLength) = (type, 1)
+        }
         for record in output.records {
             switch record {
-            case .sample(let sample): summary.samplesPerType[sample.type.identifier, default: 0] += 1
+            case .sample(let sample): count(sample.type.identifier)
             case .correlation(let correlation):
                 summary.correlations += 1
-                for member in correlation.objects { summary.samplesPerType[member.type.identifier, default: 0] += 1 }
+                for member in correlation.objects { count(member.type.identifier) }
             }
         }
+        if let runType { summary.samplesPerType[runType, default: 0] += runLength }
         for rejection in output.rejections {
             if summary.rejectionLog.count < Summary.maximumRejectionLog { summary.rejectionLog.append(rejection) }
             let key = "\(rejection.adapter): \(rejection.reason)"
