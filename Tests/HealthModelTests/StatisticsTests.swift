@@ -381,6 +381,12 @@ struct StatisticsTests {
         #expect(throws: StatisticsError.invalidSampleInterval(index: 1, start: late, end: early)) {
             try engine.sum(of: backwards, in: buckets)
         }
+        #expect(throws: StatisticsError.invalidSampleInterval(index: 1, start: late, end: early)) {
+            try streamed(backwards, buckets)
+        }
+        #expect(throws: StatisticsError.nonFiniteSampleValue(index: 0, value: .infinity)) {
+            try streamed([StatisticsSample(at: early, value: .infinity)], buckets)
+        }
         #expect(throws: StatisticsError.nonFiniteSampleValue(index: 0, value: .nan)) {
             try engine.maximum(of: [StatisticsSample(at: early, value: .nan)], in: buckets)
         }
@@ -476,4 +482,106 @@ private func bruteForceTemporalAverages(_ samples: [StatisticsSample], _ buckets
         }
     }
     return (0..<buckets.count).map { weights[$0] > 0 ? weighted[$0] / weights[$0] : nil }
+}
+
+/// `samples` fed in order to a `StreamingSum`; nil when it refused one.
+private func streamed(_ samples: [StatisticsSample], _ buckets: CalendarBuckets) throws -> [StatisticsBucket]? {
+    var sum = StreamingSum(buckets: buckets)
+    for sample in samples {
+        guard try sum.add(start: sample.start, end: sample.end, value: sample.value, sourceRank: sample.sourceRank)
+        else { return nil }
+    }
+    return sum.result()
+}
+
+/// `StreamingSum` (issue 31): the engine's sum bit for bit wherever the priority merge drops
+/// nothing, and a refusal wherever it would drop something.
+struct StreamingSumTests {
+    let engine = StatisticsEngine()
+
+    /// The same buckets, counts and values to the last bit.
+    private func identical(_ a: [StatisticsBucket], _ b: [StatisticsBucket]) -> Bool {
+        a == b && a.map { $0.value?.bitPattern } == b.map { $0.value?.bitPattern }
+    }
+
+    @Test(arguments: 1...8) func oneSourceGivesTheEnginesSum(seed: UInt64) throws {
+        var random = SplitMix(seed: seed)
+        let origin = try instant("2026-05-04T00:00:00Z")
+        let samples = randomSamples(&random, origin: origin, count: 300, sources: 1).sorted { $0.start < $1.start }
+        // Samples reach over both ends of the range: only their parts inside count.
+        let buckets = try utcHours("2026-05-04T01:00:00Z", "2026-05-04T07:00:00Z")
+        let result = try #require(try streamed(samples, buckets))
+        #expect(identical(result, try engine.sum(of: samples, in: buckets)))
+        #expect(result.contains { $0.value != nil })
+    }
+
+    @Test(arguments: 1...8) func sourcesTakingTurnsGiveTheEnginesSum(seed: UInt64) throws {
+        var random = SplitMix(seed: seed)
+        var samples: [StatisticsSample] = []
+        var blockStart = try instant("2026-03-28T20:00:00Z")
+        for _ in 0..<60 {
+            // One source's block of (possibly overlapping) samples, then the next source's,
+            // touching it or after a gap; a reading of a higher-priority source inside a block.
+            let rank = random.below(4)
+            let minutes = 1 + random.below(120)
+            let blockEnd = blockStart.addingTimeInterval(Double(minutes * 60))
+            for _ in 0..<(1 + random.below(5)) {
+                let start = blockStart.addingTimeInterval(Double(random.below(minutes) * 60))
+                let end = min(start.addingTimeInterval(Double((1 + random.below(40)) * 60)), blockEnd)
+                samples.append(StatisticsSample(start: start, end: end, value: Double(1 + random.below(999)), sourceRank: rank))
+            }
+            samples.append(StatisticsSample(
+                at: blockStart.addingTimeInterval(Double(random.below(minutes) * 60)), value: Double(random.below(50)),
+                sourceRank: random.below(rank + 1)))
+            blockStart = blockEnd.addingTimeInterval(Double(random.below(3) * 60))
+        }
+        samples.sort { $0.start < $1.start }
+        // Hours in Berlin across the night summer time begins (a 23-hour day).
+        let buckets = try CalendarBuckets(from: try instant("2026-03-28T21:00:00Z"), to: try instant("2026-03-30T00:00:00Z"),
+                                          granularity: .hour, timeZone: try zone("Europe/Berlin"))
+        let result = try #require(try streamed(samples, buckets))
+        #expect(identical(result, try engine.sum(of: samples, in: buckets)))
+        #expect(closeAll(values(result), bruteForceSums(samples, buckets).values))
+    }
+
+    @Test func refusesWhereThePriorityMergeDropsSomething() throws {
+        let buckets = try utcHours("2026-05-04T08:00:00Z", "2026-05-04T10:00:00Z")
+        let overlapping = [
+            try sample("2026-05-04T08:00:00Z", "2026-05-04T09:00:00Z", 1000, rank: 0),
+            try sample("2026-05-04T08:30:00Z", "2026-05-04T09:30:00Z", 600, rank: 1),
+        ]
+        #expect(try streamed(overlapping, buckets) == nil)
+        #expect(try streamed([overlapping[0]], buckets) != nil)
+        let covered = [
+            try sample("2026-05-04T08:00:00Z", "2026-05-04T09:00:00Z", 1000, rank: 0),
+            try reading("2026-05-04T08:30:00Z", 7, rank: 1),
+        ]
+        #expect(try streamed(covered, buckets) == nil)
+        // A higher-priority interval beginning at a lower-priority reading's instant covers it.
+        let coveredAtItsStart = [
+            try reading("2026-05-04T08:00:00Z", 7, rank: 1),
+            try sample("2026-05-04T08:00:00Z", "2026-05-04T09:00:00Z", 1000, rank: 0),
+        ]
+        #expect(try streamed(coveredAtItsStart, buckets) == nil)
+        #expect(try streamed(coveredAtItsStart.reversed(), buckets) == nil)
+        // The engine sorts; the streaming sum takes only samples in start order.
+        #expect(try streamed([overlapping[0], try sample("2026-05-04T07:00:00Z", "2026-05-04T07:30:00Z", 1)].reversed(), buckets) != nil)
+        #expect(try streamed([try sample("2026-05-04T08:10:00Z", "2026-05-04T08:20:00Z", 1), overlapping[0]], buckets) == nil)
+    }
+
+    @Test func takesWhatTheMergeKeeps() throws {
+        let samples = [
+            try sample("2026-05-04T08:00:00Z", "2026-05-04T09:00:00Z", 1000, rank: 1),
+            try reading("2026-05-04T08:30:00Z", 7, rank: 0),   // higher priority: counts, displaces nothing
+            try reading("2026-05-04T08:30:00Z", 3, rank: 1),   // the same source: counts
+            try reading("2026-05-04T09:00:00Z", 5, rank: 2),   // at the interval's exclusive end: counts
+            try sample("2026-05-04T09:00:00Z", "2026-05-04T09:30:00Z", 300, rank: 2),  // touches it
+            try sample("2026-05-04T09:10:00Z", "2026-05-04T09:40:00Z", 30, rank: 2),   // the same source overlapping
+        ]
+        let buckets = try utcHours("2026-05-04T08:00:00Z", "2026-05-04T10:00:00Z")
+        let result = try #require(try streamed(samples, buckets))
+        #expect(values(result) == [1010, 335])
+        #expect(result.map(\.sampleCount) == [3, 3])
+        #expect(identical(result, try engine.sum(of: samples, in: buckets)))
+    }
 }

@@ -91,25 +91,15 @@ public struct StatisticsEngine: Hashable, Sendable {
         }
         let timeline = PriorityTimeline(starts: clippedStarts, ends: clippedEnds, ranks: intervalRanks)
 
-        var totals = [Double](repeating: 0, count: bucketCount)
-        var counts = [Int](repeating: 0, count: bucketCount)
+        var totals = BucketTotals(count: bucketCount)
         for (k, i) in intervalIndices.enumerated() {
             let value = columns.values[i]
             let duration = columns.ends[i] - columns.starts[i]
             var lastCountedBucket = -1
             timeline.forEachWinningPart(of: intervalRanks[k], from: clippedStarts[k], to: clippedEnds[k]) { partStart, partEnd in
-                guard var bucket = buckets.bucketIndex(seconds: partStart) else { return }
-                var cursor = partStart
-                while cursor < partEnd, bucket < bucketCount {
-                    let pieceEnd = min(partEnd, bounds[bucket + 1])
-                    totals[bucket] += value * ((pieceEnd - cursor) / duration)
-                    if lastCountedBucket != bucket {
-                        counts[bucket] += 1
-                        lastCountedBucket = bucket
-                    }
-                    cursor = pieceEnd
-                    bucket += 1
-                }
+                guard let bucket = buckets.bucketIndex(seconds: partStart) else { return }
+                totals.add(value, duration: duration, from: partStart, to: partEnd, firstBucket: bucket, bounds: bounds,
+                           lastCountedBucket: &lastCountedBucket)
             }
         }
 
@@ -117,15 +107,9 @@ public struct StatisticsEngine: Hashable, Sendable {
             let instant = columns.starts[i]
             guard let bucket = buckets.bucketIndex(seconds: instant) else { continue }
             if let winner = timeline.winningRank(at: instant), winner < columns.ranks[i] { continue }
-            totals[bucket] += columns.values[i]
-            counts[bucket] += 1
+            totals.add(instant: columns.values[i], in: bucket)
         }
-
-        return (0..<bucketCount).map { j in
-            StatisticsBucket(
-                start: buckets.boundaries[j], end: buckets.boundaries[j + 1],
-                value: counts[j] > 0 ? totals[j] : nil, sampleCount: counts[j])
-        }
+        return totals.buckets(buckets)
     }
 
     // MARK: - Discrete statistics
