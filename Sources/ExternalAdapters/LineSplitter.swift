@@ -28,6 +28,9 @@ public struct LineSplitter {
     /// While the line being read is over-long and skipped: its length so far.
     public var skippedLength: Int? { overlongLength }
 
+    /// Whether no line is under way (every byte appended so far was handed out in a piece).
+    public var isBetweenLines: Bool { current.isEmpty && overlongLength == nil }
+
     /// Adds bytes read from the stream; `emit` gets each piece they complete, in order.
     public mutating func append(_ bytes: UnsafeRawBufferPointer, emit: (Piece) throws -> Void) rethrows {
         guard let base = bytes.baseAddress else { return }

@@ -14,14 +14,20 @@ import Synchronization
 struct SampleLineFastDecoder {
     private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
+    private let devices: RecentDeviceObjects?
 
-    private init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+    private init(bytes: UnsafeBufferPointer<UInt8>, devices: RecentDeviceObjects?) {
+        self.bytes = bytes
+        self.devices = devices
+    }
 
-    /// The sample in `bytes`, or nil when the full decoder must look at the line.
+    /// The sample in `bytes`, or nil when the full decoder must look at the line. `devices`:
+    /// device objects of earlier lines, whose bytes need no parsing again.
     static func decode(
-        _ bytes: UnsafeBufferPointer<UInt8>, defaultSource: String, makeUUID: () -> UUID
+        _ bytes: UnsafeBufferPointer<UInt8>, defaultSource: String, makeUUID: () -> UUID,
+        devices: RecentDeviceObjects? = nil
     ) -> QuantitySample? {
-        var reader = SampleLineFastDecoder(bytes: bytes)
+        var reader = SampleLineFastDecoder(bytes: bytes, devices: devices)
         return reader.decodeSample(defaultSource: defaultSource, makeUUID: makeUUID)
     }
 
@@ -103,25 +109,44 @@ struct SampleLineFastDecoder {
 
     private static func field(_ key: Slice<UnsafeBufferPointer<UInt8>>) -> Field? {
         switch key.count {
-        case 3: return key.elementsEqual("end".utf8) ? .end : nil
+        case 3: return same(key, "end") ? .end : nil
         case 4:
-            if key.elementsEqual("uuid".utf8) { return .uuid }
-            if key.elementsEqual("type".utf8) { return .type }
-            return key.elementsEqual("unit".utf8) ? .unit : nil
+            if same(key, "uuid") { return .uuid }
+            if same(key, "type") { return .type }
+            return same(key, "unit") ? .unit : nil
         case 5:
-            if key.elementsEqual("value".utf8) { return .value }
-            return key.elementsEqual("start".utf8) ? .start : nil
+            if same(key, "value") { return .value }
+            return same(key, "start") ? .start : nil
         case 6:
-            if key.elementsEqual("source".utf8) { return .source }
-            return key.elementsEqual("device".utf8) ? .device : nil
-        case 8: return key.elementsEqual("metadata".utf8) ? .metadata : nil
+            if same(key, "source") { return .source }
+            return same(key, "device") ? .device : nil
+        case 8: return same(key, "metadata") ? .metadata : nil
         default: return nil
         }
+    }
+
+    /// Whether `key` holds the bytes of `literal` (one memcmp: `elementsEqual` on a string's
+    /// UTF-8 view walked it byte by byte, a tenth of the decoding).
+    private static func same(_ key: Slice<UnsafeBufferPointer<UInt8>>, _ literal: StaticString) -> Bool {
+        guard key.count == literal.utf8CodeUnitCount else { return false }
+        guard let base = key.base.baseAddress else { return key.isEmpty }
+        return memcmp(base + key.startIndex, literal.utf8Start, key.count) == 0
     }
 
     private static let deviceKeys: [String] = Device().fields.map(\.key)
 
     private mutating func decodeDevice() -> Device? {
+        let start = index
+        if let devices, let known = devices.device(at: UnsafeBufferPointer(rebasing: bytes[start...])) {
+            index += known.length
+            return known.device
+        }
+        guard let device = parseDevice() else { return nil }
+        devices?.remember(UnsafeBufferPointer(rebasing: bytes[start..<index]), device)
+        return device
+    }
+
+    private mutating func parseDevice() -> Device? {
         guard consume(UInt8(ascii: "{")) else { return nil }
         var values = [String?](repeating: nil, count: Self.deviceKeys.count)
         skipWhitespace()
@@ -129,7 +154,7 @@ struct SampleLineFastDecoder {
             while true {
                 skipWhitespace()
                 guard let key = plainString(),
-                    let position = Self.deviceKeys.firstIndex(where: { $0.utf8.elementsEqual(key) }),
+                    let position = Self.deviceKeys.firstIndex(where: { $0.utf8.count == key.count && $0.utf8.elementsEqual(key) }),
                     values[position] == nil
                 else { return nil }
                 skipWhitespace()
@@ -321,6 +346,48 @@ struct SampleLineFastDecoder {
         case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
         case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
         default: nil
+        }
+    }
+}
+
+/// The device objects of the last few plain sample lines, as their bytes (`{` to `}`) and the
+/// device they decode to: a file repeats a handful of devices line after line, and the next line
+/// whose bytes at its `device` value start with one of them holds that very object (it was
+/// parsed whole from those bytes), so it gets the same `Device` (its strings shared, not made
+/// again). Bounded: `limit` objects of at most `maximumBytes` each.
+final class RecentDeviceObjects: Sendable {
+    static let limit = 8
+    static let maximumBytes = 512
+    private struct Entries {
+        var objects: [(bytes: [UInt8], device: Device)] = []
+        var next = 0
+    }
+    private let entries = Mutex(Entries())
+
+    /// The device whose object `bytes` start with, and the object's length.
+    func device(at bytes: UnsafeBufferPointer<UInt8>) -> (device: Device, length: Int)? {
+        guard let base = bytes.baseAddress else { return nil }
+        return entries.withLock { entries in
+            for entry in entries.objects where entry.bytes.count <= bytes.count {
+                let same = entry.bytes.withUnsafeBufferPointer { stored in
+                    stored.baseAddress.map { memcmp($0, base, stored.count) == 0 } ?? false
+                }
+                if same { return (entry.device, entry.bytes.count) }
+            }
+            return nil
+        }
+    }
+
+    /// Keeps the object `bytes` decoded to `device` (replacing the oldest when full).
+    func remember(_ bytes: UnsafeBufferPointer<UInt8>, _ device: Device) {
+        guard bytes.count <= Self.maximumBytes else { return }
+        entries.withLock { entries in
+            if entries.objects.count < Self.limit {
+                entries.objects.append((Array(bytes), device))
+            } else {
+                entries.objects[entries.next] = (Array(bytes), device)
+                entries.next = (entries.next + 1) % Self.limit
+            }
         }
     }
 }

@@ -18,13 +18,17 @@ import SQLiteStore
 ///   (the ingest benchmark's stream, sources granted beforehand) against the sqlite3 C API
 ///   inserting the same rows into the same schema in this process (one transaction per 1,000
 ///   rows, as replay's batches); wall time of both, the child's including its start.
+///   `cli.replay_jsonl_cpu_vs_raw_insert`: the same in CPU time, user + system of every thread:
+///   the child's rusage (its decoding thread included) against this process's rusage across
+///   the raw insert.
 /// - `import.records_per_s` / `import.peak_rss_mb`: `ingestd import export.zip --grant` on an
 ///   export written by `../shared/tools/gen_apple_health_export.py -n 200000` (the child's wall
 ///   time and its peak resident set, VmHWM read while it runs); `import_1m.*` the same for 1,000,000 records.
 ///   `import.raw_insert_rows_per_s`: the rows that import stored, inserted again through the
 ///   sqlite3 C API alone into a new store of the same schema (2,000 rows per transaction, as the
 ///   import's batches) — the ceiling of any import into this store; `import.vs_raw_insert` the
-///   import's wall time against it.
+///   import's wall time against it (`import.cpu_vs_raw_insert` the same in CPU time, every thread
+///   of both sides).
 /// - `import.vs_healthkit_to_sqlite` (with `--healthkit-to-sqlite PATH`): healthkit-to-sqlite
 ///   importing the same export.zip into a new database, its wall time against the import's (the
 ///   issue's target is 30).
@@ -38,7 +42,9 @@ struct CLIBench {
     /// A finished child: wall seconds, CPU seconds, peak resident set in MB, exit status.
     struct ChildRun {
         var wall: Double
-        var cpu: Double
+        var cpu: Double { user + system }
+        var user: Double
+        var system: Double
         var peakMegabytes: Double
         var status: Int32
     }
@@ -72,10 +78,8 @@ struct CLIBench {
             usleep(5_000)
         }
         let wall = Measure.seconds(ContinuousClock.now - started)
-        let cpu = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
-            + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
         let exitStatus = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        return ChildRun(wall: wall, cpu: cpu, peakMegabytes: peakKilobytes / 1024, status: exitStatus)
+        return ChildRun(wall: wall, user: Measure.seconds(usage.ru_utime), system: Measure.seconds(usage.ru_stime), peakMegabytes: peakKilobytes / 1024, status: exitStatus)
     }
 
 
@@ -174,11 +178,17 @@ struct CLIBench {
             guard case .sample(let sample) = record else { throw BenchError("not a sample") }
             return try inserter.row(for: sample)
         }
-        let rawSeconds = try inserter.timedInsert(rows, perTransaction: 1_000)
-        log(String(format: "cli: replay %.2f s wall (%.0f lines/s), raw insert %.2f s (%.0f rows/s)",
-                   replay.wall, Double(samples) / replay.wall, rawSeconds, Double(samples) / rawSeconds))
+        let (rawSeconds, rawUser, rawSystem) = try inserter.timedInsert(rows, perTransaction: 1_000)
+        let rawCPU = rawUser + rawSystem
+        log(String(format: "cli: replay %.2f s wall, %.2f s CPU (user %.2f, system %.2f; %.0f lines/s); "
+                       + "raw insert %.2f s wall, %.2f s CPU (user %.2f, system %.2f; %.0f rows/s)",
+                   replay.wall, replay.cpu, replay.user, replay.system, Double(samples) / replay.wall,
+                   rawSeconds, rawCPU, rawUser, rawSystem, Double(samples) / rawSeconds))
         out.print("cli.replay_lines_per_s", Double(samples) / replay.wall, "1/s", decimals: 0)
         out.print("cli.replay_jsonl_vs_raw_insert", rawSeconds / replay.wall, "ratio", decimals: 2)
+        out.print("cli.replay_cpu_s", replay.cpu, "s", decimals: 2)
+        out.print("cli.raw_insert_cpu_s", rawCPU, "s", decimals: 2)
+        out.print("cli.replay_jsonl_cpu_vs_raw_insert", rawCPU / replay.cpu, "ratio", decimals: 2)
     }
 
     func importExport(records: Int, prefix: String) throws {
@@ -195,8 +205,8 @@ struct CLIBench {
         sync()
         let imported = try Self.run([ingestd, "import", exportDirectory + "/export.zip", "--grant", "--store", store])
         guard imported.status == 0 else { throw BenchError("ingestd import exited \(imported.status)") }
-        log(String(format: "import: %d records in %.2f s wall (%.2f s CPU), peak RSS %.1f MB",
-                   records, imported.wall, imported.cpu, imported.peakMegabytes))
+        log(String(format: "import: %d records in %.2f s wall (%.2f s CPU: user %.2f, system %.2f), peak RSS %.1f MB",
+                   records, imported.wall, imported.cpu, imported.user, imported.system, imported.peakMegabytes))
         out.print("\(prefix).records_per_s", Double(records) / imported.wall, "1/s", decimals: 0)
         out.print("\(prefix).peak_rss_mb", imported.peakMegabytes, "MB", decimals: 1)
         guard prefix == "import" else { return }
@@ -217,11 +227,13 @@ struct CLIBench {
         try HealthStore(path: raw).close()
         let inserter = try RawInserter(path: raw)
         let rows = try inserter.rowsCopied(fromStore: store)
-        let rawSeconds = try inserter.timedInsert(rows, perTransaction: 2_000)
-        log(String(format: "import: the same %d rows through the sqlite3 C API: %.2f s (%.0f rows/s)",
-                   rows.count, rawSeconds, Double(rows.count) / rawSeconds))
+        let (rawSeconds, rawUser, rawSystem) = try inserter.timedInsert(rows, perTransaction: 2_000)
+        let rawCPU = rawUser + rawSystem
+        log(String(format: "import: the same %d rows through the sqlite3 C API: %.2f s wall, %.2f s CPU (user %.2f, system %.2f; %.0f rows/s)",
+                   rows.count, rawSeconds, rawCPU, rawUser, rawSystem, Double(rows.count) / rawSeconds))
         out.print("import.raw_insert_rows_per_s", Double(rows.count) / rawSeconds, "1/s", decimals: 0)
         out.print("import.vs_raw_insert", rawSeconds / imported.wall, "ratio", decimals: 2)
+        out.print("import.cpu_vs_raw_insert", rawCPU / imported.cpu, "ratio", decimals: 2)
     }
 }
 

@@ -24,6 +24,18 @@ enum Measure {
         return Double(time.tv_sec) + Double(time.tv_nsec) * 1e-9
     }
 
+    /// The CPU time of this whole process so far (every thread), in seconds: user and system.
+    static func processCPU() -> (user: Double, system: Double) {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return (seconds(usage.ru_utime), seconds(usage.ru_stime))
+    }
+
+    /// Seconds of a `timeval` (rusage's times).
+    static func seconds(_ time: timeval) -> Double {
+        Double(time.tv_sec) + Double(time.tv_usec) / 1e6
+    }
+
     /// The median of `values` (the mean of the middle two for an even count).
     static func median(_ values: [Double]) -> Double {
         let sorted = values.sorted()

@@ -29,7 +29,7 @@ extension RuntimeError: CLIError {
              .temporaryCopyUncreatable, .temporaryCopyUnwritable, .storeClosed, .ingestUnfinished:
             .failure
         case .unreadableCapture, .damagedUSBCapture, .streamTooLong: .dataError
-        case .usbDeviceNotConnected, .noInput: .noInput
+        case .usbDeviceNotConnected, .noInput, .unreadableInput: .noInput
         case .adapterChoice, .unknownUSBAdapter: .usage
         }
     }

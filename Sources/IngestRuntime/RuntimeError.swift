@@ -29,6 +29,8 @@ public enum RuntimeError: Error, Equatable, Sendable, CustomStringConvertible {
     case unknownUSBAdapter(id: String, known: [String])
     /// An input file that does not exist or cannot be opened.
     case noInput(path: String, reason: String = "no such file or directory")
+    /// An input file opened but failing as it is read (an I/O error).
+    case unreadableInput(path: String, reason: String)
     /// A stream (stdin, a pipe) longer than the spool takes.
     case streamTooLong(source: String, limit: Int)
     /// The temporary copy of a stream cannot be created in `directory`.
@@ -55,6 +57,7 @@ public enum RuntimeError: Error, Equatable, Sendable, CustomStringConvertible {
         case .adapterChoice(let error): error.description
         case .unknownUSBAdapter(let id, let known): "no USB adapter \"\(id)\" (known: \(known.joined(separator: ", ")))"
         case .noInput(let path, let reason): "cannot open '\(path)': \(reason)"
+        case .unreadableInput(let path, let reason): "cannot read '\(path)': \(reason)"
         case .streamTooLong(let source, let limit): "\(source): stream longer than \(limit) bytes; write it to a file first"
         case .temporaryCopyUncreatable(let source, let directory, let reason):
             "cannot create a temporary copy of \(source) in \(directory): \(reason)"

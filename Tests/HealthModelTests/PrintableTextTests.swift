@@ -1,4 +1,4 @@
-import HealthModel
+@testable import HealthModel
 import Testing
 
 /// Issue 23 finding 19: one escaping of names for terminals, shell quoting of printed
@@ -40,5 +40,20 @@ import Testing
         let names = (1...10_001).map { "person\($0)" }
         #expect(PrintableText.abbreviatedList(names) == "person1, person2, person3, person4, person5 and 9996 more")
         #expect(PrintableText.abbreviatedList(["me", "you"]) == "me, you")
+    }
+
+    /// The byte test agrees with Unicode's general category Cc for every scalar, alone and
+    /// between other text.
+    @Test func controlCharactersAreFoundFromTheBytesAsUnicodeClassifiesThem() {
+        for value in UInt32(0)...0x10FFFF {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            let isControl = scalar.properties.generalCategory == .control
+            let text = "a\u{C2}" + String(Character(scalar)) + "\u{E9}"
+            guard PrintableText.containsControlCharacter(text) == isControl else {
+                Issue.record("U+\(String(value, radix: 16)): expected \(isControl)")
+                return
+            }
+        }
+        #expect(PrintableText.escapingControlCharacters("Watch\u{85}\u{1B}") == "Watch\\u0085\\e")
     }
 }

@@ -25,6 +25,11 @@ public final class LineReader {
     private var pendingIndex = 0
     private var finished = false
     private let chunkSize: Int
+    /// The chunk read last, and where its unread bytes start.
+    private var chunk: [UInt8] = []
+    private var chunkPosition = 0
+    /// The path read (`-` for stdin), for messages.
+    private let path: String
     /// Lines longer than this are skipped and reported as over-long.
     public let maximumLineLength: Int
     /// How far an over-long line is skipped looking for its newline before the file is given up.
@@ -33,7 +38,8 @@ public final class LineReader {
     /// Opens `path`, or stdin for `-`. Throws `RuntimeError.noInput` for a missing file.
     public init(path: String, chunkSize: Int = 1 << 16, maximumLineLength: Int = HealthRecordEncoder.maximumLineBytes,
          maximumSkippedLength: Int = 1 << 30) throws {
-        self.chunkSize = chunkSize
+        self.chunkSize = max(1, chunkSize)
+        self.path = path
         self.maximumLineLength = maximumLineLength
         self.maximumSkippedLength = maximumSkippedLength
         // One more byte than the limit: the `\r` of a `\r\n` line does not count.
@@ -66,12 +72,36 @@ public final class LineReader {
                 pendingIndex += 1
                 switch piece {
                 case .line(let bytes), .unterminated(let bytes):
-                    var line = bytes[...]
-                    if line.last == 0x0D { line = line.dropLast() }
-                    return line.count > maximumLineLength ? .overlong(length: bytes.count) : .text(line)
+                    return Self.line(bytes[...], limit: maximumLineLength)
                 case .overlong(let length):
                     return .overlong(length: length)
                 }
+            }
+            if chunkPosition < chunk.count {
+                let newline = chunk.withUnsafeBytes { bytes -> Int? in
+                    guard let base = bytes.baseAddress,
+                          let found = memchr(base + chunkPosition, 0x0A, bytes.count - chunkPosition)
+                    else { return nil }
+                    return UnsafeRawPointer(found) - base
+                }
+                // A line wholly inside the chunk is handed out as a slice of it, not copied;
+                // the splitter's rules (`maximumLength`, over-long lengths) are the same.
+                if let newline, splitter.isBetweenLines {
+                    let bytes = chunk[chunkPosition..<newline]
+                    chunkPosition = newline + 1
+                    if bytes.count > splitter.maximumLength { return .overlong(length: bytes.count) }
+                    return Self.line(bytes, limit: maximumLineLength)
+                }
+                // The end of a line begun in an earlier chunk, or the start of one the next
+                // chunk ends: through the splitter.
+                let end = newline.map { $0 + 1 } ?? chunk.count
+                pending.removeAll(keepingCapacity: true)
+                pendingIndex = 0
+                chunk[chunkPosition..<end].withUnsafeBytes { bytes in
+                    splitter.append(bytes) { pending.append($0) }
+                }
+                chunkPosition = end
+                continue
             }
             guard !finished else { return nil }
             pending.removeAll(keepingCapacity: true)
@@ -80,15 +110,45 @@ public final class LineReader {
                 finished = true
                 return .abandoned(skipped: skipped)
             }
-            let chunk = try handle.read(upToCount: chunkSize) ?? Data()
-            if chunk.isEmpty {
+            let read = try readChunk()
+            if read.isEmpty {
                 finished = true
                 if let last = splitter.finish() { pending.append(last) }
             } else {
-                chunk.withUnsafeBytes { bytes in
-                    splitter.append(bytes) { pending.append($0) }
+                chunk = read
+                chunkPosition = 0
+            }
+        }
+    }
+
+    /// A line without its newline: its `\r` dropped, over-long past `limit`.
+    private static func line(_ bytes: ArraySlice<UInt8>, limit: Int) -> Line {
+        var line = bytes
+        if line.last == 0x0D { line = line.dropLast() }
+        return line.count > limit ? .overlong(length: bytes.count) : .text(line)
+    }
+
+    /// Up to `chunkSize` more bytes of the file (a new array each time: lines handed out may
+    /// still hold the last one); empty at its end. Read with read(2) itself: Foundation's
+    /// `FileHandle.read(upToCount:)` reads a regular file 4 KiB per call.
+    private func readChunk() throws -> [UInt8] {
+        let descriptor = handle.fileDescriptor
+        var failure: Int32 = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: chunkSize) { buffer, count in
+            count = 0
+            while true {
+                let result = Glibc.read(descriptor, buffer.baseAddress, chunkSize)
+                if result >= 0 {
+                    count = result
+                    return
+                }
+                guard errno == EINTR else {
+                    failure = errno
+                    return
                 }
             }
         }
+        guard failure == 0 else { throw RuntimeError.unreadableInput(path: path, reason: String(cString: strerror(failure))) }
+        return bytes
     }
 }
