@@ -20,7 +20,7 @@ import SQLiteStore
 ///   rows, as replay's batches); wall time of both, the child's including its start.
 ///   `cli.replay_jsonl_cpu_vs_raw_insert`: the same in CPU time, user + system of every thread:
 ///   the child's rusage (its decoding thread included) against this process's rusage across
-///   the raw insert.
+///   the raw insert. `--repeats` runs of both in turn, each into new files; medians.
 /// - `import.records_per_s` / `import.peak_rss_mb`: `ingestd import export.zip --grant` on an
 ///   export written by `../shared/tools/gen_apple_health_export.py -n 200000` (the child's wall
 ///   time and its peak resident set, VmHWM read while it runs); `import_1m.*` the same for 1,000,000 records.
@@ -143,7 +143,7 @@ struct CLIBench {
         return lines
     }
 
-    func replayJSONLines(samples: Int) throws {
+    func replayJSONLines(samples: Int, runs: Int) throws {
         let lines = directory + "/cli-replay.jsonl"
         let store = directory + "/cli-replay.sqlite"
         let raw = directory + "/cli-raw.sqlite"
@@ -164,31 +164,45 @@ struct CLIBench {
         }
         try text.write(toFile: lines, atomically: false, encoding: .utf8)
         text = ""
-        let granting = try HealthStore(path: store)
-        for source in SampleGenerator.sources { try granting.grant(source: source.name, types: [], all: true) }
-        granting.close()
-        sync()  // the lines' writeback would otherwise compete with the replay's fsyncs
-        log("cli: replaying \(samples) JSON lines")
-        let replay = try Self.run([ingestd, "replay", lines, "--store", store])
-        guard replay.status == 0 else { throw BenchError("ingestd replay exited \(replay.status)") }
-
-        try HealthStore(path: raw).close()
-        let inserter = try RawInserter(path: raw)
-        let rows = try records.map { record -> RawSampleRow in
-            guard case .sample(let sample) = record else { throw BenchError("not a sample") }
-            return try inserter.row(for: sample)
+        // Runs in turn (replay, then the raw insert), each into fresh files; medians.
+        var replays: [ChildRun] = []
+        var raws: [(wall: Double, user: Double, system: Double)] = []
+        for run in 1...max(1, runs) {
+            for path in [store, raw] {
+                for suffix in ["", "-wal", "-shm", ".lock"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+            }
+            let granting = try HealthStore(path: store)
+            for source in SampleGenerator.sources { try granting.grant(source: source.name, types: [], all: true) }
+            granting.close()
+            sync()  // the lines' writeback would otherwise compete with the replay's fsyncs
+            log("cli: replaying \(samples) JSON lines (run \(run) of \(max(1, runs)))")
+            let replay = try Self.run([ingestd, "replay", lines, "--store", store])
+            guard replay.status == 0 else { throw BenchError("ingestd replay exited \(replay.status)") }
+            try HealthStore(path: raw).close()
+            let rawRun = try {
+                let inserter = try RawInserter(path: raw)
+                let rows = try records.map { record -> RawSampleRow in
+                    guard case .sample(let sample) = record else { throw BenchError("not a sample") }
+                    return try inserter.row(for: sample)
+                }
+                return try inserter.timedInsert(rows, perTransaction: 1_000)
+            }()
+            log(String(format: "cli: replay %.2f s wall, %.2f s CPU (user %.2f, system %.2f); "
+                           + "raw insert %.2f s wall, %.2f s CPU (user %.2f, system %.2f)",
+                       replay.wall, replay.cpu, replay.user, replay.system,
+                       rawRun.wall, rawRun.user + rawRun.system, rawRun.user, rawRun.system))
+            replays.append(replay)
+            raws.append(rawRun)
         }
-        let (rawSeconds, rawUser, rawSystem) = try inserter.timedInsert(rows, perTransaction: 1_000)
-        let rawCPU = rawUser + rawSystem
-        log(String(format: "cli: replay %.2f s wall, %.2f s CPU (user %.2f, system %.2f; %.0f lines/s); "
-                       + "raw insert %.2f s wall, %.2f s CPU (user %.2f, system %.2f; %.0f rows/s)",
-                   replay.wall, replay.cpu, replay.user, replay.system, Double(samples) / replay.wall,
-                   rawSeconds, rawCPU, rawUser, rawSystem, Double(samples) / rawSeconds))
-        out.print("cli.replay_lines_per_s", Double(samples) / replay.wall, "1/s", decimals: 0)
-        out.print("cli.replay_jsonl_vs_raw_insert", rawSeconds / replay.wall, "ratio", decimals: 2)
-        out.print("cli.replay_cpu_s", replay.cpu, "s", decimals: 2)
+        let replayWall = Measure.median(replays.map(\.wall))
+        let replayCPU = Measure.median(replays.map(\.cpu))
+        let rawWall = Measure.median(raws.map(\.wall))
+        let rawCPU = Measure.median(raws.map { $0.user + $0.system })
+        out.print("cli.replay_lines_per_s", Double(samples) / replayWall, "1/s", decimals: 0)
+        out.print("cli.replay_jsonl_vs_raw_insert", rawWall / replayWall, "ratio", decimals: 2)
+        out.print("cli.replay_cpu_s", replayCPU, "s", decimals: 2)
         out.print("cli.raw_insert_cpu_s", rawCPU, "s", decimals: 2)
-        out.print("cli.replay_jsonl_cpu_vs_raw_insert", rawCPU / replay.cpu, "ratio", decimals: 2)
+        out.print("cli.replay_jsonl_cpu_vs_raw_insert", rawCPU / replayCPU, "ratio", decimals: 2)
     }
 
     func importExport(records: Int, prefix: String) throws {
@@ -248,7 +262,7 @@ func cliBenchmarks(_ options: BenchOptions, directory: String, parts: Set<String
     if parts.contains("cli") {
         try bench.decodeJSON(reports: options.samples >= 1_000_000 ? 300_000 : 30_000)
         try bench.decodeJSONSamples(reports: options.samples >= 1_000_000 ? 150_000 : 15_000)
-        try bench.replayJSONLines(samples: options.samples >= 1_000_000 ? 200_000 : 20_000)
+        try bench.replayJSONLines(samples: options.samples >= 1_000_000 ? 200_000 : 20_000, runs: options.repeats)
     }
     if parts.contains("import") {
         guard FileManager.default.fileExists(atPath: options.exportGenerator) else {
