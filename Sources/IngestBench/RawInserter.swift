@@ -138,6 +138,13 @@ final class RawInserter {
         return written
     }
 
+    /// Empties `samples` and checkpoints the file (between runs of the same rows).
+    func deleteSamples() throws {
+        try exec("DELETE FROM samples")
+        try exec("PRAGMA wal_checkpoint(TRUNCATE)")
+        try exec("VACUUM")
+    }
+
     /// Inserts all `rows`, `perTransaction` at a time; the wall seconds it took and the CPU
     /// seconds of this whole process meanwhile (every thread), user and system.
     func timedInsert(_ rows: [RawSampleRow], perTransaction: Int) throws -> (wall: Double, user: Double, system: Double) {

@@ -16,6 +16,7 @@ import WebDashboard
          "no USB device 0590:0028 is connected ('ingestd devices' lists those present)"),
         (.noInput(path: "/x.jsonl"), .noInput, "cannot open '/x.jsonl': no such file or directory"),
         (.noInput(path: "/tmp", reason: "is a directory"), .noInput, "cannot open '/tmp': is a directory"),
+        (.unreadableInput(path: "walk.jsonl", reason: "Input/output error"), .noInput, "cannot read 'walk.jsonl': Input/output error"),
         (.unreadableCapture(path: "a.btsnoop", reason: "magic is not \"btsnoop\\0\""), .dataError,
          "a.btsnoop: magic is not \"btsnoop\\0\""),
         (.streamTooLong(source: "stdin", limit: 100), .dataError, "stdin: stream longer than 100 bytes; write it to a file first"),
