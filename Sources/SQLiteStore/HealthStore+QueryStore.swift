@@ -41,6 +41,7 @@ extension HealthStore: QueryStore {
     }
 
     /// One read of one person's samples for all `operations` (everyone: each operation as `statistics` computes it).
+    /// Over a given range a sum is summed as the rows are read until an operation needs the samples.
     public func statistics(_ operations: [StatisticsOperation], type: QuantityType, from: Date?, to: Date?,
                            granularity: BucketGranularity?, zone: TimeZone, scope: QueryScope) throws -> [[StatisticsBucket]] {
         guard scope.people != .everyone else {
@@ -48,7 +49,15 @@ extension HealthStore: QueryStore {
                 try statistics($0, type: type, from: from, to: to, granularity: granularity, zone: zone, scope: scope)
             }
         }
-        let samples = try statisticsSamples(type: type, from: from, to: to, person: personScope(scope))
+        let person = try personScope(scope)
+        if from != nil, to != nil,
+           let buckets = try StatisticsRange.buckets(from: from, to: to, granularity: granularity, zone: zone, extent: nil) {
+            var samples: [StatisticsSample]?
+            return try operations.map {
+                try statistics($0, type: type, from: from, to: to, in: buckets, person: person, samples: &samples)
+            }
+        }
+        let samples = try statisticsSamples(type: type, from: from, to: to, person: person)
         guard let buckets = try StatisticsRange.buckets(from: from, to: to, granularity: granularity, zone: zone,
                                                         extent: SampleExtent(samples)) else { return operations.map { _ in [] } }
         return try operations.map { try StatisticsEngine().statistics($0, of: samples, in: buckets) }
@@ -65,15 +74,16 @@ extension HealthStore: QueryStore {
             return try statistics(operation, type: type, from: from, to: to, granularity: granularity, zone: zone,
                                   person: personScope(scope))
         }
-        // Everyone: the buckets of all samples found, then each person's (and the unassigned
-        // samples') statistics over them, combined.
-        guard let buckets = try StatisticsRange.buckets(
-            from: from, to: to, granularity: granularity, zone: zone,
-            extent: SampleExtent(try statisticsSamples(type: type, from: from, to: to, person: .everyone))) else { return [] }
+        // Everyone: the buckets of the range (without one: of all samples found, their extent
+        // taken as the rows are read), then each person's (and the unassigned samples')
+        // statistics over them, combined; a sum is summed as each one's rows are read.
+        let extent = from != nil && to != nil ? nil : try statisticsExtent(type: type, from: from, to: to, person: .everyone)
+        guard let buckets = try StatisticsRange.buckets(from: from, to: to, granularity: granularity, zone: zone,
+                                                        extent: extent) else { return [] }
         let scopes = try people().map { PersonScope.person($0.id) } + [.unassigned]
         let parts = try scopes.map {
-            try StatisticsEngine().statistics(operation, of: try statisticsSamples(type: type, from: from, to: to, person: $0),
-                                              in: buckets)
+            var samples: [StatisticsSample]?
+            return try statistics(operation, type: type, from: from, to: to, in: buckets, person: $0, samples: &samples)
         }
         return StatisticsCombination.combine(operation, parts)
     }

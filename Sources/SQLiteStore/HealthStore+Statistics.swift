@@ -17,18 +17,56 @@ extension HealthStore {
         _ operation: StatisticsOperation, type: QuantityType, from: Date?, to: Date?,
         granularity: BucketGranularity?, zone: TimeZone, person: PersonScope = .everyone
     ) throws -> [StatisticsBucket] {
-        if operation == .sum, from != nil, to != nil,
+        if from != nil, to != nil,
            let buckets = try StatisticsRange.buckets(from: from, to: to, granularity: granularity, zone: zone, extent: nil) {
+            var samples: [StatisticsSample]?
+            return try statistics(operation, type: type, from: from, to: to, in: buckets, person: person, samples: &samples)
+        }
+        let samples = try statisticsSamples(type: type, from: from, to: to, person: person)
+        guard let buckets = try StatisticsRange.buckets(from: from, to: to, granularity: granularity, zone: zone,
+                                                        extent: SampleExtent(samples)) else { return [] }
+        return try StatisticsEngine().statistics(operation, of: samples, in: buckets)
+    }
+
+    /// `operation` per bucket of `buckets` over `person`'s samples of `type` overlapping
+    /// `[from, to)`. A sum is summed as the rows are read (`StreamingSum`) while `samples` is nil;
+    /// otherwise, or when the rows need the priority merge, the engine computes it over the
+    /// samples, read once into `samples` for every later operation over the same rows.
+    func statistics(_ operation: StatisticsOperation, type: QuantityType, from: Date?, to: Date?,
+                    in buckets: CalendarBuckets, person: PersonScope,
+                    samples: inout [StatisticsSample]?) throws -> [StatisticsBucket] {
+        if operation == .sum, samples == nil {
             var sum = StreamingSum(buckets: buckets)
             let complete = try forEachStatisticsRow(type: type, from: from, to: to, person: person) {
                 try sum.add(start: $0, end: $1, value: $2, sourceRank: $3)
             }
             if complete { return sum.result() }
         }
-        let samples = try statisticsSamples(type: type, from: from, to: to, person: person)
-        guard let buckets = try StatisticsRange.buckets(from: from, to: to, granularity: granularity, zone: zone,
-                                                        extent: SampleExtent(samples)) else { return [] }
-        return try StatisticsEngine().statistics(operation, of: samples, in: buckets)
+        let read = try samples ?? statisticsSamples(type: type, from: from, to: to, person: person)
+        samples = read
+        return try StatisticsEngine().statistics(operation, of: read, in: buckets)
+    }
+
+    /// The extent of the samples `statisticsSamples` gives (`SampleExtent(_:)` of them), taken
+    /// as the rows are read, holding none; nil when there are none.
+    func statisticsExtent(type: QuantityType, from: Date?, to: Date?, person: PersonScope) throws -> SampleExtent? {
+        var extent: SampleExtent?
+        try forEachStatisticsRow(type: type, from: from, to: to, person: person) { start, end, _, _ in
+            guard var known = extent else {
+                extent = SampleExtent(earliestStart: start, latestEnd: end, instantAtLatestEnd: start == end)
+                return true
+            }
+            known.earliestStart = min(known.earliestStart, start)
+            if end > known.latestEnd {
+                known.latestEnd = end
+                known.instantAtLatestEnd = start == end
+            } else if end == known.latestEnd, start == end {
+                known.instantAtLatestEnd = true
+            }
+            extent = known
+            return true
+        }
+        return extent
     }
 
     /// The samples of `type` overlapping `[from, to)` as the statistics engine takes them, each
@@ -48,6 +86,7 @@ extension HealthStore {
     /// every row was handed. A source's rank is looked up once, then found in a short list (a
     /// type's samples come from a few sources, often interleaved row by row), or past its first
     /// sixteen sources in a dictionary.
+    @discardableResult
     private func forEachStatisticsRow(type: QuantityType, from: Date?, to: Date?, person: PersonScope,
                                       _ body: (Date, Date, Double, Int) throws -> Bool) throws -> Bool {
         let statement = try pointsStatement(type: type, from: from, to: to, person: person)
