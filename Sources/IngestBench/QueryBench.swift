@@ -39,8 +39,8 @@ enum QueryBench {
             status.append(ours)
             // The old scans take seconds each at ten million samples: three of them, in the first runs.
             if let sqlite3, run <= Self.scanRuns { scans.append(try CLIBench.run([sqlite3, path, scanSQL])) }
-            log(String(format: "query run %d/%d: status %.1f ms, the old scans in sqlite3 %.1f ms", run, repeats,
-                       ours.wall * 1000, (scans.last?.wall ?? 0) * 1000))
+            let scanned = run <= scans.count ? String(format: ", the old scans in sqlite3 %.1f ms", scans[run - 1].wall * 1000) : ""
+            log(String(format: "query run %d/%d: status %.1f ms", run, repeats, ours.wall * 1000) + scanned)
         }
         // `today` of the store's last day (the samples end 15 s apart from 2020-09-13 on).
         let lastDay = Date(timeIntervalSince1970: 1_600_000_000 + Double(samples - 1) * 15)
