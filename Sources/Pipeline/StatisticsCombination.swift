@@ -53,11 +53,27 @@ public struct SampleExtent: Sendable, Equatable {
         self.instantAtLatestEnd = instantAtLatestEnd
     }
 
+    /// The extent of one sample from `start` to `end`.
+    public init(start: Date, end: Date) {
+        self.init(earliestStart: start, latestEnd: end, instantAtLatestEnd: start == end)
+    }
+
     /// The extent of `samples`; nil when there are none.
     public init?(_ samples: [StatisticsSample]) {
-        guard let first = samples.map(\.start).min(), let last = samples.map(\.end).max() else { return nil }
-        self.init(earliestStart: first, latestEnd: last,
-                  instantAtLatestEnd: samples.contains { $0.isInstantaneous && $0.start == last })
+        guard let first = samples.first else { return nil }
+        self.init(start: first.start, end: first.end)
+        for sample in samples.dropFirst() { include(start: sample.start, end: sample.end) }
+    }
+
+    /// Grows the extent to hold a sample from `start` to `end` (samples in any order).
+    public mutating func include(start: Date, end: Date) {
+        earliestStart = min(earliestStart, start)
+        if end > latestEnd {
+            latestEnd = end
+            instantAtLatestEnd = start == end
+        } else if end == latestEnd, start == end {
+            instantAtLatestEnd = true
+        }
     }
 
     /// Two samples with this extent (for `CalendarBuckets(covering:)`).

@@ -52,18 +52,7 @@ extension HealthStore {
     func statisticsExtent(type: QuantityType, from: Date?, to: Date?, person: PersonScope) throws -> SampleExtent? {
         var extent: SampleExtent?
         try forEachStatisticsRow(type: type, from: from, to: to, person: person) { start, end, _, _ in
-            guard var known = extent else {
-                extent = SampleExtent(earliestStart: start, latestEnd: end, instantAtLatestEnd: start == end)
-                return true
-            }
-            known.earliestStart = min(known.earliestStart, start)
-            if end > known.latestEnd {
-                known.latestEnd = end
-                known.instantAtLatestEnd = start == end
-            } else if end == known.latestEnd, start == end {
-                known.instantAtLatestEnd = true
-            }
-            extent = known
+            if extent == nil { extent = SampleExtent(start: start, end: end) } else { extent?.include(start: start, end: end) }
             return true
         }
         return extent

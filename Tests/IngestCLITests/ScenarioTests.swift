@@ -322,6 +322,29 @@ final class Scenario {
         #expect(newYork.stdout.first?.contains("-05:00\"") == true, "\(newYork.stdout)")
     }
 
+    /// The samples table, printed in two reads of the store (its column widths, then its rows):
+    /// the same bytes as the table made of every row in memory (these lines are what that earlier
+    /// code printed for this store), and its empty answers.
+    @Test func theSamplesTableIsPrintedWholeAndAligned() async throws {
+        let scenario = try await weighedScenario()
+        let all = await scenario.run(["samples", "bodyMass", "--tz", "UTC"])
+        #expect(all.status == 0)
+        #expect(all.stdout == [
+            "START                 END                   VALUE    SOURCE  DEVICE",
+            "2026-11-28T07:00:00Z  2026-11-28T07:00:00Z  63.8 kg  scale   ",
+            "2026-11-29T07:00:00Z  2026-11-29T07:00:00Z  63.5 kg  scale   ",
+            "2026-11-30T07:00:00Z  2026-11-30T07:00:00Z  63.2 kg  scale   ",
+        ], "\(all.stdout)")
+        let newest = await scenario.run(["samples", "bodyMass", "--newest", "2", "--tz", "UTC"])
+        #expect(newest.stdout == [
+            "START                 END                   VALUE    SOURCE  DEVICE",
+            "2026-11-29T07:00:00Z  2026-11-29T07:00:00Z  63.5 kg  scale   ",
+            "2026-11-30T07:00:00Z  2026-11-30T07:00:00Z  63.2 kg  scale   ",
+        ], "\(newest.stdout)")
+        #expect(await scenario.run(["samples", "stepCount"]).stdout == ["No stepCount samples."])
+        #expect(await scenario.run(["samples", "bodyMass", "--from", "2027-01-01"]).stdout == ["No bodyMass samples in this range."])
+    }
+
     /// A person's own units (`people set P --units us`) print their values in pounds and miles;
     /// `--units` on the command line wins, the person's wins over the configuration's, and
     /// `--units default` hands the choice back to the configuration.

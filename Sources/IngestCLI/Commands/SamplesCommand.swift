@@ -101,21 +101,25 @@ struct SamplesCommand: Command {
             }
             return
         }
-        var samples: [QuantitySample] = []
-        try selection.forEach(in: store, scope: scope) { samples.append($0) }
+        // The table in two reads (the column widths, then the rows): memory bounded by none of their number.
         let time = PrintedTime(zone: printZone)
-        let rows = samples.map { sample -> [String] in
-            let value = unit == nil
-                ? DisplayUnits.text(sample.quantity.value, of: type, system: system)
-                : DisplayUnits.text(sample.quantity.value, of: type, in: outputUnit, system: system)
-            return [time.string(sample.start), time.string(sample.end), value, sample.source,
-                    sample.device?.name ?? sample.device?.localIdentifier ?? ""]
-        }
-        if rows.isEmpty {
-            context.stdout.writeLine("No \(type.shortName) samples" + (selection.from != nil || selection.to != nil ? " in this range." : "."))
+        let printed: Int
+        do {
+            printed = try TableLayout.stream(header: ["START", "END", "VALUE", "SOURCE", "DEVICE"], to: context.stdout) { row in
+                try selection.forEach(in: store, scope: scope) { sample in
+                    let value = unit == nil
+                        ? DisplayUnits.text(sample.quantity.value, of: type, system: system)
+                        : DisplayUnits.text(sample.quantity.value, of: type, in: outputUnit, system: system)
+                    try row([time.string(sample.start), time.string(sample.end), value, sample.source,
+                             sample.device?.name ?? sample.device?.localIdentifier ?? ""])
+                }
+            }
+        } catch is SampleStreamEnded {
             return
         }
-        context.stdout.write(Table(header: ["START", "END", "VALUE", "SOURCE", "DEVICE"], rows: rows).rendered)
+        if printed == 0 {
+            context.stdout.writeLine("No \(type.shortName) samples" + (selection.from != nil || selection.to != nil ? " in this range." : "."))
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import Logging
 
 /// A plain left-aligned text table. Every cell is printed through `PrintableText.escaped`: a
 /// name with an ESC sequence or a newline cannot act on the terminal or break the rows.
@@ -38,5 +39,28 @@ struct TableLayout {
             guard i < cells.count - 1, i < widths.count else { return text }
             return text + String(repeating: " ", count: max(0, widths[i] + 2 - text.utf16.count))
         }.joined() + "\n"
+    }
+}
+
+extension TableLayout {
+    /// Prints the table of the rows `read` hands out, holding none of them: a first read
+    /// measures the columns, a second prints each row as it comes (stopping with
+    /// `SampleStreamEnded` once the reader of `output` is gone). Returns how many rows the first
+    /// read found; with none, nothing is printed.
+    static func stream(header: [String], to output: any TextWriter,
+                       read: (_ row: ([String]) throws -> Void) throws -> Void) throws -> Int {
+        var layout = TableLayout(header: header)
+        var count = 0
+        try read { row in
+            layout.measure(row)
+            count += 1
+        }
+        guard count > 0 else { return 0 }
+        output.write(layout.line(header, escaping: false))
+        try read { row in
+            if output.isReaderGone { throw SampleStreamEnded() }
+            output.write(layout.line(row))
+        }
+        return count
     }
 }

@@ -55,22 +55,11 @@ struct UnassignedCommand: Command {
         return count
     }
 
-    /// The table: a first read measures the columns, a second prints the rows; returns how many
-    /// rows the first read found (none: nothing printed).
+    /// The table, in two reads of the feed (`TableLayout.stream`); returns how many rows it has.
     private func writeTable(_ store: any SampleAssignmentStore, _ context: CommandContext) throws -> Int {
-        var layout = TableLayout(header: Self.header)
-        var count = 0
-        try store.forEachUnassignedSample(limit: limit) { sample in
-            layout.measure(Self.row(sample))
-            count += 1
+        try TableLayout.stream(header: Self.header, to: context.stdout) { row in
+            try store.forEachUnassignedSample(limit: limit) { try row(Self.row($0)) }
         }
-        guard count > 0 else { return 0 }
-        context.stdout.write(layout.line(Self.header, escaping: false))
-        try store.forEachUnassignedSample(limit: limit) { sample in
-            if context.stdout.isReaderGone { throw SampleStreamEnded() }
-            context.stdout.write(layout.line(Self.row(sample)))
-        }
-        return count
     }
 
     static let header = ["UUID", "TYPE", "START", "VALUE", "SOURCE", "DEVICE"]
