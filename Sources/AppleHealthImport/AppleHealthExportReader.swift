@@ -363,6 +363,62 @@ public final class AppleHealthExportReader {
     }
 
     private func metadata(_ entries: [(key: String, value: String)], attributes: [XMLAttribute]) -> Metadata {
+        let version = Self.value("sourceVersion", attributes)
+        let offset = Self.value("startDate", attributes).flatMap { $0.utf8.count == 25 ? String($0.suffix(5)) : nil }
+        // Records repeat a few combinations (an app's version, the zone's offset, a motion
+        // context): the metadata of byte-equal inputs is the same value, built once and shared
+        // (the store then knows it by identity).
+        if let known = recentMetadata.first(where: { $0.matches(entries, version: version, offset: offset) }) {
+            tally.metadataRefused += known.refused
+            return known.metadata
+        }
+        let refusedBefore = tally.metadataRefused
+        let metadata = buildMetadata(entries, version: version, offset: offset)
+        let recent = RecentMetadata(entries: entries, version: version, offset: offset, metadata: metadata,
+                                    refused: tally.metadataRefused - refusedBefore)
+        if recentMetadata.count < Self.recentMetadataLimit {
+            recentMetadata.append(recent)
+        } else {
+            recentMetadata[nextMetadataSlot] = recent
+            nextMetadataSlot = (nextMetadataSlot + 1) % Self.recentMetadataLimit
+        }
+        return metadata
+    }
+
+    /// The last metadata values built, with the inputs they were built from.
+    private var recentMetadata: [RecentMetadata] = []
+    private var nextMetadataSlot = 0
+    private static let recentMetadataLimit = 8
+
+    /// One metadata value and the record's inputs it was built from (byte-compared).
+    private struct RecentMetadata {
+        var entries: [(key: String, value: String)]
+        var version: String?
+        var offset: String?
+        var metadata: Metadata
+        /// The entries refused while building it (counted again for every record that repeats them).
+        var refused: Int
+
+        func matches(_ entries: [(key: String, value: String)], version: String?, offset: String?) -> Bool {
+            guard self.entries.count == entries.count else { return false }
+            switch (self.version, version) {
+            case (nil, nil): break
+            case let (a?, b?): guard a.hasSameUTF8(as: b) else { return false }
+            default: return false
+            }
+            switch (self.offset, offset) {
+            case (nil, nil): break
+            case let (a?, b?): guard a.hasSameUTF8(as: b) else { return false }
+            default: return false
+            }
+            for (mine, theirs) in zip(self.entries, entries) {
+                guard mine.key.hasSameUTF8(as: theirs.key), mine.value.hasSameUTF8(as: theirs.value) else { return false }
+            }
+            return true
+        }
+    }
+
+    private func buildMetadata(_ entries: [(key: String, value: String)], version: String?, offset: String?) -> Metadata {
         var metadata = Metadata()
         for (key, text) in entries {
             do {
@@ -386,11 +442,11 @@ public final class AppleHealthExportReader {
                 tally.metadataRefused += 1
             }
         }
-        if let version = Self.value("sourceVersion", attributes), !version.isEmpty {
+        if let version, !version.isEmpty {
             try? metadata.set(.string(version), forKey: "sourceVersion")
         }
-        if let startText = Self.value("startDate", attributes), startText.utf8.count == 25 {
-            try? metadata.set(.string(String(startText.suffix(5))), forKey: "utcOffset")
+        if let offset {
+            try? metadata.set(.string(offset), forKey: "utcOffset")
         }
         return metadata
     }

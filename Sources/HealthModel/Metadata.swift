@@ -6,20 +6,46 @@ import Foundation
 /// other key; an entry under one of the typed keys is ignored when encoding, so set typed values
 /// through the properties or `set(_:forKey:)`.
 public struct Metadata: Hashable, Sendable {
+    /// The fields, in one box that copies share until one changes a field. Empty metadata
+    /// shares one box.
+    private var storage: CopyOnWriteBox<Fields>
+
+    private struct Fields: Equatable, Hashable {
+        var syncIdentifier: String? = nil
+        var syncVersion: Int? = nil
+        var externalUUID: String? = nil
+        var wasUserEntered: Bool? = nil
+        var timeZone: String? = nil
+        var deviceSerialNumber: String? = nil
+        var entries: [String: MetadataValue] = [:]
+    }
+
+    private static let emptyStorage = CopyOnWriteBox(Fields())
+
     /// `HKMetadataKeySyncIdentifier`: identity of the logical measurement across re-sends.
-    public var syncIdentifier: String?
+    public var syncIdentifier: String? { get { storage.value.syncIdentifier } set { CopyOnWriteBox.change(&storage) { $0.syncIdentifier = newValue } } }
     /// `HKMetadataKeySyncVersion`: a higher version replaces the stored sample.
-    public var syncVersion: Int?
+    public var syncVersion: Int? { get { storage.value.syncVersion } set { CopyOnWriteBox.change(&storage) { $0.syncVersion = newValue } } }
     /// `HKExternalUUID`: the writer's own record id.
-    public var externalUUID: String?
+    public var externalUUID: String? { get { storage.value.externalUUID } set { CopyOnWriteBox.change(&storage) { $0.externalUUID = newValue } } }
     /// `HKWasUserEntered`: entered by hand rather than measured.
-    public var wasUserEntered: Bool?
+    public var wasUserEntered: Bool? { get { storage.value.wasUserEntered } set { CopyOnWriteBox.change(&storage) { $0.wasUserEntered = newValue } } }
     /// `HKTimeZone`: IANA time zone name where the sample was recorded.
-    public var timeZone: String?
+    public var timeZone: String? { get { storage.value.timeZone } set { CopyOnWriteBox.change(&storage) { $0.timeZone = newValue } } }
     /// `HKDeviceSerialNumber`: serial number of the measuring device.
-    public var deviceSerialNumber: String?
+    public var deviceSerialNumber: String? { get { storage.value.deviceSerialNumber } set { CopyOnWriteBox.change(&storage) { $0.deviceSerialNumber = newValue } } }
     /// Every other key.
-    public var entries: [String: MetadataValue]
+    public var entries: [String: MetadataValue] {
+        get { storage.value.entries }
+        _modify {
+            CopyOnWriteBox.makeUnique(&storage)
+            yield &storage.value.entries
+        }
+        set {
+            CopyOnWriteBox.makeUnique(&storage)
+            storage.value.entries = newValue
+        }
+    }
 
     public init(
         syncIdentifier: String? = nil,
@@ -30,18 +56,64 @@ public struct Metadata: Hashable, Sendable {
         deviceSerialNumber: String? = nil,
         entries: [String: MetadataValue] = [:]
     ) {
-        self.syncIdentifier = syncIdentifier
-        self.syncVersion = syncVersion
-        self.externalUUID = externalUUID
-        self.wasUserEntered = wasUserEntered
-        self.timeZone = timeZone
-        self.deviceSerialNumber = deviceSerialNumber
-        self.entries = entries
+        if syncIdentifier == nil, syncVersion == nil, externalUUID == nil, wasUserEntered == nil, timeZone == nil,
+           deviceSerialNumber == nil, entries.isEmpty {
+            storage = Self.emptyStorage
+        } else {
+            storage = CopyOnWriteBox(Fields(syncIdentifier: syncIdentifier, syncVersion: syncVersion, externalUUID: externalUUID, wasUserEntered: wasUserEntered, timeZone: timeZone, deviceSerialNumber: deviceSerialNumber, entries: entries))
+        }
+    }
+
+    public static func == (lhs: Metadata, rhs: Metadata) -> Bool {
+        lhs.storage === rhs.storage || lhs.storage.value == rhs.storage.value
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(storage.value) }
+
+    /// Whether two values share their storage (then they are equal without comparing fields).
+    public func sharesStorage(with other: Metadata) -> Bool { storage === other.storage }
+
+    /// Whether two values certainly encode to the same JSON: equal typed fields and byte-equal
+    /// strings (`==` also matches canonically equivalent spellings, which encode differently).
+    /// Entry tables of more than 8 entries are taken as different (a few entries, as an
+    /// import's `sourceVersion` and `utcOffset`, are what repeats).
+    public func isSpelledAlike(_ other: Metadata) -> Bool {
+        if storage === other.storage { return true }
+        let a = storage.value, b = other.storage.value
+        return a.syncVersion == b.syncVersion && a.wasUserEntered == b.wasUserEntered
+            && Self.sameBytes(a.syncIdentifier, b.syncIdentifier) && Self.sameBytes(a.externalUUID, b.externalUUID)
+            && Self.sameBytes(a.timeZone, b.timeZone) && Self.sameBytes(a.deviceSerialNumber, b.deviceSerialNumber)
+            && Self.sameEntries(a.entries, b.entries)
+    }
+
+    private static func sameEntries(_ a: [String: MetadataValue], _ b: [String: MetadataValue]) -> Bool {
+        guard a.count == b.count else { return false }
+        guard a.count <= 8 else { return false }
+        for (key, value) in a {
+            // A linear search of a few entries costs less than hashing the key.
+            guard let other = b.first(where: { $0.key.hasSameUTF8(as: key) }) else { return false }
+            switch (value, other.value) {
+            case let (.string(x), .string(y)): guard x.hasSameUTF8(as: y) else { return false }
+            case let (.number(x), .number(y)): guard x.bitPattern == y.bitPattern else { return false }
+            case let (.bool(x), .bool(y)): guard x == y else { return false }
+            default: return false
+            }
+        }
+        return true
+    }
+
+    private static func sameBytes(_ a: String?, _ b: String?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): true
+        case let (a?, b?): a.hasSameUTF8(as: b)
+        default: false
+        }
     }
 
     /// Whether there is nothing to encode.
     public var isEmpty: Bool {
-        syncIdentifier == nil && syncVersion == nil && externalUUID == nil && wasUserEntered == nil
+        if storage === Self.emptyStorage { return true }
+        return syncIdentifier == nil && syncVersion == nil && externalUUID == nil && wasUserEntered == nil
             && timeZone == nil && deviceSerialNumber == nil
             && entries.keys.allSatisfy { Self.typedKeys.contains(MetadataKey.canonical($0)) }
     }

@@ -4,18 +4,41 @@
 /// and a plausible range (in the canonical unit) that the pipeline uses to reject nonsense.
 /// Two types are equal when their identifiers are equal.
 public struct QuantityType: Hashable, Sendable, CustomStringConvertible {
+    /// The fields, in one shared immutable box: a sample is copied through every stage of the
+    /// pipeline, and a copy of a type is then one reference count, not one per string.
+    private let storage: Storage
+
+    private final class Storage: Sendable {
+        let identifier: String
+        let shortName: String
+        let canonicalUnit: Unit
+        let aggregationStyle: AggregationStyle
+        let plausibleRange: ClosedRange<Double>
+        let isDietary: Bool
+
+        init(identifier: String, shortName: String, canonicalUnit: Unit, aggregationStyle: AggregationStyle,
+             plausibleRange: ClosedRange<Double>, isDietary: Bool) {
+            self.identifier = identifier
+            self.shortName = shortName
+            self.canonicalUnit = canonicalUnit
+            self.aggregationStyle = aggregationStyle
+            self.plausibleRange = plausibleRange
+            self.isDietary = isDietary
+        }
+    }
+
     /// The full identifier, e.g. `HKQuantityTypeIdentifierStepCount`.
-    public let identifier: String
+    public var identifier: String { storage.identifier }
     /// The short form accepted on the command line, e.g. `stepCount`.
-    public let shortName: String
+    public var shortName: String { storage.shortName }
     /// The unit values of this type are stored in.
-    public let canonicalUnit: Unit
+    public var canonicalUnit: Unit { storage.canonicalUnit }
     /// How values combine over time; decides which statistics are legal.
-    public let aggregationStyle: AggregationStyle
+    public var aggregationStyle: AggregationStyle { storage.aggregationStyle }
     /// The range a single sample's value must lie in, expressed in `canonicalUnit`.
-    public let plausibleRange: ClosedRange<Double>
+    public var plausibleRange: ClosedRange<Double> { storage.plausibleRange }
     /// Whether this is a nutrition type that may be a member of a food correlation.
-    public let isDietary: Bool
+    public var isDietary: Bool { storage.isDietary }
 
     /// Creates a quantity type. The built-in types are the static members listed in `catalogue`.
     public init(
@@ -26,12 +49,8 @@ public struct QuantityType: Hashable, Sendable, CustomStringConvertible {
         plausibleRange: ClosedRange<Double>,
         isDietary: Bool = false
     ) {
-        self.identifier = identifier
-        self.shortName = shortName
-        self.canonicalUnit = canonicalUnit
-        self.aggregationStyle = aggregationStyle
-        self.plausibleRange = plausibleRange
-        self.isDietary = isDietary
+        storage = Storage(identifier: identifier, shortName: shortName, canonicalUnit: canonicalUnit,
+                        aggregationStyle: aggregationStyle, plausibleRange: plausibleRange, isDietary: isDietary)
     }
 
     /// The short name in words, for a page or an entity without a name of its own:
@@ -66,7 +85,7 @@ public struct QuantityType: Hashable, Sendable, CustomStringConvertible {
     public var description: String { identifier }
 
     public static func == (lhs: QuantityType, rhs: QuantityType) -> Bool {
-        lhs.identifier == rhs.identifier
+        lhs.storage === rhs.storage || lhs.identifier == rhs.identifier
     }
 
     public func hash(into hasher: inout Hasher) { hasher.combine(identifier) }

@@ -210,9 +210,9 @@ struct BatchWriter {
     private var morePairCounts: [HealthStore.PairKey: Int] = [:]
     /// The last few metadata values encoded, with their JSON: adapters repeat the same metadata,
     /// and an import alternates between a few sources' (app version, time zone offset).
-    private var recentMetadata: [(metadata: Metadata, json: String)] = []
+    private var recentMetadata: [(metadata: Metadata, json: String?)] = []
     private var nextMetadataSlot = 0
-    private static let recentMetadataLimit = 4
+    private static let recentMetadataLimit = 8
 
     /// Newly stored (written or replaced) samples per (type, source).
     var counts: [HealthStore.PairKey: Int] {
@@ -234,10 +234,16 @@ struct BatchWriter {
         }
     }
 
-    /// The JSON text stored for non-empty metadata.
-    private mutating func metadataJSON(_ metadata: Metadata) -> String {
-        for recent in recentMetadata where Self.encodeAlike(recent.metadata, metadata) { return recent.json }
-        let json = HealthRecordEncoder().encode(metadata)
+    /// The JSON text stored for metadata, nil for metadata with nothing to encode (stored as
+    /// NULL). Readers that reuse one value for repeated metadata make this an identity check.
+    private mutating func metadataJSON(_ metadata: Metadata) -> String? {
+        for recent in recentMetadata where recent.metadata.sharesStorage(with: metadata) { return recent.json }
+        if let alike = recentMetadata.firstIndex(where: { $0.metadata.isSpelledAlike(metadata) }) {
+            // Kept under this value, which the next records are likely to share.
+            recentMetadata[alike].metadata = metadata
+            return recentMetadata[alike].json
+        }
+        let json = metadata.isEmpty ? nil : HealthRecordEncoder().encode(metadata)
         if recentMetadata.count < Self.recentMetadataLimit {
             recentMetadata.append((metadata, json))
         } else {
@@ -245,42 +251,6 @@ struct BatchWriter {
             nextMetadataSlot = (nextMetadataSlot + 1) % Self.recentMetadataLimit
         }
         return json
-    }
-
-    /// Whether two metadata values certainly encode to the same JSON: typed fields only, with
-    /// byte-equal strings (`==` would also match canonically equivalent spellings, which encode
-    /// differently).
-    private static func encodeAlike(_ a: Metadata, _ b: Metadata) -> Bool {
-        a.syncVersion == b.syncVersion && a.wasUserEntered == b.wasUserEntered
-            && sameBytes(a.syncIdentifier, b.syncIdentifier) && sameBytes(a.externalUUID, b.externalUUID)
-            && sameBytes(a.timeZone, b.timeZone) && sameBytes(a.deviceSerialNumber, b.deviceSerialNumber)
-            && sameEntries(a.entries, b.entries)
-    }
-
-    /// Whether two entry tables hold byte-equal keys and values (a few entries, as an import's
-    /// `sourceVersion` and `utcOffset`, are compared; larger tables are taken as different).
-    private static func sameEntries(_ a: [String: MetadataValue], _ b: [String: MetadataValue]) -> Bool {
-        guard a.count == b.count else { return false }
-        guard a.count <= 8 else { return false }
-        for (key, value) in a {
-            // A linear search of a few entries costs less than hashing the key.
-            guard let other = b.first(where: { $0.key.hasSameUTF8(as: key) }) else { return false }
-            switch (value, other.value) {
-            case let (.string(x), .string(y)): guard x.hasSameUTF8(as: y) else { return false }
-            case let (.number(x), .number(y)): guard x.bitPattern == y.bitPattern else { return false }
-            case let (.bool(x), .bool(y)): guard x == y else { return false }
-            default: return false
-            }
-        }
-        return true
-    }
-
-    private static func sameBytes(_ a: String?, _ b: String?) -> Bool {
-        switch (a, b) {
-        case (nil, nil): true
-        case let (a?, b?): a.hasSameUTF8(as: b)
-        default: false
-        }
     }
 
     init(store: HealthStore, now: Date, deferringCounts: Bool = false) throws {
@@ -358,11 +328,9 @@ struct BatchWriter {
         return id
     }
 
-    /// `Device ==` on borrowed values (the synthesized operator copies them here).
+    /// `Device ==` on borrowed values (shared storage answers at once).
     private static func same(_ a: borrowing Device, _ b: borrowing Device) -> Bool {
-        a.localIdentifier == b.localIdentifier && a.name == b.name && a.manufacturer == b.manufacturer
-            && a.model == b.model && a.hardwareVersion == b.hardwareVersion && a.firmwareVersion == b.firmwareVersion
-            && a.softwareVersion == b.softwareVersion && a.udiDeviceIdentifier == b.udiDeviceIdentifier
+        a == b
     }
 
     private static let writtenOutcome: [WriteOutcome] = [.written]
@@ -444,11 +412,7 @@ struct BatchWriter {
             try insert.bindNull(at: 9)
             try insert.bindNull(at: 10)
         }
-        if sample.metadata.isEmpty {
-            try insert.bindNull(at: 11)
-        } else {
-            try insert.bind(metadataJSON(sample.metadata), at: 11)
-        }
+        if let json = metadataJSON(sample.metadata) { try insert.bind(json, at: 11) } else { try insert.bindNull(at: 11) }
         if let correlation { try insert.bind(correlation, at: 12) } else { try insert.bindNull(at: 12) }
         if let person { try insert.bind(person, at: 13) } else { try insert.bindNull(at: 13) }
         try insert.execute()
@@ -534,11 +498,7 @@ struct BatchWriter {
             try insertCorrelation.bind(correlation.end.timeIntervalSince1970, at: 4)
             try insertCorrelation.bind(source, at: 5)
             if let device = try deviceID(correlation.device) { try insertCorrelation.bind(device, at: 6) } else { try insertCorrelation.bindNull(at: 6) }
-            if correlation.metadata.isEmpty {
-                try insertCorrelation.bindNull(at: 7)
-            } else {
-                try insertCorrelation.bind(metadataJSON(correlation.metadata), at: 7)
-            }
+            if let json = metadataJSON(correlation.metadata) { try insertCorrelation.bind(json, at: 7) } else { try insertCorrelation.bindNull(at: 7) }
             try insertCorrelation.bind(identity, at: 8)
             try insertCorrelation.execute()
             correlationID = db.lastInsertRowID

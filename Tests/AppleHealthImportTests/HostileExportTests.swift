@@ -117,6 +117,28 @@ import TestSupport
         #expect(tally.metadataRefused == 0)
     }
 
+    @Test func repeatedMetadataIsOneValueAndItsRefusalsCountPerRecord() throws {
+        // The reader builds the metadata of byte-equal inputs once and shares it; what it
+        // refused is still counted for every record that carries it.
+        let record = #"""
+            <Record type="HKQuantityTypeIdentifierStepCount" sourceName="Phone" sourceVersion="17.1" unit="count" startDate="2024-10-20 13:19:04 +0200" endDate="2024-10-20 13:20:04 +0200" value="VALUE">
+              <MetadataEntry key="HKMetadataKeySyncVersion" value="two"/>
+              <MetadataEntry key="HKMetadataKeyHeartRateMotionContext" value="1"/>
+            </Record>
+            """#
+        let other = record.replacingOccurrences(of: "+0200\" endDate", with: "+0100\" endDate")
+        let body = [record, record, other, record].enumerated()
+            .map { $0.element.replacingOccurrences(of: "VALUE", with: "\($0.offset + 1)") }.joined(separator: "\n")
+        let (records, tally) = try Self.read(body)
+        let metadata = records.flatMap(\.samples).map(\.metadata)
+        #expect(metadata.count == 4)
+        #expect(tally.metadataRefused == 4)
+        #expect(metadata.map { $0["utcOffset"] } == [.string("+0200"), .string("+0200"), .string("+0100"), .string("+0200")])
+        #expect(metadata.allSatisfy { $0["sourceVersion"] == .string("17.1") && $0["HKMetadataKeyHeartRateMotionContext"] == .number(1) })
+        #expect(metadata[0].sharesStorage(with: metadata[1]) && metadata[0].sharesStorage(with: metadata[3]))
+        #expect(!metadata[0].sharesStorage(with: metadata[2]))
+    }
+
     @Test func recordValuesAreDecimalOnly() throws {
         let values = ["0x10", "0x1p3", "nan", "inf", "1_000", "12", "-0.5", "1e-05", ".5"]
         let body = values.map { Self.step.replacingOccurrences(of: "value=\"100\"", with: "value=\"\($0)\"") }.joined(separator: "\n")

@@ -71,4 +71,33 @@ import Testing
         // An entry under a typed key is shadowed by the (nil) typed field and never encoded.
         #expect(Metadata(entries: ["HKMetadataKeyTimeZone": .string("UTC")]).isEmpty)
     }
+
+    @Test func aChangedCopyLeavesTheOriginalAsItWas() {
+        // Copies share one box until one of them changes (copy on write); empty metadata
+        // shares one box among all values.
+        var first = Metadata()
+        first.syncIdentifier = "a"
+        first.entries["k"] = .number(1)
+        #expect(Metadata().isEmpty && Metadata().syncIdentifier == nil && Metadata().entries.isEmpty)
+        var second = first
+        #expect(second.sharesStorage(with: first))
+        second.entries["k"] = .number(2)
+        second.syncVersion = 3
+        #expect(!second.sharesStorage(with: first))
+        #expect(first.entries == ["k": .number(1)] && first.syncVersion == nil)
+        #expect(second.entries == ["k": .number(2)] && second.syncVersion == 3 && second.syncIdentifier == "a")
+        #expect(first != second && first == Metadata(syncIdentifier: "a", entries: ["k": .number(1)]))
+        #expect(Set([first, second, Metadata(syncIdentifier: "a", entries: ["k": .number(1)])]).count == 2)
+    }
+
+    @Test func spelledAlikeIsByteEquality() {
+        let composed = Metadata(timeZone: "UTC", entries: ["name": .string("caf\u{E9}")])
+        let decomposed = Metadata(timeZone: "UTC", entries: ["name": .string("cafe\u{301}")])
+        // Canonically equal (==), but they encode to different bytes.
+        #expect(composed == decomposed)
+        #expect(!composed.isSpelledAlike(decomposed))
+        #expect(composed.isSpelledAlike(Metadata(timeZone: "UTC", entries: ["name": .string("caf\u{E9}")])))
+        #expect(!composed.isSpelledAlike(Metadata(timeZone: "UTC", entries: ["name": .number(1)])))
+        #expect(Metadata().isSpelledAlike(Metadata()))
+    }
 }
