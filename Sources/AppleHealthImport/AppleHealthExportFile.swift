@@ -2,17 +2,29 @@
 /// `export.zip` the XML entry whose content starts a `HealthData` document (localized iOS
 /// versions have used other names than `apple_health_export/export.xml`).
 ///
-/// An archive's entry is verified whole (inflated, its length and CRC-32 checked) before the
-/// source is handed out: a damaged entry is refused before any of its records can be stored.
-/// Holding an import's batches uncommitted until the entry's end instead would keep one write
-/// transaction open for the whole import (minutes for a multi-GB export, blocking the daemon's
-/// writes on the same store) and hide everything from queries until then; verifying first
-/// costs one more inflate of the entry (zlib, no XML parsing) and no memory.
+/// An archive's entry is verified whole (inflated, its length and CRC-32 checked) before any of
+/// its records is kept: `open` verifies before it hands the source out;
+/// `openDeferringVerification` hands the check out with the source, for an import that stores
+/// its first batches in a held transaction while the check runs beside the reading (and keeps
+/// them only when it passes). Holding the batches uncommitted until the document's end instead
+/// would keep one write transaction open for the whole import (minutes for a multi-GB export,
+/// blocking the daemon's writes on the same store); the check costs one more inflate of the
+/// entry (zlib, no XML parsing) and no memory.
 public enum AppleHealthExportFile {
     /// The document's bytes, and the zip entry's name when the file is an archive.
     /// - Parameter verify: check an archive entry's CRC-32 before handing it out (the default).
     public static func open(path: String, verify: Bool = true) throws(AppleHealthImportError)
         -> (source: ByteChunkSource, entry: String?, fileSize: Int) {
+        let opened = try openDeferringVerification(path: path)
+        if verify { try opened.verification?.run() }
+        return (opened.source, opened.entry, opened.fileSize)
+    }
+
+    /// The document's bytes as `open` finds them, with the archive entry's verification not yet
+    /// run (nil for a plain XML file): the caller runs it while the records are read, and
+    /// keeps nothing stored before it passed.
+    public static func openDeferringVerification(path: String) throws(AppleHealthImportError)
+        -> (source: ByteChunkSource, entry: String?, fileSize: Int, verification: ExportVerification?) {
         let file = try RandomAccessFile(path: path)
         guard file.size > 0 else { throw .emptyDocument(entry: nil) }
         let magic = try file.bytes(at: 0, count: 4)
@@ -23,7 +35,7 @@ public enum AppleHealthExportFile {
             // Bytes before the archive (a self-extractor's stub): the archive after them.
             archive = found
         } else {
-            return (FileByteSource(file: file), nil, file.size)
+            return (FileByteSource(file: file), nil, file.size, nil)
         }
         let candidates = archive.entries
             .filter { $0.name.lowercased().hasSuffix(".xml") && !$0.name.lowercased().contains("_cda") }
@@ -31,8 +43,9 @@ public enum AppleHealthExportFile {
         for entry in candidates.prefix(16) {
             if entry.uncompressedSize == 0, isExportName(entry.name) { throw .emptyDocument(entry: entry.name) }
             if try startsHealthData(ZipEntryReader(archive: archive, entry: entry)) {
-                if verify { try ZipEntryReader(archive: archive, entry: entry).verify() }
-                return (try ZipEntryReader(archive: archive, entry: entry), entry.name, file.size)
+                let verification = ExportVerification(reader: try ZipEntryReader(archive: archive, entry: entry),
+                                                      uncompressedSize: entry.uncompressedSize)
+                return (try ZipEntryReader(archive: archive, entry: entry), entry.name, file.size, verification)
             }
         }
         throw .noHealthData(entries: Array(archive.entries.prefix(10).map(\.name)))
@@ -66,5 +79,25 @@ public enum AppleHealthExportFile {
         let marker = Array("HealthData".utf8)
         guard filled >= marker.count else { return false }
         return (0...(filled - marker.count)).contains { head[$0..<($0 + marker.count)].elementsEqual(marker) }
+    }
+}
+
+/// The check of an export's archive entry: inflated whole, its length and CRC-32 compared with
+/// what the archive lists. Made by `AppleHealthExportFile.openDeferringVerification`; run once,
+/// on any one thread.
+public final class ExportVerification: @unchecked Sendable {
+    /// The entry's size inflated: what the check reads (about a second per gigabyte).
+    public let uncompressedSize: Int
+    // Used by `run()` alone, on the one thread that runs it.
+    private let reader: ZipEntryReader
+
+    init(reader: ZipEntryReader, uncompressedSize: Int) {
+        self.reader = reader
+        self.uncompressedSize = uncompressedSize
+    }
+
+    /// Inflates the entry whole; throws what is wrong with it.
+    public func run() throws(AppleHealthImportError) {
+        try reader.verify()
     }
 }

@@ -45,6 +45,9 @@ public final class BackgroundBatches<Batch: Sendable>: Sendable {
     /// Waits until the producer has ended; the error that ended it, nil when it finished.
     public func waitForEnd() -> (any Error)? { channel.waitForEnd() }
 
+    /// Whether the producer has ended (then `waitForEnd()` returns at once); does not wait.
+    public var hasEnded: Bool { channel.hasEnded }
+
     /// Stops the producer (batches not yet taken are dropped) and waits for its thread.
     public func close() { channel.close() }
 }
@@ -92,6 +95,12 @@ private final class Channel<Batch: Sendable>: @unchecked Sendable {
         defer { condition.unlock() }
         while !finished { condition.wait() }
         return failure
+    }
+
+    var hasEnded: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return finished
     }
 
     func close() {

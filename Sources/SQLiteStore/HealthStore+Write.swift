@@ -32,7 +32,47 @@ extension HealthStore: SampleStore {
                       rejections: [RejectionKey: Int]) throws -> CommitReceipt {
         precondition(people.isEmpty || people.count == batch.count, "one person (or nil) per record")
         let now = Date()
-        return try db.transaction(.immediate) {
+        do {
+            return try write(batch, people: people, held: held, releasing: releasing, rejections: rejections, now: now)
+        } catch {
+            // Rolled back: rows this batch added to types, sources or devices are gone again.
+            forgetCachedIDs()
+            throw error
+        }
+    }
+
+    /// Holds the commits of every write from now on (each becomes a savepoint of one open
+    /// transaction) until `endHeldCommits(keep:)` keeps or discards them all: an import stores
+    /// its first batches while its archive is still being verified. Other writers of the file
+    /// wait meanwhile, so hold briefly.
+    public func holdCommits() throws {
+        try db.beginHeldTransaction()
+    }
+
+    /// Commits (`keep`) or rolls back what was written since `holdCommits()`.
+    public func endHeldCommits(keep: Bool) throws {
+        do {
+            try db.endHeldTransaction(commit: keep)
+        } catch {
+            forgetCachedIDs()
+            throw error
+        }
+        if !keep { forgetCachedIDs() }
+    }
+
+    /// Forgets the ids of types, sources and devices read or added so far (after a rollback,
+    /// an id remembered from it could name another row, or none).
+    func forgetCachedIDs() {
+        typeIDs.removeAll()
+        typeNames.removeAll()
+        sourceIDs.removeAll()
+        sourceNames.removeAll()
+        deviceIDs.removeAll()
+    }
+
+    private func write(_ batch: [NormalizedRecord], people: [Int64?], held: [NormalizedRecord], releasing: [Int64],
+                       rejections: [RejectionKey: Int], now: Date) throws -> CommitReceipt {
+        try db.transaction(.immediate) {
             try removePending(ids: releasing)
             try checkStillUndecided(held)
             var pending = try hold(held, now: now)

@@ -1,6 +1,7 @@
 import AppleHealthImport
 import ArgumentParsing
 import Foundation
+import Handover
 import HealthModel
 import IngestRuntime
 import Pipeline
@@ -37,6 +38,10 @@ struct ImportCommand: Command {
     )
     static let fileArgument = TypedPositional<String>(Positional("FILE", key: "file", help: "export.zip or export.xml."))
     static let grantFlag = TypedFlag(Flag("grant", help: "Grant every source the types it has in the export (denied pairs stay denied)."))
+    /// The largest archive entry (inflated) verified while its first batches are stored: about
+    /// a quarter of a second of checking, for which other writers of the store wait.
+    static let maximumOverlappedVerification = 256 << 20
+
     static let batchSizeOption = TypedOption<Int>(Option("batch-size", valueName: "N", help: "Records per transaction.", default: "2000"))
     static let signature = Signature {
         Self.fileArgument
@@ -72,23 +77,59 @@ struct ImportCommand: Command {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) else { throw CommandError.unreadable(path: file, reason: "no such file or directory") }
         guard !isDirectory.boolValue else { throw CommandError.unreadable(path: file, reason: "is a directory") }
-        let opened: (source: ByteChunkSource, entry: String?, fileSize: Int)
+        let opened: (source: ByteChunkSource, entry: String?, fileSize: Int, verification: ExportVerification?)
         do {
-            opened = try AppleHealthExportFile.open(path: file)
+            opened = try AppleHealthExportFile.openDeferringVerification(path: file)
         } catch {
             throw CommandError.unreadableImport(path: file, reason: "\(error)")
         }
+        // The export is read on a thread of its own while this one stores the batches before it.
+        let reading = BackgroundExportReader(source: opened.source, batchSize: batchSize)
+        defer { reading.close() }
+        // An archive entry is verified whole before anything of it is kept: a small one on a
+        // thread of its own while the first batches are stored in a held transaction (so the
+        // check costs no time of its own), a large one first (the held transaction would keep
+        // other writers of the store waiting for as long as the check takes).
+        var checking: BackgroundBatches<Int>?
+        if let verification = opened.verification {
+            if verification.uncompressedSize <= Self.maximumOverlappedVerification {
+                checking = BackgroundBatches(name: "ingestd-import-check") { _ in try verification.run() }
+            } else {
+                do {
+                    try verification.run()
+                } catch {
+                    throw CommandError.unreadableImport(path: file, reason: "\(error)")
+                }
+            }
+        }
         let ingestion = try storeFile.openIngestion(context, pendingLimits: pendingLimits)
         defer { ingestion.close() }
+        var holding = false
+        if checking != nil {
+            try ingestion.holdCommits()
+            holding = true
+        }
+        // Whatever ends the import early discards what the held transaction holds.
+        defer { if holding { try? ingestion.endHeldCommits(keep: false) } }
         let store = ingestion.authorization
         let denied = Set(try store.denials().map { "\($0.source)\u{1F}\($0.type)" })
         var grantedPairs = Set(try store.grants().map { "\($0.source)\u{1F}\($0.type)" })
         var report = IngestReport()
         var records = 0
         let progress = ProgressLine(label: "import", totalBytes: opened.fileSize, context: context)
-        // The export is read on a thread of its own while this one stores the batches before it.
-        let reading = BackgroundExportReader(source: opened.source, batchSize: batchSize)
-        defer { reading.close() }
+        /// Waits for the archive's check (when `waiting`, else only when it has ended) and keeps
+        /// the held batches when it passed; throws what is wrong with the archive otherwise.
+        func settleCheck(waiting: Bool) throws {
+            guard let check = checking, waiting || check.hasEnded else { return }
+            checking = nil
+            let damage = check.waitForEnd()
+            holding = false
+            try ingestion.endHeldCommits(keep: damage == nil)
+            if let damage {
+                progress.finish()
+                throw CommandError.unreadableImport(path: file, reason: "\(damage)")
+            }
+        }
         var overBound: PendingBoundExceeded?
         while let batch = reading.next() {
             if grant {
@@ -112,6 +153,12 @@ struct ImportCommand: Command {
             }
             records += batch.records.count
             progress.update(bytes: batch.fileOffset, records: records)
+            try settleCheck(waiting: false)
+        }
+        do {
+            try settleCheck(waiting: true)
+        } catch IngestionError.diskFull {
+            throw CommandError.diskFull(work: "import")
         }
         if overBound != nil { reading.close() }
         let outcome = reading.waitForOutcome()

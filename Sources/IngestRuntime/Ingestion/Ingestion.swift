@@ -45,6 +45,22 @@ public final class Ingestion {
         }
     }
 
+    /// Holds the commits of the batches ingested from now on until `endHeldCommits(keep:)`
+    /// keeps or discards them all (`import` stores its first batches while its archive is still
+    /// being verified). Other writers of the store wait meanwhile: hold briefly.
+    public func holdCommits() throws {
+        try store.holdCommits()
+    }
+
+    /// Commits (`keep`) or rolls back every batch ingested since `holdCommits()`.
+    public func endHeldCommits(keep: Bool) throws {
+        do {
+            try store.endHeldCommits(keep: keep)
+        } catch let error as SQLiteError where error.isDiskFull {
+            throw IngestionError.diskFull
+        }
+    }
+
     /// Keeps the devices' battery charges (not health samples: only for sources with a grant);
     /// returns how many were kept.
     @discardableResult

@@ -98,6 +98,8 @@ public final class Connection {
     public let configuration: Configuration
     private var statementCache: [String: Statement] = [:]
     private var savepointDepth = 0
+    /// Whether a held transaction is open (`beginHeldTransaction()`).
+    public private(set) var holdsTransaction = false
     /// The body `traceStatements` installed, kept alive while SQLite holds a pointer to it.
     private var statementTracer: StatementTracer?
 
@@ -433,8 +435,18 @@ public final class Connection {
     // MARK: Transactions
 
     /// Runs `body` in a transaction: commits if it returns, rolls back if it (or the commit)
-    /// throws, then rethrows. Transactions do not nest: use `savepoint(_:)` inside one.
+    /// throws, then rethrows. Transactions do not nest: use `savepoint(_:)` inside one. While a
+    /// held transaction is open (`beginHeldTransaction()`), `body` runs in a savepoint of it, so
+    /// its work commits only when the held transaction does.
     public func transaction<T>(_ kind: TransactionKind = .deferred, _ body: () throws -> T) throws -> T {
+        if holdsTransaction {
+            // SQLite ends a transaction by itself on some errors (SQLITE_FULL): a savepoint
+            // outside one would start and commit a transaction of its own.
+            guard isInTransaction else {
+                throw SQLiteError(code: SQLITE_ERROR, message: "the held transaction was rolled back")
+            }
+            return try savepoint(body)
+        }
         try cachedStatement(Self.beginSQL(kind)).execute()
         let result: T
         do {
@@ -460,6 +472,37 @@ public final class Connection {
     private func rollbackIfNeeded() {
         guard isInTransaction, let statement = try? cachedStatement("ROLLBACK") else { return }
         try? statement.execute()
+    }
+
+    /// Opens a write transaction (IMMEDIATE) that every later `transaction(_:_:)` of this
+    /// connection joins as a savepoint until `endHeldTransaction(commit:)`: their work is
+    /// committed, or rolled back, together with the caller's decision (an import's batches
+    /// stored while its archive is still being verified). Other connections' writers wait
+    /// meanwhile, so hold one briefly.
+    public func beginHeldTransaction() throws {
+        precondition(!holdsTransaction, "held transactions do not nest")
+        try cachedStatement(Self.beginSQL(.immediate)).execute()
+        holdsTransaction = true
+    }
+
+    /// Commits (`commit`) or rolls back the held transaction; a failed commit rolls it back
+    /// and throws.
+    public func endHeldTransaction(commit: Bool) throws {
+        precondition(holdsTransaction, "no held transaction")
+        holdsTransaction = false
+        guard commit else {
+            rollbackIfNeeded()
+            return
+        }
+        guard isInTransaction else {
+            throw SQLiteError(code: SQLITE_ERROR, message: "the held transaction was rolled back")
+        }
+        do {
+            try cachedStatement("COMMIT").execute()
+        } catch {
+            rollbackIfNeeded()
+            throw error
+        }
     }
 
     /// Runs `body` inside a savepoint: released if it returns, rolled back to (and released)
