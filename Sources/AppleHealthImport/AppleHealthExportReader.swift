@@ -104,7 +104,7 @@ public final class AppleHealthExportReader {
     private var newSourceTypes: [(source: String, type: QuantityType)] = []
     /// The last (source, type) pairs noted, so that a run of records of one pair is not hashed
     /// into `tally.sourceTypes` once per record.
-    private var recentlyNoted: [(source: String, type: QuantityType)] = []
+    private var recentlyNoted: [(source: String, type: String)] = []
     private var nextNotedSlot = 0
     private static let recentlyNotedLimit = 8
 
@@ -151,6 +151,10 @@ public final class AppleHealthExportReader {
     /// Reads the tags through `XMLPullReader.nextTag()`: a record's attributes are read from
     /// their bytes into `RecordFields`, and only other elements' names and attributes become strings.
     private func readDocument() throws {
+        try xml.withScanner { scanner in try readDocument(&scanner) }
+    }
+
+    private func readDocument(_ xml: inout XMLScanner) throws {
         var depth = 0
         var record: OpenRecord?
         var correlation: OpenCorrelation?
@@ -166,14 +170,14 @@ public final class AppleHealthExportReader {
                     }
                     sawHealthData = true
                 case 2 where xml.tagNameIs("Record"):
-                    record = OpenRecord(fields: recordFields(member: false))
+                    record = OpenRecord(fields: recordFields(&xml, member: false))
                     metadataBytes = 0
                     attributeBytes = xml.attributeBytes
                 case 3 where correlation != nil && xml.tagNameIs("Record"):
-                    record = OpenRecord(fields: recordFields(member: true))
+                    record = OpenRecord(fields: recordFields(&xml, member: true))
                     attributeBytes += xml.attributeBytes
                 case 2 where xml.tagNameIs("Correlation"):
-                    correlation = OpenCorrelation(attributes: xml.attributes)
+                    correlation = OpenCorrelation(attributes: xml.attributes())
                     metadataBytes = 0
                     attributeBytes = xml.attributeBytes
                 case 3 where xml.tagNameIs("MetadataEntry"), 4 where xml.tagNameIs("MetadataEntry"):
@@ -204,10 +208,9 @@ public final class AppleHealthExportReader {
                 defer { depth -= 1 }
                 switch depth {
                 case 2 where xml.tagNameIs("Record"):
-                    if let open = record { try topLevelRecord(open) }
-                    record = nil
+                    if let open = record.take() { try topLevelRecord(open) }
                 case 3 where correlation != nil && xml.tagNameIs("Record"):
-                    if let open = record {
+                    if let open = record.take() {
                         if correlation?.members.count ?? 0 >= Self.maximumCorrelationMembers {
                             correlation?.membersOverflow += 1
                         } else if open.metadataOverflow > 0 {
@@ -216,10 +219,8 @@ public final class AppleHealthExportReader {
                             correlation?.members.append((open.fields.memberKey ?? "", sample))
                         }
                     }
-                    record = nil
                 case 2 where xml.tagNameIs("Correlation"):
-                    if let open = correlation { try finishCorrelation(open) }
-                    correlation = nil
+                    if let open = correlation.take() { try finishCorrelation(open) }
                 default:
                     break
                 }
@@ -307,34 +308,33 @@ public final class AppleHealthExportReader {
 
     /// The sample a record describes, or nil (counted) when its type is unknown or it is unreadable.
     private func sample(from open: OpenRecord, counting: Bool) -> QuantitySample? {
-        let fields = open.fields
-        guard let typeName = fields.typeName else {
+        guard let typeName = open.fields.typeName else {
             if counting { unreadable("a record without a type", "Record") }
             return nil
         }
-        guard let type = fields.type else {
+        guard let type = open.fields.type else {
             if counting { tally.countUnknownType(typeName) }
             return nil
         }
-        guard let value = fields.value else {
-            if counting { unreadable("a value that is not a number", fields.valueText ?? "(none)") }
+        guard let value = open.fields.value else {
+            if counting { unreadable("a value that is not a number", open.fields.valueText ?? "(none)") }
             return nil
         }
-        guard let unit = fields.unit else {
-            if counting { unreadable("a unit ingestd does not know", fields.unitText ?? "(none)") }
+        guard let unit = open.fields.unit else {
+            if counting { unreadable("a unit ingestd does not know", open.fields.unitText ?? "(none)") }
             return nil
         }
-        guard let source = fields.source else {
+        guard let source = open.fields.source else {
             if counting { unreadable("no sourceName", typeName) }
             return nil
         }
-        guard let start = fields.start, let end = fields.end else {
-            if counting { unreadable("a date that is not YYYY-MM-DD HH:MM:SS ±HHMM", fields.startText ?? "(none)") }
+        guard let start = open.fields.start, let end = open.fields.end else {
+            if counting { unreadable("a date that is not YYYY-MM-DD HH:MM:SS ±HHMM", open.fields.startText ?? "(none)") }
             return nil
         }
         return QuantitySample(
             type: type, quantity: Quantity(value: value, unit: unit), start: start, end: end, source: source,
-            device: fields.device, metadata: metadata(open.metadata, sourceVersion: fields.sourceVersion, utcOffset: fields.utcOffset))
+            device: open.fields.device, metadata: metadata(open.metadata, sourceVersion: open.fields.sourceVersion, utcOffset: open.fields.utcOffset))
     }
 
     /// What a `Record` start tag says, read from its attributes when the tag is read (their
@@ -365,7 +365,7 @@ public final class AppleHealthExportReader {
 
     /// The current `Record` start tag's fields. Values that repeat tag after tag (type, unit,
     /// source, device) are looked up by their bytes in small caches of what they gave before.
-    private func recordFields(member: Bool) -> RecordFields {
+    private func recordFields(_ xml: inout XMLScanner, member: Bool) -> RecordFields {
         var fields = RecordFields()
         var typeIndex: Int?, valueIndex: Int?, unitIndex: Int?, sourceIndex: Int?, versionIndex: Int?, deviceIndex: Int?
         var startIndex: Int?, endIndex: Int?
@@ -385,14 +385,8 @@ public final class AppleHealthExportReader {
             }
         }
         if let typeIndex {
-            let known = xml.withAttributeValue(typeIndex) { recentTypes.value(place: 0, bytes: $0) }
-            if let known {
-                (fields.typeName, fields.type) = known
-            } else {
-                let name = xml.attributeValue(typeIndex)
-                let type = name.hasPrefix("HK") ? QuantityType.named(name) : nil
-                xml.withAttributeValue(typeIndex) { recentTypes.remember((name, type), place: 0, bytes: $0) }
-                (fields.typeName, fields.type) = (name, type)
+            (fields.typeName, fields.type) = recentTypes.value(ofAttribute: typeIndex, in: &xml) { name in
+                (name, name.hasPrefix("HK") ? QuantityType.named(name) : nil)
             }
         }
         if let valueIndex {
@@ -400,49 +394,24 @@ public final class AppleHealthExportReader {
             fields.valueText = text
             if let value = Self.decimal(text), value.isFinite { fields.value = value }
         }
-        if let unitIndex {
-            let known = xml.withAttributeValue(unitIndex) { recentUnits.value(place: 0, bytes: $0) }
-            if let known {
-                (fields.unitText, fields.unit) = known
-            } else {
-                let text = xml.attributeValue(unitIndex)
-                let unit = UnitCache.shared.unit(text)
-                xml.withAttributeValue(unitIndex) { recentUnits.remember((text, unit), place: 0, bytes: $0) }
-                (fields.unitText, fields.unit) = (text, unit)
-            }
-        }
+        if let unitIndex { (fields.unitText, fields.unit) = recentUnits.value(ofAttribute: unitIndex, in: &xml) { ($0, UnitCache.shared.unit($0)) } }
         if let sourceIndex {
-            let known = xml.withAttributeValue(sourceIndex) { recentSources.value(place: 0, bytes: $0) }
-            if let known {
-                fields.source = known
-            } else {
-                let name = xml.attributeValue(sourceIndex)
-                let source = name.isEmpty ? nil : sharedSource(PrintableText.escapingControlCharacters(name))
-                xml.withAttributeValue(sourceIndex) { recentSources.remember(source, place: 0, bytes: $0) }
-                fields.source = source
+            fields.source = recentSources.value(ofAttribute: sourceIndex, in: &xml) { name in
+                name.isEmpty ? nil : sharedSource(PrintableText.escapingControlCharacters(name))
             }
         }
         if let versionIndex { fields.sourceVersion = xml.attributeValue(versionIndex) }
-        if let deviceIndex {
-            let known = xml.withAttributeValue(deviceIndex) { recentDevices.value(place: 0, bytes: $0) }
-            if let known {
-                fields.device = known
-            } else {
-                let device = Self.device(xml.attributeValue(deviceIndex))
-                xml.withAttributeValue(deviceIndex) { recentDevices.remember(device, place: 0, bytes: $0) }
-                fields.device = device
-            }
-        }
+        if let deviceIndex { fields.device = recentDevices.value(ofAttribute: deviceIndex, in: &xml) { Self.device($0) } }
         if let startIndex { fields.start = xml.withAttributeValue(startIndex) { Self.date(utf8: $0) } }
         if let endIndex { fields.end = xml.withAttributeValue(endIndex) { Self.date(utf8: $0) } }
         if let startIndex, fields.start != nil, fields.end != nil {
             // A date read is 25 ASCII bytes: its last 5 are its last 5 characters.
             fields.utcOffset = xml.withAttributeValue(startIndex) { String(decoding: UnsafeBufferPointer(rebasing: $0[20...]), as: UTF8.self) }
         } else {
-            fields.startText = startIndex.map(xml.attributeValue)
+            fields.startText = startIndex.map { xml.attributeValue($0) }
         }
         if member || fields.type.map(Self.isCorrelationMember) == true {
-            let texts = [typeIndex, sourceIndex, startIndex, endIndex, valueIndex, unitIndex].map { $0.map(xml.attributeValue) ?? "" }
+            let texts = [typeIndex, sourceIndex, startIndex, endIndex, valueIndex, unitIndex].map { index in index.map { xml.attributeValue($0) } ?? "" }
             fields.memberKey = texts.joined(separator: "\u{1F}")
         }
         return fields
@@ -486,9 +455,9 @@ public final class AppleHealthExportReader {
     private func metadata(_ entries: [(key: String, value: String)], sourceVersion: String?, utcOffset: String?) -> Metadata {
         let cacheable = entries.count <= 4
         if cacheable {
-            for known in recentMetadata where known.matches(entries, sourceVersion: sourceVersion, utcOffset: utcOffset) {
-                tally.metadataRefused += known.refused
-                return known.metadata
+            for index in recentMetadata.indices where recentMetadata[index].matches(entries, sourceVersion: sourceVersion, utcOffset: utcOffset) {
+                tally.metadataRefused += recentMetadata[index].refused
+                return recentMetadata[index].metadata
             }
         }
         let refusedBefore = tally.metadataRefused
@@ -618,11 +587,15 @@ public final class AppleHealthExportReader {
     private func noteSourceType(_ source: String, _ type: QuantityType) {
         let listFull = tally.sourceTypes.count >= Self.maximumListedSources
         if listFull, tally.sourceTypes[source] == nil { tally.samplesOfSourcesNotListed += 1 }
-        for noted in recentlyNoted where noted.type == type && noted.source.hasSameUTF8(as: source) { return }
+        // Identifiers are the catalogue's ASCII strings: equal types have equal bytes.
+        for index in recentlyNoted.indices
+        where recentlyNoted[index].source.hasSameUTF8(as: source) && recentlyNoted[index].type.hasSameUTF8(as: type.identifier) {
+            return
+        }
         if recentlyNoted.count < Self.recentlyNotedLimit {
-            recentlyNoted.append((source, type))
+            recentlyNoted.append((source, type.identifier))
         } else {
-            recentlyNoted[nextNotedSlot] = (source, type)
+            recentlyNoted[nextNotedSlot] = (source, type.identifier)
             nextNotedSlot = (nextNotedSlot + 1) % Self.recentlyNotedLimit
         }
         if listFull, tally.sourceTypes[source] == nil {
@@ -778,4 +751,15 @@ public final class AppleHealthExportReader {
         "name", "manufacturer", "model", "hardware", "firmware", "software", "localIdentifier",
         "UDIDeviceIdentifier", "udiDeviceIdentifier", "creation date",
     ]
+}
+
+extension RecentByBytes {
+    /// What was made for the value of attribute `index` of the tag `xml` read last (looked up
+    /// by its bytes at place 0), or what `make` makes of its text (then remembered).
+    mutating func value(ofAttribute index: Int, in xml: inout XMLScanner, make: (String) -> Value) -> Value {
+        if let known = xml.withAttributeValue(index, { value(place: 0, bytes: $0) }) { return known }
+        let made = make(xml.attributeValue(index))
+        xml.withAttributeValue(index) { remember(made, place: 0, bytes: $0) }
+        return made
+    }
 }

@@ -23,14 +23,44 @@ public enum XMLEvent: Equatable, Sendable {
 /// DOCTYPE) at most `maximumMarkupBytes`, nesting at most `maximumDepth`, at most
 /// `maximumAttributes` per tag. Errors name the byte offset in the document.
 ///
-/// `next()` reports events with their names and values as strings. Inside the module,
-/// `nextTag()` reports the same tags without making strings: the tag's name and attributes stay
-/// byte ranges of the buffer (checked as `next()` checks them) until the next call, and a reader
-/// of records asks only for the values it uses (`AppleHealthExportReader`).
+/// `next()` reports events with their names and values as strings; inside the module,
+/// `withScanner` reads the same tags without strings (`XMLScanner.nextTag()`).
 public final class XMLPullReader {
     public static let maximumMarkupBytes = 1 << 20
     public static let maximumDepth = 64
     public static let maximumAttributes = 256
+
+    private let source: ByteChunkSource
+    /// The reading state and its checks: a struct, so that reading a tag checks no exclusive
+    /// access to class properties byte by byte.
+    private var scanner: XMLScanner
+
+    /// Bytes of the document read so far.
+    public var documentOffset: Int { scanner.documentOffset }
+    /// How far into the underlying file reading has come (for progress).
+    public var fileOffset: Int { source.fileOffset }
+
+    public init(source: ByteChunkSource, chunkSize: Int = 256 << 10) {
+        self.source = source
+        scanner = XMLScanner(source: source, chunkSize: max(16, chunkSize))
+    }
+
+    /// The next element event, or nil at the end of the document.
+    public func next() throws(AppleHealthImportError) -> XMLEvent? { try scanner.next() }
+
+    /// Runs `body` with the reading state, to read tags with `XMLScanner.nextTag()` (while it
+    /// runs, only `fileOffset` may be asked of this reader).
+    func withScanner<Result, Failure: Error>(_ body: (inout XMLScanner) throws(Failure) -> Result) throws(Failure) -> Result {
+        try body(&scanner)
+    }
+}
+
+/// The state and checks of an `XMLPullReader`: `next()` reports events with names and values
+/// as strings; `nextTag()` reports the same tags without making strings (the tag's name and
+/// attributes stay byte ranges of the buffer, checked as `next()` checks them, until the next
+/// call) for a reader that asks only for the values it uses (`AppleHealthExportReader`).
+struct XMLScanner {
+    private typealias Limits = XMLPullReader
 
     /// What `nextTag()` read: a start tag (a self-closing one is followed by its end) or an end tag.
     enum TagKind { case start, end }
@@ -49,6 +79,7 @@ public final class XMLPullReader {
     }
 
     private let source: ByteChunkSource
+    private let chunkSize: Int
     private var buffer: [UInt8] = []
     /// Index of the next unread byte in `buffer`.
     private var position = 0
@@ -62,7 +93,6 @@ public final class XMLPullReader {
     private var pendingEnd = false
     private var recentValues = RecentByBytes<String>(places: RecentAttributeValues.places, ways: RecentAttributeValues.ways)
     private var sawRoot = false
-    private let chunkSize: Int
     /// The name of the tag read last (offsets into `buffer`, valid until the next call).
     private var tagNameStart = 0
     private var tagNameEnd = 0
@@ -70,20 +100,18 @@ public final class XMLPullReader {
     private(set) var tagAttributes: [AttributeSpan] = []
 
     /// Bytes of the document read so far.
-    public var documentOffset: Int { discarded + position }
-    /// How far into the underlying file reading has come (for progress).
-    public var fileOffset: Int { source.fileOffset }
+    var documentOffset: Int { discarded + position }
 
-    public init(source: ByteChunkSource, chunkSize: Int = 256 << 10) {
+    init(source: ByteChunkSource, chunkSize: Int) {
         self.source = source
-        self.chunkSize = max(16, chunkSize)
+        self.chunkSize = chunkSize
     }
 
     /// The next element event, or nil at the end of the document.
-    public func next() throws(AppleHealthImportError) -> XMLEvent? {
+    mutating func next() throws(AppleHealthImportError) -> XMLEvent? {
         guard let kind = try nextTag() else { return nil }
         switch kind {
-        case .start: return .start(name: tagName, attributes: attributes)
+        case .start: return .start(name: tagName, attributes: attributes())
         case .end: return .end(name: tagName)
         }
     }
@@ -109,7 +137,7 @@ public final class XMLPullReader {
 
     /// The value of attribute `index` of the tag read last, references resolved: the string
     /// made for the same bytes at the same place of a recent tag when there is one.
-    func attributeValue(_ index: Int) -> String {
+    mutating func attributeValue(_ index: Int) -> String {
         let span = tagAttributes[index]
         if let decoded = span.decoded { return decoded }
         // Checked plain UTF-8 without references: its bytes are the value.
@@ -132,8 +160,12 @@ public final class XMLPullReader {
     }
 
     /// The attributes of the start tag read last, as strings.
-    var attributes: [XMLAttribute] {
-        tagAttributes.indices.map { XMLAttribute(name: string(tagAttributes[$0].nameStart, tagAttributes[$0].nameEnd), value: attributeValue($0)) }
+    mutating func attributes() -> [XMLAttribute] {
+        var attributes: [XMLAttribute] = []
+        for index in tagAttributes.indices {
+            attributes.append(XMLAttribute(name: string(tagAttributes[index].nameStart, tagAttributes[index].nameEnd), value: attributeValue(index)))
+        }
+        return attributes
     }
 
     /// Bytes of the names and values (resolved) of the start tag read last, 8 more for each.
@@ -160,7 +192,7 @@ public final class XMLPullReader {
 
     /// The next tag, checked (a self-closing tag reports its start, then its end), or nil at the
     /// end of the document. Its name and attributes are read through the methods above.
-    func nextTag() throws(AppleHealthImportError) -> TagKind? {
+    mutating func nextTag() throws(AppleHealthImportError) -> TagKind? {
         if pendingEnd {
             pendingEnd = false
             return .end
@@ -218,8 +250,8 @@ public final class XMLPullReader {
             default:
                 let end = try tagEnd(from: position)
                 let start = position
-                guard openNameEnds.count < Self.maximumDepth else {
-                    throw error("elements nested deeper than \(Self.maximumDepth)", at: discarded + start)
+                guard openNameEnds.count < Limits.maximumDepth else {
+                    throw error("elements nested deeper than \(Limits.maximumDepth)", at: discarded + start)
                 }
                 if openNameEnds.isEmpty, sawRoot { throw error("a second root element", at: discarded + start) }
                 let selfClosing = buffer[end - 1] == UInt8(ascii: "/")
@@ -261,7 +293,7 @@ public final class XMLPullReader {
     // MARK: Buffer
 
     /// Reads another chunk (dropping consumed bytes first); false at the end of the input.
-    private func fill() throws(AppleHealthImportError) -> Bool {
+    private mutating func fill() throws(AppleHealthImportError) -> Bool {
         guard !atEnd else { return false }
         if position > 0 {
             buffer.removeSubrange(0..<position)
@@ -285,7 +317,7 @@ public final class XMLPullReader {
 
     /// Makes sure `count` bytes from `start` are buffered (reading more as needed); `start` is
     /// kept valid across a refill by moving `position` to it first.
-    private func ensure(_ count: Int, from start: Int) throws(AppleHealthImportError) -> Bool {
+    private mutating func ensure(_ count: Int, from start: Int) throws(AppleHealthImportError) -> Bool {
         precondition(start == position)
         while buffer.count - position < count {
             guard try fill() else { return false }
@@ -294,7 +326,7 @@ public final class XMLPullReader {
     }
 
     /// Index of the `>` closing the tag at `start` (quotes respected), reading more as needed.
-    private func tagEnd(from start: Int) throws(AppleHealthImportError) -> Int {
+    private mutating func tagEnd(from start: Int) throws(AppleHealthImportError) -> Int {
         precondition(start == position)
         var scan = start + 1
         var quote: UInt8 = 0
@@ -326,8 +358,8 @@ public final class XMLPullReader {
                 guard buffer[stop] == UInt8(ascii: ">") else { throw error("'<' inside a tag", at: discarded + stop) }
                 return stop
             }
-            guard scan - position < Self.maximumMarkupBytes else {
-                throw error("a tag longer than \(Self.maximumMarkupBytes) bytes", at: documentOffset)
+            guard scan - position < Limits.maximumMarkupBytes else {
+                throw error("a tag longer than \(Limits.maximumMarkupBytes) bytes", at: documentOffset)
             }
             let offsetInMarkup = scan - position
             guard try fill() else { throw error("the document ends inside a tag", at: documentOffset) }
@@ -336,7 +368,7 @@ public final class XMLPullReader {
     }
 
     /// Moves past the first `terminator` after `start` (comments, processing instructions, CDATA).
-    private func skip(past terminator: String, from start: Int) throws(AppleHealthImportError) {
+    private mutating func skip(past terminator: String, from start: Int) throws(AppleHealthImportError) {
         let pattern = Array(terminator.utf8)
         var scan = start + 2
         while true {
@@ -347,8 +379,8 @@ public final class XMLPullReader {
                 }
                 scan += 1
             }
-            guard scan - position < Self.maximumMarkupBytes else {
-                throw error("markup longer than \(Self.maximumMarkupBytes) bytes without \(terminator)", at: documentOffset)
+            guard scan - position < Limits.maximumMarkupBytes else {
+                throw error("markup longer than \(Limits.maximumMarkupBytes) bytes without \(terminator)", at: documentOffset)
             }
             let offsetInMarkup = scan - position
             guard try fill() else { throw error("the document ends before \(terminator)", at: documentOffset) }
@@ -357,7 +389,7 @@ public final class XMLPullReader {
     }
 
     /// `<!--…-->`, `<![CDATA[…]]>` or `<!DOCTYPE …[internal subset]>`.
-    private func skipDeclaration() throws(AppleHealthImportError) {
+    private mutating func skipDeclaration() throws(AppleHealthImportError) {
         guard try ensure(4, from: position) else { throw error("the document ends inside markup", at: documentOffset) }
         if buffer[position + 2] == UInt8(ascii: "-"), buffer[position + 3] == UInt8(ascii: "-") {
             return try skip(past: "-->", from: position)
@@ -400,8 +432,8 @@ public final class XMLPullReader {
                 }
                 scan += 1
             }
-            guard scan - position < Self.maximumMarkupBytes else {
-                throw error("a DOCTYPE longer than \(Self.maximumMarkupBytes) bytes", at: documentOffset)
+            guard scan - position < Limits.maximumMarkupBytes else {
+                throw error("a DOCTYPE longer than \(Limits.maximumMarkupBytes) bytes", at: documentOffset)
             }
             let offsetInMarkup = scan - position
             guard try fill() else { throw error("the document ends inside the DOCTYPE", at: documentOffset) }
@@ -451,7 +483,7 @@ public final class XMLPullReader {
 
     /// Reads the attributes between `from` and `limit` into `tagAttributes`, checked in order:
     /// separated, named, quoted, closed, not twice, not too many, values valid.
-    private func parseAttributes(_ from: Int, _ limit: Int) throws(AppleHealthImportError) {
+    private mutating func parseAttributes(_ from: Int, _ limit: Int) throws(AppleHealthImportError) {
         // Taken out of the property while it is filled (no exclusivity checks per element).
         var spans = tagAttributes
         tagAttributes = []
@@ -487,8 +519,8 @@ public final class XMLPullReader {
             guard !spans.contains(where: { sameName($0.nameStart, $0.nameEnd, nameStart, nameEnd) }) else {
                 throw error("attribute \(string(nameStart, nameEnd)) appears twice", at: discarded + nameEnd)
             }
-            guard spans.count < Self.maximumAttributes else {
-                throw error("more than \(Self.maximumAttributes) attributes", at: discarded + scan)
+            guard spans.count < Limits.maximumAttributes else {
+                throw error("more than \(Limits.maximumAttributes) attributes", at: discarded + scan)
             }
             spans.append(try checkedValue(nameStart, nameEnd, valueStart, valueEnd, place: spans.count))
             scan = valueEnd + 1
@@ -510,7 +542,7 @@ public final class XMLPullReader {
     /// The attribute with its value between `from` and `limit` checked: plain ASCII as it is,
     /// anything else (references, UTF-8 beyond ASCII) decoded, or taken from a recent tag that
     /// had the same bytes at the same place (`recentValues`).
-    private func checkedValue(_ nameStart: Int, _ nameEnd: Int, _ from: Int, _ limit: Int, place: Int) throws(AppleHealthImportError) -> AttributeSpan {
+    private mutating func checkedValue(_ nameStart: Int, _ nameEnd: Int, _ from: Int, _ limit: Int, place: Int) throws(AppleHealthImportError) -> AttributeSpan {
         var span = AttributeSpan(nameStart: nameStart, nameEnd: nameEnd, valueStart: from, valueEnd: limit, decodedCount: limit - from)
         let plain = buffer.withUnsafeBufferPointer { bytes in
             var high: UInt8 = 0
