@@ -242,8 +242,8 @@ public final class AppleHealthExportReader {
         guard mayFitOneLine(samples: 1) || Self.fitsOneLine(.sample(sample)) else {
             return unreadable(Self.lineBoundReason, sample.type.identifier)
         }
-        guard Self.isCorrelationMember(sample.type) else {
-            return try emit(.sample(sample))
+        guard open.fields.isMember else {
+            return try emit(sample)
         }
         let key = open.fields.memberKey ?? ""
         if let covered = coveredMembers[key] {
@@ -253,7 +253,7 @@ public final class AppleHealthExportReader {
         }
         if waitingMembers[key] != nil {
             // The same reading twice at top level: hand on the first (the store deduplicates).
-            try emit(.sample(sample))
+            try emit(sample)
             return
         }
         waitingMembers[key] = sample
@@ -344,6 +344,8 @@ public final class AppleHealthExportReader {
         var typeName: String?
         /// The type, when `typeName` names a quantity type (and starts with `HK`).
         var type: QuantityType?
+        /// Whether `type` is one the export lists in correlations too (`isCorrelationMember`).
+        var isMember = false
         var valueText: String?
         /// The value, when `valueText` is a finite decimal number.
         var value: Double?
@@ -385,8 +387,9 @@ public final class AppleHealthExportReader {
             }
         }
         if let typeIndex {
-            (fields.typeName, fields.type) = recentTypes.value(ofAttribute: typeIndex, in: &xml) { name in
-                (name, name.hasPrefix("HK") ? QuantityType.named(name) : nil)
+            (fields.typeName, fields.type, fields.isMember) = recentTypes.value(ofAttribute: typeIndex, in: &xml) { name in
+                let type = name.hasPrefix("HK") ? QuantityType.named(name) : nil
+                return (name, type, type.map(Self.isCorrelationMember) ?? false)
             }
         }
         if let valueIndex {
@@ -410,7 +413,7 @@ public final class AppleHealthExportReader {
         } else {
             fields.startText = startIndex.map { xml.attributeValue($0) }
         }
-        if member || fields.type.map(Self.isCorrelationMember) == true {
+        if member || fields.isMember {
             let texts = [typeIndex, sourceIndex, startIndex, endIndex, valueIndex, unitIndex].map { index in index.map { xml.attributeValue($0) } ?? "" }
             fields.memberKey = texts.joined(separator: "\u{1F}")
         }
@@ -419,7 +422,7 @@ public final class AppleHealthExportReader {
 
     /// Recent type names and what they name, units, sources (`sourceName` bytes to the source
     /// id) and devices (the description's bytes to the device), by their bytes.
-    private var recentTypes = RecentByBytes<(String, QuantityType?)>(places: 1, ways: 8)
+    private var recentTypes = RecentByBytes<(String, QuantityType?, Bool)>(places: 1, ways: 8)
     private var recentUnits = RecentByBytes<(String, HealthModel.Unit?)>(places: 1, ways: 8)
     private var recentSources = RecentByBytes<String?>(places: 1, ways: 8)
     private var recentDevices = RecentByBytes<Device?>(places: 1, ways: 8)
@@ -455,7 +458,11 @@ public final class AppleHealthExportReader {
     private func metadata(_ entries: [(key: String, value: String)], sourceVersion: String?, utcOffset: String?) -> Metadata {
         let cacheable = entries.count <= 4
         if cacheable {
-            for index in recentMetadata.indices where recentMetadata[index].matches(entries, sourceVersion: sourceVersion, utcOffset: utcOffset) {
+            // From the last one found or made: records come in runs.
+            for step in recentMetadata.indices {
+                let index = (lastMetadataSlot + step) % recentMetadata.count
+                guard recentMetadata[index].matches(entries, sourceVersion: sourceVersion, utcOffset: utcOffset) else { continue }
+                lastMetadataSlot = index
                 tally.metadataRefused += recentMetadata[index].refused
                 return recentMetadata[index].metadata
             }
@@ -493,20 +500,30 @@ public final class AppleHealthExportReader {
         if cacheable {
             let built = BuiltMetadata(
                 entries: entries, sourceVersion: sourceVersion, utcOffset: utcOffset, metadata: metadata, refused: tally.metadataRefused - refusedBefore)
+            lastMetadataSlot = nextMetadataSlot
             if recentMetadata.count < 8 { recentMetadata.append(built) } else { recentMetadata[nextMetadataSlot] = built }
             nextMetadataSlot = (nextMetadataSlot + 1) % 8
         }
         return metadata
     }
 
-    /// Metadata built for a combination of entries, version and offset (`metadata(_:sourceVersion:utcOffset:)`).
-    private struct BuiltMetadata {
-        var entries: [(key: String, value: String)]
-        var sourceVersion: String?
-        var utcOffset: String?
-        var metadata: Metadata
+    /// Metadata built for a combination of entries, version and offset (`metadata(_:sourceVersion:utcOffset:)`);
+    /// a class, so that looking through the cache copies no strings.
+    private final class BuiltMetadata {
+        let entries: [(key: String, value: String)]
+        let sourceVersion: String?
+        let utcOffset: String?
+        let metadata: Metadata
         /// Entries refused while building it.
-        var refused: Int
+        let refused: Int
+
+        init(entries: [(key: String, value: String)], sourceVersion: String?, utcOffset: String?, metadata: Metadata, refused: Int) {
+            self.entries = entries
+            self.sourceVersion = sourceVersion
+            self.utcOffset = utcOffset
+            self.metadata = metadata
+            self.refused = refused
+        }
 
         /// Whether these are the same texts, byte for byte.
         func matches(_ entries: [(key: String, value: String)], sourceVersion: String?, utcOffset: String?) -> Bool {
@@ -525,6 +542,7 @@ public final class AppleHealthExportReader {
 
     private var recentMetadata: [BuiltMetadata] = []
     private var nextMetadataSlot = 0
+    private var lastMetadataSlot = 0
 
     /// The offset from UTC of a correlation's `startDate` (read as a date before this is asked).
     private static func utcOffset(_ attributes: [XMLAttribute]) -> String? {
@@ -548,7 +566,7 @@ public final class AppleHealthExportReader {
             let key = waitingOrder[waitingOrderStart]
             waitingOrderStart += 1
             if let sample = waitingMembers.removeValue(forKey: key) {
-                try emit(.sample(sample))
+                try emit(sample)
                 break
             }
         }
@@ -618,15 +636,14 @@ public final class AppleHealthExportReader {
         return name
     }
 
-    private func emit(_ record: HealthRecord) throws {
-        if case .sample(let sample) = record {
-            tally.samples += 1
-            noteSourceType(sample.source, sample.type)
-        }
-        try append(record)
+    /// Hands on a sample (consumed, so that it is moved into the batch, not copied).
+    private func emit(_ sample: consuming QuantitySample) throws {
+        tally.samples += 1
+        noteSourceType(sample.source, sample.type)
+        try append(.sample(sample))
     }
 
-    private func append(_ record: HealthRecord) throws {
+    private func append(_ record: consuming HealthRecord) throws {
         batch.append(record)
         if batch.count >= batchSize { try flush() }
     }
@@ -641,7 +658,7 @@ public final class AppleHealthExportReader {
     /// Hands on the members still waiting for a correlation (alone) and the last batch.
     private func finish() throws {
         for key in waitingOrder[waitingOrderStart...] {
-            if let sample = waitingMembers.removeValue(forKey: key) { try emit(.sample(sample)) }
+            if let sample = waitingMembers.removeValue(forKey: key) { try emit(sample) }
         }
         waitingOrder.removeAll()
         waitingOrderStart = 0
