@@ -772,8 +772,11 @@ public final class AppleHealthExportReader {
 
 extension RecentByBytes {
     /// What was made for the value of attribute `index` of the tag `xml` read last (looked up
-    /// by its bytes at place 0), or what `make` makes of its text (then remembered).
+    /// by its bytes at place 0), or what `make` makes of its text (then remembered, unless it is
+    /// longer than `RecentAttributeValues.lengths` allows: a hostile document's megabyte values
+    /// are not pinned).
     mutating func value(ofAttribute index: Int, in xml: inout XMLScanner, make: (String) -> Value) -> Value {
+        guard xml.tagAttributes[index].decodedCount <= RecentAttributeValues.lengths.upperBound else { return make(xml.attributeValue(index)) }
         if let known = xml.withAttributeValue(index, { value(place: 0, bytes: $0) }) { return known }
         let made = make(xml.attributeValue(index))
         xml.withAttributeValue(index) { remember(made, place: 0, bytes: $0) }
