@@ -208,14 +208,14 @@ public final class AppleHealthExportReader {
                 defer { depth -= 1 }
                 switch depth {
                 case 2 where xml.tagNameIs("Record"):
-                    if let open = record.take() { try topLevelRecord(open) }
+                    if var open = record.take() { try topLevelRecord(&open) }
                 case 3 where correlation != nil && xml.tagNameIs("Record"):
-                    if let open = record.take() {
+                    if var open = record.take() {
                         if correlation?.members.count ?? 0 >= Self.maximumCorrelationMembers {
                             correlation?.membersOverflow += 1
                         } else if open.metadataOverflow > 0 {
                             correlation?.membersRefused += 1
-                        } else if let sample = sample(from: open, counting: false) {
+                        } else if let sample = sample(from: &open, counting: false) {
                             correlation?.members.append((open.fields.memberKey ?? "", sample))
                         }
                     }
@@ -233,12 +233,12 @@ public final class AppleHealthExportReader {
 
     // MARK: Records
 
-    private func topLevelRecord(_ open: OpenRecord) throws {
+    private func topLevelRecord(_ open: inout OpenRecord) throws {
         tally.recordElements += 1
         guard open.metadataOverflow == 0 else {
             return unreadable(Self.metadataBoundReason, open.fields.typeName ?? "Record")
         }
-        guard let sample = sample(from: open, counting: true) else { return }
+        guard let sample = sample(from: &open, counting: true) else { return }
         guard mayFitOneLine(samples: 1) || Self.fitsOneLine(.sample(sample)) else {
             return unreadable(Self.lineBoundReason, sample.type.identifier)
         }
@@ -307,12 +307,14 @@ public final class AppleHealthExportReader {
     }
 
     /// The sample a record describes, or nil (counted) when its type is unknown or it is unreadable.
-    private func sample(from open: OpenRecord, counting: Bool) -> QuantitySample? {
+    /// The type, unit, source and device are taken out of `open` (moved into the sample, not
+    /// copied); what the counts name stays.
+    private func sample(from open: inout OpenRecord, counting: Bool) -> QuantitySample? {
         guard let typeName = open.fields.typeName else {
             if counting { unreadable("a record without a type", "Record") }
             return nil
         }
-        guard let type = open.fields.type else {
+        guard let type = open.fields.type.take() else {
             if counting { tally.countUnknownType(typeName) }
             return nil
         }
@@ -320,11 +322,11 @@ public final class AppleHealthExportReader {
             if counting { unreadable("a value that is not a number", open.fields.valueText ?? "(none)") }
             return nil
         }
-        guard let unit = open.fields.unit else {
+        guard let unit = open.fields.unit.take() else {
             if counting { unreadable("a unit ingestd does not know", open.fields.unitText ?? "(none)") }
             return nil
         }
-        guard let source = open.fields.source else {
+        guard let source = open.fields.source.take() else {
             if counting { unreadable("no sourceName", typeName) }
             return nil
         }
@@ -334,7 +336,7 @@ public final class AppleHealthExportReader {
         }
         return QuantitySample(
             type: type, quantity: Quantity(value: value, unit: unit), start: start, end: end, source: source,
-            device: open.fields.device, metadata: metadata(open.metadata, sourceVersion: open.fields.sourceVersion, utcOffset: open.fields.utcOffset))
+            device: open.fields.device.take(), metadata: metadata(open.metadata, sourceVersion: open.fields.sourceVersion, utcOffset: open.fields.utcOffset))
     }
 
     /// What a `Record` start tag says, read from its attributes when the tag is read (their
