@@ -184,12 +184,14 @@ public final class AppleHealthExportReader {
                     guard let keyIndex = xml.attributeIndex("key"), let valueIndex = xml.attributeIndex("value") else { break }
                     let key = xml.attributeValue(keyIndex), value = xml.attributeValue(valueIndex)
                     metadataBytes += key.utf8.count + value.utf8.count
-                    if record != nil {
-                        if record?.metadata.count ?? 0 < Self.maximumMetadataEntries, metadataBytes <= Self.maximumMetadataBytes {
-                            record?.metadata.append((key, value))
+                    // Taken out and put back: reading `record?.metadata` copied the whole record.
+                    if var open = record.take() {
+                        if open.metadata.count < Self.maximumMetadataEntries, metadataBytes <= Self.maximumMetadataBytes {
+                            open.metadata.append((key, value))
                         } else {
-                            record?.metadataOverflow += 1
+                            open.metadataOverflow += 1
                         }
+                        record = open
                     } else if depth == 3, correlation != nil {
                         if correlation?.metadata.count ?? 0 < Self.maximumMetadataEntries, metadataBytes <= Self.maximumMetadataBytes {
                             correlation?.metadata.append((key, value))
@@ -243,7 +245,7 @@ public final class AppleHealthExportReader {
             return unreadable(Self.lineBoundReason, sample.type.identifier)
         }
         guard open.fields.isMember else {
-            return try emit(sample)
+            return try emit(consume sample)
         }
         let key = open.fields.memberKey ?? ""
         if let covered = coveredMembers[key] {
@@ -530,7 +532,8 @@ public final class AppleHealthExportReader {
         /// Whether these are the same texts, byte for byte.
         func matches(_ entries: [(key: String, value: String)], sourceVersion: String?, utcOffset: String?) -> Bool {
             guard self.entries.count == entries.count, Self.same(self.utcOffset, utcOffset), Self.same(self.sourceVersion, sourceVersion) else { return false }
-            for (mine, other) in zip(self.entries, entries) where !mine.key.hasSameUTF8(as: other.key) || !mine.value.hasSameUTF8(as: other.value) {
+            for index in entries.indices
+            where !sameBytes(self.entries[index].key, entries[index].key) || !sameBytes(self.entries[index].value, entries[index].value) {
                 return false
             }
             return true
@@ -538,7 +541,7 @@ public final class AppleHealthExportReader {
 
         private static func same(_ a: String?, _ b: String?) -> Bool {
             guard let a, let b else { return a == nil && b == nil }
-            return a.hasSameUTF8(as: b)
+            return sameBytes(a, b)
         }
     }
 
@@ -609,7 +612,7 @@ public final class AppleHealthExportReader {
         if listFull, tally.sourceTypes[source] == nil { tally.samplesOfSourcesNotListed += 1 }
         // Identifiers are the catalogue's ASCII strings: equal types have equal bytes.
         for index in recentlyNoted.indices
-        where recentlyNoted[index].source.hasSameUTF8(as: source) && recentlyNoted[index].type.hasSameUTF8(as: type.identifier) {
+        where sameBytes(recentlyNoted[index].source, source) && sameBytes(recentlyNoted[index].type, type.identifier) {
             return
         }
         if recentlyNoted.count < Self.recentlyNotedLimit {
@@ -784,4 +787,18 @@ extension RecentByBytes {
         xml.withAttributeValue(index) { remember(made, place: 0, bytes: $0) }
         return made
     }
+}
+
+/// Whether two strings hold the same UTF-8 bytes (`hasSameUTF8(as:)` without its copies of both
+/// strings: storage shared, as the import's interned strings are, is told equal unread).
+func sameBytes(_ a: String, _ b: String) -> Bool {
+    let fast = a.utf8.withContiguousStorageIfAvailable { x in
+        b.utf8.withContiguousStorageIfAvailable { y -> Bool in
+            guard x.count == y.count else { return false }
+            guard let p = x.baseAddress, let q = y.baseAddress, p != q else { return true }
+            return memcmp(p, q, x.count) == 0
+        }
+    }
+    if let fast, let result = fast { return result }
+    return a.utf8.elementsEqual(b.utf8)
 }
