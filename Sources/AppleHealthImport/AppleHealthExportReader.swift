@@ -148,7 +148,7 @@ public final class AppleHealthExportReader {
     /// `metadataBytes`, what bounds the length of its JSON line).
     private var attributeBytes = 0
 
-    /// Reads the tags through `XMLPullReader.nextTag()`: a record's attributes are read from
+    /// Reads the tags through `XMLScanner.nextTag()`: a record's attributes are read from
     /// their bytes into `RecordFields`, and only other elements' names and attributes become strings.
     private func readDocument() throws {
         try xml.withScanner { scanner in try readDocument(&scanner) }
