@@ -104,7 +104,7 @@ public final class AppleHealthExportReader {
     private var newSourceTypes: [(source: String, type: QuantityType)] = []
     /// The last (source, type) pairs noted, so that a run of records of one pair is not hashed
     /// into `tally.sourceTypes` once per record.
-    private var recentlyNoted: [(source: String, type: QuantityType)] = []
+    private var recentlyNoted: [(source: String, type: String)] = []
     private var nextNotedSlot = 0
     private static let recentlyNotedLimit = 8
 
@@ -126,7 +126,7 @@ public final class AppleHealthExportReader {
     }
 
     private struct OpenRecord {
-        var attributes: [XMLAttribute]
+        var fields: RecordFields
         var metadata: [(key: String, value: String)] = []
         /// Entries past `maximumMetadataEntries` (not kept).
         var metadataOverflow = 0
@@ -148,39 +148,50 @@ public final class AppleHealthExportReader {
     /// `metadataBytes`, what bounds the length of its JSON line).
     private var attributeBytes = 0
 
+    /// Reads the tags through `XMLScanner.nextTag()`: a record's attributes are read from
+    /// their bytes into `RecordFields`, and only other elements' names and attributes become strings.
     private func readDocument() throws {
+        try xml.withScanner { scanner in try readDocument(&scanner) }
+    }
+
+    private func readDocument(_ xml: inout XMLScanner) throws {
         var depth = 0
         var record: OpenRecord?
         var correlation: OpenCorrelation?
         var sawHealthData = false
-        while let event = try xml.next() {
-            switch event {
-            case .start(let name, let attributes):
+        while let kind = try xml.nextTag() {
+            switch kind {
+            case .start:
                 depth += 1
-                switch (depth, name) {
-                case (1, "HealthData"): sawHealthData = true
-                case (1, _):
-                    throw AppleHealthImportError.damagedXML(offset: xml.documentOffset, reason: "the root element is <\(name)>, not <HealthData>")
-                case (2, "Record"):
-                    record = OpenRecord(attributes: attributes)
+                switch depth {
+                case 1:
+                    guard xml.tagNameIs("HealthData") else {
+                        throw AppleHealthImportError.damagedXML(offset: xml.documentOffset, reason: "the root element is <\(xml.tagName)>, not <HealthData>")
+                    }
+                    sawHealthData = true
+                case 2 where xml.tagNameIs("Record"):
+                    record = OpenRecord(fields: recordFields(&xml, member: false))
                     metadataBytes = 0
-                    attributeBytes = Self.bytes(of: attributes)
-                case (3, "Record") where correlation != nil:
-                    record = OpenRecord(attributes: attributes)
-                    attributeBytes += Self.bytes(of: attributes)
-                case (2, "Correlation"):
-                    correlation = OpenCorrelation(attributes: attributes)
+                    attributeBytes = xml.attributeBytes
+                case 3 where correlation != nil && xml.tagNameIs("Record"):
+                    record = OpenRecord(fields: recordFields(&xml, member: true))
+                    attributeBytes += xml.attributeBytes
+                case 2 where xml.tagNameIs("Correlation"):
+                    correlation = OpenCorrelation(attributes: xml.attributes())
                     metadataBytes = 0
-                    attributeBytes = Self.bytes(of: attributes)
-                case (3, "MetadataEntry"), (4, "MetadataEntry"):
-                    guard let key = Self.value("key", attributes), let value = Self.value("value", attributes) else { break }
+                    attributeBytes = xml.attributeBytes
+                case 3 where xml.tagNameIs("MetadataEntry"), 4 where xml.tagNameIs("MetadataEntry"):
+                    guard let keyIndex = xml.attributeIndex("key"), let valueIndex = xml.attributeIndex("value") else { break }
+                    let key = xml.attributeValue(keyIndex), value = xml.attributeValue(valueIndex)
                     metadataBytes += key.utf8.count + value.utf8.count
-                    if record != nil {
-                        if record?.metadata.count ?? 0 < Self.maximumMetadataEntries, metadataBytes <= Self.maximumMetadataBytes {
-                            record?.metadata.append((key, value))
+                    // Taken out and put back: reading `record?.metadata` copied the whole record.
+                    if var open = record.take() {
+                        if open.metadata.count < Self.maximumMetadataEntries, metadataBytes <= Self.maximumMetadataBytes {
+                            open.metadata.append((key, value))
                         } else {
-                            record?.metadataOverflow += 1
+                            open.metadataOverflow += 1
                         }
+                        record = open
                     } else if depth == 3, correlation != nil {
                         if correlation?.metadata.count ?? 0 < Self.maximumMetadataEntries, metadataBytes <= Self.maximumMetadataBytes {
                             correlation?.metadata.append((key, value))
@@ -188,33 +199,30 @@ public final class AppleHealthExportReader {
                             correlation?.metadataOverflow += 1
                         }
                     }
-                case (2, "ExportDate"):
+                case 2 where xml.tagNameIs("ExportDate"):
                     break
-                case (2, _):
-                    tally.countOtherElement(name)
+                case 2:
+                    tally.countOtherElement(xml.tagName)
                 default:
                     break
                 }
-            case .end(let name):
+            case .end:
                 defer { depth -= 1 }
-                switch (depth, name) {
-                case (2, "Record"):
-                    if let open = record { try topLevelRecord(open) }
-                    record = nil
-                case (3, "Record") where correlation != nil:
-                    if let open = record {
+                switch depth {
+                case 2 where xml.tagNameIs("Record"):
+                    if var open = record.take() { try topLevelRecord(&open) }
+                case 3 where correlation != nil && xml.tagNameIs("Record"):
+                    if var open = record.take() {
                         if correlation?.members.count ?? 0 >= Self.maximumCorrelationMembers {
                             correlation?.membersOverflow += 1
                         } else if open.metadataOverflow > 0 {
                             correlation?.membersRefused += 1
-                        } else if let sample = sample(from: open, counting: false) {
-                            correlation?.members.append((Self.memberKey(open.attributes), sample))
+                        } else if let sample = sample(from: &open, counting: false) {
+                            correlation?.members.append((open.fields.memberKey ?? "", sample))
                         }
                     }
-                    record = nil
-                case (2, "Correlation"):
-                    if let open = correlation { try finishCorrelation(open) }
-                    correlation = nil
+                case 2 where xml.tagNameIs("Correlation"):
+                    if let open = correlation.take() { try finishCorrelation(open) }
                 default:
                     break
                 }
@@ -227,19 +235,19 @@ public final class AppleHealthExportReader {
 
     // MARK: Records
 
-    private func topLevelRecord(_ open: OpenRecord) throws {
+    private func topLevelRecord(_ open: inout OpenRecord) throws {
         tally.recordElements += 1
         guard open.metadataOverflow == 0 else {
-            return unreadable(Self.metadataBoundReason, Self.value("type", open.attributes) ?? "Record")
+            return unreadable(Self.metadataBoundReason, open.fields.typeName ?? "Record")
         }
-        guard let sample = sample(from: open, counting: true) else { return }
+        guard let sample = sample(from: &open, counting: true) else { return }
         guard mayFitOneLine(samples: 1) || Self.fitsOneLine(.sample(sample)) else {
             return unreadable(Self.lineBoundReason, sample.type.identifier)
         }
-        guard Self.isCorrelationMember(sample.type) else {
-            return try emit(.sample(sample))
+        guard open.fields.isMember else {
+            return try emit(consume sample)
         }
-        let key = Self.memberKey(open.attributes)
+        let key = open.fields.memberKey ?? ""
         if let covered = coveredMembers[key] {
             if covered <= 1 { coveredMembers[key] = nil } else { coveredMembers[key] = covered - 1 }
             tally.correlationCopiesSkipped += 1
@@ -247,7 +255,7 @@ public final class AppleHealthExportReader {
         }
         if waitingMembers[key] != nil {
             // The same reading twice at top level: hand on the first (the store deduplicates).
-            try emit(.sample(sample))
+            try emit(sample)
             return
         }
         waitingMembers[key] = sample
@@ -283,7 +291,7 @@ public final class AppleHealthExportReader {
         let correlation = Correlation(
             type: type, start: start, end: end, objects: open.members.map(\.sample), source: sharedSource(source),
             device: cachedDevice(Self.value("device", attributes)),
-            metadata: metadata(open.metadata, attributes: attributes))
+            metadata: metadata(open.metadata, sourceVersion: Self.value("sourceVersion", attributes), utcOffset: Self.utcOffset(attributes)))
         guard mayFitOneLine(samples: open.members.count + 1) || Self.fitsOneLine(.correlation(correlation)) else { return unreadable(Self.lineBoundReason, typeName) }
         for member in open.members {
             if waitingMembers.removeValue(forKey: member.key) != nil {
@@ -301,36 +309,127 @@ public final class AppleHealthExportReader {
     }
 
     /// The sample a record describes, or nil (counted) when its type is unknown or it is unreadable.
-    private func sample(from open: OpenRecord, counting: Bool) -> QuantitySample? {
-        let attributes = open.attributes
-        guard let typeName = Self.value("type", attributes) else {
+    /// The type, unit, source and device are taken out of `open` (moved into the sample, not
+    /// copied); what the counts name stays.
+    private func sample(from open: inout OpenRecord, counting: Bool) -> QuantitySample? {
+        guard let typeName = open.fields.typeName else {
             if counting { unreadable("a record without a type", "Record") }
             return nil
         }
-        guard let type = QuantityType.named(typeName), typeName.hasPrefix("HK") else {
+        guard let type = open.fields.type.take() else {
             if counting { tally.countUnknownType(typeName) }
             return nil
         }
-        guard let valueText = Self.value("value", attributes), let value = Self.decimal(valueText), value.isFinite else {
-            if counting { unreadable("a value that is not a number", Self.value("value", attributes) ?? "(none)") }
+        guard let value = open.fields.value else {
+            if counting { unreadable("a value that is not a number", open.fields.valueText ?? "(none)") }
             return nil
         }
-        guard let unitText = Self.value("unit", attributes), let unit = UnitCache.shared.unit(unitText) else {
-            if counting { unreadable("a unit ingestd does not know", Self.value("unit", attributes) ?? "(none)") }
+        guard let unit = open.fields.unit.take() else {
+            if counting { unreadable("a unit ingestd does not know", open.fields.unitText ?? "(none)") }
             return nil
         }
-        guard let source = Self.sourceName(attributes) else {
+        guard let source = open.fields.source.take() else {
             if counting { unreadable("no sourceName", typeName) }
             return nil
         }
-        guard let start = Self.date(Self.value("startDate", attributes)), let end = Self.date(Self.value("endDate", attributes)) else {
-            if counting { unreadable("a date that is not YYYY-MM-DD HH:MM:SS ±HHMM", Self.value("startDate", attributes) ?? "(none)") }
+        guard let start = open.fields.start, let end = open.fields.end else {
+            if counting { unreadable("a date that is not YYYY-MM-DD HH:MM:SS ±HHMM", open.fields.startText ?? "(none)") }
             return nil
         }
         return QuantitySample(
-            type: type, quantity: Quantity(value: value, unit: unit), start: start, end: end, source: sharedSource(source),
-            device: cachedDevice(Self.value("device", attributes)), metadata: metadata(open.metadata, attributes: attributes))
+            type: type, quantity: Quantity(value: value, unit: unit), start: start, end: end, source: source,
+            device: open.fields.device.take(), metadata: metadata(open.metadata, sourceVersion: open.fields.sourceVersion, utcOffset: open.fields.utcOffset))
     }
+
+    /// What a `Record` start tag says, read from its attributes when the tag is read (their
+    /// bytes are gone by the record's end). The checks of `sample(from:counting:)` are made on
+    /// these in the order they were made on the attributes' strings.
+    private struct RecordFields {
+        var typeName: String?
+        /// The type, when `typeName` names a quantity type (and starts with `HK`).
+        var type: QuantityType?
+        /// Whether `type` is one the export lists in correlations too (`isCorrelationMember`).
+        var isMember = false
+        var valueText: String?
+        /// The value, when `valueText` is a finite decimal number.
+        var value: Double?
+        var unitText: String?
+        var unit: HealthModel.Unit?
+        /// The source's id: the `sourceName` made printable and shared; nil when absent or empty.
+        var source: String?
+        var sourceVersion: String?
+        var device: Device?
+        var start: Date?
+        var end: Date?
+        /// The `startDate` text, kept only when a date could not be read (the example counted).
+        var startText: String?
+        /// The `startDate`'s offset (`+0200`), when both dates were read.
+        var utcOffset: String?
+        /// `memberKey`, for a record that may be (or is) a correlation's member.
+        var memberKey: String?
+    }
+
+    /// The current `Record` start tag's fields. Values that repeat tag after tag (type, unit,
+    /// source, device) are looked up by their bytes in small caches of what they gave before.
+    private func recordFields(_ xml: inout XMLScanner, member: Bool) -> RecordFields {
+        var fields = RecordFields()
+        var typeIndex: Int?, valueIndex: Int?, unitIndex: Int?, sourceIndex: Int?, versionIndex: Int?, deviceIndex: Int?
+        var startIndex: Int?, endIndex: Int?
+        for index in xml.tagAttributes.indices {
+            // The first attribute of each name (the reader refuses a name twice).
+            switch xml.tagAttributes[index].nameEnd - xml.tagAttributes[index].nameStart {
+            case 4:
+                if typeIndex == nil, xml.attributeNameIs(index, "type") { typeIndex = index }
+                else if unitIndex == nil, xml.attributeNameIs(index, "unit") { unitIndex = index }
+            case 5: if valueIndex == nil, xml.attributeNameIs(index, "value") { valueIndex = index }
+            case 6: if deviceIndex == nil, xml.attributeNameIs(index, "device") { deviceIndex = index }
+            case 7: if endIndex == nil, xml.attributeNameIs(index, "endDate") { endIndex = index }
+            case 9: if startIndex == nil, xml.attributeNameIs(index, "startDate") { startIndex = index }
+            case 10: if sourceIndex == nil, xml.attributeNameIs(index, "sourceName") { sourceIndex = index }
+            case 13: if versionIndex == nil, xml.attributeNameIs(index, "sourceVersion") { versionIndex = index }
+            default: break
+            }
+        }
+        if let typeIndex {
+            (fields.typeName, fields.type, fields.isMember) = recentTypes.value(ofAttribute: typeIndex, in: &xml) { name in
+                let type = name.hasPrefix("HK") ? QuantityType.named(name) : nil
+                return (name, type, type.map(Self.isCorrelationMember) ?? false)
+            }
+        }
+        if let valueIndex {
+            let text = xml.attributeValue(valueIndex)
+            fields.valueText = text
+            if let value = Self.decimal(text), value.isFinite { fields.value = value }
+        }
+        if let unitIndex { (fields.unitText, fields.unit) = recentUnits.value(ofAttribute: unitIndex, in: &xml) { ($0, UnitCache.shared.unit($0)) } }
+        if let sourceIndex {
+            fields.source = recentSources.value(ofAttribute: sourceIndex, in: &xml) { name in
+                name.isEmpty ? nil : sharedSource(PrintableText.escapingControlCharacters(name))
+            }
+        }
+        if let versionIndex { fields.sourceVersion = xml.attributeValue(versionIndex) }
+        if let deviceIndex { fields.device = recentDevices.value(ofAttribute: deviceIndex, in: &xml) { Self.device($0) } }
+        if let startIndex { fields.start = xml.withAttributeValue(startIndex) { Self.date(utf8: $0) } }
+        if let endIndex { fields.end = xml.withAttributeValue(endIndex) { Self.date(utf8: $0) } }
+        if let startIndex, fields.start != nil, fields.end != nil {
+            // A date read is 25 ASCII bytes: its last 5 are its last 5 characters.
+            fields.utcOffset = xml.withAttributeValue(startIndex) { String(decoding: UnsafeBufferPointer(rebasing: $0[20...]), as: UTF8.self) }
+        } else {
+            fields.startText = startIndex.map { xml.attributeValue($0) }
+        }
+        if member || fields.isMember {
+            let texts = [typeIndex, sourceIndex, startIndex, endIndex, valueIndex, unitIndex].map { index in index.map { xml.attributeValue($0) } ?? "" }
+            fields.memberKey = texts.joined(separator: "\u{1F}")
+        }
+        return fields
+    }
+
+    /// Recent type names and what they name, units, sources (`sourceName` bytes to the source
+    /// id) and devices (the description's bytes to the device), by their bytes.
+    private var recentTypes = RecentByBytes<(String, QuantityType?, Bool)>(places: 1, ways: 8)
+    private var recentUnits = RecentByBytes<(String, HealthModel.Unit?)>(places: 1, ways: 8)
+    private var recentSources = RecentByBytes<String?>(places: 1, ways: 8)
+    private var recentDevices = RecentByBytes<Device?>(places: 1, ways: 8)
 
     private func unreadable(_ reason: String, _ example: String) {
         tally.unreadable[reason, default: 0] += 1
@@ -356,69 +455,23 @@ public final class AppleHealthExportReader {
         HealthRecordEncoder().encode(record).utf8.count < HealthRecordEncoder.maximumLineBytes
     }
 
-    private static func bytes(of attributes: [XMLAttribute]) -> Int {
-        var total = 0
-        for attribute in attributes { total += attribute.name.utf8.count + attribute.value.utf8.count + 8 }
-        return total
-    }
-
-    private func metadata(_ entries: [(key: String, value: String)], attributes: [XMLAttribute]) -> Metadata {
-        let version = Self.value("sourceVersion", attributes)
-        let offset = Self.value("startDate", attributes).flatMap { $0.utf8.count == 25 ? String($0.suffix(5)) : nil }
-        // Records repeat a few combinations (an app's version, the zone's offset, a motion
-        // context): the metadata of byte-equal inputs is the same value, built once and shared
-        // (the store then knows it by identity).
-        if let known = recentMetadata.first(where: { $0.matches(entries, version: version, offset: offset) }) {
-            tally.metadataRefused += known.refused
-            return known.metadata
+    /// The metadata of a record or correlation: its entries, its app's version and its offset
+    /// from UTC. Records repeat the same few combinations (a record of a watch carries its motion
+    /// context, 0 or 1, and its version): a combination of at most 4 entries is built once and
+    /// taken from `recentMetadata` after, compared by bytes, with the entries it refused counted again.
+    private func metadata(_ entries: [(key: String, value: String)], sourceVersion: String?, utcOffset: String?) -> Metadata {
+        let cacheable = entries.count <= 4
+        if cacheable {
+            // From the last one found or made: records come in runs.
+            for step in recentMetadata.indices {
+                let index = (lastMetadataSlot + step) % recentMetadata.count
+                guard recentMetadata[index].matches(entries, sourceVersion: sourceVersion, utcOffset: utcOffset) else { continue }
+                lastMetadataSlot = index
+                tally.metadataRefused += recentMetadata[index].refused
+                return recentMetadata[index].metadata
+            }
         }
         let refusedBefore = tally.metadataRefused
-        let metadata = buildMetadata(entries, version: version, offset: offset)
-        let recent = RecentMetadata(entries: entries, version: version, offset: offset, metadata: metadata,
-                                    refused: tally.metadataRefused - refusedBefore)
-        if recentMetadata.count < Self.recentMetadataLimit {
-            recentMetadata.append(recent)
-        } else {
-            recentMetadata[nextMetadataSlot] = recent
-            nextMetadataSlot = (nextMetadataSlot + 1) % Self.recentMetadataLimit
-        }
-        return metadata
-    }
-
-    /// The last metadata values built, with the inputs they were built from.
-    private var recentMetadata: [RecentMetadata] = []
-    private var nextMetadataSlot = 0
-    private static let recentMetadataLimit = 8
-
-    /// One metadata value and the record's inputs it was built from (byte-compared).
-    private struct RecentMetadata {
-        var entries: [(key: String, value: String)]
-        var version: String?
-        var offset: String?
-        var metadata: Metadata
-        /// The entries refused while building it (counted again for every record that repeats them).
-        var refused: Int
-
-        func matches(_ entries: [(key: String, value: String)], version: String?, offset: String?) -> Bool {
-            guard self.entries.count == entries.count else { return false }
-            switch (self.version, version) {
-            case (nil, nil): break
-            case let (a?, b?): guard a.hasSameUTF8(as: b) else { return false }
-            default: return false
-            }
-            switch (self.offset, offset) {
-            case (nil, nil): break
-            case let (a?, b?): guard a.hasSameUTF8(as: b) else { return false }
-            default: return false
-            }
-            for (mine, theirs) in zip(self.entries, entries) {
-                guard mine.key.hasSameUTF8(as: theirs.key), mine.value.hasSameUTF8(as: theirs.value) else { return false }
-            }
-            return true
-        }
-    }
-
-    private func buildMetadata(_ entries: [(key: String, value: String)], version: String?, offset: String?) -> Metadata {
         var metadata = Metadata()
         for (key, text) in entries {
             do {
@@ -442,13 +495,64 @@ public final class AppleHealthExportReader {
                 tally.metadataRefused += 1
             }
         }
-        if let version, !version.isEmpty {
-            try? metadata.set(.string(version), forKey: "sourceVersion")
+        if let sourceVersion, !sourceVersion.isEmpty {
+            try? metadata.set(.string(sourceVersion), forKey: "sourceVersion")
         }
-        if let offset {
-            try? metadata.set(.string(offset), forKey: "utcOffset")
+        if let utcOffset {
+            try? metadata.set(.string(utcOffset), forKey: "utcOffset")
+        }
+        if cacheable {
+            let built = BuiltMetadata(
+                entries: entries, sourceVersion: sourceVersion, utcOffset: utcOffset, metadata: metadata, refused: tally.metadataRefused - refusedBefore)
+            lastMetadataSlot = nextMetadataSlot
+            if recentMetadata.count < 8 { recentMetadata.append(built) } else { recentMetadata[nextMetadataSlot] = built }
+            nextMetadataSlot = (nextMetadataSlot + 1) % 8
         }
         return metadata
+    }
+
+    /// Metadata built for a combination of entries, version and offset (`metadata(_:sourceVersion:utcOffset:)`);
+    /// a class, so that looking through the cache copies no strings.
+    private final class BuiltMetadata {
+        let entries: [(key: String, value: String)]
+        let sourceVersion: String?
+        let utcOffset: String?
+        let metadata: Metadata
+        /// Entries refused while building it.
+        let refused: Int
+
+        init(entries: [(key: String, value: String)], sourceVersion: String?, utcOffset: String?, metadata: Metadata, refused: Int) {
+            self.entries = entries
+            self.sourceVersion = sourceVersion
+            self.utcOffset = utcOffset
+            self.metadata = metadata
+            self.refused = refused
+        }
+
+        /// Whether these are the same texts, byte for byte.
+        func matches(_ entries: [(key: String, value: String)], sourceVersion: String?, utcOffset: String?) -> Bool {
+            guard self.entries.count == entries.count, Self.same(self.utcOffset, utcOffset), Self.same(self.sourceVersion, sourceVersion) else { return false }
+            for index in entries.indices
+            where !sameBytes(self.entries[index].key, entries[index].key) || !sameBytes(self.entries[index].value, entries[index].value) {
+                return false
+            }
+            return true
+        }
+
+        private static func same(_ a: String?, _ b: String?) -> Bool {
+            guard let a, let b else { return a == nil && b == nil }
+            return sameBytes(a, b)
+        }
+    }
+
+    private var recentMetadata: [BuiltMetadata] = []
+    private var nextMetadataSlot = 0
+    private var lastMetadataSlot = 0
+
+    /// The offset from UTC of a correlation's `startDate` (read as a date before this is asked).
+    private static func utcOffset(_ attributes: [XMLAttribute]) -> String? {
+        guard let startText = value("startDate", attributes), startText.utf8.count == 25 else { return nil }
+        return String(startText.suffix(5))
     }
 
     // MARK: Correlation members
@@ -467,7 +571,7 @@ public final class AppleHealthExportReader {
             let key = waitingOrder[waitingOrderStart]
             waitingOrderStart += 1
             if let sample = waitingMembers.removeValue(forKey: key) {
-                try emit(.sample(sample))
+                try emit(sample)
                 break
             }
         }
@@ -506,11 +610,15 @@ public final class AppleHealthExportReader {
     private func noteSourceType(_ source: String, _ type: QuantityType) {
         let listFull = tally.sourceTypes.count >= Self.maximumListedSources
         if listFull, tally.sourceTypes[source] == nil { tally.samplesOfSourcesNotListed += 1 }
-        for noted in recentlyNoted where noted.type == type && noted.source.hasSameUTF8(as: source) { return }
+        // Identifiers are the catalogue's ASCII strings: equal types have equal bytes.
+        for index in recentlyNoted.indices
+        where sameBytes(recentlyNoted[index].source, source) && sameBytes(recentlyNoted[index].type, type.identifier) {
+            return
+        }
         if recentlyNoted.count < Self.recentlyNotedLimit {
-            recentlyNoted.append((source, type))
+            recentlyNoted.append((source, type.identifier))
         } else {
-            recentlyNoted[nextNotedSlot] = (source, type)
+            recentlyNoted[nextNotedSlot] = (source, type.identifier)
             nextNotedSlot = (nextNotedSlot + 1) % Self.recentlyNotedLimit
         }
         if listFull, tally.sourceTypes[source] == nil {
@@ -533,15 +641,14 @@ public final class AppleHealthExportReader {
         return name
     }
 
-    private func emit(_ record: HealthRecord) throws {
-        if case .sample(let sample) = record {
-            tally.samples += 1
-            noteSourceType(sample.source, sample.type)
-        }
-        try append(record)
+    /// Hands on a sample (consumed, so that it is moved into the batch, not copied).
+    private func emit(_ sample: consuming QuantitySample) throws {
+        tally.samples += 1
+        noteSourceType(sample.source, sample.type)
+        try append(.sample(sample))
     }
 
-    private func append(_ record: HealthRecord) throws {
+    private func append(_ record: consuming HealthRecord) throws {
         batch.append(record)
         if batch.count >= batchSize { try flush() }
     }
@@ -556,7 +663,7 @@ public final class AppleHealthExportReader {
     /// Hands on the members still waiting for a correlation (alone) and the last batch.
     private func finish() throws {
         for key in waitingOrder[waitingOrderStart...] {
-            if let sample = waitingMembers.removeValue(forKey: key) { try emit(.sample(sample)) }
+            if let sample = waitingMembers.removeValue(forKey: key) { try emit(sample) }
         }
         waitingOrder.removeAll()
         waitingOrderStart = 0
@@ -592,14 +699,36 @@ public final class AppleHealthExportReader {
 
     /// `2024-10-20 13:19:04 +0200` (the export's format); nil for anything else.
     static func date(_ text: String?) -> Date? {
-        guard let text else { return nil }
-        var bytes = Array(text.utf8)
+        guard var text else { return nil }
+        return text.withUTF8 { date(utf8: $0) }
+    }
+
+    /// `date(_:)` of UTF-8 bytes: the checks and the instant of `ISO8601DateTime.date(from:)`
+    /// for the text with a `T` for the first space and without the second, read in place.
+    static func date(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Date? {
         guard bytes.count == 25, bytes[10] == UInt8(ascii: " "), bytes[19] == UInt8(ascii: " "),
             bytes[20] == UInt8(ascii: "+") || bytes[20] == UInt8(ascii: "-")
         else { return nil }
-        bytes[10] = UInt8(ascii: "T")
-        bytes.remove(at: 19)
-        return ISO8601DateTime.date(from: String(decoding: bytes, as: UTF8.self))
+        func number(_ start: Int, _ count: Int) -> Int? {
+            var value = 0
+            for index in start..<start + count {
+                let digit = bytes[index] &- UInt8(ascii: "0")
+                guard digit < 10 else { return nil }
+                value = value * 10 + Int(digit)
+            }
+            return value
+        }
+        guard let year = number(0, 4), bytes[4] == UInt8(ascii: "-"), let month = number(5, 2), bytes[7] == UInt8(ascii: "-"),
+            let day = number(8, 2), let hour = number(11, 2), bytes[13] == UInt8(ascii: ":"), let minute = number(14, 2),
+            bytes[16] == UInt8(ascii: ":"), let second = number(17, 2),
+            let offsetHours = number(21, 2), let offsetMinutes = number(23, 2)
+        else { return nil }
+        guard (1...12).contains(month), (1...CalendarMath.daysInMonth(year: year, month: month)).contains(day),
+            hour < 24, minute < 60, second < 60, offsetHours < 24, offsetMinutes < 60
+        else { return nil }
+        let offset = (bytes[20] == UInt8(ascii: "-") ? -1 : 1) * (offsetHours * 3600 + offsetMinutes * 60)
+        let seconds = CalendarMath.days(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second - offset
+        return Date(timeIntervalSince1970: TimeInterval(seconds))
     }
 
     /// `device(text)`, each description parsed once (see `devices`).
@@ -644,4 +773,32 @@ public final class AppleHealthExportReader {
         "name", "manufacturer", "model", "hardware", "firmware", "software", "localIdentifier",
         "UDIDeviceIdentifier", "udiDeviceIdentifier", "creation date",
     ]
+}
+
+extension RecentByBytes {
+    /// What was made for the value of attribute `index` of the tag `xml` read last (looked up
+    /// by its bytes at place 0), or what `make` makes of its text (then remembered, unless it is
+    /// longer than `RecentAttributeValues.lengths` allows: a hostile document's megabyte values
+    /// are not pinned).
+    mutating func value(ofAttribute index: Int, in xml: inout XMLScanner, make: (String) -> Value) -> Value {
+        guard xml.tagAttributes[index].decodedCount <= RecentAttributeValues.lengths.upperBound else { return make(xml.attributeValue(index)) }
+        if let known = xml.withAttributeValue(index, { value(place: 0, bytes: $0) }) { return known }
+        let made = make(xml.attributeValue(index))
+        xml.withAttributeValue(index) { remember(made, place: 0, bytes: $0) }
+        return made
+    }
+}
+
+/// Whether two strings hold the same UTF-8 bytes (`hasSameUTF8(as:)` without its copies of both
+/// strings: storage shared, as the import's interned strings are, is told equal unread).
+func sameBytes(_ a: String, _ b: String) -> Bool {
+    let fast = a.utf8.withContiguousStorageIfAvailable { x in
+        b.utf8.withContiguousStorageIfAvailable { y -> Bool in
+            guard x.count == y.count else { return false }
+            guard let p = x.baseAddress, let q = y.baseAddress, p != q else { return true }
+            return memcmp(p, q, x.count) == 0
+        }
+    }
+    if let fast, let result = fast { return result }
+    return a.utf8.elementsEqual(b.utf8)
 }

@@ -208,6 +208,53 @@ import TestSupport
         #expect(AppleHealthExportReader.date("2024-10-20 13:19:04") == nil)
         #expect(AppleHealthExportReader.date("2024-02-30 13:19:04 +0200") == nil)
     }
+
+    /// The export's dates are read in place; they must give what the ISO 8601 parser gives for
+    /// the same text with a `T` for the first space and without the second (how they were read
+    /// before), valid or not: calendar edges, offsets, and every byte of valid dates replaced.
+    @Test func datesReadInPlaceAgreeWithTheISOParser() {
+        func throughISOParser(_ text: String) -> Date? {
+            var bytes = Array(text.utf8)
+            guard bytes.count == 25, bytes[10] == UInt8(ascii: " "), bytes[19] == UInt8(ascii: " "),
+                bytes[20] == UInt8(ascii: "+") || bytes[20] == UInt8(ascii: "-")
+            else { return nil }
+            bytes[10] = UInt8(ascii: "T")
+            bytes.remove(at: 19)
+            return ISO8601DateTime.date(from: String(decoding: bytes, as: UTF8.self))
+        }
+        var texts = [
+            "2024-02-29 23:59:59 +0000", "2023-02-29 12:00:00 +0000", "2000-02-29 00:00:00 -2359", "1900-02-29 00:00:00 +0100",
+            "2024-12-31 23:59:59 -0000", "2024-13-01 00:00:00 +0000", "2024-00-10 00:00:00 +0000", "2024-04-31 00:00:00 +0000",
+            "2024-10-20 24:00:00 +0200", "2024-10-20 23:60:00 +0200", "2024-10-20 23:59:60 +0200", "2024-10-20 13:19:04 +2400",
+            "2024-10-20 13:19:04 +0260", "2024-10-20 13:19:04 +02:0", "2024-10-20T13:19:04 +0200", "2024-10-20 13:19:04+02000",
+            "0000-01-01 00:00:00 +0000", "9999-12-31 23:59:59 -2359", "2024-10-20 13:19:04 +0200 ", "2024-10-20 13:19:04 +020",
+            "２024-10-20 13:19:04 +0200", "2024-10-20 13:19:04 ±0200",
+        ]
+        let valid = Array("2024-10-20 13:19:04 +0200".utf8)
+        for index in valid.indices {
+            for replacement in Array("09 +-:T/.Za".utf8) + [0x00, 0x2F, 0x3A, 0xC3] {
+                var bytes = valid
+                bytes[index] = replacement
+                texts.append(String(decoding: bytes, as: UTF8.self))
+            }
+        }
+        for text in texts {
+            #expect(AppleHealthExportReader.date(text) == throughISOParser(text), "\(text)")
+        }
+        #expect(texts.filter { AppleHealthExportReader.date($0) != nil }.count > 40)
+    }
+
+    /// `sameBytes` tells strings apart by their bytes, not by Swift's canonical equivalence.
+    @Test func sameBytesComparesBytes() {
+        #expect(sameBytes("Jana’s Apple\u{A0}Watch", "Jana’s Apple\u{A0}Watch"))
+        #expect(!sameBytes("\u{E9}", "e\u{301}"))
+        #expect("\u{E9}" == "e\u{301}")
+        #expect(!sameBytes("ab", "abc"))
+        #expect(sameBytes("", ""))
+        let long = String(repeating: "x", count: 40)
+        #expect(sameBytes(long, String(repeating: "x", count: 40)))
+        #expect(!sameBytes(long, String(repeating: "x", count: 39) + "y"))
+    }
 }
 
 /// The pull XML reader on small documents: the constructs an export has, and hostile ones.
