@@ -12,8 +12,8 @@ public struct HealthRecordDecoder: Sendable {
     public var defaultSource: String
     /// Makes the uuid of records that do not carry one.
     public var makeUUID: @Sendable () -> UUID
-    /// The device objects of recent plain sample lines, shared by copies of this decoder.
-    private let devices = RecentDeviceObjects()
+    /// The field values of recent plain sample lines, shared by copies of this decoder.
+    private let recent = RecentSampleFields()
 
     public init(
         defaultSource: String,
@@ -44,8 +44,8 @@ public struct HealthRecordDecoder: Sendable {
     /// (`SampleLineFastDecoder`), anything else (correlations, escapes, every error) through the
     /// JSON tree, so both ways give the same records and the same errors.
     public func decodeLine(_ bytes: UnsafeBufferPointer<UInt8>) throws(RecordDecodingError) -> HealthRecord {
-        if let sample = SampleLineFastDecoder.decode(bytes, defaultSource: defaultSource, makeUUID: makeUUID, devices: devices) {
-            return .sample(sample)
+        if let record = SampleLineFastDecoder.decodeRecord(bytes, defaultSource: defaultSource, makeUUID: makeUUID, recent: recent) {
+            return record
         }
         return try decodeLineThroughTree(bytes)
     }
@@ -53,7 +53,7 @@ public struct HealthRecordDecoder: Sendable {
     /// The sample of a plain sample line (what `decodeLine` reads in one pass), or nil when the
     /// line is anything else and needs `decodeLine` (a correlation, another message, an error).
     public func decodePlainSample(_ line: [UInt8]) -> QuantitySample? {
-        line.withUnsafeBufferPointer { SampleLineFastDecoder.decode($0, defaultSource: defaultSource, makeUUID: makeUUID, devices: devices) }
+        line.withUnsafeBufferPointer { SampleLineFastDecoder.decode($0, defaultSource: defaultSource, makeUUID: makeUUID, recent: recent) }
     }
 
     /// The reference decoding: the whole line parsed into a JSON tree, then read field by field

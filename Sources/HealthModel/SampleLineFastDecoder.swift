@@ -14,21 +14,37 @@ import Synchronization
 struct SampleLineFastDecoder {
     private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
-    private let devices: RecentDeviceObjects?
 
-    private init(bytes: UnsafeBufferPointer<UInt8>, devices: RecentDeviceObjects?) {
+    private init(bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
-        self.devices = devices
     }
 
-    /// The sample in `bytes`, or nil when the full decoder must look at the line. `devices`:
-    /// device objects of earlier lines, whose bytes need no parsing again.
+    /// The sample in `bytes`, or nil when the full decoder must look at the line.
     static func decode(
         _ bytes: UnsafeBufferPointer<UInt8>, defaultSource: String, makeUUID: () -> UUID,
-        devices: RecentDeviceObjects? = nil
+        recent: RecentSampleFields? = nil
     ) -> QuantitySample? {
-        var reader = SampleLineFastDecoder(bytes: bytes, devices: devices)
-        return reader.decodeSample(defaultSource: defaultSource, makeUUID: makeUUID)
+        guard case .sample(let sample) = decodeRecord(bytes, defaultSource: defaultSource, makeUUID: makeUUID, recent: recent)
+        else { return nil }
+        return sample
+    }
+
+    /// The sample in `bytes` as a record (made in place, not copied into one), or nil when the
+    /// full decoder must look at the line. `recent`: the field values of earlier lines, whose
+    /// bytes need no parsing again (taken only when no other thread holds them: a line decoded
+    /// without them gives the same sample).
+    static func decodeRecord(
+        _ bytes: UnsafeBufferPointer<UInt8>, defaultSource: String, makeUUID: () -> UUID,
+        recent: RecentSampleFields? = nil
+    ) -> HealthRecord? {
+        var reader = SampleLineFastDecoder(bytes: bytes)
+        if let recent, let decoded = recent.values.withLockIfAvailable({ values -> HealthRecord? in
+            reader.decodeSample(defaultSource: defaultSource, makeUUID: makeUUID, recent: &values)
+        }) {
+            return decoded
+        }
+        var scratch = RecentSampleFields.Values()
+        return reader.decodeSample(defaultSource: defaultSource, makeUUID: makeUUID, recent: &scratch)
     }
 
     // MARK: The object
@@ -38,7 +54,9 @@ struct SampleLineFastDecoder {
         case uuid = 1, type = 2, value = 4, unit = 8, start = 16, end = 32, source = 64, device = 128, metadata = 256
     }
 
-    private mutating func decodeSample(defaultSource: String, makeUUID: () -> UUID) -> QuantitySample? {
+    private mutating func decodeSample(
+        defaultSource: String, makeUUID: () -> UUID, recent: inout RecentSampleFields.Values
+    ) -> HealthRecord? {
         skipWhitespace()
         guard consume(UInt8(ascii: "{")) else { return nil }
         var seen: UInt16 = 0
@@ -51,6 +69,7 @@ struct SampleLineFastDecoder {
         var source: String?
         var device: Device?
         var metadata = Metadata()
+        var startText: Slice<UnsafeBufferPointer<UInt8>>?
         skipWhitespace()
         if peek == UInt8(ascii: "}") { return nil }  // `{}` lacks fields: the full decoder names them
         while true {
@@ -66,31 +85,54 @@ struct SampleLineFastDecoder {
                 guard let text = plainString(), let parsed = Self.uuid(text) else { return nil }
                 uuid = parsed
             case .type:
-                guard let text = plainString(), let named = QuantityType.named(String(decoding: text, as: UTF8.self))
-                else { return nil }
-                type = named
+                guard let text = plainString() else { return nil }
+                if let known = recent.types.value(for: UnsafeBufferPointer(rebasing: text)) {
+                    type = known
+                } else {
+                    guard let named = QuantityType.named(String(decoding: text, as: UTF8.self)) else { return nil }
+                    recent.types.remember(UnsafeBufferPointer(rebasing: text), named)
+                    type = named
+                }
             case .value:
-                guard let number = number(), number.value.isFinite else { return nil }
-                value = number.value
+                guard let number = number(), let parsed = doubleValue(number), parsed.isFinite else { return nil }
+                value = parsed
             case .unit:
-                guard let text = plainString(), let parsed = UnitCache.shared.unit(String(decoding: text, as: UTF8.self))
-                else { return nil }
-                unit = parsed
+                guard let text = plainString() else { return nil }
+                if let known = recent.units.value(for: UnsafeBufferPointer(rebasing: text)) {
+                    unit = known
+                } else {
+                    guard let parsed = UnitCache.shared.unit(String(decoding: text, as: UTF8.self)) else { return nil }
+                    recent.units.remember(UnsafeBufferPointer(rebasing: text), parsed)
+                    unit = parsed
+                }
             case .start:
                 guard let text = plainString(), let date = ISO8601DateTime.date(fromUTF8: UnsafeBufferPointer(rebasing: text))
                 else { return nil }
                 start = date
+                startText = text
             case .end:
-                guard let text = plainString(), let date = ISO8601DateTime.date(fromUTF8: UnsafeBufferPointer(rebasing: text))
-                else { return nil }
-                end = date
+                guard let text = plainString() else { return nil }
+                // An instantaneous sample writes the same text twice: the same instant.
+                if let start, let startText, Self.sameBytes(startText, text) {
+                    end = start
+                } else {
+                    guard let date = ISO8601DateTime.date(fromUTF8: UnsafeBufferPointer(rebasing: text)) else { return nil }
+                    end = date
+                }
             case .source:
-                // Non-empty, and no control characters (the plain string has no C0 bytes; C1 ones
-                // are U+0080...U+009F, encoded 0xC2 0x80...0x9F, and DEL is 0x7F).
-                guard let text = plainString(), !text.isEmpty, !Self.containsControlCharacter(text) else { return nil }
-                source = String(decoding: text, as: UTF8.self)
+                guard let text = plainString() else { return nil }
+                if let known = recent.sources.value(for: UnsafeBufferPointer(rebasing: text)) {
+                    source = known
+                } else {
+                    // Non-empty, and no control characters (the plain string has no C0 bytes; C1 ones
+                    // are U+0080...U+009F, encoded 0xC2 0x80...0x9F, and DEL is 0x7F).
+                    guard !text.isEmpty, !Self.containsControlCharacter(text) else { return nil }
+                    let named = String(decoding: text, as: UTF8.self)
+                    recent.sources.remember(UnsafeBufferPointer(rebasing: text), named)
+                    source = named
+                }
             case .device:
-                guard let parsed = decodeDevice() else { return nil }
+                guard let parsed = decodeDevice(recent: &recent.devices) else { return nil }
                 device = parsed
             case .metadata:
                 guard decodeMetadata(into: &metadata) else { return nil }
@@ -102,9 +144,9 @@ struct SampleLineFastDecoder {
         }
         skipWhitespace()
         guard index == bytes.count, let type, let value, let unit, let start, let end else { return nil }
-        return QuantitySample(
+        return .sample(QuantitySample(
             uuid: uuid ?? makeUUID(), type: type, quantity: Quantity(value: value, unit: unit),
-            start: start, end: end, source: source ?? defaultSource, device: device, metadata: metadata)
+            start: start, end: end, source: source ?? defaultSource, device: device, metadata: metadata))
     }
 
     private static func field(_ key: Slice<UnsafeBufferPointer<UInt8>>) -> Field? {
@@ -133,16 +175,23 @@ struct SampleLineFastDecoder {
         return memcmp(base + key.startIndex, literal.utf8Start, key.count) == 0
     }
 
+    /// Whether two byte runs are equal.
+    private static func sameBytes(_ a: Slice<UnsafeBufferPointer<UInt8>>, _ b: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+        guard a.count == b.count else { return false }
+        guard let aBase = a.base.baseAddress, let bBase = b.base.baseAddress else { return a.isEmpty }
+        return memcmp(aBase + a.startIndex, bBase + b.startIndex, a.count) == 0
+    }
+
     private static let deviceKeys: [String] = Device().fields.map(\.key)
 
-    private mutating func decodeDevice() -> Device? {
+    private mutating func decodeDevice(recent devices: inout RecentValues<Device>) -> Device? {
         let start = index
-        if let devices, let known = devices.device(at: UnsafeBufferPointer(rebasing: bytes[start...])) {
+        if let known = devices.prefixMatch(of: UnsafeBufferPointer(rebasing: bytes[start...])) {
             index += known.length
-            return known.device
+            return devices[known.position]
         }
         guard let device = parseDevice() else { return nil }
-        devices?.remember(UnsafeBufferPointer(rebasing: bytes[start..<index]), device)
+        devices.remember(UnsafeBufferPointer(rebasing: bytes[start..<index]), device)
         return device
     }
 
@@ -214,13 +263,14 @@ struct SampleLineFastDecoder {
                 guard consumeLiteral("false") else { return false }
                 value = .bool(false)
             default:
-                guard let number = number() else { return false }
-                if MetadataKey.canonical(key) == MetadataKey.syncVersion, let version = Int(number.text) {
+                guard let number = number(), let parsed = doubleValue(number) else { return false }
+                if MetadataKey.canonical(key) == MetadataKey.syncVersion,
+                    let version = Int(String(decoding: bytes[number.range], as: UTF8.self)) {
                     metadata.syncVersion = version  // exact, from the digits (a Double cannot hold 2^63 - 1)
                     value = nil
                 } else {
-                    guard number.value.isFinite else { return false }
-                    value = .number(number.value)
+                    guard parsed.isFinite else { return false }
+                    value = .number(parsed)
                 }
             }
             if let value {
@@ -261,11 +311,23 @@ struct SampleLineFastDecoder {
     /// A string without escapes and with valid UTF-8, as the bytes between its quotes; nil for
     /// anything else (an escape, a control character, invalid UTF-8, no closing quote).
     private mutating func plainString() -> Slice<UnsafeBufferPointer<UInt8>>? {
-        guard consume(UInt8(ascii: "\"")) else { return nil }
+        guard consume(UInt8(ascii: "\"")), let base = bytes.baseAddress else { return nil }
         let start = index
         var asciiOnly = true
+        // Eight bytes at a time while none of them is a quote, a backslash, a control character
+        // or a byte of a multi-byte character; the byte loop below decides about the rest.
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        while index + 8 <= bytes.count {
+            let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+            let quotes = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
+            let backslashes = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
+            // A byte below 0x20 (or a zero byte of the comparisons) makes `x - 0x20…` borrow into its high bit.
+            let special = ((word &- ones &* 0x20) | (quotes &- ones) | (backslashes &- ones) | word) & highs
+            if special != 0 { break }
+            index += 8
+        }
         while index < bytes.count {
-            let byte = bytes[index]
+            let byte = base[index]
             if byte == UInt8(ascii: "\"") {
                 let text = bytes[start..<index]
                 index += 1
@@ -279,30 +341,71 @@ struct SampleLineFastDecoder {
         return nil
     }
 
-    /// A number in JSON's grammar: its value (±infinity when it overflows) and its text.
-    private mutating func number() -> (value: Double, text: String)? {
+    /// A number in JSON's grammar: where its text lies, and whether it is a plain decimal
+    /// (no exponent) of at most 15 digits, which `doubleValue` reads without the text.
+    private struct NumberToken {
+        var range: Range<Int>
+        var negative: Bool
+        /// The digits as one integer (exact below 10^15), and how many of them follow the point.
+        var mantissa: UInt64
+        var fractionDigits: Int
+        var isShortDecimal: Bool
+    }
+
+    private mutating func number() -> NumberToken? {
         let start = index
-        _ = consume(UInt8(ascii: "-"))
+        let negative = consume(UInt8(ascii: "-"))
         guard let first = peek, Self.isDigit(first) else { return nil }
         index += 1
+        var mantissa = UInt64(first &- UInt8(ascii: "0"))
+        var digits = 1
         if first == UInt8(ascii: "0") {
             if let next = peek, Self.isDigit(next) { return nil }
         } else {
-            skipDigits()
+            accumulateDigits(into: &mantissa, count: &digits)
         }
+        var fractionDigits = 0
         if consume(UInt8(ascii: ".")) {
             guard let next = peek, Self.isDigit(next) else { return nil }
-            skipDigits()
+            let before = digits
+            accumulateDigits(into: &mantissa, count: &digits)
+            fractionDigits = digits - before
         }
+        var exponent = false
         if peek == UInt8(ascii: "e") || peek == UInt8(ascii: "E") {
+            exponent = true
             index += 1
             if peek == UInt8(ascii: "+") || peek == UInt8(ascii: "-") { index += 1 }
             guard let next = peek, Self.isDigit(next) else { return nil }
             skipDigits()
         }
-        let text = String(decoding: bytes[start..<index], as: UTF8.self)
-        guard let value = Double(text) else { return nil }
-        return (value, text)
+        return NumberToken(range: start..<index, negative: negative, mantissa: mantissa, fractionDigits: fractionDigits,
+                           isShortDecimal: !exponent && digits <= 15)
+    }
+
+    /// The number's value as `Double(text)` gives it (nil where that is nil, as for an overflow).
+    /// A decimal of at most 15 digits is its integer divided by a power of ten, both exact in a
+    /// Double, so the one rounding of the division is the correctly rounded value of the text.
+    private func doubleValue(_ number: NumberToken) -> Double? {
+        if number.isShortDecimal, number.fractionDigits < Self.powersOfTen.count {
+            let magnitude = Double(number.mantissa) / Self.powersOfTen[number.fractionDigits]
+            return number.negative ? -magnitude : magnitude
+        }
+        return Double(String(decoding: bytes[number.range], as: UTF8.self))
+    }
+
+    /// 10^0 ... 10^22, every one exact in a Double.
+    private static let powersOfTen: [Double] = (0...22).map { exponent in
+        (0..<exponent).reduce(1.0) { product, _ in product * 10 }
+    }
+
+    /// Reads digits on, adding the first 15 to `mantissa` (later ones only counted).
+    private mutating func accumulateDigits(into mantissa: inout UInt64, count: inout Int) {
+        while let byte = peek, Self.isDigit(byte) {
+            if count < 15 { mantissa = mantissa &* 10 &+ UInt64(byte &- UInt8(ascii: "0")) }
+            count += 1
+            index += 1
+        }
     }
 
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
@@ -314,7 +417,7 @@ struct SampleLineFastDecoder {
     private static func containsControlCharacter(_ text: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
         var previous: UInt8 = 0
         for byte in text {
-            if byte == 0x7F || (previous == 0xC2 && (0x80...0x9F).contains(byte)) { return true }
+            if byte == 0x7F || (previous == 0xC2 && byte >= 0x80 && byte <= 0x9F) { return true }
             previous = byte
         }
         return false
@@ -322,72 +425,114 @@ struct SampleLineFastDecoder {
 
     /// A canonical `8-4-4-4-12` hex uuid (either case), as `UUID(uuidString:)` reads it.
     static func uuid(_ text: Slice<UnsafeBufferPointer<UInt8>>) -> UUID? {
-        guard text.count == 36 else { return nil }
-        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var position = text.startIndex
-        let valid = withUnsafeMutableBytes(of: &bytes) { output -> Bool in
-            for byteIndex in 0..<16 {
-                if byteIndex == 4 || byteIndex == 6 || byteIndex == 8 || byteIndex == 10 {
-                    guard text[position] == UInt8(ascii: "-") else { return false }
-                    position += 1
+        guard text.count == 36, let base = text.base.baseAddress else { return nil }
+        let digits = base + text.startIndex
+        guard digits[8] == UInt8(ascii: "-"), digits[13] == UInt8(ascii: "-"), digits[18] == UInt8(ascii: "-"),
+            digits[23] == UInt8(ascii: "-")
+        else { return nil }
+        // The 32 digits as two 64-bit halves; every digit's value ORed into `invalid` too, where
+        // a byte that is no hex digit (0xFF) leaves a high bit.
+        // The digits' values are looked up, not branched on: they are random, and so would the
+        // branches be.
+        var invalid: UInt8 = 0
+        let (high, low) = hexValues.withUnsafeBufferPointer { table in
+            func half(_ positions: Range<Int>) -> UInt64 {
+                var value: UInt64 = 0
+                for position in positions where position != 8 && position != 13 && position != 23 {
+                    let digit = table[Int(digits[position])]
+                    invalid |= digit
+                    value = value << 4 | UInt64(digit & 0x0F)
                 }
-                guard let high = hexDigit(text[position]), let low = hexDigit(text[position + 1]) else { return false }
-                output[byteIndex] = high << 4 | low
-                position += 2
+                return value
             }
-            return true
+            return (half(0..<18), half(19..<36))
         }
-        return valid ? UUID(uuid: bytes) : nil
+        guard invalid & 0xF0 == 0 else { return nil }
+        func byte(_ value: UInt64, _ shift: UInt64) -> UInt8 { UInt8(truncatingIfNeeded: value >> shift) }
+        return UUID(uuid: (
+            byte(high, 56), byte(high, 48), byte(high, 40), byte(high, 32),
+            byte(high, 24), byte(high, 16), byte(high, 8), byte(high, 0),
+            byte(low, 56), byte(low, 48), byte(low, 40), byte(low, 32),
+            byte(low, 24), byte(low, 16), byte(low, 8), byte(low, 0)))
     }
 
-    private static func hexDigit(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
+    /// The value of every byte as a hex digit (either case); 0xFF for the bytes that are none.
+    private static let hexValues: [UInt8] = (0...255).map { byte -> UInt8 in
+        switch UInt8(byte) {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt8(byte) - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): UInt8(byte) - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): UInt8(byte) - UInt8(ascii: "A") + 10
+        default: 0xFF
         }
     }
 }
 
-/// The device objects of the last few plain sample lines, as their bytes (`{` to `}`) and the
-/// device they decode to: a file repeats a handful of devices line after line, and the next line
-/// whose bytes at its `device` value start with one of them holds that very object (it was
-/// parsed whole from those bytes), so it gets the same `Device` (its strings shared, not made
-/// again). Bounded: `limit` objects of at most `maximumBytes` each.
-final class RecentDeviceObjects: Sendable {
-    static let limit = 8
-    static let maximumBytes = 512
-    private struct Entries {
-        var objects: [(bytes: [UInt8], device: Device)] = []
-        var next = 0
+/// The field values of the last few plain sample lines, by their bytes: a file repeats a handful
+/// of types, units, sources and devices line after line, and a value whose bytes are those of
+/// an earlier one is that very value (it was parsed from those bytes), so the next line gets the
+/// same `QuantityType`, `Unit`, `String` and `Device` (their storage shared, not made again).
+/// One decoder's lines take them in turn: a line decoded while another thread holds them is
+/// decoded without them.
+final class RecentSampleFields: Sendable {
+    /// The remembered values of each field.
+    struct Values: Sendable {
+        var types = RecentValues<QuantityType>()
+        var units = RecentValues<Unit>()
+        var sources = RecentValues<String>()
+        /// Device objects as their bytes (`{` to `}`); the next line whose bytes at its `device`
+        /// value start with one of them holds that very object.
+        var devices = RecentValues<Device>()
     }
-    private let entries = Mutex(Entries())
 
-    /// The device whose object `bytes` start with, and the object's length.
-    func device(at bytes: UnsafeBufferPointer<UInt8>) -> (device: Device, length: Int)? {
-        guard let base = bytes.baseAddress else { return nil }
-        return entries.withLock { entries in
-            for entry in entries.objects where entry.bytes.count <= bytes.count {
-                let same = entry.bytes.withUnsafeBufferPointer { stored in
-                    stored.baseAddress.map { memcmp($0, base, stored.count) == 0 } ?? false
-                }
-                if same { return (entry.device, entry.bytes.count) }
-            }
-            return nil
+    let values = Mutex(Values())
+}
+
+/// Values by the bytes they were parsed from, the last `limit` of at most `maximumBytes` each
+/// (the oldest replaced first).
+struct RecentValues<Value: Sendable>: Sendable {
+    static var limit: Int { 8 }
+    static var maximumBytes: Int { 512 }
+    private var keys: [[UInt8]] = []
+    private var values: [Value] = []
+    private var next = 0
+
+    subscript(position: Int) -> Value { values[position] }
+
+    /// The value parsed from exactly `bytes`.
+    func value(for bytes: UnsafeBufferPointer<UInt8>) -> Value? {
+        for position in keys.indices where keys[position].count == bytes.count && startsWithKey(position, bytes) {
+            return values[position]
+        }
+        return nil
+    }
+
+    /// The value whose bytes `bytes` start with, and their length.
+    func prefixMatch(of bytes: UnsafeBufferPointer<UInt8>) -> (position: Int, length: Int)? {
+        for position in keys.indices where !keys[position].isEmpty && keys[position].count <= bytes.count
+            && startsWithKey(position, bytes) {
+            return (position, keys[position].count)
+        }
+        return nil
+    }
+
+    /// Whether `bytes` (at least as long) start with the bytes of the key at `position`.
+    private func startsWithKey(_ position: Int, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        keys[position].withUnsafeBufferPointer { key in
+            guard let keyBase = key.baseAddress, let base = bytes.baseAddress else { return key.isEmpty }
+            return memcmp(keyBase, base, key.count) == 0
         }
     }
 
-    /// Keeps the object `bytes` decoded to `device` (replacing the oldest when full).
-    func remember(_ bytes: UnsafeBufferPointer<UInt8>, _ device: Device) {
+    /// Keeps `value`, parsed from `bytes` (replacing the oldest when full; nothing for long bytes).
+    mutating func remember(_ bytes: UnsafeBufferPointer<UInt8>, _ value: Value) {
         guard bytes.count <= Self.maximumBytes else { return }
-        entries.withLock { entries in
-            if entries.objects.count < Self.limit {
-                entries.objects.append((Array(bytes), device))
-            } else {
-                entries.objects[entries.next] = (Array(bytes), device)
-                entries.next = (entries.next + 1) % Self.limit
-            }
+        if keys.count < Self.limit {
+            keys.append(Array(bytes))
+            values.append(value)
+        } else {
+            keys[next] = Array(bytes)
+            values[next] = value
+            next = (next + 1) % Self.limit
         }
     }
 }

@@ -21,6 +21,8 @@ import SQLiteStore
 ///   `cli.replay_jsonl_cpu_vs_raw_insert`: the same in CPU time, user + system of every thread:
 ///   the child's rusage (its decoding thread included) against this process's rusage across
 ///   the raw insert. `--repeats` runs of both in turn, each into new files; medians.
+///   `INGESTBENCH_KEEP_REPLAY_INPUT=DIR` copies the lines and the granted empty store into DIR
+///   (to profile the replay alone).
 /// - `import.records_per_s` / `import.peak_rss_mb`: `ingestd import export.zip --grant` on an
 ///   export written by `../shared/tools/gen_apple_health_export.py -n 200000` (the child's wall
 ///   time and its peak resident set, VmHWM read while it runs); `import_1m.*` the same for 1,000,000 records.
@@ -180,6 +182,13 @@ struct CLIBench {
             let granting = try HealthStore(path: store)
             for source in SampleGenerator.sources { try granting.grant(source: source.name, types: [], all: true) }
             granting.close()
+            if run == 1, let keep = ProcessInfo.processInfo.environment["INGESTBENCH_KEEP_REPLAY_INPUT"] {
+                // For profiling the replay alone: its lines and the granted, still empty store.
+                for (from, to) in [(lines, "/cli-replay.jsonl"), (store, "/cli-replay-granted.sqlite")] {
+                    try? FileManager.default.removeItem(atPath: keep + to)
+                    try FileManager.default.copyItem(atPath: from, toPath: keep + to)
+                }
+            }
             sync()  // the lines' writeback would otherwise compete with the replay's fsyncs
             log("cli: replaying \(samples) JSON lines (run \(run) of \(max(1, runs)))")
             let replay = try Self.run([ingestd, "replay", lines, "--store", store])

@@ -97,6 +97,98 @@ import TestSupport
         #expect(fastAccepted > 100)
     }
 
+    /// A sample line with `value` spliced in as the value's text and `source` as the source's bytes.
+    private func line(value: String, source: [UInt8] = Array("s".utf8)) -> [UInt8] {
+        Array((#"{"uuid":"e621e1f8-c36c-495a-93fc-0c247a3e6e5f","type":"bodyMass","value":"# + value
+            + #","unit":"kg","start":"2026-01-01T08:00:00Z","end":"2026-01-01T08:00:00Z","source":""#).utf8)
+            + source + Array(#""}"#.utf8)
+    }
+
+    /// Values are the Double their text reads as (the fast path divides short decimals by a
+    /// power of ten; longer ones and exponents go through the text), bit for bit.
+    @Test func numbersReadAsTheDoubleOfTheirText() throws {
+        var generator = SplitMix64(seed: 31)
+        var fastTaken = 0
+        for round in 0..<4_000 {
+            var text = Int.random(in: 0..<4, using: &generator) == 0 ? "-" : ""
+            let integerDigits = Int.random(in: 1...18, using: &generator)
+            text += round % 7 == 0 ? "0" : String(Int.random(in: 1...9, using: &generator))
+            if !text.hasSuffix("0") {
+                for _ in 1..<integerDigits { text += String(Int.random(in: 0...9, using: &generator)) }
+            }
+            let fractionDigits = Int.random(in: 0...22, using: &generator)
+            if fractionDigits > 0 {
+                text += "."
+                for _ in 0..<fractionDigits { text += String(Int.random(in: 0...9, using: &generator)) }
+            }
+            if round % 11 == 0 { text += "e" + String(Int.random(in: -30...30, using: &generator)) }
+            let bytes = line(value: text)
+            let (fast, tree) = bothWays(bytes)
+            #expect(fast == tree, "\(text)")
+            guard let expected = Double(text), expected.isFinite else { continue }
+            let taken = bytes.withUnsafeBufferPointer { SampleLineFastDecoder.decode($0, defaultSource: "x", makeUUID: { Self.fixedUUID }) }
+            #expect(taken?.quantity.value.bitPattern == expected.bitPattern, "\(text)")
+            if taken != nil { fastTaken += 1 }
+        }
+        #expect(fastTaken > 3_000)
+        for text in ["-0", "-0.0", "0.000000000000001", "999999999999999", "9999999999999999", "0.1", "72.35e0", "1e400", "-1e400"] {
+            let (fast, tree) = bothWays(line(value: text))
+            #expect(fast == tree, "\(text)")
+            if case .success(.sample(let sample)) = fast, let expected = Double(text) {
+                #expect(sample.quantity.value.bitPattern == expected.bitPattern, "\(text)")
+            }
+        }
+    }
+
+    /// `text` with each of `bytes` in each of its places in turn.
+    static func variants(of text: [UInt8], bytes: ClosedRange<UInt8>) -> [[UInt8]] {
+        text.indices.flatMap { position in
+            bytes.map { byte in
+                var variant = text
+                variant[position] = byte
+                return variant
+            }
+        }
+    }
+
+    /// Every printable byte in every place of a uuid: what the fast path reads is what
+    /// Foundation reads (it leaves Foundation's laxer spellings to the full decoder), and the
+    /// lines decode the same both ways.
+    @Test func uuidsReadAsFoundationReadsThem() {
+        let valid = Array("e621e1f8-c36c-495a-93fc-0c247a3e6e5F".utf8)
+        var fastRead = 0
+        for text in Self.variants(of: valid, bytes: 0x20...0x7E) {
+            let spelled = String(decoding: text, as: UTF8.self)
+            if let fast = text.withUnsafeBufferPointer({ SampleLineFastDecoder.uuid($0[...]) }) {
+                #expect(fast == UUID(uuidString: spelled), "\(spelled)")
+                fastRead += 1
+            }
+            guard !text.contains(UInt8(ascii: "\"")), !text.contains(UInt8(ascii: "\\")) else { continue }
+            let bytes = Array((#"{"uuid":""# + spelled + #"","type":"bodyMass","value":1,"unit":"kg","start":"2026-01-01T08:00:00Z","end":"2026-01-01T08:00:00Z"}"#).utf8)
+            let (fast, tree) = bothWays(bytes)
+            #expect(fast == tree, "\(spelled)")
+        }
+        // The 22 hex digits in each of the 32 digit places, and the hyphens in their 4 places.
+        #expect(fastRead == 32 * 22 + 4)
+    }
+
+    /// Every byte in every place of a long string (read eight bytes at a time) decodes as the
+    /// full decoder decodes it: quotes, backslashes, control bytes and non-ASCII alike.
+    @Test func everyByteInEveryPlaceOfAStringDecodesTheSameBothWays() {
+        let source = Array("source-of-twenty-one".utf8)
+        var fastTaken = 0
+        for text in Self.variants(of: source, bytes: 0...255) {
+            let bytes = line(value: "1", source: text)
+            let (fast, tree) = bothWays(bytes)
+            #expect(fast == tree, "\(text)")
+            if bytes.withUnsafeBufferPointer({ SampleLineFastDecoder.decode($0, defaultSource: "x", makeUUID: { Self.fixedUUID }) }) != nil {
+                fastTaken += 1
+            }
+        }
+        // Each place takes the 93 printable ASCII bytes but the quote and the backslash.
+        #expect(fastTaken == 20 * 93)
+    }
+
     @Test func sampleIdentifiersAreVersion7TimeOrderedAndReproducible() {
         // 2024-10-20 13:19:04.123 UTC, fixed: the sequence is then reproducible.
         let first = SampleIdentifierGenerator(seed: 42, milliseconds: { 1_729_430_344_123 })

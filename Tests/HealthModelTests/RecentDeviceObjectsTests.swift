@@ -38,17 +38,20 @@ struct RecentDeviceObjectsTests {
     }
 
     @Test func theMemoryIsBoundedAndKeepsNoLongObject() {
-        let memory = RecentDeviceObjects()
+        var memory = RecentValues<Device>()
         let long = Array(("{\"name\":\"" + String(repeating: "x", count: 600) + "\"}").utf8)
         long.withUnsafeBufferPointer { memory.remember($0, Device(name: "long")) }
-        #expect(long.withUnsafeBufferPointer { memory.device(at: $0) } == nil)
-        for index in 0..<(RecentDeviceObjects.limit + 1) {
+        #expect(long.withUnsafeBufferPointer { memory.prefixMatch(of: $0) } == nil)
+        for index in 0..<(RecentValues<Device>.limit + 1) {
             Array("{\"name\":\"d\(index)\"}".utf8).withUnsafeBufferPointer { memory.remember($0, Device(name: "d\(index)")) }
         }
         // The first was replaced by the last; the others are found, with their lengths.
-        #expect(Array(#"{"name":"d0"}"#.utf8).withUnsafeBufferPointer { memory.device(at: $0) } == nil)
-        let found = Array(#"{"name":"d1"},"rest":1"#.utf8).withUnsafeBufferPointer { memory.device(at: $0) }
-        #expect(found?.device.name == "d1")
+        #expect(Array(#"{"name":"d0"}"#.utf8).withUnsafeBufferPointer { memory.prefixMatch(of: $0) } == nil)
+        let found = Array(#"{"name":"d1"},"rest":1"#.utf8).withUnsafeBufferPointer { memory.prefixMatch(of: $0) }
+        #expect(found.map { memory[$0.position].name } == "d1")
         #expect(found?.length == 13)
+        // Exact lookups (types, units, sources) take the whole bytes only.
+        #expect(Array(#"{"name":"d1"}"#.utf8).withUnsafeBufferPointer { memory.value(for: $0) }?.name == "d1")
+        #expect(Array(#"{"name":"d1"},"#.utf8).withUnsafeBufferPointer { memory.value(for: $0) } == nil)
     }
 }
