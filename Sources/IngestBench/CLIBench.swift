@@ -166,11 +166,6 @@ struct CLIBench {
             text += "\n"
         }
         try text.write(toFile: lines, atomically: false, encoding: .utf8)
-        // For profiling replay alone: the lines (and the sources to grant) kept at this path.
-        if let keep = ProcessInfo.processInfo.environment["INGESTBENCH_KEEP_REPLAY_LINES"] {
-            try text.write(toFile: keep, atomically: false, encoding: .utf8)
-            log("cli: the replay's lines kept at \(keep); grant \(SampleGenerator.sources.map(\.name).joined(separator: ", "))")
-        }
         text = ""
         // Runs in turn (replay, then the raw insert), each into fresh files; medians.
         var replays: [ChildRun] = []
