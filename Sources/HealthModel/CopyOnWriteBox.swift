@@ -4,7 +4,7 @@
 ///
 /// The owner changes `value` only through `change(_:_:)` or after `makeUnique(_:)`, that is
 /// while no other copy shares the box, so a box is never changed while another thread can see it.
-final class CopyOnWriteBox<Value>: @unchecked Sendable {
+final class CopyOnWriteBox<Value: Sendable>: @unchecked Sendable {
     @exclusivity(unchecked) var value: Value
 
     init(_ value: Value) {

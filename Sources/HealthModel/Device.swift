@@ -6,7 +6,7 @@ public struct Device: Hashable, Sendable, Codable {
     /// The fields, in one box that copies share until one changes a field.
     private var storage: CopyOnWriteBox<Fields>
 
-    private struct Fields: Equatable, Hashable {
+    private struct Fields: Equatable, Hashable, Sendable {
         var name: String?
         var manufacturer: String?
         var model: String?

@@ -10,7 +10,7 @@ public struct Metadata: Hashable, Sendable {
     /// shares one box.
     private var storage: CopyOnWriteBox<Fields>
 
-    private struct Fields: Equatable, Hashable {
+    private struct Fields: Equatable, Hashable, Sendable {
         var syncIdentifier: String? = nil
         var syncVersion: Int? = nil
         var externalUUID: String? = nil

@@ -356,7 +356,8 @@ struct BatchWriter {
     private mutating func deviceID(_ device: Device?) throws -> Int64? {
         guard let device else { return nil }
         let known = recentDevices.withUnsafeBufferPointer { recent -> Int64? in
-            for index in recent.indices where Self.same(recent[index], device) { return recentDeviceIDs[index] }
+            // A device shared with the earlier record compares by identity.
+            for index in recent.indices where recent[index] == device { return recentDeviceIDs[index] }
             return nil
         }
         if let known { return known }
@@ -366,11 +367,6 @@ struct BatchWriter {
             recentDeviceIDs.append(id)
         }
         return id
-    }
-
-    /// `Device ==` on borrowed values (shared storage answers at once).
-    private static func same(_ a: borrowing Device, _ b: borrowing Device) -> Bool {
-        a == b
     }
 
     private static let writtenOutcome: [WriteOutcome] = [.written]
