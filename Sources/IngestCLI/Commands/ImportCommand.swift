@@ -124,7 +124,11 @@ struct ImportCommand: Command {
             checking = nil
             let damage = check.waitForEnd()
             holding = false
-            try ingestion.endHeldCommits(keep: damage == nil)
+            do {
+                try ingestion.endHeldCommits(keep: damage == nil)
+            } catch IngestionError.diskFull {
+                throw CommandError.diskFull(work: "import")
+            }
             if let damage {
                 progress.finish()
                 throw CommandError.unreadableImport(path: file, reason: "\(damage)")
@@ -155,11 +159,7 @@ struct ImportCommand: Command {
             progress.update(bytes: batch.fileOffset, records: records)
             try settleCheck(waiting: false)
         }
-        do {
-            try settleCheck(waiting: true)
-        } catch IngestionError.diskFull {
-            throw CommandError.diskFull(work: "import")
-        }
+        try settleCheck(waiting: true)
         if overBound != nil { reading.close() }
         let outcome = reading.waitForOutcome()
         let damage = outcome.damage
