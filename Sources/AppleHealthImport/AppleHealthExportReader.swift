@@ -533,7 +533,7 @@ public final class AppleHealthExportReader {
         func matches(_ entries: [(key: String, value: String)], sourceVersion: String?, utcOffset: String?) -> Bool {
             guard self.entries.count == entries.count, Self.same(self.utcOffset, utcOffset), Self.same(self.sourceVersion, sourceVersion) else { return false }
             for index in entries.indices
-            where !sameBytes(self.entries[index].key, entries[index].key) || !sameBytes(self.entries[index].value, entries[index].value) {
+            where !self.entries[index].key.hasSameUTF8(as: entries[index].key) || !self.entries[index].value.hasSameUTF8(as: entries[index].value) {
                 return false
             }
             return true
@@ -541,7 +541,7 @@ public final class AppleHealthExportReader {
 
         private static func same(_ a: String?, _ b: String?) -> Bool {
             guard let a, let b else { return a == nil && b == nil }
-            return sameBytes(a, b)
+            return a.hasSameUTF8(as: b)
         }
     }
 
@@ -612,7 +612,7 @@ public final class AppleHealthExportReader {
         if listFull, tally.sourceTypes[source] == nil { tally.samplesOfSourcesNotListed += 1 }
         // Identifiers are the catalogue's ASCII strings: equal types have equal bytes.
         for index in recentlyNoted.indices
-        where sameBytes(recentlyNoted[index].source, source) && sameBytes(recentlyNoted[index].type, type.identifier) {
+        where recentlyNoted[index].source.hasSameUTF8(as: source) && recentlyNoted[index].type.hasSameUTF8(as: type.identifier) {
             return
         }
         if recentlyNoted.count < Self.recentlyNotedLimit {
@@ -789,16 +789,3 @@ extension RecentByBytes {
     }
 }
 
-/// Whether two strings hold the same UTF-8 bytes (`hasSameUTF8(as:)` without its copies of both
-/// strings: storage shared, as the import's interned strings are, is told equal unread).
-func sameBytes(_ a: String, _ b: String) -> Bool {
-    let fast = a.utf8.withContiguousStorageIfAvailable { x in
-        b.utf8.withContiguousStorageIfAvailable { y -> Bool in
-            guard x.count == y.count else { return false }
-            guard let p = x.baseAddress, let q = y.baseAddress, p != q else { return true }
-            return memcmp(p, q, x.count) == 0
-        }
-    }
-    if let fast, let result = fast { return result }
-    return a.utf8.elementsEqual(b.utf8)
-}

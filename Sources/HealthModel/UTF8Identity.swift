@@ -6,14 +6,15 @@ extension String {
     /// equal without reading them: the write path compares each sample's source and metadata with
     /// the last few it saw, and an import hands on the same interned strings record after record.
     public func hasSameUTF8(as other: String) -> Bool {
-        var left = self
-        var right = other
-        return left.withUTF8 { a in
-            right.withUTF8 { b in
+        // Native strings are read where they lie; others (bridged, not contiguous) byte by byte.
+        let contiguous = utf8.withContiguousStorageIfAvailable { a in
+            other.utf8.withContiguousStorageIfAvailable { b -> Bool in
                 guard a.count == b.count else { return false }
                 guard let x = a.baseAddress, let y = b.baseAddress, x != y else { return true }
                 return memcmp(x, y, a.count) == 0
             }
         }
+        if let contiguous, let same = contiguous { return same }
+        return utf8.elementsEqual(other.utf8)
     }
 }

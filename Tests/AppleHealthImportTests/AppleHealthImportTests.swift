@@ -243,18 +243,6 @@ import TestSupport
         }
         #expect(texts.filter { AppleHealthExportReader.date($0) != nil }.count > 40)
     }
-
-    /// `sameBytes` tells strings apart by their bytes, not by Swift's canonical equivalence.
-    @Test func sameBytesComparesBytes() {
-        #expect(sameBytes("Jana’s Apple\u{A0}Watch", "Jana’s Apple\u{A0}Watch"))
-        #expect(!sameBytes("\u{E9}", "e\u{301}"))
-        #expect("\u{E9}" == "e\u{301}")
-        #expect(!sameBytes("ab", "abc"))
-        #expect(sameBytes("", ""))
-        let long = String(repeating: "x", count: 40)
-        #expect(sameBytes(long, String(repeating: "x", count: 40)))
-        #expect(!sameBytes(long, String(repeating: "x", count: 39) + "y"))
-    }
 }
 
 /// The pull XML reader on small documents: the constructs an export has, and hostile ones.

@@ -19,4 +19,15 @@ import Testing
         #expect("a\u{301}\u{327}" == "a\u{327}\u{301}")
         #expect(!"a\u{301}\u{327}".hasSameUTF8(as: "a\u{327}\u{301}"))
     }
+
+    @Test func stringsAreToldApartByTheirBytesWhateverTheirStorage() {
+        #expect("Jana’s Apple\u{A0}Watch".hasSameUTF8(as: "Jana’s Apple\u{A0}Watch"))
+        #expect(!"\u{E9}".hasSameUTF8(as: "e\u{301}"))
+        #expect("\u{E9}" == "e\u{301}")
+        #expect(!"ab".hasSameUTF8(as: "abc"))
+        #expect("".hasSameUTF8(as: ""))
+        let long = String(repeating: "x", count: 40)
+        #expect(long.hasSameUTF8(as: String(repeating: "x", count: 40)))
+        #expect(!long.hasSameUTF8(as: String(repeating: "x", count: 39) + "y"))
+    }
 }
