@@ -426,10 +426,10 @@ public final class AppleHealthExportReader {
 
     /// Recent type names and what they name, units, sources (`sourceName` bytes to the source
     /// id) and devices (the description's bytes to the device), by their bytes.
-    private var recentTypes = RecentByBytes<(String, QuantityType?, Bool)>(places: 1, ways: 8)
-    private var recentUnits = RecentByBytes<(String, HealthModel.Unit?)>(places: 1, ways: 8)
-    private var recentSources = RecentByBytes<String?>(places: 1, ways: 8)
-    private var recentDevices = RecentByBytes<Device?>(places: 1, ways: 8)
+    private var recentTypes = RecentByBytes<(String, QuantityType?, Bool)>(ways: 8, maximumBytes: RecentAttributeValues.lengths.upperBound)
+    private var recentUnits = RecentByBytes<(String, HealthModel.Unit?)>(ways: 8, maximumBytes: RecentAttributeValues.lengths.upperBound)
+    private var recentSources = RecentByBytes<String?>(ways: 8, maximumBytes: RecentAttributeValues.lengths.upperBound)
+    private var recentDevices = RecentByBytes<Device?>(ways: 8, maximumBytes: RecentAttributeValues.lengths.upperBound)
 
     private func unreadable(_ reason: String, _ example: String) {
         tally.unreadable[reason, default: 0] += 1
@@ -531,17 +531,12 @@ public final class AppleHealthExportReader {
 
         /// Whether these are the same texts, byte for byte.
         func matches(_ entries: [(key: String, value: String)], sourceVersion: String?, utcOffset: String?) -> Bool {
-            guard self.entries.count == entries.count, Self.same(self.utcOffset, utcOffset), Self.same(self.sourceVersion, sourceVersion) else { return false }
+            guard self.entries.count == entries.count, self.utcOffset.hasSameUTF8(as: utcOffset), self.sourceVersion.hasSameUTF8(as: sourceVersion) else { return false }
             for index in entries.indices
             where !self.entries[index].key.hasSameUTF8(as: entries[index].key) || !self.entries[index].value.hasSameUTF8(as: entries[index].value) {
                 return false
             }
             return true
-        }
-
-        private static func same(_ a: String?, _ b: String?) -> Bool {
-            guard let a, let b else { return a == nil && b == nil }
-            return a.hasSameUTF8(as: b)
         }
     }
 
@@ -782,9 +777,9 @@ extension RecentByBytes {
     /// are not pinned).
     mutating func value(ofAttribute index: Int, in xml: inout XMLScanner, make: (String) -> Value) -> Value {
         guard xml.tagAttributes[index].decodedCount <= RecentAttributeValues.lengths.upperBound else { return make(xml.attributeValue(index)) }
-        if let known = xml.withAttributeValue(index, { value(place: 0, bytes: $0) }) { return known }
+        if let known = xml.withAttributeValue(index, { value(bytes: $0) }) { return known }
         let made = make(xml.attributeValue(index))
-        xml.withAttributeValue(index) { remember(made, place: 0, bytes: $0) }
+        xml.withAttributeValue(index) { remember(made, bytes: $0) }
         return made
     }
 }

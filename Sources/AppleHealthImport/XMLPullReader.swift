@@ -1,4 +1,5 @@
 import Foundation
+import HealthModel
 
 /// One attribute of an XML start tag, its value with entities and character references resolved.
 public struct XMLAttribute: Equatable, Sendable {
@@ -91,7 +92,8 @@ struct XMLScanner {
     private var openNameEnds: [Int] = []
     /// The tag read last was self-closing: its end comes next.
     private var pendingEnd = false
-    private var recentValues = RecentByBytes<String>(places: RecentAttributeValues.places, ways: RecentAttributeValues.ways)
+    private var recentValues = RecentByBytes<String>(places: RecentAttributeValues.places, ways: RecentAttributeValues.ways,
+                                                      maximumBytes: RecentAttributeValues.lengths.upperBound)
     private var sawRoot = false
     /// The name of the tag read last (offsets into `buffer`, valid until the next call).
     private var tagNameStart = 0
@@ -636,41 +638,3 @@ enum RecentAttributeValues {
     static let lengths = 16...1024
 }
 
-/// Values remembered with the bytes they were made from, `ways` of them for each of `places`
-/// places, replaced in turn: what a reader of repetitive input keeps so that the same bytes are
-/// not decoded (or parsed) again. Looking up compares lengths first, then bytes.
-struct RecentByBytes<Value> {
-    private let ways: Int
-    private var bytes: [[UInt8]]
-    private var values: [Value?]
-    private var nextWay: [Int]
-
-    init(places: Int, ways: Int) {
-        self.ways = ways
-        bytes = Array(repeating: [], count: places * ways)
-        values = Array(repeating: nil, count: places * ways)
-        nextWay = Array(repeating: 0, count: places)
-    }
-
-    /// The value remembered for `bytes` at `place`, if any.
-    func value(place: Int, bytes raw: UnsafeBufferPointer<UInt8>) -> Value? {
-        let first = place * ways
-        for slot in first..<first + ways where bytes[slot].count == raw.count {
-            guard let value = values[slot] else { continue }
-            let same = bytes[slot].withUnsafeBufferPointer { stored in
-                guard let a = stored.baseAddress, let b = raw.baseAddress else { return stored.count == raw.count }
-                return memcmp(a, b, raw.count) == 0
-            }
-            if same { return value }
-        }
-        return nil
-    }
-
-    mutating func remember(_ value: Value, place: Int, bytes raw: UnsafeBufferPointer<UInt8>) {
-        let slot = place * ways + nextWay[place]
-        nextWay[place] = (nextWay[place] + 1) % ways
-        bytes[slot].removeAll(keepingCapacity: true)
-        bytes[slot].append(contentsOf: raw)
-        values[slot] = value
-    }
-}

@@ -81,8 +81,8 @@ public struct Metadata: Hashable, Sendable {
         if storage === other.storage { return true }
         let a = storage.value, b = other.storage.value
         return a.syncVersion == b.syncVersion && a.wasUserEntered == b.wasUserEntered
-            && Self.sameBytes(a.syncIdentifier, b.syncIdentifier) && Self.sameBytes(a.externalUUID, b.externalUUID)
-            && Self.sameBytes(a.timeZone, b.timeZone) && Self.sameBytes(a.deviceSerialNumber, b.deviceSerialNumber)
+            && a.syncIdentifier.hasSameUTF8(as: b.syncIdentifier) && a.externalUUID.hasSameUTF8(as: b.externalUUID)
+            && a.timeZone.hasSameUTF8(as: b.timeZone) && a.deviceSerialNumber.hasSameUTF8(as: b.deviceSerialNumber)
             && Self.sameEntries(a.entries, b.entries)
     }
 
@@ -100,14 +100,6 @@ public struct Metadata: Hashable, Sendable {
             }
         }
         return true
-    }
-
-    private static func sameBytes(_ a: String?, _ b: String?) -> Bool {
-        switch (a, b) {
-        case (nil, nil): true
-        case let (a?, b?): a.hasSameUTF8(as: b)
-        default: false
-        }
     }
 
     /// Whether there is nothing to encode.

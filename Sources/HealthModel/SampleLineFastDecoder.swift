@@ -86,11 +86,11 @@ struct SampleLineFastDecoder {
                 uuid = parsed
             case .type:
                 guard let text = plainString() else { return nil }
-                if let known = recent.types.value(for: UnsafeBufferPointer(rebasing: text)) {
+                if let known = recent.types.value(bytes: UnsafeBufferPointer(rebasing: text)) {
                     type = known
                 } else {
                     guard let named = QuantityType.named(String(decoding: text, as: UTF8.self)) else { return nil }
-                    recent.types.remember(UnsafeBufferPointer(rebasing: text), named)
+                    recent.types.remember(named, bytes: UnsafeBufferPointer(rebasing: text))
                     type = named
                 }
             case .value:
@@ -98,11 +98,11 @@ struct SampleLineFastDecoder {
                 value = parsed
             case .unit:
                 guard let text = plainString() else { return nil }
-                if let known = recent.units.value(for: UnsafeBufferPointer(rebasing: text)) {
+                if let known = recent.units.value(bytes: UnsafeBufferPointer(rebasing: text)) {
                     unit = known
                 } else {
                     guard let parsed = UnitCache.shared.unit(String(decoding: text, as: UTF8.self)) else { return nil }
-                    recent.units.remember(UnsafeBufferPointer(rebasing: text), parsed)
+                    recent.units.remember(parsed, bytes: UnsafeBufferPointer(rebasing: text))
                     unit = parsed
                 }
             case .start:
@@ -121,14 +121,14 @@ struct SampleLineFastDecoder {
                 }
             case .source:
                 guard let text = plainString() else { return nil }
-                if let known = recent.sources.value(for: UnsafeBufferPointer(rebasing: text)) {
+                if let known = recent.sources.value(bytes: UnsafeBufferPointer(rebasing: text)) {
                     source = known
                 } else {
                     // Non-empty, and no control characters (the plain string has no C0 bytes; C1 ones
                     // are U+0080...U+009F, encoded 0xC2 0x80...0x9F, and DEL is 0x7F).
                     guard !text.isEmpty, !Self.containsControlCharacter(text) else { return nil }
                     let named = String(decoding: text, as: UTF8.self)
-                    recent.sources.remember(UnsafeBufferPointer(rebasing: text), named)
+                    recent.sources.remember(named, bytes: UnsafeBufferPointer(rebasing: text))
                     source = named
                 }
             case .device:
@@ -184,14 +184,14 @@ struct SampleLineFastDecoder {
 
     private static let deviceKeys: [String] = Device().fields.map(\.key)
 
-    private mutating func decodeDevice(recent devices: inout RecentValues<Device>) -> Device? {
+    private mutating func decodeDevice(recent devices: inout RecentByBytes<Device>) -> Device? {
         let start = index
         if let known = devices.prefixMatch(of: UnsafeBufferPointer(rebasing: bytes[start...])) {
             index += known.length
-            return devices[known.position]
+            return known.value
         }
         guard let device = parseDevice() else { return nil }
-        devices.remember(UnsafeBufferPointer(rebasing: bytes[start..<index]), device)
+        devices.remember(device, bytes: UnsafeBufferPointer(rebasing: bytes[start..<index]))
         return device
     }
 
@@ -476,65 +476,19 @@ struct SampleLineFastDecoder {
 final class RecentSampleFields: Sendable {
     /// The remembered values of each field.
     struct Values: Sendable {
-        var types = RecentValues<QuantityType>()
-        var units = RecentValues<Unit>()
-        var sources = RecentValues<String>()
+        var types = RecentByBytes<QuantityType>(ways: Self.ways, maximumBytes: Self.maximumBytes)
+        var units = RecentByBytes<Unit>(ways: Self.ways, maximumBytes: Self.maximumBytes)
+        var sources = RecentByBytes<String>(ways: Self.ways, maximumBytes: Self.maximumBytes)
         /// Device objects as their bytes (`{` to `}`); the next line whose bytes at its `device`
         /// value start with one of them holds that very object.
-        var devices = RecentValues<Device>()
+        var devices = RecentByBytes<Device>(ways: Self.ways, maximumBytes: Self.maximumBytes)
+
+        /// Values kept per field, and the longest bytes kept.
+        static var ways: Int { 8 }
+        static var maximumBytes: Int { 512 }
     }
 
     let values = Mutex(Values())
-}
-
-/// Values by the bytes they were parsed from, the last `limit` of at most `maximumBytes` each
-/// (the oldest replaced first).
-struct RecentValues<Value: Sendable>: Sendable {
-    static var limit: Int { 8 }
-    static var maximumBytes: Int { 512 }
-    private var keys: [[UInt8]] = []
-    private var values: [Value] = []
-    private var next = 0
-
-    subscript(position: Int) -> Value { values[position] }
-
-    /// The value parsed from exactly `bytes`.
-    func value(for bytes: UnsafeBufferPointer<UInt8>) -> Value? {
-        for position in keys.indices where keys[position].count == bytes.count && startsWithKey(position, bytes) {
-            return values[position]
-        }
-        return nil
-    }
-
-    /// The value whose bytes `bytes` start with, and their length.
-    func prefixMatch(of bytes: UnsafeBufferPointer<UInt8>) -> (position: Int, length: Int)? {
-        for position in keys.indices where !keys[position].isEmpty && keys[position].count <= bytes.count
-            && startsWithKey(position, bytes) {
-            return (position, keys[position].count)
-        }
-        return nil
-    }
-
-    /// Whether `bytes` (at least as long) start with the bytes of the key at `position`.
-    private func startsWithKey(_ position: Int, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        keys[position].withUnsafeBufferPointer { key in
-            guard let keyBase = key.baseAddress, let base = bytes.baseAddress else { return key.isEmpty }
-            return memcmp(keyBase, base, key.count) == 0
-        }
-    }
-
-    /// Keeps `value`, parsed from `bytes` (replacing the oldest when full; nothing for long bytes).
-    mutating func remember(_ bytes: UnsafeBufferPointer<UInt8>, _ value: Value) {
-        guard bytes.count <= Self.maximumBytes else { return }
-        if keys.count < Self.limit {
-            keys.append(Array(bytes))
-            values.append(value)
-        } else {
-            keys[next] = Array(bytes)
-            values[next] = value
-            next = (next + 1) % Self.limit
-        }
-    }
 }
 
 /// Parsed units by their text: a line's unit is parsed once per distinct spelling, not per

@@ -18,3 +18,14 @@ extension String {
         return utf8.elementsEqual(other.utf8)
     }
 }
+
+extension Optional where Wrapped == String {
+    /// Whether both are nil, or both hold strings of the same UTF-8 bytes (`hasSameUTF8(as:)`).
+    public func hasSameUTF8(as other: String?) -> Bool {
+        switch (self, other) {
+        case (nil, nil): true
+        case let (a?, b?): a.hasSameUTF8(as: b)
+        default: false
+        }
+    }
+}

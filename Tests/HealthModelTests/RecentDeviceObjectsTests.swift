@@ -38,20 +38,40 @@ struct RecentDeviceObjectsTests {
     }
 
     @Test func theMemoryIsBoundedAndKeepsNoLongObject() {
-        var memory = RecentValues<Device>()
+        let ways = RecentSampleFields.Values.ways
+        var memory = RecentByBytes<Device>(ways: ways, maximumBytes: RecentSampleFields.Values.maximumBytes)
         let long = Array(("{\"name\":\"" + String(repeating: "x", count: 600) + "\"}").utf8)
-        long.withUnsafeBufferPointer { memory.remember($0, Device(name: "long")) }
+        long.withUnsafeBufferPointer { memory.remember(Device(name: "long"), bytes: $0) }
         #expect(long.withUnsafeBufferPointer { memory.prefixMatch(of: $0) } == nil)
-        for index in 0..<(RecentValues<Device>.limit + 1) {
-            Array("{\"name\":\"d\(index)\"}".utf8).withUnsafeBufferPointer { memory.remember($0, Device(name: "d\(index)")) }
+        for index in 0..<(ways + 1) {
+            Array("{\"name\":\"d\(index)\"}".utf8).withUnsafeBufferPointer { memory.remember(Device(name: "d\(index)"), bytes: $0) }
         }
         // The first was replaced by the last; the others are found, with their lengths.
         #expect(Array(#"{"name":"d0"}"#.utf8).withUnsafeBufferPointer { memory.prefixMatch(of: $0) } == nil)
         let found = Array(#"{"name":"d1"},"rest":1"#.utf8).withUnsafeBufferPointer { memory.prefixMatch(of: $0) }
-        #expect(found.map { memory[$0.position].name } == "d1")
+        #expect(found?.value.name == "d1")
         #expect(found?.length == 13)
         // Exact lookups (types, units, sources) take the whole bytes only.
-        #expect(Array(#"{"name":"d1"}"#.utf8).withUnsafeBufferPointer { memory.value(for: $0) }?.name == "d1")
-        #expect(Array(#"{"name":"d1"},"#.utf8).withUnsafeBufferPointer { memory.value(for: $0) } == nil)
+        #expect(Array(#"{"name":"d1"}"#.utf8).withUnsafeBufferPointer { memory.value(bytes: $0) }?.name == "d1")
+        #expect(Array(#"{"name":"d1"},"#.utf8).withUnsafeBufferPointer { memory.value(bytes: $0) } == nil)
+    }
+
+    /// Places are kept apart (an export's first attribute is not looked up among its second's),
+    /// each replacing its own oldest value; empty bytes are a value like any other.
+    @Test func placesAreKeptApart() {
+        var memory = RecentByBytes<String>(places: 2, ways: 2, maximumBytes: 16)
+        let heartRate = Array("HKQuantityTypeIdentifierHeartRate".utf8), band = Array("Band".utf8), empty: [UInt8] = []
+        heartRate.withUnsafeBufferPointer { memory.remember("too long", place: 0, bytes: $0) }
+        band.withUnsafeBufferPointer { memory.remember("band", place: 1, bytes: $0) }
+        empty.withUnsafeBufferPointer { memory.remember("empty", place: 0, bytes: $0) }
+        #expect(heartRate.withUnsafeBufferPointer { memory.value(place: 0, bytes: $0) } == nil)
+        #expect(band.withUnsafeBufferPointer { memory.value(place: 0, bytes: $0) } == nil)
+        #expect(band.withUnsafeBufferPointer { memory.value(place: 1, bytes: $0) } == "band")
+        #expect(empty.withUnsafeBufferPointer { memory.value(place: 0, bytes: $0) } == "empty")
+        #expect(empty.withUnsafeBufferPointer { memory.value(place: 1, bytes: $0) } == nil)
+        // Two more at place 1 replace "band" (its oldest), not the value at place 0.
+        for name in ["a", "b"] { Array(name.utf8).withUnsafeBufferPointer { memory.remember(name, place: 1, bytes: $0) } }
+        #expect(band.withUnsafeBufferPointer { memory.value(place: 1, bytes: $0) } == nil)
+        #expect(empty.withUnsafeBufferPointer { memory.value(place: 0, bytes: $0) } == "empty")
     }
 }

@@ -30,4 +30,13 @@ import Testing
         #expect(long.hasSameUTF8(as: String(repeating: "x", count: 40)))
         #expect(!long.hasSameUTF8(as: String(repeating: "x", count: 39) + "y"))
     }
+
+    @Test func optionalStringsAreTheSameWhenBothAreNilOrHoldTheSameBytes() {
+        let none: String? = nil
+        #expect(none.hasSameUTF8(as: nil))
+        #expect(!none.hasSameUTF8(as: ""))
+        #expect(!Optional("").hasSameUTF8(as: nil))
+        #expect(Optional("+0200").hasSameUTF8(as: "+0200"))
+        #expect(!Optional("caf\u{E9}").hasSameUTF8(as: "cafe\u{301}"))
+    }
 }
