@@ -76,7 +76,9 @@ public struct BLEMatch: Sendable, Hashable, CustomStringConvertible {
         self.serviceDataLengths = serviceDataLengths
     }
 
-    public func matches(_ traits: BLEDeviceTraits) -> Bool {
+    /// Whether a device with these traits matches; the name pattern is evaluated through
+    /// `names` when given (a router asking for many devices remembers its answers there).
+    public func matches(_ traits: BLEDeviceTraits, names: NamePatternMatches? = nil) -> Bool {
         if serviceUUIDs.isEmpty && companyIDs.isEmpty && namePattern == nil && serviceDataUUIDs.isEmpty { return false }
         if !serviceUUIDs.isEmpty && !serviceUUIDs.contains(where: traits.serviceUUIDs.contains) { return false }
         if !serviceDataUUIDs.isEmpty {
@@ -88,7 +90,9 @@ public struct BLEMatch: Sendable, Hashable, CustomStringConvertible {
         }
         if !companyIDs.isEmpty && !companyIDs.contains(where: traits.companyIDs.contains) { return false }
         if let namePattern {
-            guard let name = traits.name, NamePatternMatches.shared.name(name, matches: namePattern) else { return false }
+            guard let name = traits.name,
+                  names?.name(name, matches: namePattern) ?? NamePatternMatches.evaluate(name, matches: namePattern)
+            else { return false }
         }
         return true
     }
@@ -160,13 +164,11 @@ public struct BLEDeviceTraits: Sendable, Hashable {
     }
 }
 
-/// Whether a local name matches a name pattern, remembered per (pattern, name): the router asks
-/// for every advertising report, and Foundation compiles the regular expression each time (about
-/// 5 µs, most of a capture decode's time). Bounded: past `capacity` pairs (hostile names) it
-/// starts over.
-final class NamePatternMatches: Sendable {
-    static let shared = NamePatternMatches(capacity: 4_096)
-
+/// Whether a local name matches a name pattern, remembered per (pattern, name): a router asks
+/// for every new kind of device it sees, and Foundation compiles the regular expression each time
+/// (about 5 µs, most of a capture decode's time). Bounded: past `capacity` pairs (hostile names)
+/// it starts over. Its owner (`AdapterRouter`) keeps one.
+public final class NamePatternMatches: Sendable {
     private struct Pair: Hashable {
         var pattern: String
         var name: String
@@ -175,16 +177,23 @@ final class NamePatternMatches: Sendable {
     private let capacity: Int
     private let known = Mutex<[Pair: Bool]>([:])
 
-    init(capacity: Int) { self.capacity = capacity }
+    /// An empty memory of at most `capacity` answers.
+    public init(capacity: Int) { self.capacity = capacity }
 
-    func name(_ name: String, matches pattern: String) -> Bool {
+    /// Whether `name` matches `pattern`, answered once per pair.
+    public func name(_ name: String, matches pattern: String) -> Bool {
         let pair = Pair(pattern: pattern, name: name)
         if let answer = known.withLock({ $0[pair] }) { return answer }
-        let answer = name.range(of: pattern, options: .regularExpression) != nil
+        let answer = Self.evaluate(name, matches: pattern)
         known.withLock { table in
             if table.count >= capacity { table.removeAll(keepingCapacity: true) }
             table[pair] = answer
         }
         return answer
+    }
+
+    /// Whether `name` matches `pattern` (a regular expression, searched), compiled now.
+    static func evaluate(_ name: String, matches pattern: String) -> Bool {
+        name.range(of: pattern, options: .regularExpression) != nil
     }
 }

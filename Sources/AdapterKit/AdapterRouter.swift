@@ -25,6 +25,9 @@ public final class AdapterRouter {
     /// descriptors on every access, and a crowd of new addresses asks on every report.
     private let ids: [String]
     private let bleMatches: [[BLEMatch]]
+    /// Answers of the matches' name patterns, per (pattern, name): Foundation compiles a regular
+    /// expression each time it is asked (about 5 µs).
+    private let namePatternMatches = NamePatternMatches(capacity: 4_096)
     /// The adapters (indices) matching devices of given traits, the address aside: a crowd of
     /// devices alike (a shop's scales, ever new random addresses) is matched once. Bounded: past
     /// ``maximumMatchShapes`` kinds of traits it starts over.
@@ -244,7 +247,7 @@ public final class AdapterRouter {
         var shape = traits
         shape.address = BLEAddress(truncatingIfNeeded: 0)
         if let known = candidatesByShape[shape] { return known }
-        let matching = adapters.indices.filter { bleMatches[$0].contains { $0.matches(traits) } }
+        let matching = adapters.indices.filter { bleMatches[$0].contains { $0.matches(traits, names: namePatternMatches) } }
         if candidatesByShape.count >= Self.maximumMatchShapes { candidatesByShape.removeAll(keepingCapacity: true) }
         candidatesByShape[shape] = matching
         return matching

@@ -401,7 +401,7 @@ public final class AppleHealthExportReader {
             fields.valueText = text
             if let value = Self.decimal(text), value.isFinite { fields.value = value }
         }
-        if let unitIndex { (fields.unitText, fields.unit) = recentUnits.value(ofAttribute: unitIndex, in: &xml) { ($0, UnitCache.shared.unit($0)) } }
+        if let unitIndex { (fields.unitText, fields.unit) = recentUnits.value(ofAttribute: unitIndex, in: &xml) { ($0, unitSpellings.unit($0)) } }
         if let sourceIndex {
             fields.source = recentSources.value(ofAttribute: sourceIndex, in: &xml) { name in
                 name.isEmpty ? nil : sharedSource(PrintableText.escapingControlCharacters(name))
@@ -430,6 +430,8 @@ public final class AppleHealthExportReader {
     private var recentUnits = RecentByBytes<(String, HealthModel.Unit?)>(ways: 8, maximumBytes: RecentAttributeValues.lengths.upperBound)
     private var recentSources = RecentByBytes<String?>(ways: 8, maximumBytes: RecentAttributeValues.lengths.upperBound)
     private var recentDevices = RecentByBytes<Device?>(ways: 8, maximumBytes: RecentAttributeValues.lengths.upperBound)
+    /// Every unit spelling parsed, beyond the few recent ones.
+    private let unitSpellings = UnitCache(capacity: 256)
 
     private func unreadable(_ reason: String, _ example: String) {
         tally.unreadable[reason, default: 0] += 1

@@ -12,24 +12,26 @@ import Foundation
 /// The methods are inlinable so that readers in other modules get them specialized for their
 /// value type (they run once or more per record).
 public struct RecentByBytes<Value> {
+    @usableFromInline let places: Int
     @usableFromInline let ways: Int
     @usableFromInline let maximumBytes: Int
-    @usableFromInline var keys: [[UInt8]]
-    @usableFromInline var values: [Value?]
-    @usableFromInline var nextWay: [Int]
+    /// Empty until the first value is remembered (a memory made for one line and dropped costs
+    /// no allocation).
+    @usableFromInline var keys: [[UInt8]] = []
+    @usableFromInline var values: [Value?] = []
+    @usableFromInline var nextWay: [Int] = []
 
     /// An empty memory of `ways` values for each of `places` places, each made from at most
     /// `maximumBytes` bytes.
     @inlinable public init(places: Int = 1, ways: Int, maximumBytes: Int) {
+        self.places = max(1, places)
         self.ways = max(1, ways)
         self.maximumBytes = maximumBytes
-        keys = Array(repeating: [], count: max(1, places) * self.ways)
-        values = Array(repeating: nil, count: max(1, places) * self.ways)
-        nextWay = Array(repeating: 0, count: max(1, places))
     }
 
     /// The value remembered at `place` for exactly `bytes`, if any.
     @inlinable public func value(place: Int = 0, bytes: UnsafeBufferPointer<UInt8>) -> Value? {
+        guard !keys.isEmpty else { return nil }
         let first = place * ways
         for slot in first..<first + ways where keys[slot].count == bytes.count {
             guard let value = values[slot] else { continue }
@@ -41,6 +43,7 @@ public struct RecentByBytes<Value> {
     /// The value remembered at `place` whose bytes `bytes` start with (`bytes` may go on past
     /// them), and how many bytes it was made from.
     @inlinable public func prefixMatch(place: Int = 0, of bytes: UnsafeBufferPointer<UInt8>) -> (value: Value, length: Int)? {
+        guard !keys.isEmpty else { return nil }
         let first = place * ways
         for slot in first..<first + ways where !keys[slot].isEmpty && keys[slot].count <= bytes.count {
             guard let value = values[slot] else { continue }
@@ -53,6 +56,11 @@ public struct RecentByBytes<Value> {
     /// `bytes` is longer than `maximumBytes`.
     @inlinable public mutating func remember(_ value: Value, place: Int = 0, bytes: UnsafeBufferPointer<UInt8>) {
         guard bytes.count <= maximumBytes else { return }
+        if keys.isEmpty {
+            keys = Array(repeating: [], count: places * ways)
+            values = Array(repeating: nil, count: places * ways)
+            nextWay = Array(repeating: 0, count: places)
+        }
         let slot = place * ways + nextWay[place]
         nextWay[place] = (nextWay[place] + 1) % ways
         keys[slot].removeAll(keepingCapacity: true)

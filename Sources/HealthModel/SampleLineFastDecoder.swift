@@ -39,12 +39,12 @@ struct SampleLineFastDecoder {
     ) -> HealthRecord? {
         var reader = SampleLineFastDecoder(bytes: bytes)
         if let recent, let decoded = recent.values.withLockIfAvailable({ values -> HealthRecord? in
-            reader.decodeSample(defaultSource: defaultSource, makeUUID: makeUUID, recent: &values)
+            reader.decodeSample(defaultSource: defaultSource, makeUUID: makeUUID, recent: &values, unitSpellings: recent.unitSpellings)
         }) {
             return decoded
         }
         var scratch = RecentSampleFields.Values()
-        return reader.decodeSample(defaultSource: defaultSource, makeUUID: makeUUID, recent: &scratch)
+        return reader.decodeSample(defaultSource: defaultSource, makeUUID: makeUUID, recent: &scratch, unitSpellings: recent?.unitSpellings)
     }
 
     // MARK: The object
@@ -55,7 +55,7 @@ struct SampleLineFastDecoder {
     }
 
     private mutating func decodeSample(
-        defaultSource: String, makeUUID: () -> UUID, recent: inout RecentSampleFields.Values
+        defaultSource: String, makeUUID: () -> UUID, recent: inout RecentSampleFields.Values, unitSpellings: UnitCache?
     ) -> HealthRecord? {
         skipWhitespace()
         guard consume(UInt8(ascii: "{")) else { return nil }
@@ -101,7 +101,8 @@ struct SampleLineFastDecoder {
                 if let known = recent.units.value(bytes: UnsafeBufferPointer(rebasing: text)) {
                     unit = known
                 } else {
-                    guard let parsed = UnitCache.shared.unit(String(decoding: text, as: UTF8.self)) else { return nil }
+                    let spelling = String(decoding: text, as: UTF8.self)
+                    guard let parsed = unitSpellings.map({ $0.unit(spelling) }) ?? (try? Unit(from: spelling)) else { return nil }
                     recent.units.remember(parsed, bytes: UnsafeBufferPointer(rebasing: text))
                     unit = parsed
                 }
@@ -489,18 +490,20 @@ final class RecentSampleFields: Sendable {
     }
 
     let values = Mutex(Values())
+    /// Every unit spelling parsed, beyond the few recent ones (shared by the lines decoded
+    /// without `values`).
+    let unitSpellings = UnitCache(capacity: 256)
 }
 
 /// Parsed units by their text: a line's unit is parsed once per distinct spelling, not per
 /// line. Bounded: when `capacity` spellings are held the cache starts over, so hostile input
 /// with ever new units costs a parse per line, never memory.
 public final class UnitCache: Sendable {
-    public static let shared = UnitCache(capacity: 256)
-
     private let capacity: Int
     private let units = Mutex<[String: Unit]>([:])
 
-    init(capacity: Int) { self.capacity = capacity }
+    /// An empty cache of at most `capacity` spellings.
+    public init(capacity: Int) { self.capacity = capacity }
 
     /// How many spellings are held.
     var count: Int { units.withLock { $0.count } }
