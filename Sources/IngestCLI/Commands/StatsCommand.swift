@@ -46,6 +46,8 @@ struct StatsCommand: Command {
 
     let type: QuantityType
     let statistic: String
+    /// The statistic asked for, fit to the type.
+    let operation: StatisticsOperation
     let by: BucketGranularity?
     let from: Date?
     let to: Date?
@@ -69,13 +71,14 @@ struct StatsCommand: Command {
         json = try JSONOption(arguments).isOn
         storeFile = try QueryStoreOptions(arguments)
         person = try PersonOption(arguments)
-        if statistic == "sum", !type.aggregationStyle.isCumulative {
+        guard let operation = StatisticsOperation(statistic: statistic, for: type) else {
+            if type.aggregationStyle.isCumulative {
+                throw UsageError.invalid("--\(statistic) is only for discrete types; \(type.shortName) is cumulative (use --sum)")
+            }
             throw UsageError.invalid(
-                "--sum is only for cumulative types; \(type.shortName) is \(type.aggregationStyle) (use --average, --min, --max or --latest)")
+                "--\(statistic) is only for cumulative types; \(type.shortName) is \(type.aggregationStyle) (use --average, --min, --max or --latest)")
         }
-        if statistic != "sum", type.aggregationStyle.isCumulative {
-            throw UsageError.invalid("--\(statistic) is only for discrete types; \(type.shortName) is cumulative (use --sum)")
-        }
+        self.operation = operation
         if let from, let to, from >= to {
             throw UsageError.invalid("--from must be before --to")
         }
@@ -100,8 +103,6 @@ struct StatsCommand: Command {
         }
     }
 
-    /// The statistic asked for (its fit to the type is checked by `init`).
-    var operation: StatisticsOperation { StatisticsOperation(statistic: statistic, for: type) ?? .sum }
 
     func run(_ context: CommandContext) async throws {
         let outputUnit = try CommonArguments.outputUnit(unit, for: type)

@@ -96,7 +96,6 @@ struct UnitSystemOption: OptionGroup {
 /// Times as printed: ISO 8601 with the offset of a zone (`2026-11-30T08:15:00+01:00`).
 struct PrintedTime {
     let zone: TimeZone
-    private let formatter = ISO8601DateFormatter()
 
     /// The zone of `--tz` when given, else the machine's zone for text and UTC for JSON.
     static func zone(named zoneName: String?, zone: TimeZone, json: Bool) -> TimeZone {
@@ -105,16 +104,13 @@ struct PrintedTime {
 
     init(zone: TimeZone) {
         self.zone = zone
-        formatter.timeZone = zone
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
     }
 
+    /// `date` on the wall clock of `zone` with its offset (`Z` for UTC), seconds with the
+    /// fraction they have (none for whole seconds): `2026-05-28T22:26:40.5+02:00`.
     func string(_ date: Date) -> String {
-        var text = formatter.string(from: date)
-        // Whole seconds print without ".000".
-        if let dot = text.firstIndex(of: "."), text[dot...].hasPrefix(".000") {
-            text.removeSubrange(dot..<text.index(dot, offsetBy: 4))
-        }
+        var text = ""
+        ISO8601DateTime.append(date, in: zone, to: &text)
         return text
     }
 }
