@@ -12,9 +12,6 @@ import Foundation
 public struct StreamingSum: Sendable {
     private let buckets: CalendarBuckets
     private var totals: BucketTotals
-    /// Instantaneous samples' buckets and values in input order: the engine adds them after all
-    /// the interval parts, so they are added last here too.
-    private var instants: [(bucket: Int, value: Double)] = []
     /// The bucket holding the latest clipped start seen (clipped starts never decrease).
     private var cursor = 0
     private var lastStart = -Double.infinity
@@ -62,7 +59,7 @@ public struct StreamingSum: Sendable {
                 latestInstant = start
                 highestRankAtLatestInstant = rank
             }
-            instants.append((cursor, value))
+            totals.add(instant: value, in: cursor)
             return true
         }
         let clippedEnd = min(end, rangeEnd)
@@ -86,20 +83,25 @@ public struct StreamingSum: Sendable {
 
     /// The sum per bucket, as `StatisticsEngine.sum` gives it for the samples added.
     public func result() -> [StatisticsBucket] {
-        var totals = totals
-        for instant in instants { totals.add(instant: instant.value, in: instant.bucket) }
-        return totals.buckets(buckets)
+        totals.buckets(buckets)
     }
 }
 
 /// Per-bucket totals and sample counts of a sum, and the one way a part of an interval sample is
 /// split across bucket edges (in proportion to time).
+///
+/// Interval parts and instantaneous samples are added up apart, each in the order they come,
+/// and a bucket's value is the first total plus the second: the engine (which takes all the
+/// interval samples first) and `StreamingSum` (which takes samples in start order, holding
+/// none) add the same numbers in the same order, so they agree to the last bit.
 struct BucketTotals: Sendable {
     private var totals: [Double]
+    private var instantTotals: [Double]
     private var counts: [Int]
 
     init(count: Int) {
         totals = [Double](repeating: 0, count: count)
+        instantTotals = [Double](repeating: 0, count: count)
         counts = [Int](repeating: 0, count: count)
     }
 
@@ -124,7 +126,7 @@ struct BucketTotals: Sendable {
 
     /// Adds an instantaneous sample's whole value to `bucket`.
     mutating func add(instant value: Double, in bucket: Int) {
-        totals[bucket] += value
+        instantTotals[bucket] += value
         counts[bucket] += 1
     }
 
@@ -133,7 +135,7 @@ struct BucketTotals: Sendable {
         (0..<totals.count).map { j in
             StatisticsBucket(
                 start: buckets.boundaries[j], end: buckets.boundaries[j + 1],
-                value: counts[j] > 0 ? totals[j] : nil, sampleCount: counts[j])
+                value: counts[j] > 0 ? totals[j] + instantTotals[j] : nil, sampleCount: counts[j])
         }
     }
 }
