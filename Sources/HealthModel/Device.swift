@@ -41,33 +41,50 @@ public struct Device: Hashable, Sendable, Codable {
                                         localIdentifier: localIdentifier, udiDeviceIdentifier: udiDeviceIdentifier))
     }
 
-    private enum CodingKeys: String, CodingKey {
+    /// A field of a device, named as its JSON (and Codable) key. The cases are in output order:
+    /// the one list that the encoder, the decoders and `fields` follow.
+    public enum Field: String, CodingKey, CaseIterable, Sendable {
         case name, manufacturer, model, hardwareVersion, firmwareVersion, softwareVersion, localIdentifier, udiDeviceIdentifier
     }
 
+    /// The value of `field`.
+    public subscript(field: Field) -> String? {
+        get {
+            let fields = storage.value
+            switch field {
+            case .name: return fields.name
+            case .manufacturer: return fields.manufacturer
+            case .model: return fields.model
+            case .hardwareVersion: return fields.hardwareVersion
+            case .firmwareVersion: return fields.firmwareVersion
+            case .softwareVersion: return fields.softwareVersion
+            case .localIdentifier: return fields.localIdentifier
+            case .udiDeviceIdentifier: return fields.udiDeviceIdentifier
+            }
+        }
+        set {
+            switch field {
+            case .name: name = newValue
+            case .manufacturer: manufacturer = newValue
+            case .model: model = newValue
+            case .hardwareVersion: hardwareVersion = newValue
+            case .firmwareVersion: firmwareVersion = newValue
+            case .softwareVersion: softwareVersion = newValue
+            case .localIdentifier: localIdentifier = newValue
+            case .udiDeviceIdentifier: udiDeviceIdentifier = newValue
+            }
+        }
+    }
+
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            name: try container.decodeIfPresent(String.self, forKey: .name),
-            manufacturer: try container.decodeIfPresent(String.self, forKey: .manufacturer),
-            model: try container.decodeIfPresent(String.self, forKey: .model),
-            hardwareVersion: try container.decodeIfPresent(String.self, forKey: .hardwareVersion),
-            firmwareVersion: try container.decodeIfPresent(String.self, forKey: .firmwareVersion),
-            softwareVersion: try container.decodeIfPresent(String.self, forKey: .softwareVersion),
-            localIdentifier: try container.decodeIfPresent(String.self, forKey: .localIdentifier),
-            udiDeviceIdentifier: try container.decodeIfPresent(String.self, forKey: .udiDeviceIdentifier))
+        let container = try decoder.container(keyedBy: Field.self)
+        self.init()
+        for field in Field.allCases { self[field] = try container.decodeIfPresent(String.self, forKey: field) }
     }
 
     public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encodeIfPresent(name, forKey: .name)
-        try container.encodeIfPresent(manufacturer, forKey: .manufacturer)
-        try container.encodeIfPresent(model, forKey: .model)
-        try container.encodeIfPresent(hardwareVersion, forKey: .hardwareVersion)
-        try container.encodeIfPresent(firmwareVersion, forKey: .firmwareVersion)
-        try container.encodeIfPresent(softwareVersion, forKey: .softwareVersion)
-        try container.encodeIfPresent(localIdentifier, forKey: .localIdentifier)
-        try container.encodeIfPresent(udiDeviceIdentifier, forKey: .udiDeviceIdentifier)
+        var container = encoder.container(keyedBy: Field.self)
+        for field in Field.allCases { try container.encodeIfPresent(self[field], forKey: field) }
     }
 
     public static func == (lhs: Device, rhs: Device) -> Bool {
@@ -78,14 +95,9 @@ public struct Device: Hashable, Sendable, Codable {
 
     /// The JSON field names in output order, with their values.
     var fields: [(key: String, value: String?)] {
-        [
-            ("name", name), ("manufacturer", manufacturer), ("model", model),
-            ("hardwareVersion", hardwareVersion), ("firmwareVersion", firmwareVersion),
-            ("softwareVersion", softwareVersion), ("localIdentifier", localIdentifier),
-            ("udiDeviceIdentifier", udiDeviceIdentifier),
-        ]
+        Field.allCases.map { ($0.rawValue, self[$0]) }
     }
 
     /// Whether every field is nil.
-    public var isEmpty: Bool { fields.allSatisfy { $0.value == nil } }
+    public var isEmpty: Bool { Field.allCases.allSatisfy { self[$0] == nil } }
 }

@@ -189,7 +189,7 @@ public struct HealthRecordDecoder: Sendable {
         return source
     }
 
-    private static let deviceFields: Set<String> = Set(Device().fields.map(\.key))
+    private static let deviceFields: Set<String> = Set(Device.Field.allCases.map(\.rawValue))
 
     private func decodeDevice(_ value: JSONValue, field: String) throws(RecordDecodingError) -> Device {
         guard case .object(let members) = value else {
@@ -197,16 +197,9 @@ public struct HealthRecordDecoder: Sendable {
         }
         let object = FieldReader(members: members, path: field + ".")
         try object.rejectUnknownFields(allowed: Self.deviceFields)
-        return Device(
-            name: try object.optionalString("name"),
-            manufacturer: try object.optionalString("manufacturer"),
-            model: try object.optionalString("model"),
-            hardwareVersion: try object.optionalString("hardwareVersion"),
-            firmwareVersion: try object.optionalString("firmwareVersion"),
-            softwareVersion: try object.optionalString("softwareVersion"),
-            localIdentifier: try object.optionalString("localIdentifier"),
-            udiDeviceIdentifier: try object.optionalString("udiDeviceIdentifier")
-        )
+        var device = Device()
+        for deviceField in Device.Field.allCases { device[deviceField] = try object.optionalString(deviceField.rawValue) }
+        return device
     }
 
     private func decodeMetadata(_ value: JSONValue, field: String) throws(RecordDecodingError) -> Metadata {

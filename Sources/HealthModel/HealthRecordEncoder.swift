@@ -136,26 +136,18 @@ public struct HealthRecordEncoder: Sendable {
         }
     }
 
-    /// `{"name":…,…}` with the non-nil fields in `Device.fields` order.
+    /// `{"name":…,…}` with the non-nil fields in `Device.Field` order.
     private func appendDevice(_ device: Device, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "{"))
         var first = true
-        func field(_ key: StaticString, _ value: String?) {
-            guard let value else { return }
+        for field in Device.Field.allCases {
+            guard let value = device[field] else { continue }
             Self.put(first ? "\"" : ",\"", to: &bytes)
             first = false
-            Self.put(key, to: &bytes)
+            bytes.append(contentsOf: field.rawValue.utf8)
             Self.put("\":", to: &bytes)
             JSONText.appendQuoted(value, to: &bytes)
         }
-        field("name", device.name)
-        field("manufacturer", device.manufacturer)
-        field("model", device.model)
-        field("hardwareVersion", device.hardwareVersion)
-        field("firmwareVersion", device.firmwareVersion)
-        field("softwareVersion", device.softwareVersion)
-        field("localIdentifier", device.localIdentifier)
-        field("udiDeviceIdentifier", device.udiDeviceIdentifier)
         bytes.append(UInt8(ascii: "}"))
     }
 

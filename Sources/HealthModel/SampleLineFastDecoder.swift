@@ -183,7 +183,7 @@ struct SampleLineFastDecoder {
         return memcmp(aBase + a.startIndex, bBase + b.startIndex, a.count) == 0
     }
 
-    private static let deviceKeys: [String] = Device().fields.map(\.key)
+    private static let deviceKeys: [String] = Device.Field.allCases.map(\.rawValue)
 
     private mutating func decodeDevice(recent devices: inout RecentByBytes<Device>) -> Device? {
         let start = index
@@ -219,19 +219,9 @@ struct SampleLineFastDecoder {
             }
         }
         var device = Device()
-        for (position, key) in Self.deviceKeys.enumerated() {
+        for (position, field) in Device.Field.allCases.enumerated() {
             guard let value = values[position] else { continue }
-            switch key {
-            case "name": device.name = value
-            case "manufacturer": device.manufacturer = value
-            case "model": device.model = value
-            case "hardwareVersion": device.hardwareVersion = value
-            case "firmwareVersion": device.firmwareVersion = value
-            case "softwareVersion": device.softwareVersion = value
-            case "localIdentifier": device.localIdentifier = value
-            case "udiDeviceIdentifier": device.udiDeviceIdentifier = value
-            default: return nil
-            }
+            device[field] = value
         }
         return device
     }
