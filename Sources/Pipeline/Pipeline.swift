@@ -120,7 +120,15 @@ public final class Pipeline {
     private func deriveBodyComposition(into batch: inout Intake, people: inout [Int64?], household: Household) {
         // Most batches have no body mass: the stage does not look at their samples at all.
         guard batch.tally.contains(QuantityType.bodyMass.identifier) else { return }
-        let derivation = BodyCompositionStage.derive(batch.accepted, people: people, household: household)
+        // The body mass samples, found by their type's slot (the others are not touched).
+        let bodyMassSlot = batch.tally.slot(for: QuantityType.bodyMass.identifier)
+        var bodyMassRecords: [Int] = []
+        var member = 0
+        for (record, count) in batch.memberCounts.enumerated() {
+            if count == 1, batch.memberSlots[member] == bodyMassSlot { bodyMassRecords.append(record) }
+            member += count
+        }
+        let derivation = BodyCompositionStage.derive(batch.accepted, bodyMassRecords: bodyMassRecords, people: people, household: household)
         var skips = derivation.skips
         var refused: Set<PersonAssigner.WeighingKey> = []
         for (record, sample) in derivation.derived {

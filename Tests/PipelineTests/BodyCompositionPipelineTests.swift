@@ -83,6 +83,27 @@ import Pipeline
         #expect(again.totals.written == 0 && again.totals.duplicate == 9)
     }
 
+    /// The stage finds the weighing among the batch's records by its type's slot: behind a
+    /// correlation (two members) and other samples, it is still the one derived from.
+    @Test func aWeighingBehindACorrelationAndOtherSamplesDerivesItsValues() throws {
+        try temp.store.setProfile(Self.man, of: try me())
+        try temp.store.grant(source: "gatt-blood-pressure", types: [], all: true)
+        let at = Self.clock.addingTimeInterval(-3600)
+        let systolic = QuantitySample(type: .bloodPressureSystolic, quantity: Quantity(value: 121, unit: .millimeterOfMercury),
+                                      start: at, end: at, source: "gatt-blood-pressure")
+        let diastolic = QuantitySample(type: .bloodPressureDiastolic, quantity: Quantity(value: 79, unit: .millimeterOfMercury),
+                                       start: at, end: at, source: "gatt-blood-pressure")
+        let pressure = HealthRecord.correlation(Correlation(type: .bloodPressure, start: at, end: at, objects: [systolic, diastolic],
+                                                            source: "gatt-blood-pressure"))
+        let pulse = HealthRecord.sample(QuantitySample(type: .heartRate, quantity: Quantity(value: 61, unit: QuantityType.heartRate.canonicalUnit),
+                                                       start: at, end: at, source: "gatt-blood-pressure"))
+        let batch = [pressure, pulse] + (try Self.capture("xiaomi-scale", "mi-scale-v2.expected.jsonl"))
+        let report = try Pipeline(store: temp.store, now: { Self.clock }).ingest(batch)
+        #expect(report.totals.written == 2 + 1 + 7, "the pressure's two members, the pulse, the weighing and 6 derived values")
+        try expectStored(.bodyFatPercentage, 0.187, "standard")
+        try expectStored(.leanBodyMass, 69.22, "standard")
+    }
+
     @Test func theStandardFormulaIsTheDefault() throws {
         try temp.store.setProfile(Self.man, of: try me())
         _ = try Pipeline(store: temp.store, now: { Self.clock }).ingest(try Self.capture("xiaomi-scale", "mi-scale-v2.expected.jsonl"))
