@@ -50,16 +50,17 @@ public struct Device: Hashable, Sendable, Codable {
     /// The value of `field`.
     public subscript(field: Field) -> String? {
         get {
-            let fields = storage.value
+            // Each field read where it lies in the box (a copy of all the fields would retain
+            // every string).
             switch field {
-            case .name: return fields.name
-            case .manufacturer: return fields.manufacturer
-            case .model: return fields.model
-            case .hardwareVersion: return fields.hardwareVersion
-            case .firmwareVersion: return fields.firmwareVersion
-            case .softwareVersion: return fields.softwareVersion
-            case .localIdentifier: return fields.localIdentifier
-            case .udiDeviceIdentifier: return fields.udiDeviceIdentifier
+            case .name: return storage.value.name
+            case .manufacturer: return storage.value.manufacturer
+            case .model: return storage.value.model
+            case .hardwareVersion: return storage.value.hardwareVersion
+            case .firmwareVersion: return storage.value.firmwareVersion
+            case .softwareVersion: return storage.value.softwareVersion
+            case .localIdentifier: return storage.value.localIdentifier
+            case .udiDeviceIdentifier: return storage.value.udiDeviceIdentifier
             }
         }
         set {
