@@ -103,7 +103,6 @@ struct StatsCommand: Command {
         }
     }
 
-
     func run(_ context: CommandContext) async throws {
         let outputUnit = try CommonArguments.outputUnit(unit, for: type)
         let store = try storeFile.open(context)
