@@ -168,29 +168,13 @@ public struct HealthRecordEncoder: Sendable {
             case .bool(let bool): Self.put(bool ? "true" : "false", to: &bytes)
             }
         }
-        if let syncIdentifier = metadata.syncIdentifier {
-            key(MetadataKey.syncIdentifier)
-            JSONText.appendQuoted(syncIdentifier, to: &bytes)
-        }
-        if let syncVersion = metadata.syncVersion {
-            key(MetadataKey.syncVersion)
-            bytes.append(contentsOf: String(syncVersion).utf8)
-        }
-        if let externalUUID = metadata.externalUUID {
-            key(MetadataKey.externalUUID)
-            JSONText.appendQuoted(externalUUID, to: &bytes)
-        }
-        if let wasUserEntered = metadata.wasUserEntered {
-            key(MetadataKey.wasUserEntered)
-            Self.put(wasUserEntered ? "true" : "false", to: &bytes)
-        }
-        if let timeZone = metadata.timeZone {
-            key(MetadataKey.timeZone)
-            JSONText.appendQuoted(timeZone, to: &bytes)
-        }
-        if let deviceSerialNumber = metadata.deviceSerialNumber {
-            key(MetadataKey.deviceSerialNumber)
-            JSONText.appendQuoted(deviceSerialNumber, to: &bytes)
+        metadata.forEachTypedField { typedKey, typedValue in
+            key(typedKey)
+            switch typedValue {
+            case .string(let string): JSONText.appendQuoted(string, to: &bytes)
+            case .integer(let integer): bytes.append(contentsOf: String(integer).utf8)
+            case .bool(let bool): Self.put(bool ? "true" : "false", to: &bytes)
+            }
         }
         if !metadata.entries.isEmpty {
             for (entryKey, entry) in metadata.untypedEntries {

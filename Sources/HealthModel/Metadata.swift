@@ -120,13 +120,32 @@ public struct Metadata: Hashable, Sendable {
     /// entries sorted by key. Entries shadowed by a typed key (in any spelling) are left out.
     public var orderedEntries: [(key: String, value: MetadataValue)] {
         var result: [(key: String, value: MetadataValue)] = []
-        if let syncIdentifier { result.append((MetadataKey.syncIdentifier, .string(syncIdentifier))) }
-        if let syncVersion { result.append((MetadataKey.syncVersion, .number(Double(syncVersion)))) }
-        if let externalUUID { result.append((MetadataKey.externalUUID, .string(externalUUID))) }
-        if let wasUserEntered { result.append((MetadataKey.wasUserEntered, .bool(wasUserEntered))) }
-        if let timeZone { result.append((MetadataKey.timeZone, .string(timeZone))) }
-        if let deviceSerialNumber { result.append((MetadataKey.deviceSerialNumber, .string(deviceSerialNumber))) }
+        forEachTypedField { key, value in
+            switch value {
+            case .string(let string): result.append((key, .string(string)))
+            case .integer(let integer): result.append((key, .number(Double(integer))))
+            case .bool(let bool): result.append((key, .bool(bool)))
+            }
+        }
         return result + untypedEntries
+    }
+
+    /// The value of a typed field, as its type has it (a sync version is an exact integer).
+    enum TypedFieldValue {
+        case string(String)
+        case integer(Int)
+        case bool(Bool)
+    }
+
+    /// Calls `body` with each typed field that is set, its key and its value, in encoding order:
+    /// the one place that order is written (`orderedEntries` and the encoder follow it).
+    func forEachTypedField(_ body: (_ key: String, _ value: TypedFieldValue) -> Void) {
+        if let syncIdentifier { body(MetadataKey.syncIdentifier, .string(syncIdentifier)) }
+        if let syncVersion { body(MetadataKey.syncVersion, .integer(syncVersion)) }
+        if let externalUUID { body(MetadataKey.externalUUID, .string(externalUUID)) }
+        if let wasUserEntered { body(MetadataKey.wasUserEntered, .bool(wasUserEntered)) }
+        if let timeZone { body(MetadataKey.timeZone, .string(timeZone)) }
+        if let deviceSerialNumber { body(MetadataKey.deviceSerialNumber, .string(deviceSerialNumber)) }
     }
 
     /// The entries no typed field shadows (in any spelling), sorted by key: the tail of `orderedEntries`.
