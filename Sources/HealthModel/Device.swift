@@ -42,7 +42,7 @@ public struct Device: Hashable, Sendable, Codable {
     }
 
     /// A field of a device, named as its JSON (and Codable) key. The cases are in output order:
-    /// the one list that the encoder, the decoders and `fields` follow.
+    /// the one list that the encoder, the decoders and Codable follow.
     public enum Field: String, CodingKey, CaseIterable, Sendable {
         case name, manufacturer, model, hardwareVersion, firmwareVersion, softwareVersion, localIdentifier, udiDeviceIdentifier
     }
@@ -93,11 +93,6 @@ public struct Device: Hashable, Sendable, Codable {
     }
 
     public func hash(into hasher: inout Hasher) { hasher.combine(storage.value) }
-
-    /// The JSON field names in output order, with their values.
-    var fields: [(key: String, value: String?)] {
-        Field.allCases.map { ($0.rawValue, self[$0]) }
-    }
 
     /// Whether every field is nil.
     public var isEmpty: Bool { Field.allCases.allSatisfy { self[$0] == nil } }

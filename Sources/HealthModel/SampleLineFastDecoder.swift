@@ -102,7 +102,8 @@ struct SampleLineFastDecoder {
                     unit = known
                 } else {
                     let spelling = String(decoding: text, as: UTF8.self)
-                    guard let parsed = unitSpellings.map({ $0.unit(spelling) }) ?? (try? Unit(from: spelling)) else { return nil }
+                    let spelled = if let unitSpellings { unitSpellings.unit(spelling) } else { try? Unit(from: spelling) }
+                    guard let parsed = spelled else { return nil }
                     recent.units.remember(parsed, bytes: UnsafeBufferPointer(rebasing: text))
                     unit = parsed
                 }

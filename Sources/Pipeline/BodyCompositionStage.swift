@@ -174,9 +174,8 @@ public enum BodyCompositionStage {
 
     /// A batch's derived samples: per derived sample the index of its weighing's record; and the
     /// skips with their weighings. `people[i]` is the person of `records[i]`. `bodyMassRecords`:
-    /// the indices of the records that are body mass samples, when the caller knows them (the
-    /// others are then not looked at); every record is looked at when nil.
-    public static func derive(_ records: [NormalizedRecord], bodyMassRecords: [Int]? = nil, people: [Int64?], household: Household)
+    /// the indices of the records that are body mass samples (the others are not looked at).
+    public static func derive(_ records: [NormalizedRecord], bodyMassRecords: [Int], people: [Int64?], household: Household)
         -> (derived: [(record: Int, sample: QuantitySample)], skips: [(weighing: QuantitySample, skip: BodyCompositionSkip)]) {
         var derived: [(record: Int, sample: QuantitySample)] = []
         var skips: [(weighing: QuantitySample, skip: BodyCompositionSkip)] = []
@@ -184,7 +183,7 @@ public enum BodyCompositionStage {
         // without an impedance counts only for a person (or device) that chose `estimate`.
         let estimates = household.estimatesWithoutImpedance
         var weighings: [Int] = []
-        for index in bodyMassRecords ?? Array(records.indices) {
+        for index in bodyMassRecords {
             guard records.indices.contains(index), case .sample(let sample) = records[index], sample.type == .bodyMass,
                   people.indices.contains(index), let person = people[index] else { continue }
             if sample.metadata[MetadataKey.impedance] == nil {
