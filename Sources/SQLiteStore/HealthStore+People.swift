@@ -13,11 +13,14 @@ public enum PersonScope: Sendable, Equatable {
     /// The SQL condition on the samples (or tombstones) alias `alias`, starting with " AND".
     /// `indexed: false` writes the column `+alias.person` so that SQLite does not pick the
     /// person index (the change feed walks the anchor order instead of collecting and sorting
-    /// every sample of the person per page).
+    /// every sample of the person per page). A person after the first is also said to be one
+    /// (`person > 1`): the person index holds only their samples (schema 20), and SQLite uses
+    /// a partial index only for a query that names its condition.
     func condition(_ alias: String, indexed: Bool = true) -> String {
         let column = (indexed ? "" : "+") + alias + ".person"
         return switch self {
         case .everyone: ""
+        case .person(let id) where indexed && id > 1: " AND \(column) = \(id) AND \(column) > 1"
         case .person(let id): " AND \(column) = \(id)"
         case .unassigned: " AND \(column) IS NULL"
         case .anyPerson: " AND \(column) IS NOT NULL"
@@ -152,8 +155,7 @@ extension HealthStore {
             case .reassign(let other):
                 if other == name { throw PeopleError.reassignToSelf(name) }
                 let target = try self.person(named: other)
-                let ids = try db.prepare("SELECT id FROM samples WHERE person = ? ORDER BY id")
-                try ids.bind(person.id, at: 1)
+                let ids = try db.prepare("SELECT x.id FROM samples x WHERE 1\(PersonScope.person(person.id).condition("x")) ORDER BY x.id")
                 try move(sampleIDs: try ids.mapRows { $0.int64(at: 0) }, to: target.id)
             case .delete:
                 try deleteSamples(ofPerson: person.id)
@@ -170,8 +172,8 @@ extension HealthStore {
 
     /// Deletes every sample of a person, each leaving a tombstone at a fresh anchor.
     private func deleteSamples(ofPerson person: Int64) throws {
-        let rows = try db.prepare("SELECT id, uuid, type, source FROM samples WHERE person = ? ORDER BY id")
-        try rows.bind(person, at: 1)
+        let rows = try db.prepare(
+            "SELECT x.id, x.uuid, x.type, x.source FROM samples x WHERE 1\(PersonScope.person(person).condition("x")) ORDER BY x.id")
         let doomed = try rows.mapRows { ($0.int64(at: 0), $0.bytes(at: 1) ?? [], $0.int64(at: 2), $0.int64(at: 3)) }
         let now = Date().timeIntervalSince1970
         for (id, uuid, type, source) in doomed {

@@ -55,7 +55,12 @@ import Testing
         let store = try Self.makeStore(directory)
         defer { store.close() }
         let from = Self.start.addingTimeInterval(900 * 60), to = Self.start.addingTimeInterval(960 * 60)
-        for (scope, index) in [(PersonScope.everyone, "samples_by_type_time"), (.person(try #require(try store.people().first).id), "samples_by_person_type_time")] {
+        // The first person's samples are read through the type index (schema 20), another
+        // person's through the person index.
+        let first = try #require(try store.people().first).id
+        let second = try store.addPerson(name: "ana", profile: UserProfile(), bodyMassKilograms: 60).id
+        for (scope, index) in [(PersonScope.everyone, "samples_by_type_time"), (.person(first), "samples_by_type_time"),
+                               (.person(second), "samples_by_person_type_time")] {
             let statement = try #require(try store.pointsStatement(type: .stepCount, from: from, to: to, person: scope))
             let plan = try store.db.prepare("EXPLAIN QUERY PLAN " + statement.sql).mapRows { $0.string(at: 3) ?? "" }
                 .joined(separator: "; ")
