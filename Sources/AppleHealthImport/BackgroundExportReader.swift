@@ -4,13 +4,15 @@ import HealthModel
 
 /// Reads an Apple Health export on a thread of its own (``BackgroundBatches``) and hands its
 /// records over in batches, so that inflating, XML reading and record building overlap with the
-/// caller's storing. At most `depth` batches wait to be taken; `close()` (also when the reader
-/// goes away, by ``BackgroundBatches``) stops the reading and waits for its thread.
-public final class BackgroundExportReader: Sendable {
-    /// A batch of records, the (source, type) pairs first seen in it, and how far into the file
-    /// reading had come when it was complete.
+/// caller's storing. Each batch's records are handed through `prepare` on the reading thread
+/// too (the import takes them through the pipeline's first stages there). At most `depth`
+/// batches wait to be taken; `close()` (also when the reader goes away, by
+/// ``BackgroundBatches``) stops the reading and waits for its thread.
+public final class BackgroundExportReader<Prepared: Sendable>: Sendable {
+    /// A batch of records (as `prepare` made them), the (source, type) pairs first seen in it,
+    /// and how far into the file reading had come when it was complete.
     public struct Batch: Sendable {
-        public var records: [HealthRecord]
+        public var records: Prepared
         public var newSourceTypes: [(source: String, type: QuantityType)]
         public var fileOffset: Int
     }
@@ -26,8 +28,10 @@ public final class BackgroundExportReader: Sendable {
     private let found: FoundTally
 
     /// Starts reading `source` (from `AppleHealthExportFile.open`) in batches of `batchSize`
-    /// records, at most `depth` of them waiting.
-    public init(source: ByteChunkSource, batchSize: Int, depth: Int = 1) {
+    /// records, each handed through `prepare` on the reading thread, at most `depth` of them
+    /// waiting.
+    public init(source: ByteChunkSource, batchSize: Int, depth: Int = 1,
+                prepare: @escaping @Sendable ([HealthRecord]) -> Prepared) {
         let found = FoundTally()
         self.found = found
         let handedSource = HandedOff(source)
@@ -36,7 +40,7 @@ public final class BackgroundExportReader: Sendable {
             let newPairs = NewPairs()
             try withoutActuallyEscaping(put) { put in
                 let reader = AppleHealthExportReader(xml: xml) { records in
-                    try put(Batch(records: records, newSourceTypes: newPairs.take(), fileOffset: xml.fileOffset))
+                    try put(Batch(records: prepare(records), newSourceTypes: newPairs.take(), fileOffset: xml.fileOffset))
                 }
                 reader.batchSize = batchSize
                 newPairs.reader = reader
@@ -70,5 +74,12 @@ public final class BackgroundExportReader: Sendable {
     private final class NewPairs {
         weak var reader: AppleHealthExportReader?
         func take() -> [(source: String, type: QuantityType)] { reader?.takeNewSourceTypes() ?? [] }
+    }
+}
+
+extension BackgroundExportReader where Prepared == [HealthRecord] {
+    /// Starts reading `source` in batches of `batchSize` records handed over as they were read.
+    public convenience init(source: ByteChunkSource, batchSize: Int, depth: Int = 1) {
+        self.init(source: source, batchSize: batchSize, depth: depth) { $0 }
     }
 }

@@ -83,8 +83,14 @@ struct ImportCommand: Command {
         } catch {
             throw CommandError.unreadableImport(path: file, reason: "\(error)")
         }
-        // The export is read on a thread of its own while this one stores the batches before it.
-        let reading = BackgroundExportReader(source: opened.source, batchSize: batchSize)
+        // The export is read on a thread of its own while this one stores the batches before it;
+        // once the store is open, that thread also takes each batch through the pipeline's first
+        // stages, under the grants this thread publishes after each batch (a batch taken under
+        // grants that changed since is taken again here).
+        let preparations = LatestValue<BatchPreparation?>(nil)
+        let reading = BackgroundExportReader(source: opened.source, batchSize: batchSize) { records in
+            preparations.value.map { $0.prepare(records) } ?? PreparedBatch(untaken: records)
+        }
         defer { reading.close() }
         // An archive entry is verified whole before anything of it is kept: a small one on a
         // thread of its own while the first batches are stored in a held transaction (so the
@@ -104,6 +110,7 @@ struct ImportCommand: Command {
         }
         let ingestion = try storeFile.openIngestion(context, pendingLimits: pendingLimits)
         defer { ingestion.close() }
+        preparations.publish(ingestion.preparation)
         var holding = false
         if checking != nil {
             try ingestion.holdCommits()
@@ -148,6 +155,9 @@ struct ImportCommand: Command {
             }
             do {
                 report.merge(try ingestion.ingest(batch.records))
+                // The grants the next batches are taken under (changed by --grant, or by a
+                // decision in another process that this batch's write read).
+                preparations.publish(ingestion.preparation)
             } catch let bound as PendingBoundExceeded {
                 // The batch was rolled back: nothing of it is stored or held, nothing dropped.
                 overBound = bound
@@ -155,7 +165,7 @@ struct ImportCommand: Command {
             } catch IngestionError.diskFull {
                 throw CommandError.diskFull(work: "import")
             }
-            records += batch.records.count
+            records += batch.records.records.count
             progress.update(bytes: batch.fileOffset, records: records)
             try settleCheck(waiting: false)
         }

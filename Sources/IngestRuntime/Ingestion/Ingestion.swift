@@ -45,6 +45,21 @@ public final class Ingestion {
         }
     }
 
+    /// Takes batches through the pipeline's first stages (normalize, validate, authorize) on
+    /// another thread, under the grants it has now; `ingest(_:)` of such a batch does not take it
+    /// again unless the grants changed meanwhile (`import` takes its next batch on its reading
+    /// thread while this one is written).
+    public var preparation: BatchPreparation { pipeline.preparation }
+
+    /// Runs a batch taken ahead by `preparation` through the rest of the pipeline and commits it.
+    public func ingest(_ batch: PreparedBatch, deviceKeys: [String] = []) throws -> IngestReport {
+        do {
+            return try pipeline.ingest(batch, deviceKeys: deviceKeys)
+        } catch let error as SQLiteError where error.isDiskFull {
+            throw IngestionError.diskFull
+        }
+    }
+
     /// Holds the commits of the batches ingested from now on until `endHeldCommits(keep:)`
     /// keeps or discards them all (`import` stores its first batches while its archive is still
     /// being verified). Other writers of the store wait meanwhile: hold briefly.
