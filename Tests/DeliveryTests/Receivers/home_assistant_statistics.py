@@ -87,8 +87,12 @@ try:
                 break
             previous = answer
             time.sleep(2)
-        with open(os.path.join(work, f"response-{number}.json"), "w") as f:
+        # Written under another name and renamed: the test waits for the file to exist and
+        # must never read it half written.
+        partial = os.path.join(work, f"response-{number}.json.partial")
+        with open(partial, "w") as f:
             json.dump(answer, f)
+        os.replace(partial, os.path.join(work, f"response-{number}.json"))
         number += 1
 finally:
     stop()
