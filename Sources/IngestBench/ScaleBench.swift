@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import HealthModel
 import SQLiteStore
@@ -12,14 +13,16 @@ import SQLiteStore
 /// - `scale.stats_year_by_day_ms`: `ingestd stats stepCount --sum --by day` over the store's
 ///   last full year (525,600 minute samples of steps), the whole process, start included, median
 ///   of `repeats` runs after a warm-up; its CPU time beside it.
-/// - `scale.store_bytes_per_sample`: the store file's size over its samples.
+/// - `scale.store_bytes_per_sample`: the store's pages in use over its samples (a migration
+///   that dropped an index leaves its pages free in the file, for the next writes).
 enum ScaleBench {
     static func run(querySamples: Int, samples: Int, batchSize: Int, repeats: Int, directory: String) throws {
         let out = FigurePrinter()
         let cached = try QueryBench.cachedStore(samples: querySamples, fallback: directory)
-        let size = (try FileManager.default.attributesOfItem(atPath: cached)[.size] as? Int) ?? 0
+        let pages = try pagesInUse(path: cached)
+        log(String(format: "scale: the store's file %.1f MB, %.1f MB of it free pages", pages.file / 1e6, pages.free / 1e6))
         out.print("scale.store_samples", Double(querySamples), "samples", decimals: 0)
-        out.print("scale.store_bytes_per_sample", Double(size) / Double(max(querySamples, 1)), "B", decimals: 1)
+        out.print("scale.store_bytes_per_sample", (pages.file - pages.free) / Double(max(querySamples, 1)), "B", decimals: 1)
 
         var fullRates: [Double] = [], emptyRates: [Double] = []
         var fullCPURates: [Double] = [], emptyCPURates: [Double] = []
@@ -81,5 +84,26 @@ enum ScaleBench {
                    runs.map { String(format: "%.0f", $0.wall * 1000) }.joined(separator: ", ")))
         out.print("scale.stats_year_by_day_ms", Measure.median(runs.map(\.wall)) * 1000, "ms", decimals: 1)
         out.print("scale.stats_year_by_day_cpu_ms", Measure.median(runs.map(\.cpu)) * 1000, "ms", decimals: 1)
+    }
+
+    /// The bytes of the store file at `path` and of its free pages (`PRAGMA page_count`,
+    /// `freelist_count`, `page_size`).
+    static func pagesInUse(path: String) throws -> (file: Double, free: Double) {
+        var db: OpaquePointer?
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let db else {
+            sqlite3_close_v2(db)
+            throw BenchError("scale: cannot open \(path)")
+        }
+        defer { sqlite3_close_v2(db) }
+        func pragma(_ name: String) throws -> Double {
+            var statement: OpaquePointer?
+            defer { sqlite3_finalize(statement) }
+            guard sqlite3_prepare_v2(db, "PRAGMA \(name)", -1, &statement, nil) == SQLITE_OK,
+                  sqlite3_step(statement) == SQLITE_ROW
+            else { throw BenchError("scale: PRAGMA \(name): \(String(cString: sqlite3_errmsg(db)))") }
+            return Double(sqlite3_column_int64(statement, 0))
+        }
+        let pageSize = try pragma("page_size")
+        return (try pragma("page_count") * pageSize, try pragma("freelist_count") * pageSize)
     }
 }

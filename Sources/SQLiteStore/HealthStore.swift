@@ -74,27 +74,19 @@ public final class HealthStore {
         Migration(version: 17, name: "each device's last battery charge", sql: schemaV17),
         Migration(version: 18, name: "correlation members indexed", sql: schemaV18),
         Migration(version: 19, name: "the time indexes cover the statistics' reads", sql: schemaV19),
-        Migration(version: 20, name: "the first person's samples and the identity indexed for less per write", sql: schemaV20),
+        Migration(version: 20, name: "the person index leaves the first person's samples to the type index", sql: schemaV20),
     ])
 
-    /// Two of the five B-trees every sample is written into, made cheaper:
-    /// - `samples_by_person_type_time` holds only the samples of people after the first
-    ///   (`person > 1`). Most stores have one person, whose samples then cost no entry here:
-    ///   their reads go through `samples_by_type_time`, which carries the person (covering, the
-    ///   same entries the person index held for them). A household's other people keep their
-    ///   own index; their reads name `person > 1` (`PersonScope.condition`) so that SQLite may
-    ///   use it. A sample written costs one B-tree less: about a sixth of its insert.
-    /// - `samples_identity`, the constraint of every insert, is ordered as samples arrive: type
-    ///   and time first, so that a batch's entries land at a few places of the index instead of
-    ///   one per source and device. Same columns, so the same samples are duplicates. Its one
-    ///   reader (`IndexUsersTests`) finds a weighing's derived values by type and time.
+    /// The person index holds only the samples of people after the first (`person > 1`). Most
+    /// stores have one person, whose samples then cost no entry here (a sample is four B-trees,
+    /// not five): their reads go through `samples_by_type_time`, which carries the person
+    /// (covering, the same entries the person index held for them). A household's other people
+    /// keep their own index; their reads name `person > 1` (`PersonScope.condition`) so that
+    /// SQLite may use it.
     static let schemaV20 = """
         DROP INDEX samples_by_person_type_time;
         CREATE INDEX samples_by_person_type_time ON samples(person, type, start_time, end_time, value, source)
             WHERE person > 1;
-        DROP INDEX samples_identity;
-        CREATE UNIQUE INDEX samples_identity ON samples(type, start_time, end_time, value, source, device_local_id)
-            WHERE sync_id IS NULL;
         """
 
     /// The two time indexes carry what statistics, `today` and the dashboard read of each sample

@@ -25,8 +25,8 @@ import Testing
     ]
 
     /// The index whose main user is the conflict check of the samples insert (`INSERT OR IGNORE`):
-    /// it rejects a second sample of the same content (since schema 20, type and times first, it
-    /// also finds a weighing's derived values by time).
+    /// it rejects a second sample of the same content (one lookup reads it too: a weighing's
+    /// derived values, by source, device and time).
     static let constraintIndex = "samples_identity"
 
     /// The distinct statements run on one connection, in the order first seen.
