@@ -12,7 +12,7 @@ public final class BackgroundExportReader<Prepared: Sendable>: Sendable {
     /// A batch of records (as `prepare` made them), the (source, type) pairs first seen in it,
     /// and how far into the file reading had come when it was complete.
     public struct Batch: Sendable {
-        public var records: Prepared
+        public var prepared: Prepared
         public var newSourceTypes: [(source: String, type: QuantityType)]
         public var fileOffset: Int
     }
@@ -40,7 +40,7 @@ public final class BackgroundExportReader<Prepared: Sendable>: Sendable {
             let newPairs = NewPairs()
             try withoutActuallyEscaping(put) { put in
                 let reader = AppleHealthExportReader(xml: xml) { records in
-                    try put(Batch(records: prepare(records), newSourceTypes: newPairs.take(), fileOffset: xml.fileOffset))
+                    try put(Batch(prepared: prepare(records), newSourceTypes: newPairs.take(), fileOffset: xml.fileOffset))
                 }
                 reader.batchSize = batchSize
                 newPairs.reader = reader
@@ -75,6 +75,11 @@ public final class BackgroundExportReader<Prepared: Sendable>: Sendable {
         weak var reader: AppleHealthExportReader?
         func take() -> [(source: String, type: QuantityType)] { reader?.takeNewSourceTypes() ?? [] }
     }
+}
+
+extension BackgroundExportReader.Batch where Prepared == [HealthRecord] {
+    /// The batch's records, as they were read.
+    public var records: [HealthRecord] { prepared }
 }
 
 extension BackgroundExportReader where Prepared == [HealthRecord] {

@@ -154,7 +154,7 @@ struct ImportCommand: Command {
                 try ingestion.grantWithoutReleasing(granting)
             }
             do {
-                report.merge(try ingestion.ingest(batch.records))
+                report.merge(try ingestion.ingest(batch.prepared))
                 // The grants the next batches are taken under (changed by --grant, or by a
                 // decision in another process that this batch's write read).
                 preparations.publish(ingestion.preparation)
@@ -165,7 +165,7 @@ struct ImportCommand: Command {
             } catch IngestionError.diskFull {
                 throw CommandError.diskFull(work: "import")
             }
-            records += batch.records.records.count
+            records += batch.prepared.records.count
             progress.update(bytes: batch.fileOffset, records: records)
             try settleCheck(waiting: false)
         }
