@@ -17,13 +17,9 @@ public final class Pipeline {
 
     private let store: any SampleStore
     private let now: @Sendable () -> Date
-    private var policy: AuthorizationPolicy {
-        didSet { if policy != oldValue { policyGeneration &+= 1 } }
-    }
-    /// Counts the changes of `policy`: a batch taken ahead under an older one is taken again.
-    private var policyGeneration = 0
-    /// Batches taken ahead (`preparation`) that `ingest(_:)` took again: under other grants, or
-    /// by another pipeline.
+    private var policy: AuthorizationPolicy
+    /// Batches taken ahead (`preparation`) that `ingest(_:)` took again, because they were taken
+    /// under other grants than the pipeline's.
     private(set) var batchesTakenAgain = 0
     /// Called after each commit with its "records processed" events.
     public var onRecordsProcessed: (@Sendable ([RecordsProcessed]) -> Void)?
@@ -67,18 +63,19 @@ public final class Pipeline {
     /// Takes batches through the first stages (normalize, validate, authorize) on another thread,
     /// under the grants this pipeline has now (see `BatchPreparation`).
     public var preparation: BatchPreparation {
-        BatchPreparation(stage: IntakeStage(policy: policy), generation: policyGeneration,
-                         pipeline: ObjectIdentifier(self), now: now)
+        BatchPreparation(stage: IntakeStage(policy: policy), now: now)
     }
 
     /// Ingests a batch taken ahead by `preparation` (on another thread) as `ingest(_:)` does,
-    /// without taking it again when the grants are still those it was taken under; a batch taken
-    /// under other grants, by another pipeline, or not at all is taken here.
+    /// without taking it again when the pipeline's grants are still those it was taken under
+    /// (compared whole: an unchanged policy shares its storage, so that costs next to nothing);
+    /// a batch taken under other grants, or not at all, is taken here. A taken batch keeps the
+    /// ingest clock it was taken with.
     public func ingest(_ prepared: PreparedBatch, releasing: [Int64] = [], deviceKeys: [String] = []) throws -> IngestReport {
         let records = prepared.records
         let clock = prepared.taken?.clock ?? now()
         var batch: IntakeStage.Intake
-        if let taken = prepared.taken, taken.generation == policyGeneration, taken.pipeline == ObjectIdentifier(self) {
+        if let taken = prepared.taken, taken.policy == policy {
             batch = taken.intake
         } else {
             if prepared.taken != nil { batchesTakenAgain += 1 }
@@ -200,12 +197,11 @@ public struct PreparedBatch: Sendable {
     let taken: Taken?
 
     /// The first stages' work on a batch, the ingest clock they ran with, and the grants they
-    /// ran under (a generation of one pipeline's).
+    /// ran under.
     struct Taken: Sendable {
         var intake: IntakeStage.Intake
         var clock: Date
-        var generation: Int
-        var pipeline: ObjectIdentifier
+        var policy: AuthorizationPolicy
     }
 
     /// A batch the pipeline takes through every stage when it is ingested.
@@ -227,15 +223,12 @@ public struct PreparedBatch: Sendable {
 /// process) is taken again by the pipeline, so none is written under grants no longer in force.
 public struct BatchPreparation: Sendable {
     let stage: IntakeStage
-    let generation: Int
-    let pipeline: ObjectIdentifier
     let now: @Sendable () -> Date
 
     /// `records` taken through the first stages, with the ingest clock read now.
     public func prepare(_ records: [HealthRecord]) -> PreparedBatch {
         let clock = now()
-        let taken = PreparedBatch.Taken(intake: stage.intake(records, clock: clock), clock: clock, generation: generation,
-                                        pipeline: pipeline)
+        let taken = PreparedBatch.Taken(intake: stage.intake(records, clock: clock), clock: clock, policy: stage.policy)
         return PreparedBatch(records: records, taken: taken)
     }
 }

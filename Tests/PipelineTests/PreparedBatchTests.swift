@@ -6,8 +6,9 @@ import SQLiteStore
 
 /// Batches taken through the first stages ahead of their write, on another thread
 /// (`Pipeline.preparation`, what `import` does on its reading thread): one taken under the
-/// grants still in force is written as taken; one taken under grants that changed before its
-/// write is taken again, so a denial or a grant in between always decides.
+/// grants the pipeline has when it writes it is written as taken; one taken under other grants
+/// (changed before its write, or another pipeline's) is taken again, so a denial or a grant in
+/// between always decides.
 @Suite struct PreparedBatchTests {
     let temp: TemporaryStore
 
@@ -69,14 +70,23 @@ import SQLiteStore
         #expect(try temp.store.pendingCounts().isEmpty)
     }
 
-    @Test func aBatchTakenByAnotherPipelineOrNotAtAllIsTakenHere() async throws {
+    @Test func anotherPipelinesBatchIsTakenAgainOnlyWhenItsGrantsDiffer() async throws {
         _ = try temp.store.grant(source: "scale", types: [.bodyMass])
-        let other = try Pipeline(store: temp.store, now: { noon })
+        let same = try Pipeline(store: temp.store, now: { noon })
         let pipeline = try Pipeline(store: temp.store, now: { noon })
-        let foreign = await takenElsewhere(try weighings(2), by: other.preparation)
-        #expect(try pipeline.ingest(foreign).totals.written == 2)
+        // Read before the denial: other grants than the pipeline's once it re-reads them.
+        let stale = try Pipeline(store: temp.store, now: { noon })
+        let underSameGrants = await takenElsewhere(try weighings(2), by: same.preparation)
+        #expect(try pipeline.ingest(underSameGrants).totals.written == 2)
+        #expect(pipeline.batchesTakenAgain == 0)
+        _ = try temp.store.deny(source: "scale", types: [.bodyMass])
+        try pipeline.reloadAuthorization()
+        let underOldGrants = await takenElsewhere(try weighings(2, from: 2), by: stale.preparation)
+        let report = try pipeline.ingest(underOldGrants)
+        #expect(report.totals.written == 0 && report.totals.denied == 2)
         #expect(pipeline.batchesTakenAgain == 1)
-        #expect(try pipeline.ingest(PreparedBatch(untaken: try weighings(2, from: 2))).totals.written == 2)
+        // Not taken at all: taken here, not counted as taken again.
+        #expect(try pipeline.ingest(PreparedBatch(untaken: try weighings(2, from: 4))).totals.denied == 2)
         #expect(pipeline.batchesTakenAgain == 1)
     }
 }
