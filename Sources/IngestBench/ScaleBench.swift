@@ -95,15 +95,12 @@ enum ScaleBench {
             throw BenchError("scale: cannot open \(path)")
         }
         defer { sqlite3_close_v2(db) }
-        func pragma(_ name: String) throws -> Double {
-            var statement: OpaquePointer?
-            defer { sqlite3_finalize(statement) }
-            guard sqlite3_prepare_v2(db, "PRAGMA \(name)", -1, &statement, nil) == SQLITE_OK,
-                  sqlite3_step(statement) == SQLITE_ROW
-            else { throw BenchError("scale: PRAGMA \(name): \(String(cString: sqlite3_errmsg(db)))") }
-            return Double(sqlite3_column_int64(statement, 0))
+        let sql = "SELECT page_count * page_size, freelist_count * page_size FROM pragma_page_count(), pragma_freelist_count(), pragma_page_size()"
+        var statement: OpaquePointer?
+        defer { sqlite3_finalize(statement) }
+        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK, sqlite3_step(statement) == SQLITE_ROW else {
+            throw BenchError("scale: the page counts: \(String(cString: sqlite3_errmsg(db)))")
         }
-        let pageSize = try pragma("page_size")
-        return (try pragma("page_count") * pageSize, try pragma("freelist_count") * pageSize)
+        return (sqlite3_column_double(statement, 0), sqlite3_column_double(statement, 1))
     }
 }

@@ -38,11 +38,7 @@ public final class Ingestion {
     /// Runs one batch through the pipeline and commits it in one transaction. `deviceKeys`: what
     /// the transport knows the device by (USB `VID:PID`, serial number), for device owners.
     public func ingest(_ records: [HealthRecord], deviceKeys: [String] = []) throws -> IngestReport {
-        do {
-            return try pipeline.ingest(records, deviceKeys: deviceKeys)
-        } catch let error as SQLiteError where error.isDiskFull {
-            throw IngestionError.diskFull
-        }
+        try ingest(PreparedBatch(untaken: records), deviceKeys: deviceKeys)
     }
 
     /// Takes batches through the pipeline's first stages (normalize, validate, authorize) on
