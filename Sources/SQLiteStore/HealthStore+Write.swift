@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import HealthModel
 import Pipeline
@@ -84,8 +85,20 @@ extension HealthStore: SampleStore {
             var outcomes: [[WriteOutcome]] = []
             outcomes.reserveCapacity(batch.count)
             try batch.withUnsafeBufferPointer { batch in
-                for index in batch.indices {
-                    outcomes.append(try writer.insert(batch[index], person: people.isEmpty ? nil : people[index]))
+                var index = 0
+                while index < batch.count {
+                    // A run of plain samples goes in as one statement; anything else row by row.
+                    var runEnd = index
+                    while runEnd < batch.count, BatchWriter.isPlainSample(batch[runEnd]) { runEnd += 1 }
+                    if runEnd - index >= plainRunMinimum,
+                       try writer.insertPlainSamples(batch, range: index..<runEnd, people: people, into: &outcomes) {
+                        index = runEnd
+                        continue
+                    }
+                    for single in index..<max(runEnd, index + 1) {
+                        outcomes.append(try writer.insert(batch[single], person: people.isEmpty ? nil : people[single]))
+                    }
+                    index = max(runEnd, index + 1)
                 }
             }
             try writer.flushSampleCounts()
@@ -252,6 +265,9 @@ struct BatchWriter {
     /// and an import alternates between a few sources' (app version, time zone offset).
     private var recentMetadata: [(metadata: Metadata, json: String?)] = []
     private var nextMetadataSlot = 0
+    /// The rows and text of a run of plain samples, reused from run to run (`insertPlainSamples`).
+    var plainRows: [csqlite_sample_row] = []
+    var plainText = PlainSampleText()
     private static let recentMetadataLimit = 8
 
     /// Newly stored (written or replaced) samples per (type, source).
@@ -261,7 +277,7 @@ struct BatchWriter {
         return all
     }
 
-    private mutating func countStored(type: Int64, source: Int64, person: Int64?) {
+    mutating func countStored(type: Int64, source: Int64, person: Int64?) {
         let key = HealthStore.PairKey(type: type, source: source, person: person)
         for index in pairCounts.indices where pairCounts[index].key == key {
             pairCounts[index].count += 1
@@ -276,7 +292,7 @@ struct BatchWriter {
 
     /// The JSON text stored for metadata, nil for metadata with nothing to encode (stored as
     /// NULL). Readers that reuse one value for repeated metadata make this an identity check.
-    private mutating func metadataJSON(_ metadata: Metadata) -> String? {
+    mutating func metadataJSON(_ metadata: Metadata) -> String? {
         for recent in recentMetadata where recent.metadata.sharesStorage(with: metadata) { return recent.json }
         if let alike = recentMetadata.firstIndex(where: { $0.metadata.isSpelledAlike(metadata) }) {
             // Kept under this value, which the next records are likely to share.
@@ -301,7 +317,7 @@ struct BatchWriter {
     }
 
     /// Counts one stored sample (at once unless `deferringCounts`).
-    private mutating func countSample(_ key: HealthStore.CountKey, start: Double, end: Double) throws {
+    mutating func countSample(_ key: HealthStore.CountKey, start: Double, end: Double) throws {
         let duration = end - start
         guard deferringCounts else {
             try store.addSampleCounts([HealthStore.SampleCount(key: key, count: 1, lastEnd: end, longest: duration)])
@@ -339,21 +355,21 @@ struct BatchWriter {
         sampleCountIndex.removeAll(keepingCapacity: true)
     }
 
-    private mutating func typeID(_ identifier: String) throws -> Int64 {
+    mutating func typeID(_ identifier: String) throws -> Int64 {
         for entry in recentTypes where entry.identifier == identifier { return entry.id }
         let id = try store.typeID(identifier)
         if recentTypes.count < Self.recentLimit { recentTypes.append((identifier, id)) }
         return id
     }
 
-    private mutating func sourceID(_ name: String) throws -> Int64 {
+    mutating func sourceID(_ name: String) throws -> Int64 {
         for entry in recentSources where entry.name == name { return entry.id }
         let id = try store.sourceID(name, now: now)
         if recentSources.count < Self.recentLimit { recentSources.append((name, id)) }
         return id
     }
 
-    private mutating func deviceID(_ device: Device?) throws -> Int64? {
+    mutating func deviceID(_ device: Device?) throws -> Int64? {
         guard let device else { return nil }
         let known = recentDevices.withUnsafeBufferPointer { recent -> Int64? in
             // A device shared with the earlier record compares by identity.
@@ -369,8 +385,8 @@ struct BatchWriter {
         return id
     }
 
-    private static let writtenOutcome: [WriteOutcome] = [.written]
-    private static let duplicateOutcome: [WriteOutcome] = [.duplicate]
+    static let writtenOutcome: [WriteOutcome] = [.written]
+    static let duplicateOutcome: [WriteOutcome] = [.duplicate]
     private static let replacedOutcome: [WriteOutcome] = [.replaced]
 
     /// Inserts one record (borrowed: its sample is not copied) and says what became of each
@@ -474,7 +490,7 @@ struct BatchWriter {
     }
 
     /// The stored sample that has `uuid`, if any, with the columns that make its content.
-    private func uuidHolder(_ uuid: UUID) throws -> StoredContent? {
+    func uuidHolder(_ uuid: UUID) throws -> StoredContent? {
         let find = try store.db.cachedStatement(
             "SELECT id, type, value, start_time, end_time, source, device_local_id, sync_id FROM samples WHERE uuid = ?")
         try withUnsafeBytes(of: uuid.uuid) { try find.bind(bytes: $0, at: 1) }

@@ -25,6 +25,9 @@ public final class HealthStore {
     public var pendingLimits = PendingLimits()
     /// When this connection last removed expired pending records (at most hourly, inside a write).
     var lastPendingPurge: Date?
+    /// Runs of at least this many plain samples in a batch are inserted by one statement
+    /// (`BatchWriter.insertPlainSamples`); tests set it to compare both ways of writing.
+    var plainRunMinimum = BatchWriter.plainRunMinimum
 
     /// Opens (creating if needed) the store at `path`, migrating its schema to this build's.
     /// Throws `StoreFileError` for a store in a directory every user may write to, a symlink in a
@@ -42,6 +45,7 @@ public final class HealthStore {
         // path without following symlinks.
         let checkedPath = path == ":memory:" ? path : try StoreFileGuard.check(path: path)
         db = try Self.migrator.openDatabase(path: checkedPath, mode: readOnly ? .readOnly : .createIfMissing)
+        if !readOnly { try db.registerSampleRows() }
         try refreshIDs()
     }
 

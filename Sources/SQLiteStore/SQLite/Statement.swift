@@ -219,6 +219,13 @@ public final class Statement {
         }
     }
 
+    /// Binds a batch of sample rows for `ingestd_sample_rows(?)` (`Connection.registerSampleRows`).
+    /// The batch and everything it points to must stay in place until the statement is reset;
+    /// clear the binding then.
+    func bind(sampleRows batch: UnsafePointer<csqlite_sample_rows>, at index: Int) throws {
+        try check(csqlite_bind_sample_rows(handle, Int32(truncatingIfNeeded: index), batch))
+    }
+
     /// Sets every parameter back to NULL.
     public func clearBindings() {
         sqlite3_clear_bindings(handle)
