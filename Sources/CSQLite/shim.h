@@ -19,10 +19,6 @@ static inline int csqlite_defensive(sqlite3 *db, int on) {
 static inline int csqlite_disable_memory_statistics(void) {
     return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
-/* How many bytes a statement journal keeps in memory before it moves to a temporary file. */
-static inline int csqlite_statement_journal_spill(int bytes) {
-    return sqlite3_config(SQLITE_CONFIG_STMTJRNL_SPILL, bytes);
-}
 
 /* ---- ingestd_sample_rows: a batch of sample rows in the caller's memory, read as a table ----
    An eponymous, read-only virtual table for one statement: `SELECT ... FROM

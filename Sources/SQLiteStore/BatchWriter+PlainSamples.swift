@@ -6,9 +6,9 @@ import Pipeline
 /// A run of plain samples (no sync identifier, not a correlation's member) inserted by one
 /// `INSERT OR IGNORE ... SELECT` from `ingestd_sample_rows` (`CSQLite/shim.h`): SQLite then opens
 /// the table's and indexes' cursors and reads and writes the AUTOINCREMENT counter once per run
-/// instead of once per sample (the bench's import: 1.15 s to 0.85 s). The statement visits the
-/// rows in order, so it stores the same rows one insert per sample would store; this says what
-/// became of each sample the same way too (`PlainRunTests` compares both).
+/// instead of once per sample. The statement visits the rows in order, so it stores the same
+/// rows one insert per sample would store; this says what became of each sample the same way
+/// too (`PlainRunTests` compares both).
 extension BatchWriter {
     /// Runs shorter than this are inserted one statement per sample.
     static let plainRunMinimum = 8
@@ -20,22 +20,32 @@ extension BatchWriter {
         FROM ingestd_sample_rows(?)
         """
 
-    /// The rows stored by the last plain run when some of it was ignored, in the order of their ids.
-    static let storedSinceSQL = """
-        SELECT id, uuid, type, value, start_time, end_time, source, device_local_id FROM samples
-        WHERE id > ? ORDER BY id
-        """
+    /// The uuids of the rows stored by the last plain run when some of it was ignored, in the
+    /// order of their ids.
+    static let storedSinceSQL = "SELECT uuid FROM samples WHERE id > ? ORDER BY id"
 
-    /// Whether `record` can go into a plain run: a sample without sync identifier (one with a
-    /// sync identifier may replace a stored version, row by row).
-    static func isPlainSample(_ record: borrowing NormalizedRecord) -> Bool {
-        switch record {
-        case .sample(let sample): sample.metadata.syncIdentifier == nil
-        case .correlation: false
+    /// The end of the plain run that starts at `start` (`start` itself when `records[start]`
+    /// cannot start one): samples without sync identifier (one with a sync identifier may
+    /// replace a stored version, row by row) whose uuids ascend. Only ascending uuids: a
+    /// statement that writes many rows and may fail part way (the store's foreign keys make every
+    /// `INSERT ... SELECT` one) journals each page it changes that was in the file before it, so
+    /// that it can undo itself; SQLite keeps 64 KiB of that journal in memory and writes the rest
+    /// to a temporary file. Time-ordered uuids (`SampleIdentifierGenerator`: every adapter's and
+    /// the import's) append to the uuid index, and the statement journals a few pages; random
+    /// ones change one page of it per sample, and writing those out costs more than the statement
+    /// saves (the replay of the bench's random uuids: 2.51 s of CPU row by row, 3.02 s in runs).
+    static func plainRunEnd(_ records: UnsafeBufferPointer<NormalizedRecord>, from start: Int) -> Int {
+        var end = start
+        var previous: UUID?
+        while end < records.count, case .sample(let sample) = records[end], sample.metadata.syncIdentifier == nil {
+            if let previous, !previous.isOrdered(before: sample.uuid) { break }
+            previous = sample.uuid
+            end += 1
         }
+        return end
     }
 
-    /// Inserts the plain samples `records[range]` (each `isPlainSample`) for `people` (one per
+    /// Inserts the plain samples `records[range]` (a run found by `plainRunEnd`) for `people` (one per
     /// record, or empty for none) and appends each one's outcome to `outcomes`. Returns false,
     /// having stored nothing, when the run's text does not fit the row format (offsets are
     /// 32-bit); the caller then inserts it row by row.
@@ -81,10 +91,10 @@ extension BatchWriter {
             outcomes.append(contentsOf: repeatElement(Self.writtenOutcome, count: plainRows.count))
             return true
         }
-        let stored = try storedRows(since: lastIDBefore, expected: storedCount)
+        let stored = try storedPositions(since: lastIDBefore, expected: storedCount)
         var nextStored = 0
         for (position, row) in plainRows.enumerated() {
-            if nextStored < stored.entries.count, stored.entries[nextStored].position == position {
+            if nextStored < stored.count, stored[nextStored] == position {
                 nextStored += 1
                 try countStored(row)
                 outcomes.append(Self.writtenOutcome)
@@ -93,7 +103,14 @@ extension BatchWriter {
             guard case .sample(let sample) = records[range.lowerBound + position] else {
                 preconditionFailure("a plain run holds samples only (checked before it was inserted)")
             }
-            outcomes.append([try ignoredOutcome(sample, row: row, at: position, stored: stored, lastIDBefore: lastIDBefore)])
+            // Ignored: the identity is stored, or the uuid names a sample stored before the run
+            // (the run's uuids ascend, so none of its own rows holds it).
+            guard let holder = try uuidHolder(sample.uuid) else {
+                outcomes.append(Self.duplicateOutcome)
+                continue
+            }
+            outcomes.append(holder.holdsSameContent(as: sample, type: row.type, source: row.source)
+                            ? Self.duplicateOutcome : [.uuidConflict])
         }
         return true
     }
@@ -106,77 +123,36 @@ extension BatchWriter {
                         start: row.start_time, end: row.end_time)
     }
 
-    /// Matches the rows stored since `lastIDBefore` to the run's rows, in order: each stored row
-    /// is the next run row with its uuid and identity (rows in between were ignored).
-    private func storedRows(since lastIDBefore: Int64, expected: Int) throws -> PlainRunStored {
-        var stored = PlainRunStored()
-        stored.entries.reserveCapacity(expected)
+    /// The positions in the run of the rows stored since `lastIDBefore`, ascending: the rows are
+    /// stored in the run's order, each found by its uuid (unique in a run, as they ascend).
+    private func storedPositions(since lastIDBefore: Int64, expected: Int) throws -> [Int] {
+        var positions: [Int] = []
+        positions.reserveCapacity(expected)
         var next = 0
         let read = try store.db.cachedStatement(Self.storedSinceSQL)
         try read.bind(lastIDBefore, at: 1)
-        try plainText.withUnsafeBaseAddress { text in
-            try read.forEachRow { row in
-                let id = row.int64(at: 0)
-                while next < plainRows.count, !Self.row(plainRows[next], text: text, isStoredRow: row) { next += 1 }
-                guard next < plainRows.count else { throw PlainRunMismatch(storedID: id) }
-                stored.entries.append((id, next))
-                next += 1
+        try read.forEachRow { stored in
+            let found = stored.withUnsafeBytes(at: 0) { uuid -> Bool in
+                while next < plainRows.count {
+                    defer { next += 1 }
+                    if let uuid, withUnsafeBytes(of: plainRows[next].uuid, { $0.elementsEqual(uuid) }) { return true }
+                }
+                return false
             }
+            guard found else { throw PlainRunMismatch(storedUUIDs: positions.count) }
+            positions.append(next - 1)
         }
-        guard stored.entries.count == expected else { throw PlainRunMismatch(storedID: stored.entries.last?.id ?? lastIDBefore) }
-        return stored
-    }
-
-    private static func row(_ row: csqlite_sample_row, text: UnsafePointer<CChar>, isStoredRow stored: Statement) -> Bool {
-        let sameUUID = stored.withUnsafeBytes(at: 1) { bytes -> Bool in
-            guard let bytes, bytes.count == 16 else { return false }
-            return withUnsafeBytes(of: row.uuid) { $0.elementsEqual(bytes) }
-        }
-        guard sameUUID, stored.int64(at: 2) == row.type, stored.double(at: 3) == row.value,
-              stored.double(at: 4) == row.start_time, stored.double(at: 5) == row.end_time,
-              stored.int64(at: 6) == row.source
-        else { return false }
-        return stored.withUnsafeBytes(at: 7) { bytes -> Bool in
-            let localID = UnsafeRawBufferPointer(start: text + Int(row.device_local_id_offset),
-                                                 count: Int(row.device_local_id_length))
-            return localID.elementsEqual(bytes ?? UnsafeRawBufferPointer(start: nil, count: 0))
-        }
-    }
-
-    /// What became of a run's sample that was not stored, as inserting it alone at its place in
-    /// the run would say: a duplicate, unless its uuid was already held by a sample of other
-    /// content (a holder stored later in the same run did not hold it yet).
-    private func ignoredOutcome(_ sample: QuantitySample, row: csqlite_sample_row, at position: Int,
-                                stored: PlainRunStored, lastIDBefore: Int64) throws -> WriteOutcome {
-        guard let holder = try uuidHolder(sample.uuid) else { return .duplicate }
-        if holder.id > lastIDBefore, let holderPosition = stored.position(ofID: holder.id), holderPosition > position {
-            return .duplicate
-        }
-        return holder.holdsSameContent(as: sample, type: row.type, source: row.source) ? .duplicate : .uuidConflict
-    }
-}
-
-/// The rows a plain run stored, as (id, position in the run), both ascending.
-struct PlainRunStored {
-    var entries: [(id: Int64, position: Int)] = []
-
-    /// The position of the run row stored as `id`, if this run stored it.
-    func position(ofID id: Int64) -> Int? {
-        var low = 0, high = entries.count
-        while low < high {
-            let middle = (low + high) / 2
-            if entries[middle].id < id { low = middle + 1 } else { high = middle }
-        }
-        return low < entries.count && entries[low].id == id ? entries[low].position : nil
+        guard positions.count == expected else { throw PlainRunMismatch(storedUUIDs: positions.count) }
+        return positions
     }
 }
 
 /// The rows a plain run stored could not be matched to the run's rows, in order: something
 /// other than the run inserted samples inside its statement. The transaction is rolled back.
 struct PlainRunMismatch: Error, CustomStringConvertible {
-    /// The stored row's id that matched no remaining row of the run.
-    var storedID: Int64
-    var description: String { "the samples stored by one insert do not match its rows (at sample id \(storedID))" }
+    /// How many stored rows were matched before the first that matched no remaining run row.
+    var storedUUIDs: Int
+    var description: String { "the samples stored by one insert do not match its rows (after \(storedUUIDs) of them)" }
 }
 
 /// The text columns of a plain run, each distinct string once, in one buffer the rows point
@@ -219,6 +195,17 @@ struct PlainSampleText {
             // Never empty (see the type's comment): the address exists.
             guard let base = buffer.baseAddress else { preconditionFailure("the text buffer is never empty") }
             return try body(base)
+        }
+    }
+}
+
+extension UUID {
+    /// Whether this uuid's bytes sort before `other`'s, as SQLite orders them in the uuid index.
+    fileprivate func isOrdered(before other: UUID) -> Bool {
+        withUnsafeBytes(of: uuid) { mine in
+            withUnsafeBytes(of: other.uuid) { theirs in
+                mine.lexicographicallyPrecedes(theirs)
+            }
         }
     }
 }

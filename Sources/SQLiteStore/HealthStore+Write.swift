@@ -88,8 +88,7 @@ extension HealthStore: SampleStore {
                 var index = 0
                 while index < batch.count {
                     // A run of plain samples goes in as one statement; anything else row by row.
-                    var runEnd = index
-                    while runEnd < batch.count, BatchWriter.isPlainSample(batch[runEnd]) { runEnd += 1 }
+                    let runEnd = BatchWriter.plainRunEnd(batch, from: index)
                     if runEnd - index >= plainRunMinimum,
                        try writer.insertPlainSamples(batch, range: index..<runEnd, people: people, into: &outcomes) {
                         index = runEnd

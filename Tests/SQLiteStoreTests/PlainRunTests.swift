@@ -8,7 +8,8 @@ import Testing
 /// A run of plain samples goes into the store by one `INSERT ... SELECT` from
 /// `ingestd_sample_rows` (issue 31): the same batches written that way and one statement per
 /// sample store the same rows, count them the same, and say the same of every sample, also where
-/// a run holds re-sent samples, reused uuids and the same sample twice.
+/// a run holds re-sent samples, reused uuids and the same reading twice; uuids that do not ascend
+/// go row by row.
 @Suite struct PlainRunTests {
     static let start = Date(timeIntervalSince1970: 1_780_000_000)
     static let watch = Device(name: "Watch", manufacturer: "Acme", model: "W1", localIdentifier: "AA:BB:CC:00:00:01")
@@ -55,24 +56,28 @@ import Testing
                                     end: start.addingTimeInterval(60), source: "band",
                                     metadata: Metadata(syncIdentifier: "day-1", syncVersion: 1))
         var rows: [(NormalizedRecord, [WriteOutcome])] = []
-        rows.append((.sample(steps(100, value: 1000, minute: 100)), [.written]))
+        // A run (ascending uuids): what a re-sent reading or a reused uuid becomes inside it.
         rows.append((.sample(steps(1, value: 1, minute: 1)), [.duplicate]))                // re-sent as it was
         rows.append((.sample(steps(2, value: 999, minute: 2)), [.uuidConflict]))           // a stored uuid, other content
+        rows.append((.sample(steps(100, value: 1000, minute: 100)), [.written]))
         rows.append((.sample(steps(101, value: 4, minute: 4)), [.duplicate]))              // a stored identity, a new uuid
         rows.append((.sample(steps(102, value: 1002, minute: 102)), [.written]))
-        rows.append((.sample(steps(102, value: 1002, minute: 102)), [.duplicate]))         // twice in the run
-        rows.append((.sample(steps(103, value: 5, minute: 5)), [.duplicate]))              // ignored by identity, its uuid ...
-        rows.append((.sample(steps(103, value: 1003, minute: 103)), [.written]))           // ... stored later in the run
-        rows.append((.sample(steps(104, value: 1004, minute: 104)), [.written]))
-        rows.append((.sample(steps(104, value: 1005, minute: 105)), [.uuidConflict]))      // stored earlier in the run
-        rows.append((.sample(steps(105, value: 7, minute: 7)), [.duplicate]))              // as 103; the next differs
+        rows.append((.sample(steps(103, value: 1002, minute: 102)), [.duplicate]))         // the one before, a new uuid
+        rows.append((.sample(steps(105, value: 7, minute: 7)), [.duplicate]))              // as 101; the next differs
         let otherWatch = Device(name: "Watch", localIdentifier: "AA:BB:CC:00:00:02")        // only in its device
-        rows.append((.sample(steps(105, value: 7, minute: 7, device: otherWatch)), [.written]))
+        rows.append((.sample(steps(106, value: 7, minute: 7, device: otherWatch)), [.written]))
+        // A uuid not above the one before starts the next run: 102 again, as stored in the first.
+        rows.append((.sample(steps(102, value: 1002, minute: 102)), [.duplicate]))
+        rows.append((.sample(steps(104, value: 1004, minute: 104)), [.written]))
+        // Descending uuids: row by row.
+        rows.append((.sample(steps(99, value: 1099, minute: 99)), [.written]))
+        rows.append((.sample(steps(98, value: 1098, minute: 98)), [.written]))
+        rows.append((.sample(steps(97, value: 1097, minute: 97)), [.written]))
         rows.append((.sample(synced), [.written]))                                         // a sync identifier: alone
-        rows.append((.sample(steps(106, value: 1006, minute: 106)), [.written]))
+        rows.append((.sample(steps(130, value: 1030, minute: 130)), [.written]))
         rows.append((.correlation(pressure), [.written, .written]))                         // a correlation: alone
         for n in 0..<12 {
-            let sample = steps(UInt8(110 + n), value: 2000 + Double(n), minute: 110 + n,
+            let sample = steps(UInt8(140 + n), value: 2000 + Double(n), minute: 140 + n,
                                source: n % 2 == 0 ? "band" : "phone", device: n % 2 == 0 ? watch : nil)
             rows.append((.sample(sample), [.written]))
         }
@@ -144,8 +149,8 @@ import Testing
         let rowStatements = seen.statements.filter {
             $0.hasPrefix("INSERT OR IGNORE INTO samples") && !$0.contains("ingestd_sample_rows")
         }
-        #expect(runStatements.count == 4, "runs: the first batch, two in the second, the first again")
-        #expect(rowStatements.count == 4, "alone: the synced sample, the one between it and the correlation, two members")
+        #expect(runStatements.count == 5, "runs: the first batch, three in the second, the first again")
+        #expect(rowStatements.count == 8, "alone: three descending, the synced, the one after it, two members, the last")
     }
 
     @Test("ingestd_sample_rows reads nothing without its bound batch, and no view or trigger may use it")

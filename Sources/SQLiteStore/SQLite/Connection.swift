@@ -25,12 +25,6 @@ public final class Connection {
     /// allocation took (about 3 % of an import's storing thread).
     private static let processSettings: Void = {
         _ = csqlite_disable_memory_statistics()
-        // A statement that writes many rows and may fail part way (the store's foreign keys make
-        // every `INSERT ... SELECT` one) journals each page it changes, so that it can undo itself.
-        // SQLite keeps 64 KiB of that in memory and writes the rest to a temporary file: a run of
-        // 1,000 samples with random uuids changes about as many index pages, and writing them out
-        // cost more than the run saved. Up to 16 MiB now stay in memory, for the statement's time.
-        _ = csqlite_statement_journal_spill(16 << 20)
     }()
 
     /// How to open the database file.
