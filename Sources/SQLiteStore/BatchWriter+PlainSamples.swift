@@ -30,10 +30,11 @@ extension BatchWriter {
     /// statement that writes many rows and may fail part way (the store's foreign keys make every
     /// `INSERT ... SELECT` one) journals each page it changes that was in the file before it, so
     /// that it can undo itself; SQLite keeps 64 KiB of that journal in memory and writes the rest
-    /// to a temporary file. Time-ordered uuids (`SampleIdentifierGenerator`: every adapter's and
-    /// the import's) append to the uuid index, and the statement journals a few pages; random
-    /// ones change one page of it per sample, and writing those out costs more than the statement
-    /// saves (the replay of the bench's random uuids: 2.51 s of CPU row by row, 3.02 s in runs).
+    /// to a temporary file. Time-ordered uuids (`SampleIdentifierGenerator`: every built-in
+    /// adapter's and the import's) append to the uuid index, and the statement journals a few
+    /// pages; random ones change one page of it per sample, and writing those out costs more than
+    /// the statement saves (the replay of the bench's random uuids: 2.51 s of CPU row by row,
+    /// 3.02 s in runs).
     static func plainRunEnd(_ records: UnsafeBufferPointer<NormalizedRecord>, from start: Int) -> Int {
         var end = start
         var previous: UUID?
