@@ -46,10 +46,10 @@ extension BatchWriter {
         return end
     }
 
-    /// Inserts the plain samples `records[range]` (a run found by `plainRunEnd`) for `people` (one per
-    /// record, or empty for none) and appends each one's outcome to `outcomes`. Returns false,
-    /// having stored nothing, when the run's text does not fit the row format (offsets are
-    /// 32-bit); the caller then inserts it row by row.
+    /// Inserts the plain samples `records[range]` (a run found by `plainRunEnd`) for `people`
+    /// (one per record, or empty for none) and appends each one's outcome to `outcomes`. Returns
+    /// false, having stored nothing, when the run's text does not fit the row format (offsets
+    /// are 32-bit); the caller then inserts it row by row.
     mutating func insertPlainSamples(_ records: UnsafeBufferPointer<NormalizedRecord>, range: Range<Int>,
                                      people: [Int64?], into outcomes: inout [[WriteOutcome]]) throws -> Bool {
         plainRows.removeAll(keepingCapacity: true)
@@ -140,10 +140,10 @@ extension BatchWriter {
                 }
                 return false
             }
-            guard found else { throw PlainRunMismatch(storedUUIDs: positions.count) }
+            guard found else { throw PlainRunMismatch(matchedRows: positions.count) }
             positions.append(next - 1)
         }
-        guard positions.count == expected else { throw PlainRunMismatch(storedUUIDs: positions.count) }
+        guard positions.count == expected else { throw PlainRunMismatch(matchedRows: positions.count) }
         return positions
     }
 }
@@ -151,9 +151,10 @@ extension BatchWriter {
 /// The rows a plain run stored could not be matched to the run's rows, in order: something
 /// other than the run inserted samples inside its statement. The transaction is rolled back.
 struct PlainRunMismatch: Error, CustomStringConvertible {
-    /// How many stored rows were matched before the first that matched no remaining run row.
-    var storedUUIDs: Int
-    var description: String { "the samples stored by one insert do not match its rows (after \(storedUUIDs) of them)" }
+    /// How many stored rows were matched before the first that matched no remaining run row
+    /// (or before the count of stored rows came out different).
+    var matchedRows: Int
+    var description: String { "the samples stored by one insert do not match its rows (after \(matchedRows) of them)" }
 }
 
 /// The text columns of a plain run, each distinct string once, in one buffer the rows point
