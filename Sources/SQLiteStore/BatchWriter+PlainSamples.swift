@@ -104,24 +104,18 @@ extension BatchWriter {
             guard case .sample(let sample) = records[range.lowerBound + position] else {
                 preconditionFailure("a plain run holds samples only (checked before it was inserted)")
             }
-            // Ignored: the identity is stored, or the uuid names a sample stored before the run
-            // (the run's uuids ascend, so none of its own rows holds it).
-            guard let holder = try uuidHolder(sample.uuid) else {
-                outcomes.append(Self.duplicateOutcome)
-                continue
-            }
-            outcomes.append(holder.holdsSameContent(as: sample, type: row.type, source: row.source)
-                            ? Self.duplicateOutcome : [.uuidConflict])
+            // The run's uuids ascend, so a uuid holder is a sample stored before the run, as it
+            // would be for an insert of this sample alone.
+            let outcome = try ignoredOutcome(sample, type: row.type, source: row.source)
+            outcomes.append(outcome == .duplicate ? Self.duplicateOutcome : [outcome])
         }
         return true
     }
 
     /// Counts one stored row of a plain run.
     private mutating func countStored(_ row: csqlite_sample_row) throws {
-        let person = row.person == 0 ? nil : row.person
-        countStored(type: row.type, source: row.source, person: person)
-        try countSample(HealthStore.CountKey(source: row.source, type: row.type, person: row.person, device: row.device),
-                        start: row.start_time, end: row.end_time)
+        try countWritten(type: row.type, source: row.source, person: row.person == 0 ? nil : row.person,
+                         device: row.device == 0 ? nil : row.device, start: row.start_time, end: row.end_time)
     }
 
     /// The positions in the run of the rows stored since `lastIDBefore`, ascending: the rows are

@@ -94,10 +94,11 @@ extension HealthStore: SampleStore {
                         index = runEnd
                         continue
                     }
-                    for single in index..<max(runEnd, index + 1) {
+                    let rowByRowEnd = max(runEnd, index + 1)
+                    for single in index..<rowByRowEnd {
                         outcomes.append(try writer.insert(batch[single], person: people.isEmpty ? nil : people[single]))
                     }
-                    index = max(runEnd, index + 1)
+                    index = rowByRowEnd
                 }
             }
             try writer.flushSampleCounts()
@@ -276,7 +277,7 @@ struct BatchWriter {
         return all
     }
 
-    mutating func countStored(type: Int64, source: Int64, person: Int64?) {
+    private mutating func countStored(type: Int64, source: Int64, person: Int64?) {
         let key = HealthStore.PairKey(type: type, source: source, person: person)
         for index in pairCounts.indices where pairCounts[index].key == key {
             pairCounts[index].count += 1
@@ -316,7 +317,7 @@ struct BatchWriter {
     }
 
     /// Counts one stored sample (at once unless `deferringCounts`).
-    mutating func countSample(_ key: HealthStore.CountKey, start: Double, end: Double) throws {
+    private mutating func countSample(_ key: HealthStore.CountKey, start: Double, end: Double) throws {
         let duration = end - start
         guard deferringCounts else {
             try store.addSampleCounts([HealthStore.SampleCount(key: key, count: 1, lastEnd: end, longest: duration)])
@@ -467,14 +468,9 @@ struct BatchWriter {
         if let correlation { try insert.bind(correlation, at: 12) } else { try insert.bindNull(at: 12) }
         if let person { try insert.bind(person, at: 13) } else { try insert.bindNull(at: 13) }
         try insert.execute()
-        guard db.changes > 0 else {
-            // Ignored: either the identity is stored (a duplicate) or the uuid names another sample.
-            guard let holder = try uuidHolder(sample.uuid) else { return .duplicate }
-            return holder.holdsSameContent(as: sample, type: type, source: source) ? .duplicate : .uuidConflict
-        }
-        countStored(type: type, source: source, person: person)
-        try countSample(HealthStore.CountKey(source: source, type: type, person: person ?? 0, device: device ?? 0),
-                        start: sample.start.timeIntervalSince1970, end: sample.end.timeIntervalSince1970)
+        guard db.changes > 0 else { return try ignoredOutcome(sample, type: type, source: source) }
+        try countWritten(type: type, source: source, person: person, device: device,
+                         start: sample.start.timeIntervalSince1970, end: sample.end.timeIntervalSince1970)
         guard let replacing else { return .written }
         let tombstone = try db.cachedStatement(
             "INSERT INTO tombstones(anchor, uuid, type, source, deleted_at, person) VALUES (?, ?, ?, ?, ?, ?)")
@@ -488,8 +484,23 @@ struct BatchWriter {
         return .replaced
     }
 
+    /// What became of a sample whose insert was ignored: a duplicate when its identity is stored,
+    /// or when its uuid names a stored sample of the same content; a uuid conflict when that
+    /// sample's content differs.
+    func ignoredOutcome(_ sample: QuantitySample, type: Int64, source: Int64) throws -> WriteOutcome {
+        guard let holder = try uuidHolder(sample.uuid) else { return .duplicate }
+        return holder.holdsSameContent(as: sample, type: type, source: source) ? .duplicate : .uuidConflict
+    }
+
+    /// Counts one newly stored sample, for the commit log and `sample_counts`.
+    mutating func countWritten(type: Int64, source: Int64, person: Int64?, device: Int64?, start: Double, end: Double) throws {
+        countStored(type: type, source: source, person: person)
+        try countSample(HealthStore.CountKey(source: source, type: type, person: person ?? 0, device: device ?? 0),
+                        start: start, end: end)
+    }
+
     /// The stored sample that has `uuid`, if any, with the columns that make its content.
-    func uuidHolder(_ uuid: UUID) throws -> StoredContent? {
+    private func uuidHolder(_ uuid: UUID) throws -> StoredContent? {
         let find = try store.db.cachedStatement(
             "SELECT id, type, value, start_time, end_time, source, device_local_id, sync_id FROM samples WHERE uuid = ?")
         try withUnsafeBytes(of: uuid.uuid) { try find.bind(bytes: $0, at: 1) }
